@@ -1,0 +1,32 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Haul",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "haul", targets: ["haul"]),
+    ],
+    targets: [
+        // C libraries found through pkg-config; shims wrap what Swift cannot call (variadics, macros).
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLinux"),
+
+        .target(name: "HaulCore", dependencies: ["CCrypto"]),
+        .target(name: "HaulPostgres", dependencies: ["CLibPQ", "HaulCore"]),
+        .target(name: "HaulHTTP", dependencies: ["CCurl", "HaulCore"]),
+        .target(name: "HaulStorage", dependencies: ["CLinux", "HaulCore"]),
+        .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),
+        .target(name: "HaulWorker", dependencies: ["HaulQueue", "HaulHTTP", "HaulStorage", "HaulPostgres", "HaulCore"]),
+        .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulPostgres", "HaulCore"]),
+
+        .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations"),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
+
+        .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        .testTarget(name: "HaulQueueTests", dependencies: ["HaulQueue", "HaulPostgres"]),
+    ]
+)

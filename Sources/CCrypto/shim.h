@@ -1,0 +1,4 @@
+#ifndef HAUL_CCRYPTO_SHIM_H
+#define HAUL_CCRYPTO_SHIM_H
+#include <openssl/evp.h>
+#endif

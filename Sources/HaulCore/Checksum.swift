@@ -1,0 +1,94 @@
+import CCrypto
+
+/// An expected digest as operators write it: `sha256:9f86d0…`.
+public struct Checksum: Sendable, Equatable, CustomStringConvertible {
+    /// The digest algorithms Haul verifies, with their digest lengths in bytes.
+    public enum Algorithm: String, Sendable, CaseIterable {
+        case sha256, sha512, sha1, md5
+
+        /// Length of the digest in bytes.
+        public var byteCount: Int {
+            switch self {
+            case .sha256: return 32
+            case .sha512: return 64
+            case .sha1: return 20
+            case .md5: return 16
+            }
+        }
+    }
+
+    /// Which algorithm.
+    public let algorithm: Algorithm
+    /// The digest in lowercase hex.
+    public let hex: String
+
+    /// Parses `algo:hex`, refusing unknown algorithms and digests of the wrong length or not hex.
+    public init(parsing text: String) throws {
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        let known = Algorithm.allCases.map(\.rawValue).joined(separator: ", ")
+        guard parts.count == 2 else {
+            throw HaulError.usage("checksum '\(text)' is not ALGO:HEX", hint: "write it as sha256:<64 hex digits>; known algorithms: \(known)")
+        }
+        guard let algorithm = Algorithm(rawValue: parts[0].lowercased()) else {
+            throw HaulError.usage("checksum algorithm '\(parts[0])' is not supported", hint: "use one of \(known)")
+        }
+        let hex = parts[1].lowercased()
+        guard hex.count == algorithm.byteCount * 2, hex.allSatisfy(\.isHexDigit) else {
+            throw HaulError.usage(
+                "a \(algorithm.rawValue) checksum is \(algorithm.byteCount * 2) hex digits, but '\(parts[1])' is not",
+                hint: "copy the digest exactly as published")
+        }
+        self.algorithm = algorithm
+        self.hex = hex
+    }
+
+    /// Creates a checksum from parts already known to be valid.
+    public init(algorithm: Algorithm, hex: String) {
+        self.algorithm = algorithm
+        self.hex = hex.lowercased()
+    }
+
+    /// `algo:hex`.
+    public var description: String { "\(algorithm.rawValue):\(hex)" }
+}
+
+/// An incremental digest computed with OpenSSL's libcrypto. Owned by one thread.
+public final class Digester {
+    private let context: OpaquePointer
+    /// The algorithm being computed.
+    public let algorithm: Checksum.Algorithm
+
+    /// Starts a digest.
+    public init(_ algorithm: Checksum.Algorithm) {
+        self.algorithm = algorithm
+        context = EVP_MD_CTX_new()
+        let md: OpaquePointer?
+        switch algorithm {
+        case .sha256: md = EVP_sha256()
+        case .sha512: md = EVP_sha512()
+        case .sha1: md = EVP_sha1()
+        case .md5: md = EVP_md5()
+        }
+        EVP_DigestInit_ex(context, md, nil)
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    /// Adds bytes.
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        EVP_DigestUpdate(context, base, bytes.count)
+    }
+
+    /// Finishes and returns the digest; the digester must not be used afterwards.
+    public func finish() -> Checksum {
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(context, &output, &length)
+        let hex = output.prefix(Int(length)).map { byte in
+            let text = String(byte, radix: 16)
+            return byte < 16 ? "0" + text : text
+        }.joined()
+        return Checksum(algorithm: algorithm, hex: hex)
+    }
+}

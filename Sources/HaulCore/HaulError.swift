@@ -1,0 +1,40 @@
+/// An error a user of `haul` can act on: a stable machine-readable `code`, a sentence
+/// saying what happened, and (when there is one) what to do about it.
+///
+/// Modules throw this rather than growing enums, in the style of
+/// swift-service-lifecycle and postgres-nio: callers switch on `code` when they
+/// must, and print `description` otherwise. Never put a secret in `message` or `hint`.
+public struct HaulError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// A stable identifier of the error's kind, such as `bad-url` or `origin-changed`.
+    public var code: String
+    /// What happened, as one sentence without a trailing full stop.
+    public var message: String
+    /// What the user can do about it, if anything.
+    public var hint: String?
+    /// Whether retrying the same operation later may succeed (network trouble, 5xx, full disk).
+    public var isTransient: Bool
+    /// Seconds the other side asked us to wait before retrying (`Retry-After`), if it said.
+    public var retryAfter: Double?
+
+    /// Creates an error; `code` should be a short kebab-case word that stays the same across versions.
+    public init(_ code: String, _ message: String, hint: String? = nil, transient: Bool = false) {
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.isTransient = transient
+        self.retryAfter = nil
+    }
+
+    /// The message followed by the hint, ready to print after `haul: `.
+    public var description: String {
+        guard let hint else { return message }
+        return "\(message); \(hint)"
+    }
+}
+
+extension HaulError {
+    /// Bad input from the command line or a manifest: the process exits with status 2.
+    public static func usage(_ message: String, hint: String? = nil) -> HaulError {
+        HaulError("usage", message, hint: hint)
+    }
+}

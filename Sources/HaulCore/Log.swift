@@ -1,0 +1,60 @@
+import Foundation
+import Synchronization
+
+/// Haul's log: one line per event on standard error, as text or JSON, with context fields
+/// (`transfer=12 segment=3`). Safe to call from any thread. Never pass secrets in fields.
+public enum Log {
+    /// How lines are written.
+    public enum Format: String, Sendable {
+        case text, json
+    }
+
+    /// Severity of a line.
+    public enum Level: String, Sendable {
+        case debug, info, warning, error
+    }
+
+    private static let settings = Mutex<(format: Format, minimum: Level, quiet: Bool)>((.text, .info, false))
+
+    /// Chooses the output format, the lowest level printed, and whether to print nothing at all.
+    public static func configure(format: Format = .text, verbose: Bool = false, quiet: Bool = false) {
+        settings.withLock { $0 = (format, verbose ? .debug : .info, quiet) }
+    }
+
+    /// Writes one line.
+    public static func write(_ level: Level, _ message: String, _ fields: [(String, String)] = []) {
+        let (format, minimum, quiet) = settings.withLock { $0 }
+        guard !quiet, rank(level) >= rank(minimum) else { return }
+        let time = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withInternetDateTime, .withFractionalSeconds])
+        let line: String
+        switch format {
+        case .text:
+            let context = fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+            line = "\(time) \(level.rawValue.uppercased()) \(message)\(context.isEmpty ? "" : " " + context)\n"
+        case .json:
+            var object: [String: String] = ["time": time, "level": level.rawValue, "msg": message]
+            for (key, value) in fields { object[key] = value }
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+            line = String(decoding: data, as: UTF8.self) + "\n"
+        }
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    /// Informational line.
+    public static func info(_ message: String, _ fields: [(String, String)] = []) { write(.info, message, fields) }
+    /// Something went wrong but Haul carries on.
+    public static func warning(_ message: String, _ fields: [(String, String)] = []) { write(.warning, message, fields) }
+    /// Something failed.
+    public static func error(_ message: String, _ fields: [(String, String)] = []) { write(.error, message, fields) }
+    /// Detail for `--verbose`.
+    public static func debug(_ message: String, _ fields: [(String, String)] = []) { write(.debug, message, fields) }
+
+    private static func rank(_ level: Level) -> Int {
+        switch level {
+        case .debug: return 0
+        case .info: return 1
+        case .warning: return 2
+        case .error: return 3
+        }
+    }
+}

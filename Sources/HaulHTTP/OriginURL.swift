@@ -1,0 +1,35 @@
+import Foundation
+import HaulCore
+
+/// The rules an origin URL must pass before anything is recorded: http or https, a host, no spaces.
+public enum OriginURL {
+    /// Returns the URL unchanged if Haul can fetch it, else throws a usage error that says why.
+    public static func validate(_ text: String) throws -> String {
+        let shown = Redaction.url(text)
+        guard !text.isEmpty, !text.contains(where: { $0 == " " || $0 == "\n" || $0 == "\t" }),
+              let components = URLComponents(string: text), let scheme = components.scheme
+        else {
+            throw HaulError.usage("'\(shown)' is not a URL", hint: "give a full URL such as https://example.com/file.iso")
+        }
+        guard ["http", "https"].contains(scheme.lowercased()) else {
+            throw HaulError.usage("'\(shown)' uses the \(scheme): scheme, but haul fetches only http and https URLs", hint: "give an http:// or https:// URL")
+        }
+        guard let host = components.host, !host.isEmpty else {
+            throw HaulError.usage("'\(shown)' has no host", hint: "write it as \(scheme)://HOST/PATH")
+        }
+        return text
+    }
+
+    /// The last non-empty path segment, percent-decoded, for naming a download like `curl -O`.
+    public static func lastPathSegment(_ text: String) -> String? {
+        guard let components = URLComponents(string: text) else { return nil }
+        let segment = components.path.split(separator: "/").last.map(String.init)
+        return segment.flatMap { $0.removingPercentEncoding ?? $0 }
+    }
+
+    /// `host` or `host:port`, for per-origin limits and messages.
+    public static func hostKey(_ text: String) -> String {
+        guard let components = URLComponents(string: text), let host = components.host else { return "" }
+        return components.port.map { "\(host.lowercased()):\($0)" } ?? host.lowercased()
+    }
+}

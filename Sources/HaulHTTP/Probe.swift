@@ -1,0 +1,70 @@
+import HaulCore
+
+/// What the first ranged GET of a transfer says about the file. Pure.
+public enum ProbeOutcome: Equatable, Sendable {
+    /// `206` with a total: the file has `size` bytes and ranges work.
+    case ranged(size: Int64)
+    /// `200`: no range support; the body is the whole file, of `length` bytes when known.
+    case whole(length: Int64?)
+    /// `416` with `bytes */0` (or an empty `200`): a zero-byte file.
+    case empty
+
+    /// Classifies the response to `Range: bytes=0-<requestedLast>`.
+    public static func classify(_ head: ResponseHead, requestedLast: Int64, url: String) throws -> ProbeOutcome {
+        switch head.status {
+        case 206:
+            guard let range = head.contentRange, range.first == 0, let last = range.last else {
+                throw HaulError("bad-content-range", "origin answered 206 with Content-Range '\(head["content-range"] ?? "")' to a request for bytes 0-\(requestedLast)", hint: "the origin's range support is broken; it will be retried", transient: true)
+            }
+            guard let total = range.total else {
+                // Size unknown even though ranges work: treat as a single stream of this range only is wrong; read it whole.
+                return .whole(length: nil)
+            }
+            guard last == min(requestedLast, total - 1) else {
+                throw HaulError("bad-content-range", "origin sent bytes 0-\(last) of \(total) when asked for 0-\(requestedLast)", hint: "the origin's range support is broken; it will be retried", transient: true)
+            }
+            return .ranged(size: total)
+        case 200:
+            if head.contentLength == 0 { return .empty }
+            return .whole(length: head.contentLength)
+        case 416:
+            if let range = head.contentRange, range.total == 0 { return .empty }
+            throw HaulError("origin-status", "origin answered 416 Range Not Satisfiable to bytes=0-\(requestedLast) for \(Redaction.url(url))", hint: "the origin may not support ranges; it will be retried", transient: true)
+        default:
+            throw StatusPolicy.error(for: head, url: url)
+        }
+    }
+}
+
+/// Checks the answer to a later range request against what planning recorded. Pure.
+public enum RangeCheck {
+    /// Throws `origin-changed` unless the response is exactly the requested range of the same file.
+    public static func validate(_ head: ResponseHead, first: Int64, last: Int64?, expectedSize: Int64?, etag: String?, url: String) throws {
+        switch head.status {
+        case 206:
+            guard let range = head.contentRange else {
+                throw changed("answered 206 without a Content-Range")
+            }
+            if let expectedSize, range.total != expectedSize {
+                throw changed("size was \(expectedSize) bytes, now \(range.total.map(String.init) ?? "unknown")")
+            }
+            guard range.first == first, last == nil || range.last == last else {
+                throw changed("asked for bytes \(first)-\(last.map(String.init) ?? ""), got \(head["content-range"] ?? "")")
+            }
+            if let etag, let now = head.etag, now != etag {
+                throw changed("ETag \(etag) became \(now)")
+            }
+        case 200:
+            let now = head.etag.map { " (ETag \(etag ?? "none") became \($0))" } ?? ""
+            throw changed("answered 200 with the whole file to a range request\(now)")
+        case 416:
+            throw changed("answered 416: the file is now shorter than \(first + 1) bytes")
+        default:
+            throw StatusPolicy.error(for: head, url: url)
+        }
+    }
+
+    private static func changed(_ detail: String) -> HaulError {
+        HaulError("origin-changed", "origin changed while downloading: \(detail)")
+    }
+}

@@ -1,0 +1,72 @@
+import HaulCore
+
+/// The status line and headers of the final response (after redirects), as libcurl delivered them.
+public struct ResponseHead: Sendable, Equatable {
+    /// The HTTP status code.
+    public var status: Int
+    /// The reason phrase, e.g. `Not Found` (empty under HTTP/2).
+    public var reason: String
+    /// Header fields by lowercased name; a repeated field keeps its last value.
+    public var headers: [String: String]
+
+    /// Creates a head.
+    public init(status: Int, reason: String = "", headers: [String: String] = [:]) {
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+    }
+
+    /// The named header's value; names are case-insensitive.
+    public subscript(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// `Content-Length` as a number.
+    public var contentLength: Int64? { self["content-length"].flatMap { Int64($0.trimmingWhitespace()) } }
+
+    /// The parsed `Content-Range`, if present and well formed.
+    public var contentRange: ContentRange? { self["content-range"].flatMap(ContentRange.init) }
+
+    /// The `ETag`, if present.
+    public var etag: String? { self["etag"] }
+
+    /// Whether the ETag is a strong validator (usable in `If-Range`).
+    public var hasStrongETag: Bool { etag.map { !$0.hasPrefix("W/") } ?? false }
+
+    /// `Retry-After` in seconds (delta form only; a date is treated as absent).
+    public var retryAfter: Double? { self["retry-after"].flatMap { Double($0.trimmingWhitespace()) } }
+
+    /// `404 Not Found`-style text for messages.
+    public var statusText: String { reason.isEmpty ? "\(status)" : "\(status) \(reason)" }
+
+    /// Parses one header line into this head; a status line starts a new response.
+    public mutating func absorb(line: String) {
+        let trimmed = line.trimmingWhitespace()
+        if trimmed.hasPrefix("HTTP/") {
+            let parts = trimmed.split(separator: " ", maxSplits: 2)
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            reason = parts.count > 2 ? String(parts[2]) : ""
+            headers = [:]
+        } else if let colon = trimmed.firstIndex(of: ":") {
+            headers[trimmed[..<colon].lowercased()] = trimmed[trimmed.index(after: colon)...].trimmingWhitespace()
+        }
+    }
+}
+
+/// How an origin's answer to an HTTP status is treated.
+public enum StatusPolicy {
+    /// The error for a non-success status: transient for 408, 429 and 5xx, permanent otherwise.
+    public static func error(for head: ResponseHead, url: String) -> HaulError {
+        let shown = Redaction.url(url)
+        switch head.status {
+        case 408, 429, 500...599:
+            var error = HaulError("origin-status", "origin answered \(head.statusText) for \(shown)", hint: "it will be retried", transient: true)
+            error.retryAfter = head.retryAfter
+            return error
+        case 401, 403:
+            return HaulError("origin-status", "origin answered \(head.statusText) for \(shown)", hint: "check the credentials or add the needed --header")
+        case 404, 410:
+            return HaulError("origin-status", "origin answered \(head.statusText) for \(shown)", hint: "check the URL")
+        default:
+            return HaulError("origin-status", "origin answered \(head.statusText) for \(shown)", hint: "the origin refused the request")
+        }
+    }
+}

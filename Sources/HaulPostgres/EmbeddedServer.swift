@@ -1,0 +1,107 @@
+import Foundation
+import HaulCore
+
+/// A private PostgreSQL cluster that `haul` starts for itself when no database is configured.
+///
+/// The cluster lives under `$HAUL_HOME/postgres` and listens only on a Unix socket. As root
+/// (where `initdb` refuses to run) the server runs as the `postgres` system user, and the
+/// cluster moves to `/var/lib/haul` when that user cannot reach `$HAUL_HOME`.
+public final class EmbeddedServer: Sendable {
+    /// The conninfo string that reaches the server.
+    public let conninfo: String
+    private let dataDirectory: String
+    private let runAs: String?
+
+    /// Starts the cluster (creating it on first use), or joins one that is already running.
+    /// - Parameter home: the `HAUL_HOME` directory.
+    public init(home: String) throws {
+        let binaries = try Self.serverBinaries()
+        let runAs = getuid() == 0 ? "postgres" : nil
+        let data = Self.dataDirectory(home: home, runAs: runAs)
+        let socketDirectory = "/tmp/haul-pg-\(Self.shortHash(data))"
+        self.dataDirectory = data
+        self.runAs = runAs
+        self.conninfo = "host=\(socketDirectory) dbname=postgres user=haul"
+
+        try Self.prepareDirectory((data as NSString).deletingLastPathComponent, owner: nil)
+        try Self.prepareDirectory(socketDirectory, owner: runAs)
+        if !FileManager.default.fileExists(atPath: data + "/PG_VERSION") {
+            try Self.prepareDirectory(data, owner: runAs)
+            try Self.run(binaries + "/initdb", ["-D", data, "-U", "haul", "--auth=trust", "-E", "UTF8", "--no-instructions"], as: runAs, step: "initdb")
+        }
+        if (try? Self.run(binaries + "/pg_ctl", ["-D", data, "status"], as: runAs, step: "status")) != nil {
+            return
+        }
+        let options = "-k \(socketDirectory) -c listen_addresses='' -c unix_socket_permissions=0777 -c max_connections=200 -c fsync=on"
+        try Self.run(binaries + "/pg_ctl", ["-D", data, "-l", data + "/server.log", "-w", "-t", "60", "-o", options, "start"], as: runAs, step: "start")
+    }
+
+    /// Stops the server. The caller decides when: `haul` stops it when no other `haul` is connected.
+    public func stop() {
+        guard let binaries = try? Self.serverBinaries() else { return }
+        _ = try? Self.run(binaries + "/pg_ctl", ["-D", dataDirectory, "-m", "fast", "-w", "stop"], as: runAs, step: "stop")
+    }
+
+    static func dataDirectory(home: String, runAs: String?) -> String {
+        let preferred = home + "/postgres"
+        guard let runAs else { return preferred }
+        if (try? run("/usr/bin/test", ["-x", home], as: runAs, step: "probe")) != nil { return preferred }
+        return "/var/lib/haul/postgres-\(shortHash(home))"
+    }
+
+    /// Finds `initdb` and `pg_ctl`: `HAUL_PG_BIN`, then the newest `/usr/lib/postgresql/*/bin`.
+    static func serverBinaries() throws -> String {
+        if let configured = ProcessInfo.processInfo.environment["HAUL_PG_BIN"] { return configured }
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        let candidates = versions.compactMap(Int.init).sorted(by: >).map { "\(root)/\($0)/bin" }
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0 + "/initdb") }) else {
+            throw HaulError(
+                "embedded-postgres-missing", "no DATABASE_URL is set and no PostgreSQL server is installed to start an embedded one",
+                hint: "install the 'postgresql' package (apt-get install postgresql), or set DATABASE_URL")
+        }
+        return found
+    }
+
+    private static func prepareDirectory(_ path: String, owner: String?) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if let owner {
+            try run("/bin/chown", [owner + ":", path], as: nil, step: "chown")
+        }
+    }
+
+    @discardableResult
+    private static func run(_ tool: String, _ arguments: [String], as user: String?, step: String) throws -> String {
+        let process = Process()
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+            process.arguments = ["-u", user, "--", tool] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = arguments
+        }
+        process.currentDirectoryURL = URL(fileURLWithPath: "/")
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw HaulError(
+                "embedded-postgres", "could not \(step) the embedded PostgreSQL: \(text.trimmingWhitespace().split(separator: "\n").last ?? "exit \(process.terminationStatus)")",
+                hint: "see the server log under the cluster directory, or set DATABASE_URL to use another server")
+        }
+        return text
+    }
+
+    static func shortHash(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash & 0xffff_ffff, radix: 16)
+    }
+}

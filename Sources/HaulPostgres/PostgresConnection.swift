@@ -1,0 +1,170 @@
+import CLibPQ
+import Foundation
+import HaulCore
+
+/// One libpq connection. Blocking: use it from one dedicated thread at a time, never from
+/// the Swift concurrency pool. Not `Sendable`; the `PGconn *` belongs to whoever holds this.
+///
+/// A broken connection is reopened on the next statement; a statement that fails because the
+/// connection broke throws a `PostgresError` with `connectionLost` set, and the caller decides
+/// whether to retry (statements are not retried here, since not all are idempotent).
+public final class PostgresConnection {
+    /// What was used to connect: a `postgresql://` URL or a libpq conninfo string (empty: `PG*` variables).
+    public let conninfo: String
+    private var handle: OpaquePointer?
+
+    /// Connects now, so that a wrong address is reported at once.
+    public init(conninfo: String) throws {
+        self.conninfo = conninfo
+        try connect()
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    /// Where this connection points, for messages: `host:port/db` without credentials.
+    public var target: String { ConnectionTarget.describe(conninfo) }
+
+    private func connect() throws {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        // Keep TCP keepalives short so a vanished server is noticed within seconds, not hours.
+        let params = [
+            ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
+            ("connect_timeout", "10"), ("application_name", "haul"),
+        ]
+        let keys = ["dbname"] + params.map(\.0)
+        let values = [conninfo] + params.map(\.1)
+        let conn = withCStrings(keys) { keyPointers in
+            withCStrings(values) { valuePointers in
+                PQconnectdbParams(keyPointers, valuePointers, 1)
+            }
+        }
+        guard let conn, PQstatus(conn) == CONNECTION_OK else {
+            let message = conn.map { Self.firstLine(PQerrorMessage($0)) } ?? "out of memory"
+            if let conn { PQfinish(conn) }
+            throw PostgresError(sqlState: nil, message: message, connectionLost: true)
+        }
+        PQsetNoticeProcessor(conn, { _, _ in }, nil)
+        handle = conn
+    }
+
+    /// Runs one statement with `$1`, `$2`… parameters and returns its rows.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [any PostgresBindable] = []) throws -> PostgresResult {
+        if handle == nil || PQstatus(handle) != CONNECTION_OK {
+            try connect()
+        }
+        let texts = parameters.map(\.postgresText)
+        let result = withOptionalCStrings(texts) { pointers in
+            PQexecParams(handle, sql, Int32(texts.count), nil, pointers, nil, nil, 0)
+        }
+        return try consume(result)
+    }
+
+    /// Runs several `;`-separated statements without parameters (a migration file).
+    public func execute(script: String) throws {
+        if handle == nil || PQstatus(handle) != CONNECTION_OK {
+            try connect()
+        }
+        _ = try consume(PQexec(handle, script))
+    }
+
+    /// Runs `body` inside `BEGIN … COMMIT`, rolling back if it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try query("BEGIN")
+        do {
+            let value = try body()
+            try query("COMMIT")
+            return value
+        } catch {
+            _ = try? query("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func consume(_ result: OpaquePointer?) throws -> PostgresResult {
+        guard let result else {
+            throw PostgresError(sqlState: nil, message: Self.firstLine(PQerrorMessage(handle)), connectionLost: PQstatus(handle) != CONNECTION_OK)
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return PostgresResult(result)
+        default:
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            let message = Self.firstLine(PQresultErrorMessage(result))
+            throw PostgresError(sqlState: state, message: message, connectionLost: PQstatus(handle) != CONNECTION_OK)
+        }
+    }
+
+    /// Subscribes this connection to `channel` (`LISTEN`); use a connection for nothing else afterwards.
+    public func listen(_ channel: String) throws {
+        try query("LISTEN \(channel)")
+    }
+
+    /// Waits up to `timeout` seconds for a notification on a listening connection.
+    /// - Returns: the channels notified (empty on timeout).
+    public func waitForNotifications(timeout: Double) throws -> [String] {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else {
+            throw PostgresError(sqlState: nil, message: "listening connection closed", connectionLost: true)
+        }
+        var fds = [pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)]
+        _ = poll(&fds, 1, Int32(timeout * 1000))
+        guard PQconsumeInput(handle) == 1 else {
+            throw PostgresError(sqlState: nil, message: Self.firstLine(PQerrorMessage(handle)), connectionLost: true)
+        }
+        var channels: [String] = []
+        while let notify = PQnotifies(handle) {
+            channels.append(String(cString: notify.pointee.relname))
+            PQfreemem(notify)
+        }
+        return channels
+    }
+
+    static func firstLine(_ text: UnsafePointer<CChar>?) -> String {
+        guard let text else { return "unknown error" }
+        let message = String(cString: text).trimmingWhitespace()
+        let line = message.split(separator: "\n").first.map(String.init) ?? message
+        return line.hasPrefix("ERROR:  ") ? String(line.dropFirst(8)) : line
+    }
+}
+
+/// The rows of a successful statement, copied out of libpq's result.
+public struct PostgresResult: Sendable {
+    /// The rows, in the order the server sent them.
+    public let rows: [PostgresRow]
+    /// How many rows an `INSERT`/`UPDATE`/`DELETE` touched (0 for other statements).
+    public let affectedRows: Int
+
+    init(_ result: OpaquePointer) {
+        let fieldCount = PQnfields(result)
+        var columns: [String: Int] = [:]
+        for field in 0..<fieldCount {
+            columns[String(cString: PQfname(result, field))] = Int(field)
+        }
+        rows = (0..<PQntuples(result)).map { row in
+            let values = (0..<fieldCount).map { field -> String? in
+                PQgetisnull(result, row, field) == 1 ? nil : String(cString: PQgetvalue(result, row, field))
+            }
+            return PostgresRow(columns: columns, values: values)
+        }
+        affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    /// The first row, if any.
+    public var first: PostgresRow? { rows.first }
+}
+
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    withOptionalCStrings(strings.map(Optional.some)) { pointers in
+        body(pointers + [nil])
+    }
+}
+
+private func withOptionalCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    let copies = strings.map { $0.map { strdup($0) } ?? nil }
+    defer { copies.forEach { free($0) } }
+    return body(copies.map { UnsafePointer($0) })
+}

@@ -1,0 +1,78 @@
+import HaulCore
+import HaulPostgres
+
+/// A segment a worker holds under a lease, with what it needs of its transfer to fetch it.
+public struct ClaimedSegment: Sendable {
+    public let id: Int64
+    public let transferID: Int64
+    public let index: Int
+    public let generation: Int
+    /// Offset of the segment's first byte in the file.
+    public let offset: Int64
+    /// Bytes in the segment; `nil` when the body's length is unknown (read to the end).
+    public let length: Int64?
+    /// Bytes already durable from earlier attempts (breakpoint resume starts after them).
+    public var bytesDone: Int64
+    /// The fence: every write to this row must present it.
+    public let leaseToken: String
+    public let attempts: Int
+    public let transfer: TransferInfo
+
+    static let returning = """
+        s.id, s.transfer_id, s.idx, s.generation, s.byte_offset, s.length, s.bytes_done, s.lease_token::text AS lease_token, s.attempts,
+        t.url, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
+        t.segment_size, t.expected_digest, t.priority
+        """
+
+    init(_ row: PostgresRow) throws {
+        id = try row.int64("id")
+        transferID = try row.int64("transfer_id")
+        index = try row.int("idx")
+        generation = try row.int("generation")
+        offset = try row.int64("byte_offset")
+        length = try row.optionalInt64("length")
+        bytesDone = try row.int64("bytes_done")
+        leaseToken = try row.string("lease_token")
+        attempts = try row.int("attempts")
+        transfer = try TransferInfo(row, id: transferID)
+    }
+
+    /// The inclusive last byte this segment covers, when its length is known.
+    public var lastByte: Int64? { length.map { offset + $0 - 1 } }
+
+    /// Whether every byte of the segment is durable.
+    public var isComplete: Bool { length.map { bytesDone >= $0 } ?? false }
+}
+
+/// What a worker knows of a transfer while it works on it.
+public struct TransferInfo: Sendable {
+    public let id: Int64
+    public let url: String
+    public let dest: String?
+    public let size: Int64?
+    public let etag: String?
+    public let lastModified: String?
+    public let acceptsRanges: Bool
+    public let layout: String
+    public let headers: [Header]
+    public let options: TransferOptions
+    public let segmentSize: Int64
+    public let expectedDigest: String?
+    public let priority: Int
+
+    init(_ row: PostgresRow, id: Int64) throws {
+        self.id = id
+        url = try row.string("url")
+        dest = row["dest"]
+        size = try row.optionalInt64("size")
+        etag = row["etag"]
+        lastModified = row["last_modified"]
+        acceptsRanges = row["accepts_ranges"] == "t"
+        layout = try row.string("layout")
+        headers = Header.decode(row["headers"])
+        options = TransferOptions.decode(row["options"])
+        segmentSize = try row.int64("segment_size")
+        expectedDigest = row["expected_digest"]
+        priority = try row.int("priority")
+    }
+}

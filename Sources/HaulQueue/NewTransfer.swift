@@ -1,0 +1,127 @@
+import Foundation
+import HaulCore
+
+/// Per-transfer settings the finalizer and fetchers read from `transfers.options`.
+public struct TransferOptions: Codable, Sendable, Equatable {
+    /// Skip TLS verification for this origin (only when asked for with `--insecure`).
+    public var insecure: Bool?
+    /// A CA bundle path (on the workers) to verify this origin with.
+    public var caCert: String?
+    /// Record the computed sha256 even when no digest is expected.
+    public var recordDigest: Bool?
+    /// Extract the finished archive.
+    public var extract: Bool?
+    /// Where to extract, relative to the storage root (default: next to the file, without its extension).
+    public var extractTo: String?
+    /// Upload the finished file to this URL.
+    public var uploadTo: String?
+    /// Text fields sent with a multipart upload.
+    public var uploadFields: [String]?
+    /// `multipart` (default) or `tus`.
+    public var uploadProtocol: String?
+    /// Delete the local file once the upload succeeded.
+    public var deleteAfterUpload: Bool?
+    /// How many attempts a segment gets before the transfer fails.
+    public var maxAttempts: Int?
+    /// For `haul get`: the local file (or folder, when named by the origin) it writes, so a rerun resumes it.
+    public var localTarget: String?
+
+    /// No options set.
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case insecure, caCert = "ca_cert", recordDigest = "record_digest", extract, extractTo = "extract_to"
+        case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
+        case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", localTarget = "local_target"
+    }
+
+    /// The options as the JSON text stored in the database.
+    public var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    /// Decodes stored options, treating anything unreadable as "no options".
+    public static func decode(_ json: String?) -> TransferOptions {
+        guard let json, let value = try? JSONDecoder().decode(TransferOptions.self, from: Data(json.utf8)) else { return TransferOptions() }
+        return value
+    }
+}
+
+/// A validated request to download one URL; build it with the checks in `Validation`.
+public struct NewTransfer: Sendable {
+    /// The origin URL (http or https), possibly with credentials in it.
+    public var url: String
+    /// Destination relative to the storage root; `nil` names the file from the response.
+    public var dest: String?
+    /// Bytes per segment.
+    public var segmentSize: Int64
+    /// Expected digest as `algo:hex`.
+    public var checksum: Checksum?
+    /// Higher runs first.
+    public var priority: Int
+    /// `inplace` or `parts`.
+    public var layout: String
+    /// Extra request headers as (name, value).
+    public var headers: [Header]
+    /// Finalizer and TLS options.
+    public var options: TransferOptions
+    /// The batch this transfer belongs to, by id.
+    public var batchID: Int64?
+    /// The only worker allowed to work on it (`haul get` pins its transfer to its own process).
+    public var owner: String?
+
+    /// A request with the defaults `haul enqueue` uses.
+    public init(url: String, dest: String?, segmentSize: Int64 = 8 << 20) {
+        self.url = url
+        self.dest = dest
+        self.segmentSize = segmentSize
+        self.checksum = nil
+        self.priority = 0
+        self.layout = "inplace"
+        self.headers = []
+        self.options = TransferOptions()
+        self.batchID = nil
+        self.owner = nil
+    }
+}
+
+/// One request header.
+public struct Header: Codable, Sendable, Equatable {
+    /// The field name, as given.
+    public var name: String
+    /// The field value; may be a secret.
+    public var value: String
+
+    /// Creates a header.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// Parses `Name: value`, refusing text that is not a header line.
+    public static func parse(_ text: String) throws -> Header {
+        guard let colon = text.firstIndex(of: ":") else {
+            throw HaulError.usage("--header '\(Redaction.headerLine(text))' is not 'Name: value'", hint: "write it as --header 'Accept: application/json'")
+        }
+        let name = text[..<colon].trimmingWhitespace()
+        let value = text[text.index(after: colon)...].trimmingWhitespace()
+        let token = name.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 32 && $0.value < 127 && !"()<>@,;:\\\"/[]?={}".unicodeScalars.contains($0) }
+        guard !name.isEmpty, token, !value.contains("\n"), !value.contains("\r") else {
+            throw HaulError.usage("--header has an invalid name or value", hint: "a header name is one word such as X-Token, and the value is on one line")
+        }
+        return Header(name: name, value: value)
+    }
+
+    /// Headers as stored in `transfers.headers`.
+    public static func json(_ headers: [Header]) -> String {
+        String(decoding: (try? JSONEncoder().encode(headers)) ?? Data("[]".utf8), as: UTF8.self)
+    }
+
+    /// Decodes stored headers.
+    public static func decode(_ json: String?) -> [Header] {
+        guard let json, let headers = try? JSONDecoder().decode([Header].self, from: Data(json.utf8)) else { return [] }
+        return headers
+    }
+}

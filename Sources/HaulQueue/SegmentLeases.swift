@@ -1,0 +1,170 @@
+import HaulCore
+import HaulPostgres
+
+/// The fetcher's side of the claim / lease / fence protocol (DESIGN.md).
+///
+/// Every write after the claim names the segment *and* its lease token; zero rows updated
+/// means the lease is gone and the caller must stop work on that segment at once.
+public struct SegmentLeases {
+    let db: PostgresConnection
+    let workerID: String
+
+    /// Works through `connection` on behalf of worker `workerID`.
+    public init(_ connection: PostgresConnection, workerID: String) {
+        self.db = connection
+        self.workerID = workerID
+    }
+
+    /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority.
+    public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
+        try db.query(
+            """
+            WITH picked AS MATERIALIZED (
+                SELECT s.id FROM segments s
+                JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
+                WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $3)
+                ORDER BY s.priority DESC, s.id
+                LIMIT $1
+                FOR UPDATE OF s SKIP LOCKED
+            )
+            UPDATE segments s SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $2),
+                   worker_id = $3, attempts = s.attempts + 1, updated_at = now()
+            FROM picked, transfers t
+            WHERE s.id = picked.id AND t.id = s.transfer_id
+            RETURNING \(ClaimedSegment.returning)
+            """,
+            [limit, lease, workerID]
+        ).rows.map(ClaimedSegment.init)
+    }
+
+    /// What a checkpoint found.
+    public enum Outcome: Equatable, Sendable {
+        /// Progress recorded and the lease renewed.
+        case recorded
+        /// Another worker holds the segment now, or it was reset: stop at once, write nothing more.
+        case leaseLost
+        /// The transfer was canceled or paused: stop, release the segment, keep the bytes.
+        case transferStopped(TransferState)
+    }
+
+    /// Records `bytesDone` (already durable on storage) and renews the lease.
+    /// - Parameter part: in the parts layout, this attempt's part file and its durable length.
+    public func checkpoint(_ segment: ClaimedSegment, bytesDone: Int64, lease: Double, part: PartRecord?) throws -> Outcome {
+        let row = try db.transaction { () -> PostgresRow? in
+            let row = try db.query(
+                """
+                UPDATE segments s SET bytes_done = $3, lease_expires_at = now() + make_interval(secs => $4), updated_at = now()
+                FROM transfers t
+                WHERE s.id = $1 AND s.lease_token = $2::uuid AND s.state = 'running' AND t.id = s.transfer_id
+                RETURNING t.state
+                """, [segment.id, segment.leaseToken, bytesDone, lease]
+            ).first
+            if row != nil, let part { try record(part, for: segment) }
+            return row
+        }
+        guard let row else { return .leaseLost }
+        let state = TransferState(rawValue: try row.string("state")) ?? .failed
+        return state == .downloading ? .recorded : .transferStopped(state)
+    }
+
+    private func record(_ part: PartRecord, for segment: ClaimedSegment) throws {
+        if part.replacesEarlierParts {
+            try db.query("DELETE FROM segment_parts WHERE segment_id = $1 AND path <> $2", [segment.id, part.path])
+        }
+        try db.query(
+            """
+            INSERT INTO segment_parts (segment_id, path, byte_offset, length) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (segment_id, path) DO UPDATE SET length = excluded.length
+            """, [segment.id, part.path, part.offset, part.length])
+    }
+
+    /// Marks the segment done, then moves its transfer on to finalizing if it was the last one.
+    /// - Returns: `false` when the lease was lost (the work is discarded).
+    public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?) throws -> Bool {
+        let updated = try db.transaction { () -> Bool in
+            let count = try db.query(
+                """
+                UPDATE segments SET state = 'done', bytes_done = $3, length = coalesce(length, $3), lease_token = NULL, lease_expires_at = NULL,
+                       last_error = NULL, updated_at = now()
+                WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
+                """, [segment.id, segment.leaseToken, bytesDone]
+            ).affectedRows
+            if count == 1, let part { try record(part, for: segment) }
+            return count == 1
+        }
+        guard updated else { return false }
+        // After our own commit, so that whichever completion commits last sees every segment done.
+        let moved = try db.query(
+            """
+            UPDATE transfers SET state = 'finalizing', size = coalesce(size, $3), lease_token = NULL, updated_at = now()
+            WHERE id = $1 AND state = 'downloading' AND generation = $2
+              AND NOT EXISTS (SELECT 1 FROM segments WHERE transfer_id = $1 AND generation = $2 AND state <> 'done')
+            """, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil]
+        ).affectedRows
+        if moved == 1 { try db.query("NOTIFY haul_work") }
+        return true
+    }
+
+    /// Gives the segment back (shutdown, pause, cancel), keeping its checkpointed bytes.
+    public func release(_ segment: ClaimedSegment) throws {
+        try db.query(
+            "UPDATE segments SET state = 'queued', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, attempts = greatest(attempts - 1, 0), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'",
+            [segment.id, segment.leaseToken])
+        try db.query("NOTIFY haul_work")
+    }
+
+    /// Records a failed attempt. Transient failures go back to the queue after `retryAfter`
+    /// seconds until `maxAttempts`; then, or for a permanent failure, the transfer fails.
+    public func fail(_ segment: ClaimedSegment, error: HaulError, retryAfter: Double, maxAttempts: Int) throws {
+        let retry = error.isTransient && segment.attempts < maxAttempts
+        let message = retry ? error.message : (error.isTransient ? "\(error.message) (gave up after \(segment.attempts) attempts)" : error.message)
+        let updated = try db.query(
+            """
+            UPDATE segments SET state = CASE WHEN $4 THEN 'queued' ELSE 'failed' END, last_error = $3, lease_token = NULL, lease_expires_at = NULL,
+                   worker_id = NULL, next_attempt_at = now() + make_interval(secs => $5), updated_at = now()
+            WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
+            """, [segment.id, segment.leaseToken, message, retry, retryAfter]
+        ).affectedRows
+        guard updated == 1, !retry else { return }
+        try TransferLeases(db, workerID: workerID).failTransfer(segment.transferID, code: error.code, message: describe(message, hint: error.hint, segment: segment))
+    }
+
+    private func describe(_ message: String, hint: String?, segment: ClaimedSegment) -> String {
+        let base = "segment \(segment.index): \(message)"
+        return hint.map { "\(base); \($0)" } ?? base
+    }
+
+    /// Puts segments whose lease ran out back in the queue, keeping checkpointed bytes.
+    /// - Returns: how many were rescued.
+    public static func rescueExpired(on db: PostgresConnection) throws -> Int {
+        let count = try db.query(
+            """
+            UPDATE segments SET state = 'queued', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
+                   last_error = coalesce(last_error, 'lease expired'), updated_at = now()
+            WHERE state = 'running' AND lease_expires_at < now()
+            """
+        ).affectedRows
+        if count > 0 { try db.query("NOTIFY haul_work") }
+        return count
+    }
+}
+
+/// One part file of the parts layout and the bytes of it that are durable.
+public struct PartRecord: Sendable {
+    /// Path relative to the storage root.
+    public let path: String
+    /// Where the part's first byte belongs in the file.
+    public let offset: Int64
+    /// Durable bytes in the part.
+    public let length: Int64
+    /// Set when this attempt restarted the segment from its first byte.
+    public let replacesEarlierParts: Bool
+
+    /// Creates a record.
+    public init(path: String, offset: Int64, length: Int64, replacesEarlierParts: Bool) {
+        self.path = path
+        self.offset = offset
+        self.length = length
+        self.replacesEarlierParts = replacesEarlierParts
+    }
+}

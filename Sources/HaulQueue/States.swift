@@ -1,0 +1,51 @@
+import HaulCore
+
+/// Where a transfer is in its life. Stored as text in `transfers.state`.
+public enum TransferState: String, Sendable, CaseIterable, Codable {
+    case pending, planning, downloading, finalizing, done, failed, canceled, paused
+
+    /// Whether nothing more will happen to the transfer without an operator.
+    public var isFinal: Bool { self == .done || self == .failed || self == .canceled }
+}
+
+/// Where a segment is. Stored as text in `segments.state`.
+public enum SegmentState: String, Sendable, CaseIterable {
+    case queued, running, done, failed
+}
+
+/// What an operator asks of a transfer from the admin CLI.
+public enum OperatorAction: String, Sendable {
+    case cancel, retry, pause, resume
+
+    /// The states this action may leave, and the one it enters.
+    ///
+    /// Pure, so the CLI can explain a refusal before touching the database; the UPDATE
+    /// repeats the guard so a race with a worker cannot slip through.
+    public var allowedFrom: Set<TransferState> {
+        switch self {
+        case .cancel: return [.pending, .planning, .downloading, .finalizing, .paused, .failed]
+        case .retry: return [.failed, .canceled]
+        case .pause: return [.pending, .planning, .downloading]
+        case .resume: return [.paused]
+        }
+    }
+
+    /// The error for a transfer in `state`, or `nil` when the action is allowed.
+    public func refusal(transfer id: Int64, state: TransferState) -> HaulError? {
+        guard !allowedFrom.contains(state) else { return nil }
+        let allowed = allowedFrom.map(\.rawValue).sorted().joined(separator: ", ")
+        var hint = "it can \(rawValue) only a transfer that is \(allowed)"
+        if self == .retry && state == .done { hint = "it is already done; enqueue it again to download a fresh copy" }
+        if self == .resume && state != .paused { hint = "only a paused transfer can be resumed" }
+        return HaulError("invalid-transition", "transfer \(id) is \(state.rawValue), so it cannot be \(pastTense)", hint: hint)
+    }
+
+    private var pastTense: String {
+        switch self {
+        case .cancel: return "canceled"
+        case .retry: return "retried"
+        case .pause: return "paused"
+        case .resume: return "resumed"
+        }
+    }
+}

@@ -1,0 +1,263 @@
+import HaulCore
+import HaulPostgres
+
+/// The planner's and finalizer's side of the protocol: leases on whole transfer rows.
+public struct TransferLeases {
+    let db: PostgresConnection
+    let workerID: String
+
+    /// Works through `connection` on behalf of worker `workerID`.
+    public init(_ connection: PostgresConnection, workerID: String) {
+        self.db = connection
+        self.workerID = workerID
+    }
+
+    /// A transfer held by this worker under a lease on its row.
+    public struct Claim: Sendable {
+        public let info: TransferInfo
+        public let leaseToken: String
+        public let generation: Int
+    }
+
+    private static let returning = """
+        t.id, t.url, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
+        t.segment_size, t.expected_digest, t.priority, t.generation, t.lease_token::text AS lease_token
+        """
+
+    /// Moves one pending transfer to `planning` under a lease.
+    public func claimPlanning(lease: Double) throws -> Claim? {
+        try claim(from: "pending", to: "planning", lease: lease)
+    }
+
+    /// Takes the lease on one transfer whose segments are all done.
+    public func claimFinalizing(lease: Double) throws -> Claim? {
+        try claim(from: "finalizing", to: "finalizing", lease: lease)
+    }
+
+    private func claim(from: String, to: String, lease: Double) throws -> Claim? {
+        let row = try db.query(
+            """
+            WITH picked AS MATERIALIZED (
+                SELECT id FROM transfers
+                WHERE state = $1 AND next_attempt_at <= now() AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $4)
+                ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED
+            )
+            UPDATE transfers t SET state = $2, lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $3),
+                   worker_id = $4, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now()
+            FROM picked WHERE t.id = picked.id
+            RETURNING \(Self.returning)
+            """, [from, to, lease, workerID]
+        ).first
+        guard let row else { return nil }
+        return Claim(info: try TransferInfo(row, id: try row.int64("id")), leaseToken: try row.string("lease_token"), generation: try row.int("generation"))
+    }
+
+    /// Renews a transfer lease; `false` means it was lost (stop, write nothing more).
+    public func renew(_ claim: Claim, lease: Double) throws -> Bool {
+        try db.query(
+            "UPDATE transfers SET lease_expires_at = now() + make_interval(secs => $3) WHERE id = $1 AND lease_token = $2::uuid",
+            [claim.info.id, claim.leaseToken, lease]
+        ).affectedRows == 1
+    }
+
+    /// What the probe learned, written with the segment rows in one transaction.
+    public struct Plan: Sendable {
+        public var dest: String
+        public var size: Int64?
+        public var etag: String?
+        public var lastModified: String?
+        public var contentType: String?
+        public var acceptsRanges: Bool
+        /// The ranges; the first is the probe's own and is returned already claimed by the planner.
+        public var ranges: [SegmentPlan.Range]
+        /// `nil` length: a single segment reading an unknown-length body to its end.
+        public var unknownLength: Bool
+
+        public init(dest: String, size: Int64?, etag: String?, lastModified: String?, contentType: String?, acceptsRanges: Bool, ranges: [SegmentPlan.Range], unknownLength: Bool) {
+            self.dest = dest
+            self.size = size
+            self.etag = etag
+            self.lastModified = lastModified
+            self.contentType = contentType
+            self.acceptsRanges = acceptsRanges
+            self.ranges = ranges
+            self.unknownLength = unknownLength
+        }
+    }
+
+    /// What writing a plan led to.
+    public enum PlanResult: Sendable {
+        /// The planning lease was gone: another worker plans this transfer now.
+        case lost
+        /// An empty file: no segments, the transfer went straight to finalizing.
+        case noSegments
+        /// Segment 0, claimed by this worker; the probe's response is its body.
+        case firstSegment(ClaimedSegment)
+    }
+
+    /// Records the plan and the segment rows in one transaction and moves the transfer on.
+    public func writePlan(_ claim: Claim, plan: Plan, lease: Double) throws -> PlanResult {
+        try db.transaction { () -> PlanResult in
+            let updated = try db.query(
+                """
+                UPDATE transfers SET state = CASE WHEN $9 THEN 'finalizing' ELSE 'downloading' END, dest = $3, size = $4, etag = $5, last_modified = $6, content_type = $7, accepts_ranges = $8,
+                       lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+                WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'
+                """,
+                [claim.info.id, claim.leaseToken, plan.dest, plan.size, plan.etag, plan.lastModified, plan.contentType, plan.acceptsRanges, plan.ranges.isEmpty]
+            ).affectedRows
+            guard updated == 1 else { return .lost }
+            guard !plan.ranges.isEmpty else {
+                try db.query("NOTIFY haul_work")
+                return .noSegments
+            }
+            let offsets = plan.ranges.map(\.offset)
+            let lengths: [Int64?] = plan.unknownLength ? [nil] : plan.ranges.map(\.length)
+            try db.query(
+                """
+                INSERT INTO segments (transfer_id, generation, idx, byte_offset, length, priority, state, lease_token, lease_expires_at, worker_id, attempts)
+                SELECT $1, $2, i - 1, o, l, $5,
+                       CASE WHEN i = 1 THEN 'running' ELSE 'queued' END,
+                       CASE WHEN i = 1 THEN gen_random_uuid() END,
+                       CASE WHEN i = 1 THEN now() + make_interval(secs => $6) END,
+                       CASE WHEN i = 1 THEN $7 END,
+                       CASE WHEN i = 1 THEN 1 ELSE 0 END
+                FROM unnest($3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(o, l, i)
+                """,
+                [claim.info.id, claim.generation, offsets, lengths, claim.info.priority, lease, workerID])
+            try db.query("NOTIFY haul_work")
+            let row = try db.query(
+                "SELECT \(ClaimedSegment.returning) FROM segments s JOIN transfers t ON t.id = s.transfer_id WHERE s.transfer_id = $1 AND s.generation = $2 AND s.idx = 0",
+                [claim.info.id, claim.generation]
+            ).first
+            return .firstSegment(try ClaimedSegment(row!))
+        }
+    }
+
+    /// Finishes a transfer whose segments are all done and whose file is in place.
+    /// - Returns: `false` when the finalizer's lease was lost.
+    public func finish(_ claim: Claim, computedDigest: String?) throws -> Bool {
+        try db.query(
+            """
+            UPDATE transfers SET state = 'done', computed_digest = $3, error = NULL, error_code = NULL, lease_token = NULL, lease_expires_at = NULL,
+                   finished_at = now(), updated_at = now()
+            WHERE id = $1 AND lease_token = $2::uuid AND state = 'finalizing'
+            """, [claim.info.id, claim.leaseToken, computedDigest]
+        ).affectedRows == 1
+    }
+
+    /// Hands a transfer back (shutdown): planning returns to pending, finalizing stays for another finalizer.
+    public func release(_ claim: Claim) throws {
+        try db.query(
+            "UPDATE transfers SET state = CASE WHEN state = 'planning' THEN 'pending' ELSE state END, lease_token = NULL, lease_expires_at = NULL, attempts = greatest(attempts - 1, 0) WHERE id = $1 AND lease_token = $2::uuid",
+            [claim.info.id, claim.leaseToken])
+    }
+
+    /// Retries a transient planning or finalizing failure later, or fails the transfer after `maxAttempts`.
+    public func postpone(_ claim: Claim, error: HaulError, retryAfter: Double, attempts: Int, maxAttempts: Int) throws {
+        guard error.isTransient, attempts < maxAttempts else {
+            try failTransfer(claim.info.id, code: error.code, message: error.description)
+            return
+        }
+        try db.query(
+            """
+            UPDATE transfers SET state = CASE WHEN state = 'planning' THEN 'pending' ELSE state END, lease_token = NULL, lease_expires_at = NULL,
+                   error = $3, error_code = $4, next_attempt_at = now() + make_interval(secs => $5), updated_at = now()
+            WHERE id = $1 AND lease_token = $2::uuid
+            """, [claim.info.id, claim.leaseToken, error.description, error.code, retryAfter])
+    }
+
+    /// The finished file's digest did not match: fail the transfer and queue every segment
+    /// again from its first byte, so that `haul retry` downloads a fresh copy.
+    public func failChecksum(_ claim: Claim, message: String) throws {
+        try db.transaction {
+            try db.query(
+                "UPDATE segments SET state = 'queued', bytes_done = 0, attempts = 0, lease_token = NULL, last_error = 'checksum mismatch' WHERE transfer_id = $1 AND generation = $2",
+                [claim.info.id, claim.generation])
+            try db.query("DELETE FROM segment_parts p USING segments s WHERE p.segment_id = s.id AND s.transfer_id = $1", [claim.info.id])
+            try db.query(
+                "UPDATE transfers SET state = 'failed', error = $3, error_code = 'checksum-mismatch', lease_token = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid",
+                [claim.info.id, claim.leaseToken, message])
+        }
+    }
+
+    /// Fails a transfer with a reason the operator will read in `haul status`.
+    public func failTransfer(_ id: Int64, code: String, message: String) throws {
+        try db.transaction {
+            try db.query(
+                """
+                UPDATE transfers SET state = 'failed', error = $2, error_code = $3, lease_token = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now()
+                WHERE id = $1 AND state IN ('pending','planning','downloading','finalizing')
+                """, [id, message, code])
+            try db.query(
+                "UPDATE segments SET state = 'failed', lease_token = NULL, last_error = coalesce(last_error, 'transfer failed'), updated_at = now() WHERE transfer_id = $1 AND state IN ('queued','running')",
+                [id])
+        }
+    }
+
+    /// The origin's file changed under a download: start over once with the new version,
+    /// then fail. Never mixes bytes of two versions: old segments are abandoned with their generation.
+    /// - Returns: `true` if the transfer was restarted, `false` if it failed.
+    @discardableResult
+    public func originChanged(_ id: Int64, generation: Int, reason: String) throws -> Bool {
+        try db.transaction { () -> Bool in
+            let restarted = try db.query(
+                """
+                UPDATE transfers SET state = 'pending', generation = generation + 1, size = NULL, etag = NULL, last_modified = NULL, accepts_ranges = NULL,
+                       error = $3, error_code = 'origin-changed', lease_token = NULL, next_attempt_at = now(), updated_at = now()
+                WHERE id = $1 AND generation = $2 AND generation = 0 AND state IN ('planning','downloading','finalizing')
+                """, [id, generation, "origin changed while downloading, started over: \(reason)"]
+            ).affectedRows == 1
+            if restarted {
+                try db.query("UPDATE segments SET state = 'failed', lease_token = NULL, last_error = 'origin changed' WHERE transfer_id = $1 AND generation = $2 AND state <> 'done'", [id, generation])
+                try db.query("NOTIFY haul_work")
+            } else {
+                try db.query(
+                    """
+                    UPDATE transfers SET state = 'failed', error = $3, error_code = 'origin-changed', lease_token = NULL, finished_at = now(), updated_at = now()
+                    WHERE id = $1 AND generation = $2 AND state IN ('planning','downloading','finalizing')
+                    """, [id, generation, "origin changed while downloading (\(reason)); run 'haul retry \(id)' to start over"])
+                try db.query("UPDATE segments SET state = 'failed', lease_token = NULL WHERE transfer_id = $1 AND state IN ('queued','running')", [id])
+            }
+            return restarted
+        }
+    }
+
+    /// Returns planning transfers whose planner vanished to pending.
+    public static func rescueExpired(on db: PostgresConnection) throws -> Int {
+        try db.query(
+            "UPDATE transfers SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, updated_at = now() WHERE state = 'planning' AND lease_expires_at < now()"
+        ).affectedRows
+    }
+
+    /// The segments of a transfer's current generation with their recorded parts (parts layout).
+    public func segments(of claim: Claim) throws -> [FinishedSegment] {
+        let rows = try db.query(
+            """
+            SELECT s.idx, s.byte_offset, s.length, s.bytes_done, p.path, p.byte_offset AS part_offset, p.length AS part_length
+            FROM segments s LEFT JOIN segment_parts p ON p.segment_id = s.id
+            WHERE s.transfer_id = $1 AND s.generation = $2 ORDER BY s.idx, p.byte_offset
+            """, [claim.info.id, claim.generation]
+        ).rows
+        var segments: [FinishedSegment] = []
+        for row in rows {
+            let index = try row.int("idx")
+            if segments.last?.index != index {
+                segments.append(FinishedSegment(index: index, offset: try row.int64("byte_offset"), length: try row.optionalInt64("length") ?? 0, bytesDone: try row.int64("bytes_done"), parts: []))
+            }
+            if let path = row["path"] {
+                segments[segments.count - 1].parts.append(PartRecord(path: path, offset: try row.int64("part_offset"), length: try row.int64("part_length"), replacesEarlierParts: false))
+            }
+        }
+        return segments
+    }
+}
+
+/// A done segment as the finalizer sees it.
+public struct FinishedSegment: Sendable {
+    public let index: Int
+    public let offset: Int64
+    public let length: Int64
+    public let bytesDone: Int64
+    public var parts: [PartRecord]
+}

@@ -1,0 +1,67 @@
+import HaulCore
+import HaulPostgres
+
+/// What `haul status` and `haul list` show of a transfer. Secrets are already redacted.
+public struct TransferStatus: Sendable {
+    public let id: Int64
+    public let url: String
+    public let dest: String?
+    public let state: TransferState
+    public let size: Int64?
+    public let bytesDone: Int64
+    public let segmentCount: Int
+    public let segmentsDone: Int
+    public let segmentsRunning: Int
+    public let error: String?
+    public let errorCode: String?
+    public let expectedDigest: String?
+    public let computedDigest: String?
+    public let etag: String?
+    public let lastModified: String?
+    public let priority: Int
+    public let layout: String
+    public let attempts: Int
+    /// Average bytes per second since the first byte, while downloading.
+    public let rate: Double?
+    public let createdAt: String
+    public let finishedAt: String?
+
+    static let selectSQL = """
+        SELECT t.id, t.url, t.dest, t.state, t.size, t.error, t.error_code, t.expected_digest, t.computed_digest, t.etag, t.last_modified,
+               t.priority, t.layout, t.created_at::text AS created_at, t.finished_at::text AS finished_at,
+               coalesce(g.bytes_done, 0) AS bytes_done, coalesce(g.segments, 0) AS segments, coalesce(g.done, 0) AS done,
+               coalesce(g.running, 0) AS running, coalesce(g.attempts, 0) AS attempts,
+               CASE WHEN t.started_at IS NOT NULL AND extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) > 0
+                    THEN coalesce(g.bytes_done, 0) / extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) END AS rate
+        FROM transfers t
+        LEFT JOIN LATERAL (
+            SELECT sum(s.bytes_done) AS bytes_done, count(*) AS segments, count(*) FILTER (WHERE s.state = 'done') AS done,
+                   count(*) FILTER (WHERE s.state = 'running') AS running, max(s.attempts) AS attempts
+            FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation
+        ) g ON true
+        """
+
+    init(_ row: PostgresRow) throws {
+        id = try row.int64("id")
+        url = Redaction.url(try row.string("url"))
+        dest = row["dest"]
+        state = TransferState(rawValue: try row.string("state")) ?? .failed
+        size = try row.optionalInt64("size")
+        bytesDone = try row.int64("bytes_done")
+        segmentCount = try row.int("segments")
+        segmentsDone = try row.int("done")
+        segmentsRunning = try row.int("running")
+        error = row["error"]
+        errorCode = row["error_code"]
+        expectedDigest = row["expected_digest"]
+        computedDigest = row["computed_digest"]
+        etag = row["etag"]
+        lastModified = row["last_modified"]
+        priority = try row.int("priority")
+        layout = try row.string("layout")
+        attempts = try row.int("attempts")
+        rate = try row.optionalDouble("rate")
+        createdAt = try row.string("created_at")
+        finishedAt = row["finished_at"]
+    }
+}

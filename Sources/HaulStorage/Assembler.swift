@@ -1,0 +1,104 @@
+import CLinux
+import Foundation
+import HaulCore
+
+/// The finalizer's file work: build the finished file, verify it, and publish it atomically.
+public enum Assembler {
+    /// One piece of the result: `length` bytes of the file at `path`, which belong at `offset`.
+    public struct Piece: Sendable {
+        public let path: String
+        public let offset: Int64
+        public let length: Int64
+
+        public init(path: String, offset: Int64, length: Int64) {
+            self.path = path
+            self.offset = offset
+            self.length = length
+        }
+    }
+
+    /// Concatenates the recorded parts into `files.assembly` with `copy_file_range`; refuses gaps and overlaps.
+    public static func concatenate(_ pieces: [Piece], into files: TransferFiles) throws {
+        let target = files.assembly
+        var expected: Int64 = 0
+        for piece in pieces {
+            guard piece.offset == expected else {
+                throw HaulError("parts-gap", "recorded parts do not cover the file: a part starts at byte \(piece.offset) but \(expected) was expected", hint: "run 'haul retry' to fetch the missing bytes", transient: false)
+            }
+            expected += piece.length
+        }
+        unlink(target)
+        let out = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard out >= 0 else { throw Errno.storageError(errno, "create \(target)") }
+        defer { close(out) }
+        var outOffset: Int64 = 0
+        for piece in pieces where piece.length > 0 {
+            let input = open(piece.path, O_RDONLY | O_CLOEXEC)
+            guard input >= 0 else { throw Errno.storageError(errno, "open part \(piece.path)") }
+            defer { close(input) }
+            var inOffset: Int64 = 0
+            while inOffset < piece.length {
+                var source = inOffset
+                var target = outOffset
+                let copied = copy_file_range(input, &source, out, &target, Int(piece.length - inOffset), 0)
+                if copied < 0 { throw Errno.storageError(errno, "copy part \(piece.path)") }
+                if copied == 0 {
+                    throw HaulError("parts-short", "part \(piece.path) holds fewer bytes than were recorded", hint: "run 'haul retry' to fetch them again")
+                }
+                inOffset += Int64(copied)
+                outOffset += Int64(copied)
+            }
+        }
+        guard fdatasync(out) == 0 else { throw Errno.storageError(errno, "sync \(target)") }
+    }
+
+    /// Cuts the file at `path` to `size` bytes (an unknown-length body retried from its start may have left more).
+    public static func truncate(_ path: String, to size: Int64) throws {
+        guard Foundation.truncate(path, off_t(size)) == 0 else { throw Errno.storageError(errno, "truncate \(path)") }
+    }
+
+    /// The size of the file at `path`, or `nil` if it does not exist.
+    public static func size(of path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Reads the file once and computes its digest.
+    public static func digest(of path: String, algorithm: Checksum.Algorithm) throws -> Checksum {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Errno.storageError(errno, "read \(path)") }
+        defer { close(fd) }
+        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+        let digester = Digester(algorithm)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Errno.storageError(errno, "read \(path)")
+            }
+            if count == 0 { break }
+            digester.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
+        return digester.finish()
+    }
+
+    /// Renames the finished file at `source` to its destination and syncs the folder, atomically
+    /// replacing any earlier version. Removes the parts folder afterwards.
+    public static func publish(_ source: String, as files: TransferFiles) throws {
+        let fd = open(source, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+        guard rename(source, files.destination) == 0 else { throw Errno.storageError(errno, "rename \(source) to \(files.destination)") }
+        let folder = open((files.destination as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 {
+            fsync(folder)
+            close(folder)
+        }
+        try? FileManager.default.removeItem(atPath: files.partsDirectory)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import HaulCore
+
+/// Where a transfer's bytes live while it downloads, for both storage layouts (DESIGN.md "Storage").
+public struct TransferFiles: Sendable {
+    /// The final file's absolute path.
+    public let destination: String
+    /// `inplace`: the full-size file every segment writes into at its offset. A transfer that
+    /// started over (generation > 0) gets a new file, so a late writer of the old version
+    /// can never touch the new one.
+    public func partial(generation: Int) -> String {
+        generation == 0 ? destination + ".haul-partial" : destination + ".haul-partial.\(generation)"
+    }
+
+    /// Where the parts layout assembles the file before publishing it.
+    public var assembly: String { destination + ".haul-assembly" }
+    /// `parts`: the folder of per-attempt part files.
+    public var partsDirectory: String { destination + ".haul-parts" }
+
+    /// Paths for `relative` under `root`, creating parent folders safely.
+    public init(root: StorageRoot, relative: String) throws {
+        destination = try root.prepare(relative)
+    }
+
+    /// The part file of one attempt at one segment, relative to the storage root.
+    public static func partName(relativeDest: String, generation: Int, index: Int, lease: String) -> String {
+        "\(relativeDest).haul-parts/g\(generation)-s\(index)-\(lease.prefix(8))"
+    }
+
+    /// Creates (or reuses) the partial file at its full size. Reuse keeps earlier attempts' bytes.
+    public func preparePartial(size: Int64?, generation: Int) throws {
+        if generation > 0 { unlink(partial(generation: generation - 1)) }
+        let partial = partial(generation: generation)
+        let fd = open(partial, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Errno.storageError(errno, "create \(partial)") }
+        defer { close(fd) }
+        guard let size, size > 0 else { return }
+        var info = stat()
+        fstat(fd, &info)
+        if Int64(info.st_size) == size { return }
+        let result = posix_fallocate(fd, 0, off_t(size))
+        if result != 0 && result != EOPNOTSUPP && result != EINVAL { throw Errno.storageError(result, "reserve \(size) bytes for \(partial)") }
+        if result != 0, ftruncate(fd, off_t(size)) != 0 { throw Errno.storageError(errno, "size \(partial)") }
+    }
+
+    /// Removes every trace of an unfinished download (partial file and parts).
+    public func removeTemporaries(generation: Int) {
+        unlink(partial(generation: generation))
+        unlink(assembly)
+        try? FileManager.default.removeItem(atPath: partsDirectory)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import HaulCore
+
+/// Writes one segment's bytes to a file in large blocks and makes them durable on demand.
+///
+/// libcurl hands over 16–512 KiB at a time; writing each chunk with its own syscall is what
+/// makes naive downloaders slow, so bytes gather in `buffer` and go out with one `pwrite`.
+/// Owned by one thread; the buffer is reused across segments.
+public final class SegmentWriter {
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var buffered = 0
+    private var fd: Int32 = -1
+    private var position: Int64 = 0
+    private var description = ""
+
+    /// Bytes handed to `write` since `open` (buffered or written).
+    public private(set) var bytesAccepted: Int64 = 0
+
+    /// Allocates the reusable buffer.
+    public init(bufferSize: Int = 4 << 20) {
+        buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 4096)
+    }
+
+    deinit {
+        close()
+        buffer.deallocate()
+    }
+
+    /// Starts writing at `offset` of the file at `path`.
+    /// - Parameter create: create the file if missing; otherwise a missing file is an error
+    ///   (the planner creates inplace files, so a late writer never recreates a removed one).
+    public func open(path: String, offset: Int64, create: Bool) throws {
+        close()
+        fd = Foundation.open(path, O_WRONLY | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
+        guard fd >= 0 else {
+            if errno == ENOENT && !create {
+                throw HaulError("partial-missing", "the partial file \(path) is gone", hint: "it was removed or the transfer started over; the segment will be retried", transient: true)
+            }
+            throw Errno.storageError(errno, "open \(path)")
+        }
+        description = path
+        position = offset
+        buffered = 0
+        bytesAccepted = 0
+    }
+
+    /// Takes bytes; they reach the file when the buffer fills, or at `sync`.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var remaining = bytes
+        while !remaining.isEmpty {
+            let room = buffer.count - buffered
+            let take = min(room, remaining.count)
+            UnsafeMutableRawBufferPointer(rebasing: buffer[buffered..<(buffered + take)]).copyMemory(from: UnsafeRawBufferPointer(rebasing: remaining[0..<take]))
+            buffered += take
+            remaining = UnsafeRawBufferPointer(rebasing: remaining[take...])
+            if buffered == buffer.count { try flush() }
+        }
+        bytesAccepted += Int64(bytes.count)
+    }
+
+    /// Writes out the buffer and `fdatasync`s, so every accepted byte is durable.
+    public func sync() throws {
+        try flush()
+        guard fd >= 0 else { return }
+        guard fdatasync(fd) == 0 else { throw Errno.storageError(errno, "sync \(description)") }
+    }
+
+    private func flush() throws {
+        var written = 0
+        while written < buffered {
+            let result = pwrite(fd, buffer.baseAddress! + written, buffered - written, off_t(position))
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw Errno.storageError(errno, "write \(description)")
+            }
+            written += result
+            position += Int64(result)
+        }
+        buffered = 0
+    }
+
+    /// Closes the file without flushing (call `sync` first to keep the bytes).
+    public func close() {
+        if fd >= 0 { Foundation.close(fd) }
+        fd = -1
+        buffered = 0
+    }
+}

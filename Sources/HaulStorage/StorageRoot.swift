@@ -1,0 +1,53 @@
+import Foundation
+import HaulCore
+
+/// The directory every worker mounts (possibly at different paths); all writes stay under it.
+public struct StorageRoot: Sendable {
+    /// Absolute path of the root on this host, symlinks resolved.
+    public let path: String
+
+    /// Opens a root, creating it if missing.
+    public init(_ path: String) throws {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        do {
+            try FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true)
+        } catch {
+            throw HaulError("storage", "cannot use \(absolute) as the storage root: \(error.localizedDescription)", hint: "pass a writable directory with --storage or HAUL_STORAGE")
+        }
+        self.path = URL(fileURLWithPath: absolute).resolvingSymlinksInPath().path
+    }
+
+    /// The absolute path for a validated relative destination, creating its parent directories.
+    /// Refuses a parent that resolves (through symlinks) outside the root.
+    public func prepare(_ relative: String) throws -> String {
+        let clean = try SafePath.validate(relative)
+        let full = path + "/" + clean
+        let parent = (full as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        } catch {
+            throw Errno.storageError(errno == 0 ? EACCES : errno, "create directory \(parent)")
+        }
+        let resolved = URL(fileURLWithPath: parent).resolvingSymlinksInPath().path
+        guard resolved == path || resolved.hasPrefix(path + "/") else {
+            throw HaulError("unsafe-path", "destination '\(clean)' resolves outside the storage root through a symbolic link", hint: "remove the link or choose another --dest")
+        }
+        return full
+    }
+}
+
+/// `errno` values as Haul errors.
+public enum Errno {
+    /// A storage failure: full disk and permissions are transient (retried with backoff).
+    public static func storageError(_ code: Int32, _ doing: String) -> HaulError {
+        let reason = String(cString: strerror(code))
+        switch code {
+        case ENOSPC, EDQUOT:
+            return HaulError("storage-full", "storage is full: cannot \(doing): \(reason)", hint: "free space on the storage root; it will be retried", transient: true)
+        case EACCES, EPERM, EROFS:
+            return HaulError("storage-permission", "permission denied: cannot \(doing): \(reason)", hint: "check the storage root's ownership and mount; it will be retried", transient: true)
+        default:
+            return HaulError("storage", "cannot \(doing): \(reason)", hint: "it will be retried", transient: true)
+        }
+    }
+}

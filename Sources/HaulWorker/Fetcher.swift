@@ -1,0 +1,93 @@
+import Foundation
+import HaulCore
+import HaulHTTP
+import HaulQueue
+
+/// The fetcher role on one thread: claim a queued segment, stream its range, complete it.
+final class Fetcher {
+    private let shared: WorkerShared
+    private let database: Database
+    private let stream: SegmentStream
+    private let http = HTTPClient()
+
+    init(shared: WorkerShared) {
+        self.shared = shared
+        database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
+        stream = SegmentStream(config: shared.config, database: database, progress: shared.progress)
+    }
+
+    /// Claims and fetches one segment. - Returns: whether there was one.
+    func step() throws -> Bool {
+        let config = shared.config
+        let claimed = try database.run { conn in
+            try SegmentLeases(conn, workerID: config.workerID).claim(limit: 1, lease: config.lease)
+        }
+        guard let segment = claimed.first else { return false }
+        SegmentRun(shared: shared, stream: stream, http: http, database: database).fetch(segment)
+        return true
+    }
+}
+
+/// One attempt at one segment, shared by the fetcher and by the planner after its probe.
+struct SegmentRun {
+    let shared: WorkerShared
+    let stream: SegmentStream
+    let http: HTTPClient
+    let database: Database
+
+    /// Streams the rest of `segment` with a fresh ranged request and settles its row.
+    func fetch(_ segment: ClaimedSegment) {
+        settle(segment) {
+            try stream.begin(segment)
+            let resumed = stream.current ?? segment
+            let first = resumed.offset + resumed.bytesDone
+            let info = segment.transfer
+            var request = FetchRequest(
+                url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" },
+                first: info.acceptsRanges ? first : nil, last: info.acceptsRanges ? segment.lastByte : nil,
+                ifRange: info.acceptsRanges ? Self.validator(info) : nil, tls: shared.tls(for: info), stallTimeout: shared.config.stallTimeout)
+            if !info.acceptsRanges { request.first = nil }
+            try http.fetch(request, onHead: { head in
+                if info.acceptsRanges {
+                    try RangeCheck.validate(head, first: first, last: segment.lastByte, expectedSize: info.size, etag: info.etag, url: info.url)
+                } else if head.status != 200 {
+                    throw StatusPolicy.error(for: head, url: info.url)
+                }
+            }, onData: { bytes in try stream.accept(bytes) }, shouldContinue: { !shared.isStopping() })
+        }
+    }
+
+    /// Runs `body`, then completes the segment or files its failure the way its error says.
+    func settle(_ segment: ClaimedSegment, _ body: () throws -> Void) {
+        let fields = stream.fields(segment)
+        do {
+            try body()
+            try stream.complete()
+            Log.debug("segment done", fields)
+        } catch is LeaseLost {
+            stream.abandon()
+            Log.warning("lease lost, another worker has the segment now; stopped", fields)
+        } catch let stop as TransferStopped {
+            stream.release()
+            Log.info("transfer \(stop.state.rawValue), segment released", fields)
+        } catch let error as HaulError where error.code == "origin-changed" {
+            stream.abandon()
+            let restarted = try? database.run(patient: true) { conn in
+                try TransferLeases(conn, workerID: shared.config.workerID).originChanged(segment.transferID, generation: segment.generation, reason: error.message)
+            }
+            Log.warning(restarted == true ? "origin changed, transfer starts over" : "origin changed again, transfer failed", fields + [("error", error.message)])
+        } catch let error as HaulError where error.code == "interrupted" && shared.isStopping() {
+            stream.release()
+        } catch let error as HaulError {
+            stream.fail(error)
+        } catch {
+            stream.fail(HaulError("internal", "\(error)", transient: true))
+        }
+    }
+
+    /// The `If-Range` validator: a strong ETag, else `Last-Modified`.
+    static func validator(_ info: TransferInfo) -> String? {
+        if let etag = info.etag, !etag.hasPrefix("W/") { return etag }
+        return info.lastModified
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import HaulCore
+import HaulQueue
+import HaulStorage
+
+/// The finalizer role: verify a transfer whose segments are all done, assemble it, check its
+/// digest, publish it atomically under its destination name, and mark it done.
+final class Finalizer {
+    private let shared: WorkerShared
+    private let database: Database
+
+    init(shared: WorkerShared) {
+        self.shared = shared
+        database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
+    }
+
+    /// Finalizes one transfer. - Returns: whether there was one.
+    func step() throws -> Bool {
+        let config = shared.config
+        guard let claim = try database.run({ conn in try TransferLeases(conn, workerID: config.workerID).claimFinalizing(lease: config.lease) }) else {
+            return false
+        }
+        let fields = [("transfer", String(claim.info.id))]
+        do {
+            let digest = try finalize(claim)
+            let finished = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).finish(claim, computedDigest: digest) }
+            if finished {
+                Log.info("transfer done", fields + [("dest", claim.info.dest ?? "")] + (digest.map { [("digest", $0)] } ?? []))
+            } else {
+                Log.warning("finalizing lease lost after publishing; another finalizer will confirm", fields)
+            }
+        } catch let error as HaulError where error.code == "checksum-mismatch" {
+            _ = try? database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description) }
+            Log.error("checksum mismatch", fields + [("error", error.description)])
+        } catch {
+            let haulError = (error as? HaulError) ?? HaulError("internal", "\(error)", transient: true)
+            let delay = config.backoff.delay(afterAttempt: 1, jitter: Double.random(in: 0..<1))
+            _ = try? database.run(patient: true) { conn in
+                try TransferLeases(conn, workerID: config.workerID).postpone(claim, error: haulError, retryAfter: delay, attempts: 1, maxAttempts: haulError.isTransient ? 2 : 1)
+            }
+            Log.error("finalizing failed", fields + [("error", haulError.description)])
+        }
+        return true
+    }
+
+    /// Builds and verifies the file; returns the digest to record.
+    private func finalize(_ claim: TransferLeases.Claim) throws -> String? {
+        let config = shared.config
+        guard let dest = claim.info.dest else { throw HaulError("unplanned", "transfer \(claim.info.id) has no destination") }
+        let files = try TransferFiles(root: config.storage, relative: dest)
+        let segments = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).segments(of: claim) }
+        let size = claim.info.size ?? segments.reduce(0) { $0 + $1.bytesDone }
+        if let short = segments.first(where: { $0.bytesDone != $0.length }) {
+            throw HaulError("incomplete", "segment \(short.index) holds \(short.bytesDone) of \(short.length) bytes", hint: "run 'haul retry \(claim.info.id)'")
+        }
+        let source: String
+        if segments.isEmpty {
+            source = files.partial(generation: claim.generation)
+            try files.preparePartial(size: 0, generation: claim.generation)
+        } else if claim.info.layout == "parts" {
+            let pieces = segments.flatMap { segment in
+                segment.parts.map { Assembler.Piece(path: config.storage.path + "/" + $0.path, offset: $0.offset, length: $0.length) }
+            }
+            try Assembler.concatenate(pieces, into: files)
+            source = files.assembly
+        } else {
+            source = files.partial(generation: claim.generation)
+        }
+        guard let actual = Assembler.size(of: source) else {
+            throw HaulError("partial-missing", "the downloaded data for \(dest) is gone from storage", hint: "run 'haul retry \(claim.info.id)' after checking the storage mount")
+        }
+        if actual > size { try Assembler.truncate(source, to: size) }
+        guard actual >= size else {
+            throw HaulError("size-mismatch", "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run 'haul retry \(claim.info.id)'")
+        }
+        let digest = try verifyDigest(claim, path: source)
+        try Assembler.publish(source, as: files)
+        return digest
+    }
+
+    private func verifyDigest(_ claim: TransferLeases.Claim, path: String) throws -> String? {
+        if let expected = claim.info.expectedDigest.flatMap({ try? Checksum(parsing: $0) }) {
+            let actual = try Assembler.digest(of: path, algorithm: expected.algorithm)
+            guard actual == expected else {
+                throw HaulError(
+                    "checksum-mismatch", "checksum mismatch: expected \(expected) but the downloaded file is \(actual)",
+                    hint: "check the published digest; 'haul retry \(claim.info.id)' downloads it again")
+            }
+            return actual.description
+        }
+        guard claim.info.options.recordDigest == true else { return nil }
+        return try Assembler.digest(of: path, algorithm: .sha256).description
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import HaulCore
+import HaulPostgres
+import HaulQueue
+
+/// The rescuer role plus the worker's own registration: re-queues segments and plans whose
+/// lease ran out, moves fully downloaded transfers on if their last completion was lost in an
+/// outage, and keeps this worker's row in `workers` fresh.
+final class Housekeeper {
+    private let shared: WorkerShared
+    private let database: Database
+    private var lastRegistration = Date.distantPast
+
+    init(shared: WorkerShared) {
+        self.shared = shared
+        database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
+    }
+
+    /// One round of housekeeping. - Returns: whether anything was rescued.
+    func step() throws -> Bool {
+        let config = shared.config
+        try heartbeat()
+        guard config.roles.contains(.rescuer) else { return false }
+        let (segments, plans, stuck) = try database.run { conn -> (Int, Int, Int) in
+            let segments = try SegmentLeases.rescueExpired(on: conn)
+            let plans = try TransferLeases.rescueExpired(on: conn)
+            let stuck = try conn.query(
+                """
+                UPDATE transfers t SET state = 'finalizing', updated_at = now()
+                WHERE t.state = 'downloading' AND t.updated_at < now() - interval '2 seconds'
+                  AND EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation)
+                  AND NOT EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation AND s.state <> 'done')
+                """
+            ).affectedRows
+            return (segments, plans, stuck)
+        }
+        if segments + plans + stuck > 0 {
+            Log.info("rescued expired leases", [("segments", String(segments)), ("plans", String(plans)), ("finished", String(stuck))])
+            shared.wakeup.signal()
+        }
+        return false
+    }
+
+    private func heartbeat() throws {
+        let config = shared.config
+        guard Date().timeIntervalSince(lastRegistration) >= config.heartbeat else { return }
+        lastRegistration = Date()
+        try database.run { conn in
+            try conn.query(
+                """
+                INSERT INTO workers (id, host, pid, roles, version) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
+                """,
+                [config.workerID, ProcessInfo.processInfo.hostName, Int(getpid()), config.roles.map(\.rawValue).sorted().joined(separator: ","), HaulVersion.current])
+        }
+    }
+
+    /// Marks this worker stopped in the registry.
+    func deregister() {
+        _ = try? database.run(patient: true) { conn in
+            try conn.query("UPDATE workers SET stopped_at = now() WHERE id = $1", [shared.config.workerID])
+        }
+    }
+}
+
+/// Waits on `LISTEN haul_work` and wakes idle role threads when work is announced.
+final class Listener {
+    private let shared: WorkerShared
+
+    init(shared: WorkerShared) {
+        self.shared = shared
+    }
+
+    func run() {
+        var connection: PostgresConnection?
+        while !shared.isStopping() {
+            do {
+                if connection == nil {
+                    let conn = try PostgresConnection(conninfo: shared.config.conninfo)
+                    try conn.listen("haul_work")
+                    connection = conn
+                    shared.wakeup.signal()
+                }
+                if try !(connection?.waitForNotifications(timeout: 0.5).isEmpty ?? true) {
+                    shared.wakeup.signal()
+                }
+            } catch {
+                connection = nil
+                Thread.sleep(forTimeInterval: 1)
+            }
+        }
+    }
+}
+
+/// The version recorded in the `workers` table and printed by `haul --version`.
+public enum HaulVersion {
+    /// Semantic version of this build.
+    public static let current = "0.1.0"
+}

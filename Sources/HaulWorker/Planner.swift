@@ -1,0 +1,115 @@
+import Foundation
+import HaulCore
+import HaulHTTP
+import HaulQueue
+import HaulStorage
+
+/// The planner role: probe a pending transfer with its first segment's own ranged GET, write the
+/// segment rows, and keep streaming that response as segment 0 (no separate HEAD round trip).
+final class Planner {
+    private let shared: WorkerShared
+    private let database: Database
+    private let stream: SegmentStream
+    private let http = HTTPClient()
+
+    init(shared: WorkerShared) {
+        self.shared = shared
+        database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
+        stream = SegmentStream(config: shared.config, database: database, progress: shared.progress)
+    }
+
+    /// Plans one transfer. - Returns: whether there was one.
+    func step() throws -> Bool {
+        let config = shared.config
+        guard let claim = try database.run({ conn in try TransferLeases(conn, workerID: config.workerID).claimPlanning(lease: config.lease) }) else {
+            return false
+        }
+        let info = claim.info
+        let requestedLast = info.segmentSize - 1
+        var result: TransferLeases.PlanResult?
+        var failure: Error?
+        let request = FetchRequest(
+            url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" }, first: 0, last: requestedLast,
+            tls: shared.tls(for: info), stallTimeout: config.stallTimeout)
+        do {
+            try http.fetch(request, onHead: { head in
+                let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: info.url)
+                let plan = try Self.plan(outcome, head: head, info: info)
+                if info.layout == "inplace" && !plan.ranges.isEmpty {
+                    try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(size: plan.size, generation: claim.generation)
+                }
+                let written = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).writePlan(claim, plan: plan, lease: config.lease) }
+                result = written
+                switch written {
+                case .lost: throw LeaseLost()
+                case .noSegments: break
+                case .firstSegment(let segment):
+                    Log.info("planned", [("transfer", String(info.id)), ("size", plan.size.map(String.init) ?? "unknown"), ("segments", String(plan.ranges.count)), ("dest", plan.dest)])
+                    try stream.begin(segment)
+                }
+            }, onData: { bytes in
+                if case .firstSegment = result { try stream.accept(bytes) }
+            }, shouldContinue: { !shared.isStopping() })
+        } catch {
+            failure = error
+        }
+        switch result {
+        case .firstSegment(let segment):
+            SegmentRun(shared: shared, stream: stream, http: http, database: database).settle(segment) {
+                if let failure { throw failure }
+            }
+        case .noSegments:
+            Log.info("planned an empty file", [("transfer", String(info.id))])
+        case .lost:
+            Log.warning("planning lease lost; another worker plans it", [("transfer", String(info.id))])
+        case nil:
+            planningFailed(claim, error: failure)
+        }
+        return true
+    }
+
+    private func planningFailed(_ claim: TransferLeases.Claim, error: Error?) {
+        let config = shared.config
+        let fields = [("transfer", String(claim.info.id))]
+        if shared.isStopping() {
+            _ = try? database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).release(claim) }
+            return
+        }
+        let haulError = (error as? HaulError) ?? HaulError("internal", "\(error.map { "\($0)" } ?? "probe ended without a response")", transient: true)
+        let attempts = (try? database.run { conn in
+            try conn.query("SELECT attempts FROM transfers WHERE id = $1", [claim.info.id]).first?.int("attempts") ?? 1
+        }) ?? 1
+        let delay = config.backoff.delay(afterAttempt: attempts, retryAfter: haulError.retryAfter, jitter: Double.random(in: 0..<1))
+        _ = try? database.run(patient: true) { conn in
+            try TransferLeases(conn, workerID: config.workerID).postpone(
+                claim, error: haulError, retryAfter: delay, attempts: attempts, maxAttempts: claim.info.options.maxAttempts ?? config.maxAttempts)
+        }
+        Log.warning("probe failed", fields + [("error", haulError.description)])
+    }
+
+    /// Turns a probe's outcome into segment ranges and a destination. Pure apart from naming.
+    static func plan(_ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo) throws -> TransferLeases.Plan {
+        let dest = try info.dest ?? name(head: head, url: info.url)
+        let etag = head.etag
+        let lastModified = head["last-modified"]
+        let type = head["content-type"]
+        switch outcome {
+        case .ranged(let size):
+            return .init(dest: dest, size: size, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: true,
+                         ranges: SegmentPlan(size: size, segmentSize: info.segmentSize).ranges, unknownLength: false)
+        case .whole(let length):
+            return .init(dest: dest, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
+                         ranges: [SegmentPlan.Range(offset: 0, length: length ?? 0)], unknownLength: length == nil)
+        case .empty:
+            return .init(dest: dest, size: 0, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false, ranges: [], unknownLength: false)
+        }
+    }
+
+    /// Names a file like `curl -OJ`: a sanitised `Content-Disposition` filename, else the URL's last path segment.
+    static func name(head: ResponseHead, url: String) throws -> String {
+        let suggested = head["content-disposition"].flatMap(ContentDisposition.filename)
+            ?? OriginURL.lastPathSegment(url).flatMap(ContentDisposition.sanitize)
+            ?? "index.html"
+        return try SafePath.validate(suggested, what: "the file name the origin suggested")
+    }
+}

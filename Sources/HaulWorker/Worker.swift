@@ -1,0 +1,112 @@
+import Foundation
+import HaulCore
+import HaulHTTP
+import HaulQueue
+import Synchronization
+
+/// What the role threads of one worker process share. Every field is immutable or synchronised.
+final class WorkerShared: Sendable {
+    let config: WorkerConfig
+    let wakeup = Wakeup()
+    let progress: ProgressCounter
+    private let stopping = Atomic<Bool>(false)
+
+    init(config: WorkerConfig, progress: ProgressCounter) {
+        self.config = config
+        self.progress = progress
+    }
+
+    /// Whether a graceful stop was asked for.
+    @Sendable func isStopping() -> Bool { stopping.load(ordering: .relaxed) }
+
+    func requestStop() {
+        stopping.store(true, ordering: .relaxed)
+        wakeup.signal()
+    }
+
+    /// The worker's TLS defaults with the transfer's own options on top.
+    func tls(for info: TransferInfo) -> TLSOptions {
+        var tls = config.tls
+        if let ca = info.options.caCert { tls.caBundle = ca }
+        if info.options.insecure == true { tls.insecure = true }
+        return tls
+    }
+}
+
+/// A worker process's roles running on dedicated threads (never the concurrency pool, since
+/// libcurl and libpq block). `run()` returns once `stop()` was called and in-flight work has
+/// been checkpointed and released.
+public final class Worker: Sendable {
+    private let shared: WorkerShared
+    private let group = DispatchGroup()
+
+    /// Prepares a worker; nothing runs until `run()`.
+    public init(config: WorkerConfig, progress: ProgressCounter = ProgressCounter()) {
+        shared = WorkerShared(config: config, progress: progress)
+    }
+
+    /// Starts every role thread, then blocks until they have all finished after `stop()`.
+    public func run() {
+        start()
+        group.wait()
+        Housekeeper(shared: shared).deregister()
+    }
+
+    /// Starts every role thread and returns; `waitUntilStopped` joins them after `stop()`.
+    public func start() {
+        let config = shared.config
+        if config.roles.contains(.planner) { spawn("planner") { [shared] in Planner(shared: shared).step } }
+        if config.roles.contains(.fetcher) {
+            for index in 0..<config.concurrency { spawn("fetcher-\(index)") { [shared] in Fetcher(shared: shared).step } }
+        }
+        if config.roles.contains(.finalizer) { spawn("finalizer") { [shared] in Finalizer(shared: shared).step } }
+        spawn("housekeeper", interval: config.heartbeat) { [shared] in Housekeeper(shared: shared).step }
+        if !config.pollOnly {
+            group.enter()
+            let thread = Thread { [shared, group] in
+                Listener(shared: shared).run()
+                group.leave()
+            }
+            thread.name = "listener"
+            thread.start()
+        }
+        Log.info("worker started", [("id", config.workerID), ("roles", config.roles.map(\.rawValue).sorted().joined(separator: ",")), ("concurrency", String(config.concurrency))])
+    }
+
+    /// Waits at most `timeout` seconds for the threads to finish, then marks this worker
+    /// stopped in the registry. - Returns: whether they all finished.
+    public func waitUntilStopped(timeout: Double) -> Bool {
+        let finished = group.wait(timeout: .now() + timeout) == .success
+        Housekeeper(shared: shared).deregister()
+        return finished
+    }
+
+    /// Asks every role to stop claiming and to checkpoint and release what it holds.
+    public func stop() {
+        shared.requestStop()
+    }
+
+    /// Runs `makeStep()`'s step in a loop on its own thread until stopped, sleeping when idle.
+    private func spawn(_ name: String, interval: Double? = nil, _ makeStep: @escaping @Sendable () -> () throws -> Bool) {
+        group.enter()
+        let thread = Thread { [shared, group] in
+            let step = makeStep()
+            var failures = 0
+            while !shared.isStopping() {
+                do {
+                    let worked = try step()
+                    failures = 0
+                    if !worked || interval != nil { shared.wakeup.wait(timeout: interval ?? shared.config.pollInterval) }
+                } catch {
+                    failures += 1
+                    if failures == 1 { Log.warning("\(name) hit an error; retrying", [("error", "\(error)")]) }
+                    Thread.sleep(forTimeInterval: min(5, Double(failures)))
+                }
+            }
+            group.leave()
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+}

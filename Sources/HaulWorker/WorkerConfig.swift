@@ -1,0 +1,65 @@
+import Foundation
+import HaulCore
+import HaulHTTP
+import HaulStorage
+
+/// The roles a worker process can play (DESIGN.md "Roles").
+public enum Role: String, Sendable, CaseIterable {
+    case planner, fetcher, finalizer, rescuer
+
+    /// Parses `planner,fetcher,…`, refusing unknown names.
+    public static func parseList(_ text: String) throws -> Set<Role> {
+        var roles: Set<Role> = []
+        for name in text.split(separator: ",").map({ $0.trimmingWhitespace() }) where !name.isEmpty {
+            guard let role = Role(rawValue: name) else {
+                throw HaulError.usage("unknown role '\(name)'", hint: "roles are \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            roles.insert(role)
+        }
+        guard !roles.isEmpty else { throw HaulError.usage("--roles is empty", hint: "name at least one role") }
+        return roles
+    }
+}
+
+/// Everything a worker process needs to know; built from flags and environment by the CLI.
+public struct WorkerConfig: Sendable {
+    /// Where the database is (conninfo or URL).
+    public var conninfo: String
+    /// The storage root on this host.
+    public var storage: StorageRoot
+    /// Segments fetched at once by this process.
+    public var concurrency: Int = 4
+    /// Roles this process plays.
+    public var roles: Set<Role> = Set(Role.allCases)
+    /// Lease length in seconds; heartbeats renew it at a third of that.
+    public var lease: Double = 30
+    /// No byte for this long aborts a request.
+    public var stallTimeout: Int = 30
+    /// Attempts a segment gets before its transfer fails.
+    public var maxAttempts: Int = 6
+    /// Seconds between polls when no NOTIFY arrives.
+    public var pollInterval: Double = 1
+    /// Use polling only (for transaction-mode poolers, where LISTEN does not work).
+    public var pollOnly: Bool = false
+    /// Checkpoint at least this often, in seconds…
+    public var checkpointInterval: Double = 1
+    /// …and at least every this many bytes.
+    public var checkpointBytes: Int64 = 16 << 20
+    /// TLS defaults (a transfer's own options add to these).
+    public var tls: TLSOptions = TLSOptions(caBundle: ProcessInfo.processInfo.environment["HAUL_CA_BUNDLE"])
+    /// Backoff for transient failures.
+    public var backoff = Backoff()
+    /// This process's identity in the `workers` table and in leases.
+    public var workerID: String
+
+    /// A configuration with defaults.
+    public init(conninfo: String, storage: StorageRoot) {
+        self.conninfo = conninfo
+        self.storage = storage
+        let host = ProcessInfo.processInfo.hostName
+        self.workerID = "\(host)-\(getpid())-\(UInt32.random(in: 0...UInt32.max) & 0xffff)"
+    }
+
+    /// Seconds between lease renewals while working.
+    var heartbeat: Double { max(0.2, lease / 3) }
+}

@@ -1,0 +1,90 @@
+import HaulCore
+
+/// A command line after the command name: flags, options with values, and positionals.
+/// Parsing is strict: an unknown flag is a usage error that names it.
+struct Arguments {
+    private(set) var positionals: [String] = []
+    private var values: [String: [String]] = [:]
+    private var flags: Set<String> = []
+
+    /// Parses `words` given the options that take a value and the flags that do not.
+    /// `-o value`, `--name value` and `--name=value` are accepted; `--` ends option parsing.
+    init(_ words: [String], options: Set<String>, flags allowedFlags: Set<String>) throws {
+        var index = 0
+        var onlyPositionals = false
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if onlyPositionals || !word.hasPrefix("-") || word == "-" {
+                positionals.append(word)
+                continue
+            }
+            if word == "--" {
+                onlyPositionals = true
+                continue
+            }
+            var name = word
+            var inline: String?
+            if let equals = word.firstIndex(of: "="), word.hasPrefix("--") {
+                name = String(word[..<equals])
+                inline = String(word[word.index(after: equals)...])
+            }
+            if options.contains(name) {
+                if let inline {
+                    values[name, default: []].append(inline)
+                } else {
+                    guard index < words.count else { throw HaulError.usage("\(name) needs a value") }
+                    values[name, default: []].append(words[index])
+                    index += 1
+                }
+            } else if allowedFlags.contains(name), inline == nil {
+                flags.insert(name)
+            } else {
+                throw HaulError.usage("unknown option '\(name)'", hint: "see --help for the options this command takes")
+            }
+        }
+    }
+
+    /// The last value given for an option.
+    func value(_ name: String) -> String? { values[name]?.last }
+
+    /// Every value given for a repeatable option, in order.
+    func all(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// Whether a flag was given.
+    func has(_ name: String) -> Bool { flags.contains(name) }
+
+    /// A positive whole number option.
+    func positiveInt(_ name: String) throws -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let number = Int(text), number > 0 else {
+            throw HaulError.usage("\(name) '\(text)' is not a positive whole number")
+        }
+        return number
+    }
+
+    /// A whole number option (may be negative).
+    func int(_ name: String) throws -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let number = Int(text) else { throw HaulError.usage("\(name) '\(text)' is not a whole number") }
+        return number
+    }
+
+    /// A size option such as `8MiB`.
+    func size(_ name: String) throws -> Int64? {
+        try value(name).map { try ByteSize.parse($0, flag: name) }
+    }
+
+    /// A duration option such as `30s`, in seconds.
+    func duration(_ name: String) throws -> Double? {
+        try value(name).map { try Duration.parseSeconds($0, flag: name) }
+    }
+
+    /// Exactly `count` positionals, or a usage error that says what was expected.
+    func expect(_ count: Int, _ what: String) throws -> [String] {
+        guard positionals.count == count else {
+            throw HaulError.usage(positionals.count < count ? "missing \(what)" : "unexpected argument '\(positionals[count])'", hint: "see --help")
+        }
+        return positionals
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import HaulCore
+
+/// One `haul` subcommand: its help text and what it does. Returns the process's exit status.
+protocol Command {
+    /// The word after `haul`.
+    static var name: String { get }
+    /// One line for `haul --help`.
+    static var summary: String { get }
+    /// The full `haul NAME --help` text.
+    static var help: String { get }
+    /// Runs with the words after the command name.
+    static func run(_ words: [String]) throws -> Int32
+}
+
+/// Writing to standard output and standard error.
+enum Output {
+    /// Prints a line to standard output.
+    static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// Prints a line to standard error.
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// Prints a JSON value (dictionary or array) on one line, keys sorted.
+    static func json(_ value: Any) {
+        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("null".utf8)
+        line(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Whether standard error is a terminal (progress bars) or a pipe/file (log lines).
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+}
+
+/// The exit statuses `haul` uses.
+enum ExitCode {
+    static let success: Int32 = 0
+    static let failure: Int32 = 1
+    static let usage: Int32 = 2
+    static let interrupted: Int32 = 130
+}

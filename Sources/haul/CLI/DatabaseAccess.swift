@@ -1,0 +1,55 @@
+import Foundation
+import HaulCore
+import HaulPostgres
+import HaulQueue
+
+/// The database a command talks to: `DATABASE_URL`, else the `PG*` variables, else the
+/// embedded server under `HAUL_HOME`, which is started for the command and stopped after it.
+final class DatabaseSession {
+    /// The conninfo every connection of this command uses.
+    let conninfo: String
+    /// The command's own connection.
+    let connection: PostgresConnection
+    private let embedded: EmbeddedServer?
+
+    /// Whether this session runs on the embedded server.
+    var isEmbedded: Bool { embedded != nil }
+
+    /// Connects (starting the embedded server if needed) and checks the schema.
+    /// - Parameter migrating: `haul migrate` itself, which must not require a current schema.
+    init(migrating: Bool = false) throws {
+        let environment = ProcessInfo.processInfo.environment
+        if let url = environment["DATABASE_URL"], !url.isEmpty {
+            conninfo = url
+            embedded = nil
+        } else if ["PGHOST", "PGDATABASE", "PGSERVICE", "PGHOSTADDR"].contains(where: { environment[$0] != nil }) {
+            conninfo = ""
+            embedded = nil
+        } else {
+            let home = environment["HAUL_HOME"] ?? (NSHomeDirectory() + "/.local/share/haul")
+            let server = try EmbeddedServer(home: home)
+            conninfo = server.conninfo
+            embedded = server
+        }
+        do {
+            connection = try PostgresConnection(conninfo: conninfo)
+        } catch let error as PostgresError {
+            embedded?.stop()
+            throw error.unreachable(target: ConnectionTarget.describe(conninfo))
+        }
+        if embedded != nil {
+            try Migrations.apply(on: connection)
+        } else if !migrating {
+            try Migrations.requireCurrent(on: connection)
+        }
+    }
+
+    /// Stops the embedded server when no other `haul` process is connected to it.
+    func close() {
+        guard let embedded else { return }
+        let others = (try? connection.query(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'haul' AND pid <> pg_backend_pid()"
+        ).first?.int("n")) ?? 0
+        if others == 0 { embedded.stop() }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import HaulCore
+
+/// `haul get`'s progress display: a redrawn bar on a terminal, a log line every few seconds
+/// otherwise. The rate is smoothed over recent samples.
+struct ProgressBar {
+    private let terminal: Bool
+    private var lastBytes: Int64 = 0
+    private var lastTime = Date()
+    private var rate: Double = 0
+    private var lastLine = Date.distantPast
+
+    init(terminal: Bool) {
+        self.terminal = terminal
+    }
+
+    /// Shows the latest figures.
+    mutating func update(bytes: Int64, size: Int64?, segments: String, state: String) {
+        let now = Date()
+        let elapsed = now.timeIntervalSince(lastTime)
+        if elapsed >= 0.5 {
+            let instant = Double(max(0, bytes - lastBytes)) / elapsed
+            rate = rate == 0 ? instant : rate * 0.6 + instant * 0.4
+            lastBytes = bytes
+            lastTime = now
+        }
+        let line = Self.render(bytes: bytes, size: size, rate: rate, segments: segments, state: state)
+        if terminal {
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        } else if now.timeIntervalSince(lastLine) >= 5 {
+            lastLine = now
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
+    }
+
+    /// Ends the bar's line on a terminal.
+    func finish() {
+        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+
+    /// The bar's text. Pure, for tests: `[#####>    ]  45% 1.2 GiB/2.6 GiB 350.0 MiB/s ETA 4s [##>>..]`.
+    static func render(bytes: Int64, size: Int64?, rate: Double, segments: String, state: String) -> String {
+        let rateText = "\(ByteSize.format(Int64(rate)))/s"
+        guard let size, size > 0 else {
+            return "\(state) \(ByteSize.format(bytes)) \(rateText)"
+        }
+        let fraction = min(1, Double(bytes) / Double(size))
+        let width = 30
+        let filled = Int(fraction * Double(width))
+        let bar = String(repeating: "#", count: filled) + (filled < width ? ">" + String(repeating: " ", count: width - filled - 1) : "")
+        let percent = String(format: "%3d%%", Int(fraction * 100))
+        var eta = ""
+        if rate > 0, bytes < size {
+            let seconds = Int(Double(size - bytes) / rate)
+            eta = seconds >= 3600 ? " ETA \(seconds / 3600)h\(seconds % 3600 / 60)m" : seconds >= 60 ? " ETA \(seconds / 60)m\(seconds % 60)s" : " ETA \(seconds)s"
+        }
+        let map = segments.isEmpty ? "" : " [\(segments)]"
+        return "[\(bar)] \(percent) \(ByteSize.format(bytes))/\(ByteSize.format(size)) \(rateText)\(eta)\(map)"
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+import Synchronization
+
+private let signalCount = Atomic<Int>(0)
+
+/// SIGINT / SIGTERM handling for long-running commands: the first signal asks for a graceful
+/// stop (the caller polls `stopRequested`), a second one exits at once.
+enum Signals {
+    /// Installs the handlers.
+    static func install() {
+        let handler: @convention(c) (Int32) -> Void = { _ in
+            if signalCount.add(1, ordering: .relaxed).newValue > 1 {
+                _exit(130)
+            }
+        }
+        signal(SIGINT, handler)
+        signal(SIGTERM, handler)
+    }
+
+    /// Whether a stop was asked for.
+    static var stopRequested: Bool { signalCount.load(ordering: .relaxed) > 0 }
+}

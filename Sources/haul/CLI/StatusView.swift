@@ -1,0 +1,61 @@
+import Foundation
+import HaulCore
+import HaulQueue
+
+/// How a transfer's status is shown: JSON for scripts, text for people.
+enum StatusView {
+    /// The JSON object of `haul status --json` and of each `haul list --json` item.
+    static func json(_ status: TransferStatus, segments: [SegmentState]? = nil) -> [String: Any] {
+        var object: [String: Any] = [
+            "id": status.id, "url": status.url, "dest": status.dest ?? NSNull(), "state": status.state.rawValue,
+            "size": status.size ?? NSNull(), "bytes_done": status.bytesDone, "error": status.error ?? NSNull(),
+            "error_code": status.errorCode ?? NSNull(), "digest": status.computedDigest ?? NSNull(),
+            "expected_digest": status.expectedDigest ?? NSNull(), "etag": status.etag ?? NSNull(),
+            "priority": status.priority, "layout": status.layout, "attempts": status.attempts,
+            "rate": status.rate.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
+            "created_at": status.createdAt, "finished_at": status.finishedAt ?? NSNull(),
+            "segments": ["total": status.segmentCount, "done": status.segmentsDone, "running": status.segmentsRunning],
+        ]
+        if let segments { object["segment_map"] = map(segments, width: segments.count) }
+        return object
+    }
+
+    /// The multi-line text of `haul status ID`.
+    static func text(_ status: TransferStatus, segments: [SegmentState]) -> String {
+        var lines = [
+            "transfer \(status.id): \(status.state.rawValue)",
+            "  url:       \(status.url)",
+            "  dest:      \(status.dest ?? "(named from the response)")",
+            "  progress:  \(progress(status))",
+        ]
+        if let rate = status.rate, status.state == .downloading { lines.append("  rate:      \(ByteSize.format(Int64(rate)))/s") }
+        if !segments.isEmpty {
+            lines.append("  segments:  \(status.segmentsDone)/\(status.segmentCount) done, \(status.segmentsRunning) running  [\(map(segments, width: 60))]")
+        }
+        if let digest = status.computedDigest { lines.append("  digest:    \(digest)") }
+        if let expected = status.expectedDigest, status.computedDigest == nil { lines.append("  expected:  \(expected)") }
+        if let error = status.error { lines.append("  error:     \(error)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `1.2 GiB / 4.0 GiB (30%)`.
+    static func progress(_ status: TransferStatus) -> String {
+        guard let size = status.size else { return "\(ByteSize.format(status.bytesDone)) of unknown size" }
+        let percent = size == 0 ? 100 : Int(Double(status.bytesDone) * 100 / Double(size))
+        return "\(ByteSize.format(status.bytesDone)) / \(ByteSize.format(size)) (\(percent)%)"
+    }
+
+    /// One character per segment (`#` done, `>` running, `.` queued, `!` failed), squeezed to
+    /// `width` characters by showing the least advanced state of each group.
+    static func map(_ segments: [SegmentState], width: Int) -> String {
+        guard !segments.isEmpty, width > 0 else { return "" }
+        let columns = min(width, segments.count)
+        return String((0..<columns).map { column -> Character in
+            let group = segments[(column * segments.count / columns)..<((column + 1) * segments.count / columns)]
+            if group.contains(.failed) { return "!" }
+            if group.contains(.running) { return ">" }
+            if group.contains(.queued) { return "." }
+            return "#"
+        })
+    }
+}

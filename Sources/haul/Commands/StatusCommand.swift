@@ -1,0 +1,41 @@
+import HaulCore
+import HaulQueue
+
+enum StatusCommand: Command {
+    static let name = "status"
+    static let summary = "show one transfer: state, progress, rate, segment map, error, digest"
+    static let help = """
+        usage: haul status ID [--json]
+
+        Shows a transfer's state, bytes done of its size, average rate, a map of its
+        segments (# done, > running, . queued, ! failed), its error and digest.
+        --json prints an object with at least id, state, size, bytes_done, error, dest.
+        Exit status 1 if there is no such transfer.
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let arguments = try Arguments(words, options: [], flags: ["--json"])
+        let id = try transferID(arguments.expect(1, "transfer ID")[0])
+        let session = try DatabaseSession()
+        defer { session.close() }
+        let store = TransferStore(session.connection)
+        guard let status = try store.status(id) else {
+            throw HaulError("no-such-transfer", "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
+        }
+        let segments = try store.segmentStates(id)
+        if arguments.has("--json") {
+            Output.json(StatusView.json(status, segments: segments))
+        } else {
+            Output.line(StatusView.text(status, segments: segments))
+        }
+        return ExitCode.success
+    }
+
+    /// Parses a transfer id argument.
+    static func transferID(_ text: String) throws -> Int64 {
+        guard let id = Int64(text), id > 0 else {
+            throw HaulError.usage("'\(text)' is not a transfer id", hint: "ids are the numbers 'haul enqueue' prints and 'haul list' shows")
+        }
+        return id
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import HaulCore
+import HaulStorage
+import HaulWorker
+
+enum WorkerCommand: Command {
+    static let name = "worker"
+    static let summary = "run the planner, fetcher, finalizer and rescuer roles until SIGTERM"
+    static let help = """
+        usage: haul worker [--storage DIR] [--concurrency N] [--roles LIST] [options]
+
+        Works on transfers from the database until SIGTERM or SIGINT. The first signal
+        stops claiming, checkpoints and releases in-flight segments (their bytes are
+        kept) and exits within --grace; a second signal exits at once.
+
+          --storage DIR         storage root on this host (or HAUL_STORAGE); required
+          --concurrency N       segments fetched at once (default 4)
+          --roles LIST          comma-separated: planner,fetcher,finalizer,rescuer (default all)
+          --lease DURATION      segment lease (default 30s); renewed at a third of it
+          --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
+          --max-attempts N      attempts per segment before its transfer fails (default 6)
+          --grace DURATION      how long a graceful stop may take (default 10s)
+          --poll-interval DURATION  idle poll period (default 1s)
+          --poll-only           do not LISTEN (for PgBouncer in transaction mode)
+          --log-format text|json  log line format (default text)
+          --verbose             log every segment
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let arguments = try Arguments(
+            words, options: ["--storage", "--concurrency", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval", "--log-format"],
+            flags: ["--poll-only", "--verbose"])
+        _ = try arguments.expect(0, "")
+        guard let storagePath = arguments.value("--storage") ?? ProcessInfo.processInfo.environment["HAUL_STORAGE"] else {
+            throw HaulError.usage("no storage root", hint: "pass --storage DIR or set HAUL_STORAGE to the shared storage mount")
+        }
+        let format = arguments.value("--log-format") ?? "text"
+        guard let logFormat = Log.Format(rawValue: format) else { throw HaulError.usage("--log-format '\(format)' is not text or json") }
+        Log.configure(format: logFormat, verbose: arguments.has("--verbose"))
+        let grace = try arguments.duration("--grace") ?? 10
+        let session = try DatabaseSession()
+        defer { session.close() }
+        var config = WorkerConfig(conninfo: session.conninfo, storage: try StorageRoot(storagePath))
+        try apply(arguments, to: &config)
+        return runUntilSignal(Worker(config: config), grace: grace)
+    }
+
+    /// Applies the tuning flags shared by `worker` and `get`.
+    static func apply(_ arguments: Arguments, to config: inout WorkerConfig) throws {
+        config.concurrency = try arguments.positiveInt("--concurrency") ?? config.concurrency
+        if let roles = arguments.value("--roles") { config.roles = try Role.parseList(roles) }
+        config.lease = try arguments.duration("--lease") ?? config.lease
+        config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? Double(config.stallTimeout)).rounded(.up))
+        config.maxAttempts = try arguments.positiveInt("--max-attempts") ?? config.maxAttempts
+        config.pollInterval = try arguments.duration("--poll-interval") ?? config.pollInterval
+        config.pollOnly = arguments.has("--poll-only")
+    }
+
+    /// Runs `worker` on its own threads until a signal, then drains within `grace` seconds.
+    static func runUntilSignal(_ worker: Worker, grace: Double) -> Int32 {
+        Signals.install()
+        worker.start()
+        while !Signals.stopRequested { usleep(100_000) }
+        Log.info("stopping: checkpointing and releasing in-flight work", [("grace", "\(grace)s")])
+        worker.stop()
+        if !worker.waitUntilStopped(timeout: grace) {
+            Log.warning("grace period over; exiting with work in flight (its leases will expire)")
+            return ExitCode.interrupted
+        }
+        Log.info("worker stopped")
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import HaulCore
+import HaulHTTP
+import HaulPostgres
+import HaulWorker
+
+/// Every subcommand, in the order `haul --help` lists them.
+let commands: [(name: String, summary: String, help: String, run: ([String]) throws -> Int32)] = {
+    var list: [(String, String, String, ([String]) throws -> Int32)] = [
+        (GetCommand.name, GetCommand.summary, GetCommand.help, GetCommand.run),
+        (EnqueueCommand.name, EnqueueCommand.summary, EnqueueCommand.help, EnqueueCommand.run),
+        (WorkerCommand.name, WorkerCommand.summary, WorkerCommand.help, WorkerCommand.run),
+        (StatusCommand.name, StatusCommand.summary, StatusCommand.help, StatusCommand.run),
+        (ListCommand.name, ListCommand.summary, ListCommand.help, ListCommand.run),
+    ]
+    for control in ControlCommand.all {
+        list.append((control.action.rawValue, control.summary, control.help, control.run))
+    }
+    list.append((MigrateCommand.name, MigrateCommand.summary, MigrateCommand.help, MigrateCommand.run))
+    return list
+}()
+
+let overview = """
+    haul \(HaulVersion.current) — copy large files from HTTP(S) origins into shared storage with a
+    fleet of workers coordinated through PostgreSQL.
+
+    usage: haul COMMAND [ARGS]   ·   haul COMMAND --help for its options
+
+    commands:
+    \(commands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+
+    environment:
+      DATABASE_URL   postgresql:// URL or libpq conninfo (PG* variables are honoured too);
+                     unset: an embedded PostgreSQL under HAUL_HOME (~/.local/share/haul)
+      HAUL_STORAGE   storage root for 'haul worker' (or --storage)
+      HAUL_CA_BUNDLE CA bundle trusted for HTTPS origins
+
+    exit status: 0 success, 1 failure, 2 bad arguments, 130 interrupted
+    """
+
+@MainActor
+func main(_ arguments: [String]) -> Int32 {
+    guard let name = arguments.first, name != "--help", name != "-h", name != "help" || arguments.count > 1 else {
+        Output.line(overview)
+        return ExitCode.success
+    }
+    if name == "--version" {
+        Output.line("haul \(HaulVersion.current)")
+        return ExitCode.success
+    }
+    let commandName = name == "help" ? arguments[1] : name
+    guard let command = commands.first(where: { $0.name == commandName }) else {
+        Output.error("haul: unknown command '\(commandName)'; run 'haul --help' for the list")
+        return ExitCode.usage
+    }
+    let rest = Array(arguments.dropFirst())
+    if name == "help" || rest.contains("--help") || rest.contains("-h") {
+        Output.line(command.help)
+        return ExitCode.success
+    }
+    do {
+        return try command.run(rest)
+    } catch let error as HaulError {
+        Output.error("haul: \(error.description)")
+        return error.code == "usage" ? ExitCode.usage : ExitCode.failure
+    } catch let error as PostgresError {
+        Output.error("haul: database error: \(error.description)")
+        return ExitCode.failure
+    } catch {
+        Output.error("haul: \(error)")
+        return ExitCode.failure
+    }
+}
+
+Curl.initialize()
+exit(main(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,96 @@
+-- Haul's first schema: transfers cut into byte-range segments, claimed by workers under leases.
+-- Every state change is one UPDATE guarded by the state it leaves.
+
+CREATE TABLE batches (
+    id          bigserial PRIMARY KEY,
+    name        text NOT NULL UNIQUE,
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE transfers (
+    id               bigserial PRIMARY KEY,
+    url              text NOT NULL,
+    dest             text,                       -- relative to the storage root; NULL: named from the response
+    state            text NOT NULL DEFAULT 'pending'
+                     CHECK (state IN ('pending','planning','downloading','finalizing','done','failed','canceled','paused')),
+    paused_from      text,                       -- the state a paused transfer resumes to
+    size             bigint,                     -- NULL until planned, or when the origin does not say
+    etag             text,
+    last_modified    text,
+    content_type     text,
+    accepts_ranges   boolean,
+    segment_size     bigint NOT NULL CHECK (segment_size > 0),
+    layout           text NOT NULL DEFAULT 'inplace' CHECK (layout IN ('inplace','parts')),
+    expected_digest  text,                       -- 'sha256:hex'
+    computed_digest  text,
+    headers          jsonb NOT NULL DEFAULT '[]', -- request headers, may hold secrets: never printed
+    options          jsonb NOT NULL DEFAULT '{}', -- tls, extract, upload and other finalizer options
+    priority         integer NOT NULL DEFAULT 0,
+    batch_id         bigint REFERENCES batches(id),
+    owner            text,                       -- set by 'haul get': only that process's worker may work on it
+    generation       integer NOT NULL DEFAULT 0, -- bumped when the origin changed and the transfer starts over
+    error            text,
+    error_code       text,
+    lease_token      uuid,                       -- planner's or finalizer's lease on the transfer row
+    lease_expires_at timestamptz,
+    worker_id        text,
+    attempts         integer NOT NULL DEFAULT 0,
+    next_attempt_at  timestamptz NOT NULL DEFAULT now(),
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    updated_at       timestamptz NOT NULL DEFAULT now(),
+    started_at       timestamptz,
+    finished_at      timestamptz
+);
+
+CREATE INDEX transfers_pending ON transfers (priority DESC, id) WHERE state = 'pending';
+CREATE INDEX transfers_active ON transfers (id) WHERE state IN ('planning','downloading','finalizing');
+CREATE INDEX transfers_batch ON transfers (batch_id) WHERE batch_id IS NOT NULL;
+CREATE INDEX transfers_state ON transfers (state);
+
+CREATE TABLE segments (
+    id               bigserial PRIMARY KEY,
+    transfer_id      bigint NOT NULL REFERENCES transfers(id) ON DELETE CASCADE,
+    idx              integer NOT NULL,
+    generation       integer NOT NULL,
+    byte_offset      bigint NOT NULL CHECK (byte_offset >= 0),
+    length           bigint CHECK (length IS NULL OR length >= 0), -- NULL: to the end of an unknown-length body
+    bytes_done       bigint NOT NULL DEFAULT 0 CHECK (bytes_done >= 0),
+    state            text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued','running','done','failed')),
+    priority         integer NOT NULL DEFAULT 0,
+    lease_token      uuid,
+    lease_expires_at timestamptz,
+    worker_id        text,
+    attempts         integer NOT NULL DEFAULT 0,
+    next_attempt_at  timestamptz NOT NULL DEFAULT now(),
+    last_error       text,
+    updated_at       timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (transfer_id, generation, idx)
+) WITH (fillfactor = 80);
+
+-- The claim reads only queued rows; finished rows stay out of this index.
+CREATE INDEX segments_claimable ON segments (priority DESC, id) WHERE state = 'queued';
+CREATE INDEX segments_leased ON segments (lease_expires_at) WHERE state = 'running';
+CREATE INDEX segments_transfer ON segments (transfer_id);
+
+-- Parts layout: each attempt's part file and how many of its bytes were made durable.
+CREATE TABLE segment_parts (
+    segment_id  bigint NOT NULL REFERENCES segments(id) ON DELETE CASCADE,
+    path        text NOT NULL,   -- relative to the storage root
+    byte_offset bigint NOT NULL, -- where the part's first byte belongs in the file
+    length      bigint NOT NULL, -- bytes checkpointed; a zombie's later bytes are never used
+    PRIMARY KEY (segment_id, path)
+);
+
+CREATE TABLE workers (
+    id            text PRIMARY KEY,
+    host          text NOT NULL,
+    pid           integer NOT NULL,
+    roles         text NOT NULL,
+    version       text NOT NULL,
+    started_at    timestamptz NOT NULL DEFAULT now(),
+    heartbeat_at  timestamptz NOT NULL DEFAULT now(),
+    stopped_at    timestamptz
+);
+
+ALTER TABLE segments SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
+ALTER TABLE transfers SET (autovacuum_vacuum_scale_factor = 0.05);

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Starts (or stops) the real services the test suite talks to, on loopback only:
+#   PostgreSQL  127.0.0.1:55432 (runs as the 'postgres' user; initdb refuses root)
+#   nginx       http://127.0.0.1:18080 and https://127.0.0.1:18443 (certificate from a CA made here)
+# Usage: test-services.sh start|stop|env     (env prints the variables the tests read)
+set -euo pipefail
+work=${HAUL_CI_WORK:-/tmp/haul-ci}
+pgport=55432
+http_port=18080
+https_port=18443
+
+env_lines() {
+  cat <<ENV
+export HAUL_TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:$pgport/postgres
+export HAUL_TEST_ORIGIN=http://127.0.0.1:$http_port
+export HAUL_TEST_ORIGIN_TLS=https://localhost:$https_port
+export HAUL_TEST_CA=$work/tls/ca.pem
+export HAUL_TEST_DOCROOT=$work/www
+export HAUL_TEST_ACCESS_LOG=$work/nginx/access.log
+export HAUL_TEST_PG_CTL="runuser -u postgres -- $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/pg_ctl -D $work/pg"
+ENV
+}
+
+start_postgres() {
+  local bin; bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  if [[ ! -f $work/pg/PG_VERSION ]]; then
+    mkdir -p "$work/pg" && chown postgres: "$work/pg" && chmod 700 "$work/pg"
+    runuser -u postgres -- "$bin/initdb" -D "$work/pg" -U postgres --auth=trust -E UTF8 --no-instructions >"$work/initdb.log"
+  fi
+  mkdir -p "$work/pgsock" && chown postgres: "$work/pgsock"
+  runuser -u postgres -- "$bin/pg_ctl" -D "$work/pg" -l "$work/pg/server.log" -w -t 60 \
+    -o "-p $pgport -k $work/pgsock -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off" start >/dev/null
+}
+
+make_tls() {
+  [[ -f $work/tls/server.pem ]] && return
+  mkdir -p "$work/tls" && cd "$work/tls"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=Haul Test CA" -keyout ca.key -out ca.pem 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout server.key -out server.csr 2>/dev/null
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >ext.cnf
+  openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 -extfile ext.cnf -out server.pem 2>/dev/null
+  cd - >/dev/null
+}
+
+start_nginx() {
+  mkdir -p "$work/www" "$work/nginx/tmp"
+  chmod 755 "$work" "$work/www"
+  make_tls
+  cat >"$work/nginx/nginx.conf" <<CONF
+worker_processes 2;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 1024; }
+http {
+  access_log $work/nginx/access.log;
+  client_body_temp_path $work/nginx/tmp/body;
+  proxy_temp_path $work/nginx/tmp/proxy;
+  fastcgi_temp_path $work/nginx/tmp/fastcgi;
+  uwsgi_temp_path $work/nginx/tmp/uwsgi;
+  scgi_temp_path $work/nginx/tmp/scgi;
+  sendfile on;
+  default_type application/octet-stream;
+  server {
+    listen 127.0.0.1:$http_port;
+    root $work/www;
+    location /norange/ { alias $work/www/; max_ranges 0; }
+    location /slow/ { alias $work/www/; limit_rate 4m; }
+    location /named/ { alias $work/www/; add_header Content-Disposition 'attachment; filename="../../etc/report final.bin"'; }
+    location /redirect/ { rewrite ^/redirect/(.*)\$ /\$1 redirect; }
+    location = /to-ftp { return 302 ftp://127.0.0.1/file; }
+    location = /loop { return 302 /loop; }
+    location /secret/ { alias $work/www/; if (\$http_authorization != "Bearer test-token") { return 401; } }
+  }
+  server {
+    listen 127.0.0.1:$https_port ssl;
+    ssl_certificate $work/tls/server.pem;
+    ssl_certificate_key $work/tls/server.key;
+    root $work/www;
+  }
+}
+CONF
+  nginx -c "$work/nginx/nginx.conf"
+}
+
+case ${1:-} in
+  start)
+    mkdir -p "$work"
+    "$0" stop >/dev/null 2>&1 || true
+    start_postgres
+    start_nginx
+    env_lines >"$work/env"
+    echo "services up: PostgreSQL 127.0.0.1:$pgport, nginx 127.0.0.1:$http_port/$https_port (env in $work/env)" >&2
+    ;;
+  stop)
+    [[ -f $work/nginx/nginx.pid ]] && nginx -c "$work/nginx/nginx.conf" -s stop 2>/dev/null || true
+    if [[ -f $work/pg/postmaster.pid ]]; then
+      bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+      runuser -u postgres -- "$bin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null 2>&1 || true
+    fi
+    ;;
+  env) env_lines ;;
+  *) echo "usage: $0 start|stop|env" >&2; exit 2 ;;
+esac
