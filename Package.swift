@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "Haul",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "haul", targets: ["haul"]),
     ],
@@ -19,14 +19,16 @@ let package = Package(
         .target(name: "HaulPostgres", dependencies: ["CLibPQ", "HaulCore"]),
         .target(name: "HaulHTTP", dependencies: ["CCurl", "HaulCore"]),
         .target(name: "HaulStorage", dependencies: ["CLinux", "HaulCore"]),
+        .target(name: "HaulArchive", dependencies: ["CZlib", "HaulCore"]),
         .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),
-        .target(name: "HaulWorker", dependencies: ["HaulQueue", "HaulHTTP", "HaulStorage", "HaulPostgres", "HaulCore"]),
-        .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulPostgres", "HaulCore"]),
+        .target(name: "HaulWorker", dependencies: ["HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulPostgres", "HaulCore"]),
+        .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulPostgres", "HaulCore"]),
 
         .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
 
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulQueueTests", dependencies: ["HaulQueue", "HaulPostgres"]),
+        .testTarget(name: "HaulArchiveTests", dependencies: ["HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
     ]
 )

@@ -17,13 +17,17 @@ public final class EmbeddedServer: Sendable {
     public init(home: String) throws {
         let binaries = try Self.serverBinaries()
         let runAs = getuid() == 0 ? "postgres" : nil
+        // As root the server's user must be able to pass through (not list) the folders above its cluster.
+        let folderMode = runAs == nil ? 0o700 : 0o711
+        try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: folderMode])
         let data = Self.dataDirectory(home: home, runAs: runAs)
         let socketDirectory = "/tmp/haul-pg-\(Self.shortHash(data))"
         self.dataDirectory = data
         self.runAs = runAs
         self.conninfo = "host=\(socketDirectory) dbname=postgres user=haul"
 
-        try Self.prepareDirectory((data as NSString).deletingLastPathComponent, owner: nil)
+        try FileManager.default.createDirectory(
+            atPath: (data as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: folderMode])
         try Self.prepareDirectory(socketDirectory, owner: runAs)
         if !FileManager.default.fileExists(atPath: data + "/PG_VERSION") {
             try Self.prepareDirectory(data, owner: runAs)
@@ -72,25 +76,11 @@ public final class EmbeddedServer: Sendable {
 
     @discardableResult
     private static func run(_ tool: String, _ arguments: [String], as user: String?, step: String) throws -> String {
-        let process = Process()
-        if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", user, "--", tool] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: tool)
-            process.arguments = arguments
-        }
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
+        let (path, words) = user.map { ("/usr/sbin/runuser", ["-u", $0, "--", tool] + arguments) } ?? (tool, arguments)
+        let (status, text) = try Subprocess.run(path, words)
+        guard status == 0 else {
             throw HaulError(
-                "embedded-postgres", "could not \(step) the embedded PostgreSQL: \(text.trimmingWhitespace().split(separator: "\n").last ?? "exit \(process.terminationStatus)")",
+                "embedded-postgres", "could not \(step) the embedded PostgreSQL: \(text.trimmingWhitespace().split(separator: "\n").last ?? "exit \(status)")",
                 hint: "see the server log under the cluster directory, or set DATABASE_URL to use another server")
         }
         return text

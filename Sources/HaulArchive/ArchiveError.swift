@@ -1,0 +1,67 @@
+import HaulCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The stable error codes the archive module throws, so callers can switch on `HaulError.code`.
+public enum ArchiveErrorCode {
+    /// A name that is absolute, has a `..` component, a backslash, a drive prefix, a NUL, or is empty.
+    public static let unsafeEntryName = "unsafe-entry-name"
+    /// Two entries with the same path, or an entry inside a path that is a file or a symlink.
+    public static let duplicateEntry = "duplicate-entry"
+    /// Entry data overlapping another entry or the central directory (a non-recursive zip bomb).
+    public static let overlappingEntries = "overlapping-entries"
+    /// An entry that inflates past its declared size.
+    public static let zipBomb = "zip-bomb"
+    /// The declared or written total passes the size limit.
+    public static let tooLarge = "too-large"
+    /// More entries than the entry limit.
+    public static let tooManyEntries = "too-many-entries"
+    /// Truncated, garbled or inconsistent input, including CRC mismatches.
+    public static let corruptArchive = "corrupt-archive"
+    /// The local header and the central directory disagree on an entry's name, method or flags.
+    public static let headerMismatch = "header-mismatch"
+    /// A compression method other than stored (0) or deflate (8).
+    public static let unsupportedMethod = "unsupported-method"
+    /// An encrypted entry; Haul never decrypts.
+    public static let encryptedEntry = "encrypted-entry"
+    /// A symlink entry while symlinks are not allowed.
+    public static let symlinkRefused = "symlink-refused"
+    /// A symlink whose target is absolute or resolves outside the destination.
+    public static let unsafeSymlink = "unsafe-symlink"
+    /// An entry kind Haul does not extract: hard links, devices, FIFOs, sparse files, multi-disk archives.
+    public static let unsupportedEntry = "unsupported-entry"
+    /// Content that is none of zip, tar, gzip.
+    public static let unknownFormat = "unknown-format"
+    /// The destination exists and is not an empty directory.
+    public static let destinationNotEmpty = "destination-not-empty"
+    /// A system call failed (permissions, full disk, missing directory).
+    public static let io = "io-error"
+}
+
+extension HaulError {
+    static func corrupt(_ message: String) -> HaulError {
+        HaulError(ArchiveErrorCode.corruptArchive, message, hint: "the archive is damaged or truncated; download it again")
+    }
+
+    static func unsafeName(_ name: String, _ reason: String) -> HaulError {
+        HaulError(
+            ArchiveErrorCode.unsafeEntryName, "refusing archive: entry '\(printable(name))' \(reason)",
+            hint: "nothing was extracted; the archive may be hostile")
+    }
+
+    static func archiveIO(_ what: String, _ path: String, errno code: Int32) -> HaulError {
+        let reason = String(cString: strerror(code))
+        return HaulError(ArchiveErrorCode.io, "cannot \(what) '\(path)': \(reason)", transient: code == ENOSPC || code == EIO)
+    }
+
+    /// A name as it may be shown in a message: control characters escaped, at most 200 characters.
+    static func printable(_ name: String) -> String {
+        let escaped = name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
+        let joined = escaped.joined()
+        return joined.count > 200 ? String(joined.prefix(200)) + "…" : joined
+    }
+}

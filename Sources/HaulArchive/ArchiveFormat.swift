@@ -1,0 +1,34 @@
+import HaulCore
+
+/// The archive formats Haul reads, told apart by their content rather than their name.
+public enum ArchiveFormat: String, Sendable, Equatable, CaseIterable {
+    /// A zip archive (starts with a local header or an end record).
+    case zip
+    /// An uncompressed ustar, pax or GNU tar archive.
+    case tar
+    /// A tar archive inside gzip (`.tar.gz`, `.tgz`).
+    case tarGzip = "tar.gz"
+    /// A single gzip-compressed file (one or more concatenated members).
+    case gzip = "gz"
+
+    /// Detects the format of the file at `path` from its first bytes (inflating the start of gzip data).
+    /// - Throws: `unknown-format` when the content is none of the four, or an I/O error.
+    public static func detect(path: String) throws -> ArchiveFormat {
+        try detect(InputFile(path: path))
+    }
+
+    static func detect(_ file: InputFile) throws -> ArchiveFormat {
+        let head = try file.bytes(Int(min(file.size, 512)), at: 0, what: "the archive header")
+        if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) { return .zip }
+        if head.starts(with: [0x1F, 0x8B]) {
+            let source = GzipSource(FileSource(file))
+            var block = [UInt8](repeating: 0, count: 512)
+            let got = try block.withUnsafeMutableBytes { try source.readFully(into: $0.baseAddress!, count: 512) }
+            return got == 512 && TarHeader.looksLikeTar(block) ? .tarGzip : .gzip
+        }
+        if head.count == 512, TarHeader.looksLikeTar(head) { return .tar }
+        throw HaulError(
+            ArchiveErrorCode.unknownFormat, "'\(file.path)' is not a zip, tar, tar.gz or gz archive",
+            hint: "Haul detects the format from the content, not the file name")
+    }
+}

@@ -1,0 +1,64 @@
+import HaulCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Extracts a single gzip file (all members concatenated) as one file inside the staging directory.
+enum GzipExtraction {
+    static func run(_ file: InputFile, staging: Staging, limits: Limits) throws -> ExtractionSummary {
+        let header = try file.bytes(Int(min(file.size, 1 << 16)), at: 0, what: "the gzip header")
+        let name = outputName(header: header, archivePath: file.path)
+        let full = staging.path(name)
+        let fd = try Staging.createFile(full, relative: name)
+        var summary = ExtractionSummary(format: .gzip)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: ioChunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        do {
+            let source = GzipSource(FileSource(file))
+            while case let got = try source.read(into: buffer, count: ioChunkSize), got > 0 {
+                summary.bytes += Int64(got)
+                if summary.bytes > limits.maxSize { throw ZipCatalog.tooLarge(declared: UInt64(summary.bytes), overflow: false, limits) }
+                try writeAll(fd, buffer, got, path: full)
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        let mtime = header.count >= 8 ? Int64(header[4]) | Int64(header[5]) << 8 | Int64(header[6]) << 16 | Int64(header[7]) << 24 : 0
+        try Staging.finishFile(fd, full, executable: false, modificationTime: mtime > 0 ? mtime : Int64(time(nil)))
+        summary.files = 1
+        return summary
+    }
+
+    /// The base name stored in the gzip header (FNAME), else the archive's name without `.gz`, else `data`.
+    static func outputName(header: [UInt8], archivePath: String) -> String {
+        if let stored = storedName(header), let safe = safeBaseName(stored) { return safe }
+        var base = String(archivePath.split(separator: "/").last ?? "")
+        for suffix in [".gz", ".gzip", ".z"] where base.lowercased().hasSuffix(suffix) {
+            base = String(base.dropLast(suffix.count))
+            break
+        }
+        return safeBaseName(base) ?? "data"
+    }
+
+    private static func storedName(_ header: [UInt8]) -> String? {
+        guard header.count > 10, header[3] & 0x08 != 0 else { return nil }
+        var index = 10
+        if header[3] & 0x04 != 0 {
+            guard header.count > 12 else { return nil }
+            index += 2 + (Int(header[10]) | Int(header[11]) << 8)
+        }
+        guard index < header.count, let end = header[index...].firstIndex(of: 0) else { return nil }
+        return TarHeader.decodeName(Array(header[index..<end]))
+    }
+
+    private static func safeBaseName(_ name: String) -> String? {
+        guard let base = name.split(separator: "/").last.map(String.init),
+            let normalized = try? EntryPath.normalize(base), !normalized.contains("/")
+        else { return nil }
+        return normalized
+    }
+}

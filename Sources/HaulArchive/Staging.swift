@@ -1,0 +1,134 @@
+import HaulCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A fresh directory next to the destination that receives everything, renamed into place only on success.
+///
+/// The destination may be missing or an empty directory (rename replaces an empty directory atomically);
+/// anything else is refused before any work starts. Owned by the extracting thread.
+final class Staging {
+    let root: String
+    let destination: String
+    private var directoryTimes: [(path: String, seconds: Int64)] = []
+
+    /// Checks the destination and creates `.haul-extract-XXXXXX` in its parent directory.
+    init(destination: String) throws {
+        let trimmed = destination.count > 1 && destination.hasSuffix("/") ? String(destination.dropLast()) : destination
+        var info = stat()
+        if lstat(trimmed, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR, try Staging.isEmptyDirectory(trimmed) else {
+                throw HaulError(
+                    ArchiveErrorCode.destinationNotEmpty, "the destination '\(trimmed)' exists and is not an empty directory",
+                    hint: "choose a new destination or remove the existing one")
+            }
+        } else if errno != ENOENT {
+            throw HaulError.archiveIO("inspect", trimmed, errno: errno)
+        }
+        let parent = Staging.parent(of: trimmed)
+        var template = Array("\(parent)/.haul-extract-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw HaulError.archiveIO("create a staging directory in", parent, errno: errno)
+        }
+        self.root = String(cString: made)
+        self.destination = trimmed
+    }
+
+    /// Bytes available to unprivileged users on the destination's file system.
+    func freeSpace() -> Int64 {
+        var info = statvfs()
+        guard statvfs(root, &info) == 0 else { return Int64.max }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    /// The absolute path of an entry's normalised relative path.
+    func path(_ relative: String) -> String { "\(root)/\(relative)" }
+
+    /// Creates a directory (and its missing ancestors) for a normalised relative path.
+    func makeDirectory(_ relative: String, modificationTime: Int64? = nil) throws {
+        for part in EntryPath.ancestors(of: relative) + [relative] {
+            let full = path(part)
+            if mkdir(full, 0o755) != 0 {
+                let code = errno
+                var info = stat()
+                guard code == EEXIST, lstat(full, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                    if code == EEXIST || code == ENOTDIR { throw Staging.collision(relative) }
+                    throw HaulError.archiveIO("create directory", full, errno: code)
+                }
+            }
+        }
+        if let modificationTime { directoryTimes.append((relative, modificationTime)) }
+    }
+
+    /// Creates a new regular file for writing; an existing name (also through case folding) is a collision.
+    static func createFile(_ full: String, relative: String) throws -> Int32 {
+        let fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            if errno == EEXIST || errno == ENOTDIR || errno == ELOOP { throw collision(relative) }
+            throw HaulError.archiveIO("create", full, errno: errno)
+        }
+        return fd
+    }
+
+    /// Gives a written file its final mode (0755 or 0644, nothing else), closes it and sets its time.
+    static func finishFile(_ fd: Int32, _ full: String, executable: Bool, modificationTime: Int64) throws {
+        defer { close(fd) }
+        try check("set the mode of", full) { fchmod(fd, executable ? 0o755 : 0o644) }
+        var times = [timespec(tv_sec: time_t(modificationTime), tv_nsec: 0), timespec(tv_sec: time_t(modificationTime), tv_nsec: 0)]
+        try check("set the time of", full) { futimens(fd, &times) }
+    }
+
+    /// Gives directories mode 0755 and their recorded times, deepest first, then renames the staging into place.
+    func publish() throws {
+        for (relative, seconds) in directoryTimes.sorted(by: { $0.path.count > $1.path.count }) {
+            setModificationTime(path(relative), seconds: seconds)
+        }
+        try check("set the mode of", root) { chmod(root, 0o755) }
+        try check("rename the staging directory to", destination) { rename(root, destination) }
+    }
+
+    /// Removes the staging directory and everything in it, never following symlinks.
+    func discard() { Staging.removeTree(root) }
+
+    /// Removes `path` and, if it is a real directory, everything below it; symlinks are removed, not followed.
+    static func removeTree(_ path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        if info.st_mode & S_IFMT == S_IFDIR {
+            for name in (try? listDirectory(path)) ?? [] { removeTree("\(path)/\(name)") }
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
+    }
+
+    /// The names in a directory other than `.` and `..`, in no particular order.
+    static func listDirectory(_ path: String) throws -> [String] {
+        guard let handle = opendir(path) else { throw HaulError.archiveIO("read", path, errno: errno) }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func collision(_ relative: String) -> HaulError {
+        HaulError(
+            ArchiveErrorCode.duplicateEntry, "refusing archive: entry '\(HaulError.printable(relative))' collides with another entry",
+            hint: "two names that the file system treats as one, or a file used as a directory")
+    }
+
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    private static func isEmptyDirectory(_ path: String) throws -> Bool {
+        try listDirectory(path).isEmpty
+    }
+}

@@ -1,0 +1,67 @@
+import HaulCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Creates symlinks after everything else, each only once its target, resolved on disk, stays inside the root.
+enum SymlinkGuard {
+    /// Creates the link `relative` → `target` inside `staging`, or refuses the archive.
+    ///
+    /// Resolution walks `target` component by component from the link's directory, following links that are
+    /// already on disk (as the kernel would), so chains such as `b → .` then `a → b/..` are caught.
+    static func create(_ relative: String, target: String, in staging: Staging) throws {
+        let shown = HaulError.printable(relative)
+        guard !target.isEmpty, !target.utf8.contains(0) else { throw refuse(shown, target, "has an empty or NUL-bearing target") }
+        guard !target.hasPrefix("/") else { throw refuse(shown, target, "points to an absolute path") }
+        let directory = EntryPath.ancestors(of: relative).last.map { $0.split(separator: "/").map(String.init) } ?? []
+        guard resolvesInside(root: staging.root, from: directory, target: target) else {
+            throw refuse(shown, target, "resolves outside the destination")
+        }
+        if !directory.isEmpty { try staging.makeDirectory(directory.joined(separator: "/")) }
+        guard symlink(target, staging.path(relative)) == 0 else {
+            if errno == EEXIST || errno == ENOTDIR { throw Staging.collision(relative) }
+            throw HaulError.archiveIO("create symlink", staging.path(relative), errno: errno)
+        }
+    }
+
+    /// Whether `target`, read from the directory `start` (components below `root`), stays within `root`.
+    static func resolvesInside(root: String, from start: [String], target: String) -> Bool {
+        var current = start
+        var pending = Array(target.split(separator: "/", omittingEmptySubsequences: true).map(String.init).reversed())
+        var expansions = 0
+        while let part = pending.popLast() {
+            if part == "." { continue }
+            if part == ".." {
+                guard !current.isEmpty else { return false }
+                current.removeLast()
+                continue
+            }
+            let full = ([root] + current + [part]).joined(separator: "/")
+            var info = stat()
+            if lstat(full, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+                expansions += 1
+                guard expansions <= 40, let next = readLink(full), !next.hasPrefix("/") else { return false }
+                pending += next.split(separator: "/", omittingEmptySubsequences: true).map(String.init).reversed()
+            } else {
+                current.append(part)
+            }
+        }
+        return true
+    }
+
+    private static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4097)
+        let count = readlink(path, &buffer, 4096)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func refuse(_ shown: String, _ target: String, _ reason: String) -> HaulError {
+        HaulError(
+            ArchiveErrorCode.unsafeSymlink, "refusing archive: symlink '\(shown)' → '\(HaulError.printable(target))' \(reason)",
+            hint: "nothing was extracted; the archive may be hostile")
+    }
+}

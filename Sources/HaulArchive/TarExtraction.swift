@@ -1,0 +1,146 @@
+import HaulCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Streams a tar archive (ustar, pax, GNU long names) into a staging directory in one pass.
+///
+/// Unlike zip there is no directory to validate up front; every rule is enforced as the entry arrives and
+/// the staging directory makes the outcome all-or-nothing. Symlinks are created last.
+struct TarExtraction {
+    let staging: Staging
+    let limits: Limits
+    let allowSymlinks: Bool
+
+    func run(_ source: any ByteSource, format: ArchiveFormat) throws -> ExtractionSummary {
+        var summary = ExtractionSummary(format: format)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: ioChunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var pax: [String: String] = [:]
+        var longName: String?
+        var longLink: String?
+        var seen = Set<String>()
+        var symlinks: [(path: String, target: String)] = []
+        var entries = 0
+        while let header = try nextHeader(source, buffer) {
+            switch header.type {
+            case UInt8(ascii: "x"):
+                pax.merge(try TarHeader.parsePax(try readSmall(source, header.size, buffer)), uniquingKeysWith: { $1 })
+                continue
+            case UInt8(ascii: "g"):
+                _ = try readSmall(source, header.size, buffer)
+                continue
+            case UInt8(ascii: "L"):
+                longName = TarHeader.decodeName(Array(try readSmall(source, header.size, buffer).prefix { $0 != 0 }))
+                continue
+            case UInt8(ascii: "K"):
+                longLink = TarHeader.decodeName(Array(try readSmall(source, header.size, buffer).prefix { $0 != 0 }))
+                continue
+            default:
+                break
+            }
+            let name = pax["path"] ?? longName ?? header.name
+            let target = pax["linkpath"] ?? longLink ?? header.linkName
+            let size =
+                try pax["size"].map { text in
+                    guard let value = Int64(text), value >= 0 else { throw HaulError.corrupt("a pax size record is invalid") }
+                    return value
+                } ?? header.size
+            guard size < 1 << 60 else { throw HaulError.corrupt("a tar entry claims \(size) bytes") }
+            let mtime = pax["mtime"].flatMap { Int64($0.prefix { $0 != "." }) } ?? header.modificationTime
+            (pax, longName, longLink) = ([:], nil, nil)
+            entries += 1
+            if entries > limits.maxEntries { throw ZipCatalog.tooManyEntries(UInt64(entries), limits) }
+            guard let path = try EntryPath.normalize(name) else {
+                try copy(source, size, buffer, to: nil)
+                continue
+            }
+            guard seen.insert(path).inserted else {
+                throw HaulError(ArchiveErrorCode.duplicateEntry, "refusing archive: entry '\(HaulError.printable(path))' appears twice")
+            }
+            switch header.type {
+            case 0, UInt8(ascii: "0"), UInt8(ascii: "7"):
+                summary.bytes += size
+                if summary.bytes > limits.maxSize { throw ZipCatalog.tooLarge(declared: UInt64(summary.bytes), overflow: false, limits) }
+                if let parent = EntryPath.ancestors(of: path).last { try staging.makeDirectory(parent) }
+                let full = staging.path(path)
+                let fd = try Staging.createFile(full, relative: path)
+                do { try copy(source, size, buffer, to: (fd, full)) } catch {
+                    close(fd)
+                    throw error
+                }
+                try Staging.finishFile(fd, full, executable: header.mode & 0o111 != 0, modificationTime: mtime)
+                summary.files += 1
+            case UInt8(ascii: "5"):
+                try staging.makeDirectory(path, modificationTime: mtime)
+                try copy(source, size, buffer, to: nil)
+                summary.directories += 1
+            case UInt8(ascii: "2"):
+                guard allowSymlinks else {
+                    throw HaulError(
+                        ArchiveErrorCode.symlinkRefused, "refusing archive: entry '\(HaulError.printable(path))' is a symlink",
+                        hint: "pass --allow-symlinks to create symlinks that stay inside the destination")
+                }
+                symlinks.append((path, target))
+                try copy(source, size, buffer, to: nil)
+            default:
+                throw HaulError(
+                    ArchiveErrorCode.unsupportedEntry,
+                    "refusing archive: entry '\(HaulError.printable(path))' is a \(TarExtraction.describe(header.type)), which Haul does not extract")
+            }
+        }
+        while try source.read(into: buffer, count: ioChunkSize) > 0 {}
+        for link in symlinks { try SymlinkGuard.create(link.path, target: link.target, in: staging) }
+        summary.symlinks = symlinks.count
+        return summary
+    }
+
+    private func nextHeader(_ source: any ByteSource, _ buffer: UnsafeMutableRawPointer) throws -> TarHeader? {
+        let got = try source.readFully(into: buffer, count: 512)
+        guard got == 512 else { throw HaulError.corrupt("the tar archive ends without its end-of-archive marker") }
+        return try TarHeader.parse(Array(UnsafeRawBufferPointer(start: buffer, count: 512)))
+    }
+
+    /// Reads a metadata entry (pax header, GNU long name) of at most 1 MiB, plus its padding.
+    private func readSmall(_ source: any ByteSource, _ size: Int64, _ buffer: UnsafeMutableRawPointer) throws -> [UInt8] {
+        guard size <= 1 << 20 else { throw HaulError.corrupt("a tar metadata entry claims \(size) bytes") }
+        var data: [UInt8] = []
+        try copy(source, size, buffer) { data += $0 }
+        return data
+    }
+
+    private func copy(_ source: any ByteSource, _ size: Int64, _ buffer: UnsafeMutableRawPointer, to file: (fd: Int32, path: String)?) throws {
+        try copy(source, size, buffer) { chunk in
+            if let file { try writeAll(file.fd, chunk.baseAddress!, chunk.count, path: file.path) }
+        }
+    }
+
+    /// Passes `size` bytes of entry data to `sink` in chunks, then skips the padding to the next block.
+    private func copy(_ source: any ByteSource, _ size: Int64, _ buffer: UnsafeMutableRawPointer, sink: (UnsafeRawBufferPointer) throws -> Void)
+        throws
+    {
+        let padded = (size + 511) / 512 * 512
+        var done: Int64 = 0
+        while done < padded {
+            let want = Int(min(Int64(ioChunkSize), padded - done))
+            let got = try source.readFully(into: buffer, count: want)
+            guard got == want else { throw HaulError.corrupt("the tar archive is truncated") }
+            let useful = Int(max(0, min(Int64(got), size - done)))
+            if useful > 0 { try sink(UnsafeRawBufferPointer(start: buffer, count: useful)) }
+            done += Int64(got)
+        }
+    }
+
+    private static func describe(_ type: UInt8) -> String {
+        switch type {
+        case UInt8(ascii: "1"): "hard link"
+        case UInt8(ascii: "3"), UInt8(ascii: "4"): "device"
+        case UInt8(ascii: "6"): "FIFO"
+        case UInt8(ascii: "S"): "GNU sparse file"
+        default: "entry of type '\(String(UnicodeScalar(type)))'"
+        }
+    }
+}

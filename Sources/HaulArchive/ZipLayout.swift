@@ -1,0 +1,90 @@
+import HaulCore
+
+/// The byte ranges of zip entries, checked for overlap the way Info-ZIP 6.0-28 does against non-recursive zip bombs.
+enum ZipLayout {
+    /// The bytes one entry occupies, from its local header to the end of its data descriptor.
+    struct Span: Equatable {
+        var start: UInt64
+        var end: UInt64
+        var name: String
+    }
+
+    /// The smallest span each entry can have, from the central directory alone: header, name and data.
+    static func minimalSpans(_ entries: [CentralEntry]) -> [Span] {
+        entries.map { entry in
+            let (end, overflow) = entry.localHeaderOffset.addingReportingOverflow(30 + UInt64(entry.rawName.count))
+            let (dataEnd, overflow2) = end.addingReportingOverflow(entry.compressedSize)
+            return Span(start: entry.localHeaderOffset, end: overflow || overflow2 ? .max : dataEnd, name: displayName(entry))
+        }
+    }
+
+    /// Refuses any two spans that share a byte, and any span that reaches into the central directory.
+    static func checkOverlaps(_ spans: [Span], directoryStart: UInt64) throws {
+        let sorted = spans.sorted { $0.start < $1.start }
+        for (index, span) in sorted.enumerated() {
+            if span.end > directoryStart {
+                throw HaulError(
+                    ArchiveErrorCode.overlappingEntries,
+                    "refusing archive: the data of entry '\(HaulError.printable(span.name))' overlaps the central directory",
+                    hint: "this is how zip bombs and damaged archives look; nothing was extracted")
+            }
+            if index + 1 < sorted.count, span.end > sorted[index + 1].start {
+                throw HaulError(
+                    ArchiveErrorCode.overlappingEntries,
+                    "refusing archive: entries '\(HaulError.printable(span.name))' and '\(HaulError.printable(sorted[index + 1].name))' overlap",
+                    hint: "this is how zip bombs and damaged archives look; nothing was extracted")
+            }
+        }
+    }
+
+    /// Reads every local header, checks it agrees with the central directory, and returns exact spans and data offsets.
+    static func readLocalHeaders(_ file: InputFile, _ entries: [CentralEntry]) throws -> (spans: [Span], dataOffsets: [UInt64]) {
+        var spans: [Span] = []
+        var offsets: [UInt64] = []
+        spans.reserveCapacity(entries.count)
+        offsets.reserveCapacity(entries.count)
+        for entry in entries {
+            let name = displayName(entry)
+            let header = try file.bytes(30 + entry.rawName.count, at: Int64(entry.localHeaderOffset), what: "the local header of '\(name)'")
+            var cursor = ByteCursor(header, context: "the local header of '\(name)'")
+            guard try cursor.u32() == ZipSignature.localHeader else { throw HaulError.corrupt("the local header of '\(name)' has a bad signature") }
+            try cursor.skip(2)
+            let flags = try cursor.u16()
+            let method = try cursor.u16()
+            try cursor.skip(16)
+            let nameLength = Int(try cursor.u16())
+            let extraLength = UInt64(try cursor.u16())
+            guard nameLength == entry.rawName.count, try cursor.take(nameLength) == entry.rawName else {
+                throw mismatch(name, "name")
+            }
+            guard method == entry.method else { throw mismatch(name, "compression method") }
+            guard flags & 0x41 == entry.flags & 0x41, flags & 0x8 == entry.flags & 0x8 else { throw mismatch(name, "flags") }
+            let dataOffset = entry.localHeaderOffset + 30 + UInt64(nameLength) + extraLength
+            let (dataEnd, overflow) = dataOffset.addingReportingOverflow(entry.compressedSize)
+            guard !overflow, dataEnd <= UInt64(file.size) else { throw HaulError.corrupt("the data of '\(name)' lies past the end of the file") }
+            var end = dataEnd
+            if entry.hasDataDescriptor {
+                let extra = try file.bytes(Int(extraLength), at: Int64(dataOffset - extraLength), what: "the local extra field of '\(name)'")
+                var zip64 = entry.size >= ZipSignature.max32 || entry.compressedSize >= ZipSignature.max32
+                try forEachExtra(extra) { id, _ in zip64 = zip64 || id == ZipSignature.zip64Extra }
+                var signature = ByteCursor(try file.bytes(4, at: Int64(dataEnd), what: "the data descriptor of '\(name)'"), context: name)
+                let signed = try signature.u32() == ZipSignature.dataDescriptor
+                end += (signed ? 4 : 0) + (zip64 ? 20 : 12)
+            }
+            spans.append(Span(start: entry.localHeaderOffset, end: end, name: name))
+            offsets.append(dataOffset)
+        }
+        return (spans, offsets)
+    }
+
+    private static func displayName(_ entry: CentralEntry) -> String {
+        (try? entry.decodedName()) ?? EntryPath.decodeCP437(entry.rawName)
+    }
+
+    private static func mismatch(_ name: String, _ field: String) -> HaulError {
+        HaulError(
+            ArchiveErrorCode.headerMismatch,
+            "refusing archive: the local header of '\(HaulError.printable(name))' disagrees with the central directory on the \(field)",
+            hint: "the archive is damaged or crafted to fool some extractors; nothing was extracted")
+    }
+}
