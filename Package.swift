@@ -20,15 +20,18 @@ let package = Package(
         .target(name: "HaulHTTP", dependencies: ["CCurl", "HaulCore"]),
         .target(name: "HaulStorage", dependencies: ["CLinux", "HaulCore"]),
         .target(name: "HaulArchive", dependencies: ["CZlib", "HaulCore"]),
+        .target(name: "HaulUpload", dependencies: ["CCurl", "HaulCore"]),
         .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),
-        .target(name: "HaulWorker", dependencies: ["HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulPostgres", "HaulCore"]),
-        .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulPostgres", "HaulCore"]),
+        .target(name: "HaulWorker", dependencies: ["HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
+        .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
 
         .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
 
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulQueueTests", dependencies: ["HaulQueue", "HaulPostgres"]),
+        .testTarget(name: "HaulIntegrationTests", dependencies: ["HaulCore"]),
+        .testTarget(name: "HaulUploadTests", dependencies: ["CCurl", "HaulCore", "HaulUpload"], exclude: ["Receivers"]),
         .testTarget(name: "HaulArchiveTests", dependencies: ["HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
     ]
 )

@@ -1,0 +1,89 @@
+import Foundation
+import HaulCore
+
+/// What the server answered to an upload's final request.
+public struct UploadResponse: Sendable {
+    /// Bodies longer than this many bytes are cut; ``bodyTruncated`` tells.
+    public static let bodyLimit = 1 << 20
+
+    /// The HTTP status code, such as 201.
+    public var status: Int
+    /// The reason phrase from the status line (`Created`); empty over HTTP/2, which has none.
+    public var reason: String
+    /// The response headers in the order received, names as the server spelled them.
+    public var headers: [(name: String, value: String)]
+    /// The body, at most ``bodyLimit`` bytes.
+    public var body: Data
+    /// Whether the server sent more than ``bodyLimit`` bytes of body.
+    public var bodyTruncated: Bool
+
+    /// An answer; `reason` and `headers` as parsed from the wire.
+    public init(status: Int, reason: String = "", headers: [(name: String, value: String)] = [], body: Data = Data(), bodyTruncated: Bool = false) {
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self.body = body
+        self.bodyTruncated = bodyTruncated
+    }
+
+    /// Whether the status is 2xx.
+    public var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// The last value of header `name`, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.last { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    /// `201 Created`, or just `201` when there is no reason phrase.
+    public var statusLine: String { reason.isEmpty ? "\(status)" : "\(status) \(reason)" }
+
+    /// The body pretty-printed when it is JSON, otherwise as UTF-8 text (invalid bytes replaced).
+    public var prettyBody: String {
+        if let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+            let pretty = try? JSONSerialization.data(
+                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+        {
+            return String(decoding: pretty, as: UTF8.self)
+        }
+        return String(decoding: body, as: UTF8.self)
+    }
+
+    /// The server's own explanation: a JSON `detail`/`message`/`error`/`title` string, else the
+    /// first line of the body, at most 200 characters; empty when there is none.
+    public var serverMessage: String {
+        if let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] {
+            for key in ["detail", "message", "error", "title"] {
+                if let text = object[key] as? String { return Self.oneLine(text) }
+            }
+        }
+        let text = String(decoding: body, as: UTF8.self)
+        return Self.oneLine(String(text.split(whereSeparator: \.isNewline).first ?? ""))
+    }
+
+    /// Seconds the server asked to wait (`Retry-After`), if it did.
+    public var retryAfter: Double? { header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) } }
+
+    /// The error for a non-2xx answer to `action` (such as `upload to http://host/x`).
+    ///
+    /// 5xx, 408 and 429 are transient (retried); every other status fails at once.
+    func failure(for action: String, redactor: Redactor) -> HaulError {
+        let said = serverMessage.isEmpty ? "" : ": \(redactor.scrub(serverMessage))"
+        let transient = status >= 500 || status == 408 || status == 429
+        let hint: String? =
+            switch status {
+            case 401, 403: "check the credentials given with --header"
+            case 413: "the server refuses files this large"
+            case 300..<400: "uploads do not follow redirects; use the URL it points to (\(Redaction.url(header("Location") ?? "?")))"
+            default: nil
+            }
+        let code = transient ? "server-error" : "upload-rejected"
+        var error = HaulError(code, "\(action) failed with \(statusLine)\(said)", hint: hint, transient: transient)
+        error.retryAfter = retryAfter
+        return error
+    }
+
+    private static func oneLine(_ text: String) -> String {
+        let flat = text.split(whereSeparator: \.isNewline).joined(separator: " ").trimmingWhitespace()
+        return flat.count > 200 ? String(flat.prefix(200)) + "…" : flat
+    }
+}

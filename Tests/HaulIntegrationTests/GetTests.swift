@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+/// `haul get`: the single-machine shortcut, on the embedded default and on a cluster database.
+@Suite("haul get")
+struct GetTests {
+    @Test("with no database configured, haul starts its own PostgreSQL, downloads, and stops it")
+    func embeddedDefault() throws {
+        let home = Harness.temporaryDirectory("home")
+        let work = Harness.temporaryDirectory("get")
+        defer {
+            try? FileManager.default.removeItem(atPath: work)
+        }
+        let file = try Origin.file("get/embedded.iso", size: 3 * 1_048_576 + 5)
+        let result = try Run.haul(["get", Harness.origin + file.path, "--segment-size", "1MiB", "--checksum", "sha256:\(file.sha256)"],
+                                  database: nil, environment: ["HAUL_HOME": home], directory: work, timeout: 120)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(Origin.sha256(file: work + "/embedded.iso") == file.sha256)
+        #expect(result.stderr.contains("saved"), "\(result.stderr)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: work)
+        #expect(leftovers == ["embedded.iso"])
+    }
+
+    @Test("-o names the file; without it the name comes from Content-Disposition, sanitised to stay inside")
+    func naming() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("naming")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("get/named.bin", size: 70_000)
+        let explicit = try Run.haul(["get", Harness.origin + file.path, "-o", work + "/sub/explicit.bin"], database: database.url)
+        #expect(explicit.status == 0, "\(explicit.stderr)")
+        #expect(Origin.sha256(file: work + "/sub/explicit.bin") == file.sha256)
+        // The origin suggests "../../etc/report final.bin": only the base name is kept.
+        let suggested = try Run.haul(["get", Harness.origin + "/named" + file.path], database: database.url, directory: work)
+        #expect(suggested.status == 0, "\(suggested.stderr)")
+        #expect(Origin.sha256(file: work + "/report final.bin") == file.sha256)
+    }
+
+    @Test("a failed get exits 1 with the origin's reason")
+    func failure() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("fail")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let result = try Run.haul(["get", Harness.origin + "/get/does-not-exist.bin"], database: database.url, directory: work)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("404"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+/// The services `bin/test` starts (scripts/test-services.sh) and the `haul` binary under test.
+enum Harness {
+    static let environment = ProcessInfo.processInfo.environment
+
+    /// A variable `bin/test` sets; a clear failure when the suite is run without it.
+    static func required(_ name: String) -> String {
+        guard let value = environment[name], !value.isEmpty else {
+            Issue.record("\(name) is not set: run the suite with bin/test, which starts PostgreSQL and nginx")
+            return "/nonexistent-\(name)"
+        }
+        return value
+    }
+
+    static var databaseServer: String { required("HAUL_TEST_DATABASE_URL") }
+    static var origin: String { required("HAUL_TEST_ORIGIN") }
+    static var originTLS: String { required("HAUL_TEST_ORIGIN_TLS") }
+    static var testCA: String { required("HAUL_TEST_CA") }
+    static var docroot: String { required("HAUL_TEST_DOCROOT") }
+    static var accessLog: String { required("HAUL_TEST_ACCESS_LOG") }
+
+    /// The `haul` binary: `HAUL_BIN`, else the debug build of this checkout.
+    static var haulBinary: String {
+        if let bin = environment["HAUL_BIN"] { return bin }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/haul").path
+    }
+
+    /// A fresh, empty folder that is removed when the process exits.
+    static func temporaryDirectory(_ label: String) -> String {
+        let path = NSTemporaryDirectory() + "haul-test-\(label)-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Polls `condition` every 100 ms until it holds or `timeout` seconds pass.
+    @discardableResult
+    static func waitUntil(timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(100_000)
+        }
+        return try condition()
+    }
+}
+
+/// A database of its own for one test, created on the test server and migrated by `haul`.
+struct TestDatabase {
+    let url: String
+    let name: String
+
+    init() throws {
+        name = "haul_t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        let server = Harness.databaseServer
+        let admin = try Run.psql(server, "CREATE DATABASE \(name)")
+        guard admin.status == 0 else { throw TestFailure("cannot create database: \(admin.stderr)") }
+        guard let slash = server.range(of: "/", options: .backwards) else { throw TestFailure("HAUL_TEST_DATABASE_URL has no database name") }
+        url = server[..<slash.lowerBound] + "/" + name
+        let migrate = try Run.haul(["migrate"], database: url)
+        guard migrate.status == 0 else { throw TestFailure("haul migrate failed: \(migrate.stderr)") }
+    }
+
+    /// Runs SQL and returns the first column of the first row as text (or "").
+    func scalar(_ sql: String) throws -> String {
+        try Run.psql(url, sql).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// A test failure with a message.
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

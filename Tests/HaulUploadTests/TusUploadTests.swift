@@ -1,0 +1,79 @@
+import Foundation
+import HaulCore
+import Testing
+
+@testable import HaulUpload
+
+/// Uploads to `Receivers/tus_receiver.py`: tuspyserver under uvicorn, counting PATCH bytes.
+@Suite(.serialized) struct TusUploadTests {
+    let fast = RetryPolicy(attempts: 4, baseDelay: 0.01, maxDelay: 0.05)
+
+    init() { _ = curlGlobalInit }
+
+    @Test func anInterruptedUploadResumesFromTheServersOffset() throws {
+        let directory = try TemporaryDirectory()
+        let size = 48 << 20
+        let file = try directory.makeFile("dataset.csv", size: size)
+        let stored = directory.path + "/server"
+        let receiver = try Receiver("tus_receiver.py", [stored])
+        let request = TusRequest(url: receiver.base + "/files", file: file, chunkSize: 4 << 20)
+        let recorded = Box<String?>(nil)
+        let position = Box<Int64>(0)
+
+        let interrupted = #expect(throws: HaulError.self) {
+            try TusUploader.upload(
+                request, retry: fast, onUploadURL: { recorded.value = $0 }, progress: { sent, _ in position.value = sent },
+                shouldCancel: { position.value > 21 << 20 })
+        }
+        #expect(interrupted?.code == "cancelled")
+        try receiver.waitUntilIdle()
+        let uploadURL = try #require(recorded.value)
+        let sentBefore = try #require(try receiver.json("/stats")["patch_bytes"] as? Int)
+
+        let firstOnResume = Box<Int64?>(nil)
+        let response = try TusUploader.upload(
+            request, resumeURL: uploadURL, retry: fast, onUploadURL: { recorded.value = $0 },
+            progress: { sent, _ in firstOnResume.value = firstOnResume.value ?? sent })
+        #expect(response.status == 204)
+        #expect(response.header("Upload-Offset") == "\(size)")
+        #expect(recorded.value == uploadURL)
+        let sentOnResume = try #require(try receiver.json("/stats")["patch_bytes"] as? Int) - sentBefore
+        #expect(sentOnResume > 0 && sentOnResume < size)
+        #expect((firstOnResume.value ?? 0) >= 16 << 20)
+
+        let id = try #require(uploadURL.split(separator: "/").last)
+        #expect(try sha256(ofFile: "\(stored)/\(id)") == (try sha256(ofFile: file)))
+        let info = try String(contentsOfFile: "\(stored)/\(id).info", encoding: .utf8)
+        #expect(info.contains("dataset.csv"))
+        #expect(info.contains("text/csv"))
+    }
+
+    @Test func anEmptyFileIsCompleteOnCreation() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.makeFile("empty.txt", text: "")
+        let stored = directory.path + "/server"
+        let receiver = try Receiver("tus_receiver.py", [stored])
+        let recorded = Box<String?>(nil)
+        let response = try TusUploader.upload(
+            TusRequest(url: receiver.base + "/files/", file: file), retry: fast, onUploadURL: { recorded.value = $0 })
+        #expect(response.status == 201)
+        let id = try #require(recorded.value?.split(separator: "/").last)
+        #expect(FileManager.default.fileExists(atPath: "\(stored)/\(id)"))
+    }
+
+    @Test func aResumeURLTheServerLostStartsAfresh() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.makeFile("small.bin", size: 1 << 20)
+        let stored = directory.path + "/server"
+        let receiver = try Receiver("tus_receiver.py", [stored])
+        let recorded = Box<String?>(nil)
+        let stale = receiver.base + "/files/0123456789abcdef0123456789abcdef"
+        let response = try TusUploader.upload(
+            TusRequest(url: receiver.base + "/files", file: file), resumeURL: stale, retry: fast, onUploadURL: { recorded.value = $0 })
+        #expect(response.status == 204)
+        let fresh = try #require(recorded.value)
+        #expect(fresh != stale)
+        let id = try #require(fresh.split(separator: "/").last)
+        #expect(try sha256(ofFile: "\(stored)/\(id)") == (try sha256(ofFile: file)))
+    }
+}
