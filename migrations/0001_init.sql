@@ -31,6 +31,11 @@ CREATE TABLE transfers (
     generation       integer NOT NULL DEFAULT 0, -- bumped when the origin changed and the transfer starts over
     error            text,
     error_code       text,
+    published_at     timestamptz,                -- the verified file is in place under dest
+    extracted_at     timestamptz,                -- --extract finished
+    upload_url       text,                       -- tus: the upload to resume (a capability: never printed)
+    upload_result    text,                       -- the upload's status line and body
+    cleanup_pending  boolean NOT NULL DEFAULT false, -- canceled: a worker still has to remove partial data
     lease_token      uuid,                       -- planner's or finalizer's lease on the transfer row
     lease_expires_at timestamptz,
     worker_id        text,

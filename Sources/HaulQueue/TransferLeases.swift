@@ -134,6 +134,34 @@ public struct TransferLeases {
         }
     }
 
+    /// How far an earlier finalizer got with this transfer (a retry redoes only what is missing).
+    public struct Progress: Sendable {
+        public let published: Bool
+        public let extracted: Bool
+        public let uploadURL: String?
+    }
+
+    /// Reads the finalizing stages already done.
+    public func progress(of claim: Claim) throws -> Progress {
+        let row = try db.query(
+            "SELECT published_at IS NOT NULL AS published, extracted_at IS NOT NULL AS extracted, upload_url FROM transfers WHERE id = $1", [claim.info.id]
+        ).first
+        return Progress(published: try row?.bool("published") ?? false, extracted: try row?.bool("extracted") ?? false, uploadURL: row?["upload_url"])
+    }
+
+    /// Records a finished finalizing stage (`published_at`, `extracted_at`), fenced by the lease.
+    public func mark(_ claim: Claim, stage: String) throws {
+        precondition(["published_at", "extracted_at"].contains(stage))
+        try db.query("UPDATE transfers SET \(stage) = now(), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid", [claim.info.id, claim.leaseToken])
+    }
+
+    /// Records a tus upload URL (so another finalizer resumes it) or the upload's answer.
+    public func recordUpload(_ claim: Claim, url: String? = nil, result: String? = nil) throws {
+        try db.query(
+            "UPDATE transfers SET upload_url = coalesce($3, upload_url), upload_result = coalesce($4, upload_result), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid",
+            [claim.info.id, claim.leaseToken, url, result])
+    }
+
     /// Finishes a transfer whose segments are all done and whose file is in place.
     /// - Returns: `false` when the finalizer's lease was lost.
     public func finish(_ claim: Claim, computedDigest: String?) throws -> Bool {
@@ -220,6 +248,28 @@ public struct TransferLeases {
                 try db.query("UPDATE segments SET state = 'failed', lease_token = NULL WHERE transfer_id = $1 AND state IN ('queued','running')", [id])
             }
             return restarted
+        }
+    }
+
+    /// A canceled transfer whose partial data is still on storage.
+    public struct Cleanup: Sendable {
+        public let id: Int64
+        public let dest: String
+        public let generation: Int
+    }
+
+    /// Takes up to `limit` canceled transfers whose partial data this worker may remove.
+    public func claimCleanups(limit: Int) throws -> [Cleanup] {
+        try db.query(
+            """
+            UPDATE transfers t SET cleanup_pending = false
+            WHERE t.id IN (SELECT id FROM transfers WHERE cleanup_pending AND state = 'canceled' AND (owner IS NULL OR owner = $2)
+                           LIMIT $1 FOR UPDATE SKIP LOCKED)
+            RETURNING t.id, t.dest, t.generation
+            """, [limit, workerID]
+        ).rows.compactMap { row in
+            guard let dest = row["dest"] else { return nil }
+            return Cleanup(id: try row.int64("id"), dest: dest, generation: try row.int("generation"))
         }
     }
 

@@ -71,7 +71,7 @@ public struct TransferStore {
         case .cancel:
             updated = try db.transaction {
                 let count = try db.query(
-                    "UPDATE transfers SET state = 'canceled', lease_token = NULL, finished_at = now(), updated_at = now(), error = NULL, error_code = NULL WHERE id = $1 AND state = ANY($2::text[])",
+                    "UPDATE transfers SET state = 'canceled', cleanup_pending = true, lease_token = NULL, finished_at = now(), updated_at = now(), error = NULL, error_code = NULL WHERE id = $1 AND state = ANY($2::text[])",
                     [id, allowed]
                 ).affectedRows
                 try db.query("UPDATE segments SET state = 'failed', last_error = 'canceled', lease_token = NULL, updated_at = now() WHERE transfer_id = $1 AND state IN ('queued','running')", [id])
@@ -84,7 +84,7 @@ public struct TransferStore {
                     UPDATE transfers SET state = CASE WHEN size IS NULL AND NOT EXISTS (SELECT 1 FROM segments WHERE transfer_id = $1) THEN 'pending'
                                                       WHEN EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = $1 AND s.generation = transfers.generation AND s.state <> 'done') THEN 'downloading'
                                                       WHEN EXISTS (SELECT 1 FROM segments WHERE transfer_id = $1) THEN 'finalizing' ELSE 'pending' END,
-                        error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, attempts = 0, next_attempt_at = now(), updated_at = now()
+                        error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0, next_attempt_at = now(), updated_at = now()
                     WHERE id = $1 AND state = ANY($2::text[])
                     """, [id, allowed]
                 ).affectedRows

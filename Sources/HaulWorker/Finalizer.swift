@@ -43,11 +43,31 @@ final class Finalizer {
         return true
     }
 
-    /// Builds and verifies the file; returns the digest to record.
+    /// Publishes the verified file (unless an earlier attempt did), then extracts and uploads
+    /// as asked; returns the digest to record.
     private func finalize(_ claim: TransferLeases.Claim) throws -> String? {
         let config = shared.config
         guard let dest = claim.info.dest else { throw HaulError("unplanned", "transfer \(claim.info.id) has no destination") }
         let files = try TransferFiles(root: config.storage, relative: dest)
+        let progress = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).progress(of: claim) }
+        var digest: String?
+        if progress.published {
+            digest = try database.run { conn in try conn.query("SELECT computed_digest FROM transfers WHERE id = $1", [claim.info.id]).first?["computed_digest"] }
+        } else {
+            digest = try publish(claim, files: files)
+            try database.run(patient: true) { conn in
+                try conn.query("UPDATE transfers SET computed_digest = $2 WHERE id = $1", [claim.info.id, digest])
+                try TransferLeases(conn, workerID: config.workerID).mark(claim, stage: "published_at")
+            }
+        }
+        try AfterDownload(shared: shared, database: database, claim: claim).run(file: files.destination, progress: progress)
+        return digest
+    }
+
+    /// Builds the file from its segments, verifies size and digest, and renames it into place.
+    private func publish(_ claim: TransferLeases.Claim, files: TransferFiles) throws -> String? {
+        let config = shared.config
+        let dest = claim.info.dest ?? ""
         let segments = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).segments(of: claim) }
         let size = claim.info.size ?? segments.reduce(0) { $0 + $1.bytesDone }
         if let short = segments.first(where: { $0.bytesDone != $0.length }) {

@@ -38,7 +38,19 @@ final class Housekeeper {
             Log.info("rescued expired leases", [("segments", String(segments)), ("plans", String(plans)), ("finished", String(stuck))])
             shared.wakeup.signal()
         }
+        try removeCanceledData()
         return false
+    }
+
+    /// Deletes the partial files and parts of canceled transfers (never a published file).
+    private func removeCanceledData() throws {
+        let config = shared.config
+        let cleanups = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).claimCleanups(limit: 20) }
+        for cleanup in cleanups {
+            guard let files = try? TransferFiles(root: config.storage, relative: cleanup.dest) else { continue }
+            for generation in 0...cleanup.generation { files.removeTemporaries(generation: generation) }
+            Log.info("removed partial data of canceled transfer", [("transfer", String(cleanup.id))])
+        }
     }
 
     private func heartbeat() throws {

@@ -16,6 +16,9 @@ let commands: [(name: String, summary: String, help: String, run: ([String]) thr
     for control in ControlCommand.all {
         list.append((control.action.rawValue, control.summary, control.help, control.run))
     }
+    list.append((UploadCommand.name, UploadCommand.summary, UploadCommand.help, UploadCommand.run))
+    list.append((ZipCommand.name, ZipCommand.summary, ZipCommand.help, ZipCommand.run))
+    list.append((ExtractCommand.name, ExtractCommand.summary, ExtractCommand.help, ExtractCommand.run))
     list.append((MigrateCommand.name, MigrateCommand.summary, MigrateCommand.help, MigrateCommand.run))
     return list
 }()

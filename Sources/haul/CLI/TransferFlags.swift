@@ -6,8 +6,11 @@ import HaulStorage
 
 /// The flags `haul enqueue` and `haul get` share, turned into a validated `NewTransfer`.
 enum TransferFlags {
-    static let options: Set<String> = ["--segment-size", "--checksum", "--priority", "--layout", "--header", "--ca-cert", "--max-attempts"]
-    static let flags: Set<String> = ["--insecure", "--record-digest"]
+    static let options: Set<String> = [
+        "--segment-size", "--checksum", "--priority", "--layout", "--header", "--ca-cert", "--max-attempts",
+        "--extract-to", "--upload-to", "--field", "--upload-protocol",
+    ]
+    static let flags: Set<String> = ["--insecure", "--record-digest", "--extract", "--delete-after-upload"]
 
     static let help = """
           --segment-size SIZE   bytes per segment (default 8MiB; 4096, 512KiB, 8MiB, 1GiB)
@@ -19,6 +22,12 @@ enum TransferFlags {
           --max-attempts N      attempts per segment before the transfer fails (default 6)
           --ca-cert FILE        trust this CA bundle for the origin (or HAUL_CA_BUNDLE on workers)
           --insecure            do not verify the origin's TLS certificate
+          --extract             extract the finished zip/tar/tar.gz/gz (refusing unsafe archives)
+          --extract-to REL      where to extract (default: the file's name without .zip/.tar.gz/...)
+          --upload-to URL       then upload the file as multipart/form-data (or tus) to URL
+          --field NAME=VALUE    a text field sent with the upload (repeatable)
+          --upload-protocol multipart|tus  (default multipart)
+          --delete-after-upload remove the local file once the upload succeeded
         """
 
     /// Validates the URL and every shared flag; nothing touches the database.
@@ -44,6 +53,29 @@ enum TransferFlags {
             }
             request.options.caCert = absolute
         }
+        try addFinalizerOptions(arguments, to: &request)
         return request
+    }
+
+    private static func addFinalizerOptions(_ arguments: Arguments, to request: inout NewTransfer) throws {
+        if arguments.has("--extract") || arguments.value("--extract-to") != nil {
+            request.options.extract = true
+            request.options.extractTo = try arguments.value("--extract-to").map { try SafePath.validate($0, what: "--extract-to") }
+        }
+        if let upload = arguments.value("--upload-to") {
+            request.options.uploadTo = try OriginURL.validate(upload)
+            request.options.uploadFields = try arguments.all("--field").map { field in
+                guard let equals = field.firstIndex(of: "="), equals != field.startIndex else {
+                    throw HaulError.usage("--field '\(field)' is not NAME=VALUE")
+                }
+                return field
+            }
+            let proto = arguments.value("--upload-protocol") ?? "multipart"
+            guard ["multipart", "tus"].contains(proto) else { throw HaulError.usage("--upload-protocol '\(proto)' is not multipart or tus") }
+            request.options.uploadProtocol = proto
+            request.options.deleteAfterUpload = arguments.has("--delete-after-upload") ? true : nil
+        } else if !arguments.all("--field").isEmpty || arguments.value("--upload-protocol") != nil || arguments.has("--delete-after-upload") {
+            throw HaulError.usage("--field, --upload-protocol and --delete-after-upload go with --upload-to")
+        }
     }
 }

@@ -1,0 +1,84 @@
+import Foundation
+import HaulArchive
+import HaulCore
+import HaulPostgres
+import HaulQueue
+import HaulStorage
+import HaulUpload
+
+/// What the finalizer does with a verified, published file when the transfer asks:
+/// extract it (`--extract`) and upload it (`--upload-to`). Each stage is recorded when done,
+/// so `haul retry` after a failed upload re-runs just the upload.
+struct AfterDownload {
+    let shared: WorkerShared
+    let database: Database
+    let claim: TransferLeases.Claim
+
+    /// Runs the stages that are asked for and not yet done.
+    func run(file: String, progress: TransferLeases.Progress) throws {
+        let options = claim.info.options
+        if options.extract == true, !progress.extracted {
+            try extract(file)
+            try database.run(patient: true) { conn in try leases(conn).mark(claim, stage: "extracted_at") }
+        }
+        if let target = options.uploadTo {
+            try upload(file, to: target, resumeURL: progress.uploadURL)
+            if options.deleteAfterUpload == true { unlink(file) }
+        }
+    }
+
+    /// Where `--extract` writes when `--extract-to` is not given: the file's name without its archive extension.
+    static func defaultExtractionFolder(for dest: String) -> String {
+        for suffix in [".tar.gz", ".tgz", ".zip", ".tar", ".gz"] where dest.lowercased().hasSuffix(suffix) && dest.count > suffix.count {
+            return String(dest.dropLast(suffix.count))
+        }
+        return dest + ".d"
+    }
+
+    private func extract(_ file: String) throws {
+        guard let dest = claim.info.dest else { return }
+        let relative = try SafePath.validate(claim.info.options.extractTo ?? Self.defaultExtractionFolder(for: dest), what: "--extract-to")
+        let target = try shared.config.storage.prepare(relative)
+        do {
+            let summary = try Extractor.extract(archive: file, to: target)
+            Log.info("extracted", [("transfer", String(claim.info.id)), ("to", relative), ("files", String(summary.files)), ("bytes", String(summary.bytes))])
+        } catch let error as HaulError {
+            throw HaulError(error.code, "extracting \(dest) into \(relative) was refused: \(error.message)", hint: error.hint, transient: error.isTransient)
+        }
+    }
+
+    private func upload(_ file: String, to url: String, resumeURL: String?) throws {
+        let options = claim.info.options
+        let headers: [String] = []
+        let tls = shared.tls(for: claim.info)
+        var lastRenewal = Date()
+        let renew: (Int64, Int64) -> Void = { _, _ in
+            guard Date().timeIntervalSince(lastRenewal) >= shared.config.heartbeat else { return }
+            lastRenewal = Date()
+            _ = try? database.run { conn in try leases(conn).renew(claim, lease: shared.config.lease) }
+        }
+        let response: UploadResponse
+        do {
+            if options.uploadProtocol == "tus" {
+                let request = TusRequest(url: url, file: file, headers: headers, caBundle: tls.caBundle, insecure: tls.insecure)
+                response = try TusUploader.upload(
+                    request, resumeURL: resumeURL,
+                    onUploadURL: { created in _ = try? database.run(patient: true) { conn in try leases(conn).recordUpload(claim, url: created) } },
+                    progress: renew, shouldCancel: { shared.isStopping() })
+            } else {
+                var request = MultipartRequest(url: url, files: [file], headers: headers, caBundle: tls.caBundle, insecure: tls.insecure)
+                request.fields = try (options.uploadFields ?? []).map(MultipartRequest.parseField)
+                response = try MultipartUploader.send(request, progress: renew, shouldCancel: { shared.isStopping() })
+            }
+        } catch let error as HaulError {
+            throw HaulError(error.code, "upload to \(Redaction.url(url)) failed: \(error.message)", hint: "'haul retry \(claim.info.id)' retries just the upload", transient: false)
+        }
+        let result = "\(response.statusLine)\n\(String(decoding: response.body, as: UTF8.self))"
+        try database.run(patient: true) { conn in try leases(conn).recordUpload(claim, result: result) }
+        Log.info("uploaded", [("transfer", String(claim.info.id)), ("status", String(response.status))])
+    }
+
+    private func leases(_ conn: PostgresConnection) -> TransferLeases {
+        TransferLeases(conn, workerID: shared.config.workerID)
+    }
+}

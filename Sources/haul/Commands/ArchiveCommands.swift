@@ -1,0 +1,71 @@
+import HaulArchive
+import HaulCore
+
+enum ZipCommand: Command {
+    static let name = "zip"
+    static let summary = "create a zip archive from files and directories"
+    static let help = """
+        usage: haul zip OUT.zip PATH... [--level N | --store]
+
+        Creates a zip archive. A directory adds its contents relative to itself (empty
+        directories kept); a file adds itself under its base name; symlinks inside a
+        directory are stored as symlinks. Names are UTF-8, Unix modes and modification
+        times are kept; ZIP64 is used automatically past 4 GiB or 65 535 entries. The
+        archive is written under a temporary name next to OUT.zip and renamed when
+        complete, so a failure leaves nothing half-written.
+
+          --level N        deflate level, 1 (fastest) to 9 (smallest) (default 6)
+          --store          store files without compression
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let arguments = try Arguments(words, options: ["--level"], flags: ["--store"])
+        guard arguments.positionals.count >= 2 else {
+            throw HaulError.usage("haul zip needs an archive name and at least one file or directory", hint: "haul zip OUT.zip PATH...")
+        }
+        var options = ZipWriteOptions()
+        if arguments.has("--store") {
+            guard arguments.value("--level") == nil else { throw HaulError.usage("--store and --level exclude each other") }
+            options.compression = .store
+        } else if let level = try arguments.positiveInt("--level") {
+            options.compression = .deflate(level: level)
+        }
+        let summary = try ZipWriter.create(archive: arguments.positionals[0], inputs: Array(arguments.positionals.dropFirst()), options: options)
+        Output.line("\(arguments.positionals[0]): \(summary.entries) entries, \(ByteSize.format(summary.bytes)) in, \(ByteSize.format(summary.archiveBytes)) out")
+        return ExitCode.success
+    }
+}
+
+enum ExtractCommand: Command {
+    static let name = "extract"
+    static let summary = "extract a zip, tar, tar.gz or gz archive safely"
+    static let help = """
+        usage: haul extract ARCHIVE DEST [--max-size SIZE] [--max-entries N] [--allow-symlinks]
+
+        Extracts a zip, tar, tar.gz or gz archive (detected from its content, not its
+        name) into DEST, which must not exist or must be an empty directory. Everything
+        is extracted into a staging directory next to DEST and renamed into place only
+        when every entry is complete and verified; on failure DEST is left as it was.
+        Unsafe archives are refused as a whole: absolute or '..' names, backslashes,
+        duplicate names, overlapping entries (zip bombs), entries inflating past their
+        size, encrypted entries, unsupported methods, hard links and devices. Nested
+        archives are never extracted. Files get mode 0755 or 0644; owners are not restored.
+
+          --max-size SIZE    refuse archives that expand past SIZE, e.g. 10GiB
+                             (default: the free space of DEST's file system)
+          --max-entries N    refuse archives with more than N entries (default 1000000)
+          --allow-symlinks   create symlink entries that resolve inside DEST (checked on
+                             disk, after everything else); default: refuse them
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let arguments = try Arguments(words, options: ["--max-size", "--max-entries"], flags: ["--allow-symlinks"])
+        let paths = try arguments.expect(2, "ARCHIVE and DEST")
+        var limits = ExtractionLimits()
+        limits.maxSize = try arguments.size("--max-size")
+        limits.maxEntries = try arguments.positiveInt("--max-entries") ?? limits.maxEntries
+        let summary = try Extractor.extract(archive: paths[0], to: paths[1], limits: limits, allowSymlinks: arguments.has("--allow-symlinks"))
+        Output.line("\(paths[1]): \(summary.files) files, \(summary.directories) directories\(summary.symlinks > 0 ? ", \(summary.symlinks) symlinks" : ""), \(ByteSize.format(summary.bytes)) from a \(summary.format.rawValue) archive")
+        return ExitCode.success
+    }
+}
