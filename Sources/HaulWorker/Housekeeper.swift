@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulPostgres
 import HaulQueue
+import HaulStorage
 
 /// The rescuer role plus the worker's own registration: re-queues segments and plans whose
 /// lease ran out, moves fully downloaded transfers on if their last completion was lost in an
