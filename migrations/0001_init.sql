@@ -50,6 +50,8 @@ CREATE TABLE transfers (
 CREATE INDEX transfers_pending ON transfers (priority DESC, id) WHERE state = 'pending';
 CREATE INDEX transfers_active ON transfers (id) WHERE state IN ('planning','downloading','finalizing');
 CREATE INDEX transfers_batch ON transfers (batch_id) WHERE batch_id IS NOT NULL;
+-- Enqueuing a manifest again adds nothing that is already there.
+CREATE UNIQUE INDEX transfers_batch_entry ON transfers (batch_id, url, dest) WHERE batch_id IS NOT NULL;
 CREATE INDEX transfers_state ON transfers (state);
 
 CREATE TABLE segments (
@@ -57,6 +59,7 @@ CREATE TABLE segments (
     transfer_id      bigint NOT NULL REFERENCES transfers(id) ON DELETE CASCADE,
     idx              integer NOT NULL,
     generation       integer NOT NULL,
+    host             text NOT NULL,              -- origin host[:port], for per-host limits
     byte_offset      bigint NOT NULL CHECK (byte_offset >= 0),
     length           bigint CHECK (length IS NULL OR length >= 0), -- NULL: to the end of an unknown-length body
     bytes_done       bigint NOT NULL DEFAULT 0 CHECK (bytes_done >= 0),
@@ -75,7 +78,16 @@ CREATE TABLE segments (
 -- The claim reads only queued rows; finished rows stay out of this index.
 CREATE INDEX segments_claimable ON segments (priority DESC, id) WHERE state = 'queued';
 CREATE INDEX segments_leased ON segments (lease_expires_at) WHERE state = 'running';
+CREATE INDEX segments_running_host ON segments (host) WHERE state = 'running';
 CREATE INDEX segments_transfer ON segments (transfer_id);
+
+-- One row per origin host: the claim locks it while it counts that host's running segments,
+-- so the whole fleet never holds more than max_running against it. Host '*' holds the default.
+CREATE TABLE origin_hosts (
+    host         text PRIMARY KEY,
+    max_running  integer CHECK (max_running IS NULL OR max_running > 0)  -- NULL: the '*' default
+);
+INSERT INTO origin_hosts (host, max_running) VALUES ('*', 8);
 
 -- Parts layout: each attempt's part file and how many of its bytes were made durable.
 CREATE TABLE segment_parts (

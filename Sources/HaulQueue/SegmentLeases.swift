@@ -15,14 +15,32 @@ public struct SegmentLeases {
         self.workerID = workerID
     }
 
-    /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority.
+    /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority,
+    /// never taking more than an origin host's free slots (see `HostLimits`).
     public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
+        try db.transaction {
+            var skipped: [String] = []
+            // A host whose slots are all taken is skipped; try a few others before giving up.
+            for _ in 0..<4 {
+                guard let host = try HostLimits.lockBusiestCandidate(db, worker: workerID, excluding: skipped) else { return [] }
+                let free = try HostLimits.freeSlots(db, host: host)
+                guard free > 0 else {
+                    skipped.append(host.name)
+                    continue
+                }
+                return try claim(limit: min(limit, free), host: host.name, lease: lease)
+            }
+            return []
+        }
+    }
+
+    private func claim(limit: Int, host: String, lease: Double) throws -> [ClaimedSegment] {
         try db.query(
             """
             WITH picked AS MATERIALIZED (
                 SELECT s.id FROM segments s
                 JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $3)
+                WHERE s.state = 'queued' AND s.host = $4 AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $3)
                 ORDER BY s.priority DESC, s.id
                 LIMIT $1
                 FOR UPDATE OF s SKIP LOCKED
@@ -33,7 +51,7 @@ public struct SegmentLeases {
             WHERE s.id = picked.id AND t.id = s.transfer_id
             RETURNING \(ClaimedSegment.returning)
             """,
-            [limit, lease, workerID]
+            [limit, lease, workerID, host]
         ).rows.map(ClaimedSegment.init)
     }
 

@@ -63,6 +63,8 @@ public struct TransferLeases {
     /// What the probe learned, written with the segment rows in one transaction.
     public struct Plan: Sendable {
         public var dest: String
+        /// The origin's `host[:port]`, the key of its per-host limit.
+        public var host: String
         public var size: Int64?
         public var etag: String?
         public var lastModified: String?
@@ -73,8 +75,9 @@ public struct TransferLeases {
         /// `nil` length: a single segment reading an unknown-length body to its end.
         public var unknownLength: Bool
 
-        public init(dest: String, size: Int64?, etag: String?, lastModified: String?, contentType: String?, acceptsRanges: Bool, ranges: [SegmentPlan.Range], unknownLength: Bool) {
+        public init(dest: String, host: String, size: Int64?, etag: String?, lastModified: String?, contentType: String?, acceptsRanges: Bool, ranges: [SegmentPlan.Range], unknownLength: Bool) {
             self.dest = dest
+            self.host = host
             self.size = size
             self.etag = etag
             self.lastModified = lastModified
@@ -111,12 +114,13 @@ public struct TransferLeases {
                 try db.query("NOTIFY haul_work")
                 return .noSegments
             }
+            try db.query("INSERT INTO origin_hosts (host) VALUES ($1) ON CONFLICT DO NOTHING", [plan.host])
             let offsets = plan.ranges.map(\.offset)
             let lengths: [Int64?] = plan.unknownLength ? [nil] : plan.ranges.map(\.length)
             try db.query(
                 """
-                INSERT INTO segments (transfer_id, generation, idx, byte_offset, length, priority, state, lease_token, lease_expires_at, worker_id, attempts)
-                SELECT $1, $2, i - 1, o, l, $5,
+                INSERT INTO segments (transfer_id, generation, idx, byte_offset, length, priority, host, state, lease_token, lease_expires_at, worker_id, attempts)
+                SELECT $1, $2, i - 1, o, l, $5, $8,
                        CASE WHEN i = 1 THEN 'running' ELSE 'queued' END,
                        CASE WHEN i = 1 THEN gen_random_uuid() END,
                        CASE WHEN i = 1 THEN now() + make_interval(secs => $6) END,
@@ -124,7 +128,7 @@ public struct TransferLeases {
                        CASE WHEN i = 1 THEN 1 ELSE 0 END
                 FROM unnest($3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(o, l, i)
                 """,
-                [claim.info.id, claim.generation, offsets, lengths, claim.info.priority, lease, workerID])
+                [claim.info.id, claim.generation, offsets, lengths, claim.info.priority, lease, workerID, plan.host])
             try db.query("NOTIFY haul_work")
             let row = try db.query(
                 "SELECT \(ClaimedSegment.returning) FROM segments s JOIN transfers t ON t.id = s.transfer_id WHERE s.transfer_id = $1 AND s.generation = $2 AND s.idx = 0",

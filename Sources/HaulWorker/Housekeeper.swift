@@ -11,6 +11,7 @@ final class Housekeeper {
     private let shared: WorkerShared
     private let database: Database
     private var lastRegistration = Date.distantPast
+    private var lastPrune = Date()
 
     init(shared: WorkerShared) {
         self.shared = shared
@@ -40,7 +41,18 @@ final class Housekeeper {
             shared.wakeup.signal()
         }
         try removeCanceledData()
+        try pruneNowAndThen()
         return false
+    }
+
+    /// Every ten minutes one worker of the fleet (an advisory lock picks it) deletes finished
+    /// transfers older than `HAUL_RETENTION` (default 7d; `off` disables it).
+    private func pruneNowAndThen() throws {
+        guard Date().timeIntervalSince(lastPrune) >= 600 else { return }
+        lastPrune = Date()
+        let setting = ProcessInfo.processInfo.environment["HAUL_RETENTION"] ?? "7d"
+        guard setting != "off", let retention = Duration.parseSeconds(setting) else { return }
+        _ = try database.run { conn in try Retention.pruneIfFree(conn, olderThan: retention) }
     }
 
     /// Deletes the partial files and parts of canceled transfers (never a published file).

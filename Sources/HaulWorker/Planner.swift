@@ -90,18 +90,19 @@ final class Planner {
     /// Turns a probe's outcome into segment ranges and a destination. Pure apart from naming.
     static func plan(_ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo) throws -> TransferLeases.Plan {
         let dest = try info.dest ?? name(head: head, url: info.url)
+        let host = OriginURL.hostKey(info.url)
         let etag = head.etag
         let lastModified = head["last-modified"]
         let type = head["content-type"]
         switch outcome {
         case .ranged(let size):
-            return .init(dest: dest, size: size, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: true,
+            return .init(dest: dest, host: host, size: size, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: true,
                          ranges: SegmentPlan(size: size, segmentSize: info.segmentSize).ranges, unknownLength: false)
         case .whole(let length):
-            return .init(dest: dest, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
+            return .init(dest: dest, host: host, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
                          ranges: [SegmentPlan.Range(offset: 0, length: length ?? 0)], unknownLength: length == nil)
         case .empty:
-            return .init(dest: dest, size: 0, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false, ranges: [], unknownLength: false)
+            return .init(dest: dest, host: host, size: 0, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false, ranges: [], unknownLength: false)
         }
     }
 

@@ -16,6 +16,10 @@ let commands: [(name: String, summary: String, help: String, run: ([String]) thr
     for control in ControlCommand.all {
         list.append((control.action.rawValue, control.summary, control.help, control.run))
     }
+    list.append((WaitCommand.name, WaitCommand.summary, WaitCommand.help, WaitCommand.run))
+    list.append((WorkersCommand.name, WorkersCommand.summary, WorkersCommand.help, WorkersCommand.run))
+    list.append((HostLimitCommand.name, HostLimitCommand.summary, HostLimitCommand.help, HostLimitCommand.run))
+    list.append((PruneCommand.name, PruneCommand.summary, PruneCommand.help, PruneCommand.run))
     list.append((UploadCommand.name, UploadCommand.summary, UploadCommand.help, UploadCommand.run))
     list.append((ZipCommand.name, ZipCommand.summary, ZipCommand.help, ZipCommand.run))
     list.append((ExtractCommand.name, ExtractCommand.summary, ExtractCommand.help, ExtractCommand.run))

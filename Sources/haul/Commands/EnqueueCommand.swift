@@ -1,3 +1,4 @@
+import Foundation
 import HaulCore
 import HaulQueue
 
@@ -6,19 +7,31 @@ enum EnqueueCommand: Command {
     static let summary = "record a transfer for the workers to download"
     static let help = """
         usage: haul enqueue URL [--dest REL] [options] [--json]
+               haul enqueue --manifest FILE|- --batch NAME [--skip-invalid] [options] [--json]
 
         Records a transfer of URL (http or https) into the storage root, where workers
         pick it up. Prints the new transfer's id. Nothing is written when any argument
         is invalid (exit status 2).
 
+        With --manifest, each line is 'URL [DEST]' (DEST defaults to the URL's path;
+        '#' starts a comment) or a JSON object {"url", "dest", "checksum", "headers",
+        "priority", "extract", "upload_to"}; the options below apply to every line.
+        All or nothing: an invalid line is reported with its number and nothing is
+        inserted, unless --skip-invalid inserts the rest and lists the rejects.
+        Enqueuing the same URL and DEST into the same batch again adds nothing.
+
           --dest REL            destination relative to the storage root (default: named
                                 from Content-Disposition or the URL, like curl -OJ)
         \(TransferFlags.help)
-          --json                print {"id": N}
+          --json                print {"id": N} (with --manifest: {"batch", "inserted", "existing", "rejected"})
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let arguments = try Arguments(words, options: TransferFlags.options.union(["--dest"]), flags: TransferFlags.flags.union(["--json"]))
+        let arguments = try Arguments(
+            words, options: TransferFlags.options.union(["--dest", "--manifest", "--batch"]), flags: TransferFlags.flags.union(["--json", "--skip-invalid"]))
+        if arguments.value("--manifest") != nil || arguments.value("--batch") != nil {
+            return try enqueueManifest(arguments)
+        }
         let url = try arguments.expect(1, "URL")[0]
         let request = try TransferFlags.build(url: url, dest: arguments.value("--dest"), arguments)
         let session = try DatabaseSession()
@@ -30,5 +43,43 @@ enum EnqueueCommand: Command {
             Output.line("\(id)")
         }
         return ExitCode.success
+    }
+}
+
+extension EnqueueCommand {
+    /// `--manifest FILE --batch NAME`: validate every line, then insert them all in one transaction.
+    static func enqueueManifest(_ arguments: Arguments) throws -> Int32 {
+        guard let source = arguments.value("--manifest"), let batch = arguments.value("--batch") else {
+            throw HaulError.usage("--manifest and --batch go together", hint: "haul enqueue --manifest FILE --batch NAME")
+        }
+        _ = try arguments.expect(0, "")
+        guard !batch.trimmingWhitespace().isEmpty else { throw HaulError.usage("--batch needs a name") }
+        guard arguments.value("--dest") == nil else { throw HaulError.usage("--dest does not go with --manifest; put DEST on each line") }
+        let text = try readManifest(source)
+        let base = try TransferFlags.build(url: "http://manifest.invalid/", dest: nil, arguments)
+        let (entries, rejects) = Manifest.parse(text, base: base)
+        if !rejects.isEmpty {
+            for reject in rejects.prefix(50) { Output.error("\(source): \(reject)") }
+            if rejects.count > 50 { Output.error("\(source): … and \(rejects.count - 50) more invalid lines") }
+            guard arguments.has("--skip-invalid") else {
+                throw HaulError.usage("\(rejects.count) invalid line\(rejects.count == 1 ? "" : "s") in the manifest; nothing was enqueued", hint: "fix them, or pass --skip-invalid to enqueue the rest")
+            }
+        }
+        let session = try DatabaseSession()
+        defer { session.close() }
+        let (_, inserted) = try Batches(session.connection).enqueue(entries, batch: batch)
+        if arguments.has("--json") {
+            Output.json(["batch": batch, "inserted": inserted, "existing": entries.count - inserted, "rejected": rejects.count])
+        } else {
+            Output.line("batch \(batch): \(inserted) enqueued, \(entries.count - inserted) already there, \(rejects.count) rejected")
+        }
+        return ExitCode.success
+    }
+
+    private static func readManifest(_ source: String) throws -> String {
+        let data = source == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: source)
+        guard let data else { throw HaulError.usage("cannot read manifest '\(source)'", hint: "give a readable file, or - for standard input") }
+        guard let text = String(data: data, encoding: .utf8) else { throw HaulError.usage("manifest '\(source)' is not UTF-8 text") }
+        return text
     }
 }

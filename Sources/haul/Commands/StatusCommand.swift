@@ -6,15 +6,23 @@ enum StatusCommand: Command {
     static let summary = "show one transfer: state, progress, rate, segment map, error, digest"
     static let help = """
         usage: haul status ID [--json]
+               haul status --batch NAME [--json]
 
         Shows a transfer's state, bytes done of its size, average rate, a map of its
         segments (# done, > running, . queued, ! failed), its error and digest.
         --json prints an object with at least id, state, size, bytes_done, error, dest.
         Exit status 1 if there is no such transfer.
+        With --batch: the batch's counts by state, bytes, rate and its failures.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let arguments = try Arguments(words, options: [], flags: ["--json"])
+        let arguments = try Arguments(words, options: ["--batch"], flags: ["--json"])
+        if let batch = arguments.value("--batch") {
+            _ = try arguments.expect(0, "")
+            let session = try DatabaseSession()
+            defer { session.close() }
+            return try BatchStatus.show(batch, json: arguments.has("--json"), session: session)
+        }
         let id = try transferID(arguments.expect(1, "transfer ID")[0])
         let session = try DatabaseSession()
         defer { session.close() }

@@ -1,4 +1,3 @@
-import HaulCore
 
 /// Validation of destination paths, which are always relative to a storage root. Pure.
 public enum SafePath {

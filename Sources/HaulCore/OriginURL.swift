@@ -1,5 +1,4 @@
 import Foundation
-import HaulCore
 
 /// The rules an origin URL must pass before anything is recorded: http or https, a host, no spaces.
 public enum OriginURL {

@@ -1,0 +1,69 @@
+import HaulCore
+import HaulPostgres
+
+/// Cluster-wide limits on running segments per origin host (DESIGN.md "Claim, lease, fence").
+///
+/// Counting running rows without a lock races: two claimers would both see the last free
+/// slot. So a claim first locks the host's row in `origin_hosts` (`FOR UPDATE SKIP LOCKED`),
+/// then — in a later statement of the same transaction, whose snapshot sees every claim
+/// committed before the lock was granted — counts that host's running segments and takes at
+/// most the free slots. Claimers of one host take turns; other hosts' claimers do not wait.
+public enum HostLimits {
+    /// The default when no `'*'` row says otherwise.
+    public static let fallbackDefault = 8
+
+    /// A locked host row and its limit.
+    public struct LockedHost: Sendable {
+        public let name: String
+        public let maxRunning: Int
+    }
+
+    /// Locks the row of the host whose queued work comes first (priority, then age), skipping
+    /// hosts another claimer holds and those in `excluding`. Call inside a transaction.
+    static func lockBusiestCandidate(_ db: PostgresConnection, worker: String, excluding: [String]) throws -> LockedHost? {
+        let row = try db.query(
+            """
+            SELECT h.host, coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), $3) AS max_running
+            FROM (
+                SELECT c.host, max(c.priority) AS priority, min(c.id) AS first FROM (
+                    SELECT s.host, s.priority, s.id FROM segments s
+                    JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
+                    WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND s.host <> ALL($2::text[])
+                    ORDER BY s.priority DESC, s.id LIMIT 500
+                ) c GROUP BY c.host
+            ) candidates
+            JOIN origin_hosts h ON h.host = candidates.host
+            ORDER BY candidates.priority DESC, candidates.first
+            LIMIT 1
+            FOR UPDATE OF h SKIP LOCKED
+            """, [worker, excluding, fallbackDefault]
+        ).first
+        guard let row else { return nil }
+        return LockedHost(name: try row.string("host"), maxRunning: try row.int("max_running"))
+    }
+
+    /// Slots left on a host whose row this transaction has locked.
+    static func freeSlots(_ db: PostgresConnection, host: LockedHost) throws -> Int {
+        let running = try db.query("SELECT count(*) AS n FROM segments WHERE state = 'running' AND host = $1", [host.name]).first?.int("n") ?? 0
+        return max(0, host.maxRunning - running)
+    }
+
+    /// Sets a host's limit; `*` sets the default for hosts without one.
+    public static func set(_ db: PostgresConnection, host: String, limit: Int) throws {
+        try db.query(
+            "INSERT INTO origin_hosts (host, max_running) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET max_running = excluded.max_running",
+            [host, limit])
+    }
+
+    /// Every host with its limit (explicit or default) and its running segments now.
+    public static func list(_ db: PostgresConnection) throws -> [(host: String, limit: Int, explicit: Bool, running: Int)] {
+        try db.query(
+            """
+            SELECT h.host, coalesce(h.max_running, d.max_running, $1) AS max_running, h.max_running IS NOT NULL AS explicit,
+                   (SELECT count(*) FROM segments s WHERE s.state = 'running' AND s.host = h.host) AS running
+            FROM origin_hosts h LEFT JOIN origin_hosts d ON d.host = '*'
+            ORDER BY h.host = '*' DESC, h.host
+            """, [fallbackDefault]
+        ).rows.map { (try $0.string("host"), try $0.int("max_running"), try $0.bool("explicit"), try $0.int("running")) }
+    }
+}

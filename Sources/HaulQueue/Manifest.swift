@@ -1,0 +1,94 @@
+import Foundation
+import HaulCore
+
+/// A batch mirror manifest: one transfer per line, as `URL [DEST]` or as a JSON object.
+/// Pure: parsing and validation only; `TransferStore.enqueue(batch:)` inserts the result.
+///
+/// ```
+/// # comments and blank lines are skipped
+/// https://mirror.example/pool/a.deb                debs/a.deb
+/// https://mirror.example/pool/b.deb                # DEST defaults to the URL's path: pool/b.deb
+/// {"url": "https://x/y.tar.gz", "dest": "y.tgz", "checksum": "sha256:…", "priority": 5, "extract": true}
+/// ```
+public enum Manifest {
+    /// A line that could not be used, with its 1-based number and the reason.
+    public struct Reject: Sendable, Equatable, CustomStringConvertible {
+        public let line: Int
+        public let reason: String
+        public var description: String { "line \(line): \(reason)" }
+    }
+
+    /// Parses every line; `base` supplies the settings a line does not give (segment size, layout…).
+    public static func parse(_ text: String, base: NewTransfer) -> (entries: [NewTransfer], rejects: [Reject]) {
+        var entries: [NewTransfer] = []
+        var rejects: [Reject] = []
+        var seen = Set<String>()
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingWhitespace()
+            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
+            do {
+                let entry = try line.hasPrefix("{") ? json(line, base: base) : plain(line, base: base)
+                let key = "\(entry.url)\u{0}\(entry.dest ?? "")"
+                guard seen.insert(key).inserted else {
+                    throw HaulError.usage("the same URL and destination appear on an earlier line")
+                }
+                entries.append(entry)
+            } catch let error as HaulError {
+                rejects.append(Reject(line: index + 1, reason: error.description))
+            } catch {
+                rejects.append(Reject(line: index + 1, reason: "\(error)"))
+            }
+        }
+        return (entries, rejects)
+    }
+
+    private static func plain(_ line: String, base: NewTransfer) throws -> NewTransfer {
+        let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init).prefix { !$0.hasPrefix("#") }
+        guard fields.count <= 2 else {
+            throw HaulError.usage("expected 'URL [DEST]' but found \(fields.count) fields", hint: "quote nothing; a DEST with spaces needs the JSON form")
+        }
+        return try entry(url: fields[0], dest: fields.count == 2 ? fields[1] : nil, base: base)
+    }
+
+    private static func json(_ line: String, base: NewTransfer) throws -> NewTransfer {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            throw HaulError.usage("not a valid JSON object")
+        }
+        let known: Set<String> = ["url", "dest", "checksum", "headers", "priority", "extract", "upload_to"]
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw HaulError.usage("unknown key '\(unknown)'", hint: "keys are \(known.sorted().joined(separator: ", "))")
+        }
+        guard let url = object["url"] as? String else { throw HaulError.usage("\"url\" is missing or not a string") }
+        var transfer = try entry(url: url, dest: object["dest"] as? String, base: base)
+        if let checksum = object["checksum"] as? String { transfer.checksum = try Checksum(parsing: checksum) }
+        if let priority = object["priority"] {
+            guard let number = priority as? Int else { throw HaulError.usage("\"priority\" is not a whole number") }
+            transfer.priority = number
+        }
+        if let extract = object["extract"] as? Bool { transfer.options.extract = extract ? true : nil }
+        if let upload = object["upload_to"] as? String { transfer.options.uploadTo = try OriginURL.validate(upload) }
+        if let headers = object["headers"] as? [String: String] {
+            transfer.headers += try headers.sorted { $0.key < $1.key }.map { try Header.parse("\($0.key): \($0.value)") }
+        } else if let headers = object["headers"] as? [String] {
+            transfer.headers += try headers.map(Header.parse)
+        } else if object["headers"] != nil {
+            throw HaulError.usage("\"headers\" must be an object of name to value, or a list of 'Name: value'")
+        }
+        return transfer
+    }
+
+    private static func entry(url: String, dest: String?, base: NewTransfer) throws -> NewTransfer {
+        let url = try OriginURL.validate(url)
+        var transfer = base
+        transfer.url = url
+        if let dest {
+            transfer.dest = try SafePath.validate(dest, what: "DEST")
+        } else {
+            guard let path = URLComponents(string: url)?.path.removingPercentEncoding, !path.split(separator: "/").isEmpty else {
+                throw HaulError.usage("the URL has no path to name the file by", hint: "give a DEST after the URL")
+            }
+            transfer.dest = try SafePath.validate(String(path.drop { $0 == "/" }), what: "the URL's path")
+        }
+        return transfer
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import HaulCore
+import HaulQueue
+
+/// `haul status --batch NAME`: one batch's counts by state, bytes, rate, ETA and a bar.
+enum BatchStatus {
+    static func show(_ name: String, json: Bool, session: DatabaseSession) throws -> Int32 {
+        guard let summary = try Batches(session.connection).summary(name) else {
+            throw HaulError("no-such-batch", "there is no batch '\(name)'", hint: "enqueue one with 'haul enqueue --manifest FILE --batch \(name)'")
+        }
+        if json {
+            var counts: [String: Int] = [:]
+            for state in TransferState.allCases { counts[state.rawValue] = summary.countsByState[state] ?? 0 }
+            Output.json([
+                "batch": name, "total": summary.total, "states": counts, "bytes_done": summary.bytesDone, "bytes_known": summary.bytesKnown,
+                "rate": summary.rate ?? NSNull(), "finished": summary.isFinished,
+                "failures": summary.failures.map { ["id": $0.id, "error": $0.error] },
+            ])
+            return ExitCode.success
+        }
+        let done = summary.countsByState[.done] ?? 0
+        let counts = TransferState.allCases.compactMap { state in summary.countsByState[state].map { "\(state.rawValue) \($0)" } }.joined(separator: ", ")
+        Output.line("batch \(name): \(done)/\(summary.total) done (\(counts))")
+        Output.line(ProgressBar.render(bytes: summary.bytesDone, size: max(summary.bytesKnown, summary.bytesDone), rate: summary.rate ?? 0, segments: "", state: ""))
+        for failure in summary.failures { Output.line("  failed \(failure.id): \(failure.error)") }
+        return ExitCode.success
+    }
+}
+
+enum WaitCommand: Command {
+    static let name = "wait"
+    static let summary = "wait for transfers or a batch to finish (for scripts and CronJobs)"
+    static let help = """
+        usage: haul wait ID... [--timeout DURATION]
+               haul wait --batch NAME [--timeout DURATION]
+
+        Waits until every named transfer (or every transfer of the batch) is done,
+        failed or canceled, printing progress every few seconds on stderr.
+        Exit status: 0 all done, 1 any failed or was canceled, 2 bad arguments,
+        124 the timeout passed first.
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let arguments = try Arguments(words, options: ["--batch", "--timeout"], flags: [])
+        let timeout = try arguments.duration("--timeout")
+        let batch = arguments.value("--batch")
+        let ids = try arguments.positionals.map(StatusCommand.transferID)
+        guard (batch == nil) != ids.isEmpty else { throw HaulError.usage("name transfer ids or one --batch, not both or neither") }
+        let session = try DatabaseSession()
+        defer { session.close() }
+        let deadline = timeout.map { Date(timeIntervalSinceNow: $0) }
+        var lastReport = Date.distantPast
+        while true {
+            let (finished, failed, line) = try poll(batch: batch, ids: ids, session: session)
+            if finished {
+                Output.error(line)
+                return failed ? ExitCode.failure : ExitCode.success
+            }
+            if let deadline, Date() >= deadline {
+                Output.error("haul: timed out waiting: \(line)")
+                return 124
+            }
+            if Date().timeIntervalSince(lastReport) >= 5 {
+                Output.error(line)
+                lastReport = Date()
+            }
+            usleep(500_000)
+        }
+    }
+
+    private static func poll(batch: String?, ids: [Int64], session: DatabaseSession) throws -> (finished: Bool, failed: Bool, line: String) {
+        if let batch {
+            guard let summary = try Batches(session.connection).summary(batch) else {
+                throw HaulError("no-such-batch", "there is no batch '\(batch)'")
+            }
+            let failed = (summary.countsByState[.failed] ?? 0) + (summary.countsByState[.canceled] ?? 0)
+            return (summary.isFinished, failed > 0, "batch \(batch): \(summary.countsByState[.done] ?? 0)/\(summary.total) done, \(failed) failed or canceled")
+        }
+        let store = TransferStore(session.connection)
+        var states: [TransferState] = []
+        for id in ids {
+            guard let status = try store.status(id) else { throw HaulError("no-such-transfer", "there is no transfer \(id)") }
+            states.append(status.state)
+        }
+        let done = states.filter { $0 == .done }.count
+        let failed = states.filter { $0 == .failed || $0 == .canceled }.count
+        return (states.allSatisfy(\.isFinal), failed > 0, "\(done)/\(ids.count) done, \(failed) failed or canceled")
+    }
+}

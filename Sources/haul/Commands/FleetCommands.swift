@@ -1,0 +1,119 @@
+import Foundation
+import HaulCore
+import HaulQueue
+
+enum HostLimitCommand: Command {
+    static let name = "host-limit"
+    static let summary = "set or list the cluster-wide limit of running segments per origin host"
+    static let help = """
+        usage: haul host-limit set HOST[:PORT] N
+               haul host-limit set '*' N        (the default for hosts without their own, 8 at first)
+               haul host-limit list [--json]
+
+        The whole fleet together never holds more than N running segments against
+        HOST, whatever the number of workers: the limit is enforced inside the claim.
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let arguments = try Arguments(words, options: [], flags: ["--json"])
+        let session = try DatabaseSession()
+        defer { session.close() }
+        switch arguments.positionals.first {
+        case "set":
+            let words = try arguments.expect(3, "HOST and N")
+            guard let limit = Int(words[2]), limit > 0 else { throw HaulError.usage("'\(words[2])' is not a positive whole number") }
+            let host = words[1].lowercased()
+            guard host == "*" || (!host.isEmpty && !host.contains("/") && !host.contains(" ")) else {
+                throw HaulError.usage("'\(words[1])' is not HOST or HOST:PORT", hint: "write it as it appears in URLs, e.g. mirror.example.org or 10.0.0.5:8080")
+            }
+            try HostLimits.set(session.connection, host: host, limit: limit)
+            Output.line(host == "*" ? "default limit: \(limit) running segments per host" : "\(host): at most \(limit) running segments")
+        case "list":
+            _ = try arguments.expect(1, "")
+            let rows = try HostLimits.list(session.connection)
+            if arguments.has("--json") {
+                Output.json(rows.map { ["host": $0.host, "limit": $0.limit, "explicit": $0.explicit, "running": $0.running] })
+            } else {
+                Output.line("HOST                          LIMIT  RUNNING")
+                for row in rows {
+                    let name = row.host == "*" ? "* (default)" : row.host + (row.explicit ? "" : " (default)")
+                    Output.line(name.padding(toLength: 30, withPad: " ", startingAt: 0) + String(row.limit).padding(toLength: 7, withPad: " ", startingAt: 0) + String(row.running))
+                }
+            }
+        default:
+            throw HaulError.usage("haul host-limit takes 'set HOST N' or 'list'")
+        }
+        return ExitCode.success
+    }
+}
+
+enum WorkersCommand: Command {
+    static let name = "workers"
+    static let summary = "list worker processes: host, pid, roles, heartbeat, segments held, rate"
+    static let help = """
+        usage: haul workers [--all] [--json]
+
+        Lists the workers that heartbeat into the database: id, host, pid, roles,
+        version, start time, seconds since the last heartbeat, segments held now and
+        their current rate. A worker silent for longer than 3 × its heartbeat is shown
+        as dead (its leases expire and are rescued). --all includes stopped workers.
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let arguments = try Arguments(words, options: [], flags: ["--json", "--all"])
+        _ = try arguments.expect(0, "")
+        let session = try DatabaseSession()
+        defer { session.close() }
+        let rows = try session.connection.query(
+            """
+            SELECT w.id, w.host, w.pid, w.roles, w.version, w.started_at::text AS started_at,
+                   extract(epoch FROM now() - w.heartbeat_at)::float8 AS silent, w.stopped_at IS NOT NULL AS stopped,
+                   (SELECT count(*) FROM segments s WHERE s.worker_id = w.id AND s.state = 'running') AS held
+            FROM workers w WHERE $1 OR w.stopped_at IS NULL ORDER BY w.started_at
+            """, [arguments.has("--all")]
+        ).rows
+        let list: [[String: Any]] = try rows.map { row in
+            let silent = try row.optionalDouble("silent") ?? 0
+            let state = try row.bool("stopped") ? "stopped" : silent > 30 ? "dead" : "alive"
+            return ["id": try row.string("id"), "host": try row.string("host"), "pid": try row.int("pid"), "roles": try row.string("roles"),
+                    "version": try row.string("version"), "started_at": try row.string("started_at"), "heartbeat_age": (silent * 10).rounded() / 10,
+                    "state": state, "segments_held": try row.int("held")]
+        }
+        if arguments.has("--json") {
+            Output.json(list)
+            return ExitCode.success
+        }
+        Output.line("ID                          HOST             PID      STATE    HELD  HEARTBEAT  ROLES")
+        for worker in list {
+            let cells = ["\(worker["id"]!)".padding(toLength: 28, withPad: " ", startingAt: 0), "\(worker["host"]!)".padding(toLength: 17, withPad: " ", startingAt: 0),
+                         "\(worker["pid"]!)".padding(toLength: 9, withPad: " ", startingAt: 0), "\(worker["state"]!)".padding(toLength: 9, withPad: " ", startingAt: 0),
+                         "\(worker["segments_held"]!)".padding(toLength: 6, withPad: " ", startingAt: 0), "\(worker["heartbeat_age"]!)s ago".padding(toLength: 11, withPad: " ", startingAt: 0),
+                         "\(worker["roles"]!)"]
+            Output.line(cells.joined())
+        }
+        return ExitCode.success
+    }
+}
+
+enum PruneCommand: Command {
+    static let name = "prune"
+    static let summary = "delete finished transfers older than a retention"
+    static let help = """
+        usage: haul prune --older-than DURATION [--json]
+
+        Deletes done, failed and canceled transfers that finished more than DURATION
+        ago (e.g. 7d), with their segments, and batches left empty. Files on storage are
+        not touched. Workers also prune by themselves with HAUL_RETENTION (default 7d).
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let arguments = try Arguments(words, options: ["--older-than"], flags: ["--json"])
+        _ = try arguments.expect(0, "")
+        guard let age = try arguments.duration("--older-than") else { throw HaulError.usage("--older-than is required", hint: "e.g. haul prune --older-than 7d") }
+        let session = try DatabaseSession()
+        defer { session.close() }
+        let deleted = try Retention.prune(session.connection, olderThan: age)
+        if arguments.has("--json") { Output.json(["deleted": deleted]) } else { Output.line("deleted \(deleted) finished transfers") }
+        return ExitCode.success
+    }
+}
