@@ -31,6 +31,7 @@ CREATE TABLE transfers (
     generation       integer NOT NULL DEFAULT 0, -- bumped when the origin changed and the transfer starts over
     error            text,
     error_code       text,
+    unchanged        boolean NOT NULL DEFAULT false, -- re-mirror: the origin answered 304, the file was kept
     published_at     timestamptz,                -- the verified file is in place under dest
     extracted_at     timestamptz,                -- --extract finished
     upload_url       text,                       -- tus: the upload to resume (a capability: never printed)
@@ -53,6 +54,7 @@ CREATE INDEX transfers_batch ON transfers (batch_id) WHERE batch_id IS NOT NULL;
 -- Enqueuing a manifest again adds nothing that is already there.
 CREATE UNIQUE INDEX transfers_batch_entry ON transfers (batch_id, url, dest) WHERE batch_id IS NOT NULL;
 CREATE INDEX transfers_state ON transfers (state);
+CREATE INDEX transfers_previous ON transfers (url, dest) WHERE state = 'done';
 
 CREATE TABLE segments (
     id               bigserial PRIMARY KEY,

@@ -8,6 +8,8 @@ public enum ProbeOutcome: Equatable, Sendable {
     case whole(length: Int64?)
     /// `416` with `bytes */0` (or an empty `200`): a zero-byte file.
     case empty
+    /// `304` to a conditional probe: the copy on storage is current.
+    case notModified
 
     /// Classifies the response to `Range: bytes=0-<requestedLast>`.
     public static func classify(_ head: ResponseHead, requestedLast: Int64, url: String) throws -> ProbeOutcome {
@@ -27,6 +29,8 @@ public enum ProbeOutcome: Equatable, Sendable {
         case 200:
             if head.contentLength == 0 { return .empty }
             return .whole(length: head.contentLength)
+        case 304:
+            return .notModified
         case 416:
             if let range = head.contentRange, range.total == 0 { return .empty }
             throw HaulError("origin-status", "origin answered 416 Range Not Satisfiable to bytes=0-\(requestedLast) for \(Redaction.url(url))", hint: "the origin may not support ranges; it will be retried", transient: true)

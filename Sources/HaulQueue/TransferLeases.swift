@@ -166,6 +166,32 @@ public struct TransferLeases {
             [claim.info.id, claim.leaseToken, url, result])
     }
 
+    /// The validators of the newest earlier done transfer of the same URL into the same place,
+    /// for a conditional probe (incremental re-mirror).
+    public func previousVersion(of claim: Claim) throws -> (etag: String?, lastModified: String?, size: Int64)? {
+        guard let dest = claim.info.dest else { return nil }
+        let row = try db.query(
+            """
+            SELECT etag, last_modified, size FROM transfers
+            WHERE url = $1 AND dest = $2 AND state = 'done' AND id <> $3 AND size IS NOT NULL AND (etag IS NOT NULL OR last_modified IS NOT NULL)
+            ORDER BY finished_at DESC LIMIT 1
+            """, [claim.info.url, dest, claim.info.id]
+        ).first
+        guard let row else { return nil }
+        return (row["etag"], row["last_modified"], try row.int64("size"))
+    }
+
+    /// The origin answered `304 Not Modified`: the file on storage is current; done without a byte moved.
+    public func finishUnchanged(_ claim: Claim, size: Int64, etag: String?, lastModified: String?) throws -> Bool {
+        try db.query(
+            """
+            UPDATE transfers SET state = 'done', unchanged = true, size = $3, etag = $4, last_modified = $5, error = NULL, error_code = NULL,
+                   lease_token = NULL, lease_expires_at = NULL, published_at = now(), finished_at = now(), updated_at = now()
+            WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'
+            """, [claim.info.id, claim.leaseToken, size, etag, lastModified]
+        ).affectedRows == 1
+    }
+
     /// Finishes a transfer whose segments are all done and whose file is in place.
     /// - Returns: `false` when the finalizer's lease was lost.
     public func finish(_ claim: Claim, computedDigest: String?) throws -> Bool {

@@ -7,6 +7,8 @@ public struct TransferStatus: Sendable {
     public let url: String
     public let dest: String?
     public let state: TransferState
+    /// Done without downloading: the origin said the copy on storage is current (re-mirror).
+    public let unchanged: Bool
     public let size: Int64?
     public let bytesDone: Int64
     public let segmentCount: Int
@@ -27,7 +29,7 @@ public struct TransferStatus: Sendable {
     public let finishedAt: String?
 
     static let selectSQL = """
-        SELECT t.id, t.url, t.dest, t.state, t.size, t.error, t.error_code, t.expected_digest, t.computed_digest, t.etag, t.last_modified,
+        SELECT t.id, t.url, t.dest, t.state, t.unchanged, t.size, t.error, t.error_code, t.expected_digest, t.computed_digest, t.etag, t.last_modified,
                t.priority, t.layout, t.created_at::text AS created_at, t.finished_at::text AS finished_at,
                coalesce(g.bytes_done, 0) AS bytes_done, coalesce(g.segments, 0) AS segments, coalesce(g.done, 0) AS done,
                coalesce(g.running, 0) AS running, coalesce(g.attempts, 0) AS attempts,
@@ -46,6 +48,7 @@ public struct TransferStatus: Sendable {
         url = Redaction.url(try row.string("url"))
         dest = row["dest"]
         state = TransferState(rawValue: try row.string("state")) ?? .failed
+        unchanged = try row.bool("unchanged")
         size = try row.optionalInt64("size")
         bytesDone = try row.int64("bytes_done")
         segmentCount = try row.int("segments")

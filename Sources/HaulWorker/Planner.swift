@@ -28,12 +28,24 @@ final class Planner {
         let requestedLast = info.segmentSize - 1
         var result: TransferLeases.PlanResult?
         var failure: Error?
-        let request = FetchRequest(
+        let previous = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersion(of: claim) }
+            .flatMap { earlier in Self.fileOnStorage(info, config: config) == earlier.size ? earlier : nil }
+        var request = FetchRequest(
             url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" }, first: 0, last: requestedLast,
             tls: shared.tls(for: info), stallTimeout: config.stallTimeout)
+        if let etag = previous?.etag { request.headerLines.append("If-None-Match: \(etag)") }
+        if let modified = previous?.lastModified { request.headerLines.append("If-Modified-Since: \(modified)") }
+        var unchanged = false
         do {
             try http.fetch(request, onHead: { head in
                 let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: info.url)
+                if outcome == .notModified {
+                    guard let previous else { throw HaulError("origin-status", "origin answered 304 Not Modified to an unconditional request", transient: true) }
+                    unchanged = try database.run { conn in
+                        try TransferLeases(conn, workerID: config.workerID).finishUnchanged(claim, size: previous.size, etag: head.etag ?? previous.etag, lastModified: head["last-modified"] ?? previous.lastModified)
+                    }
+                    return
+                }
                 let plan = try Self.plan(outcome, head: head, info: info)
                 if info.layout == "inplace" && !plan.ranges.isEmpty {
                     try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(size: plan.size, generation: claim.generation)
@@ -52,6 +64,10 @@ final class Planner {
             }, shouldContinue: { !shared.isStopping() })
         } catch {
             failure = error
+        }
+        if unchanged {
+            Log.info("unchanged at the origin (304); kept the file", [("transfer", String(info.id))])
+            return true
         }
         switch result {
         case .firstSegment(let segment):
@@ -101,9 +117,19 @@ final class Planner {
         case .whole(let length):
             return .init(dest: dest, host: host, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
                          ranges: [SegmentPlan.Range(offset: 0, length: length ?? 0)], unknownLength: length == nil)
+        case .notModified:
+            throw HaulError("internal", "a 304 answer reached planning")
         case .empty:
             return .init(dest: dest, host: host, size: 0, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false, ranges: [], unknownLength: false)
         }
+    }
+
+    /// The size of the transfer's destination file on this worker's storage, if it exists.
+    static func fileOnStorage(_ info: TransferInfo, config: WorkerConfig) -> Int64? {
+        guard let dest = info.dest, let clean = try? SafePath.validate(dest) else { return nil }
+        var attributes = stat()
+        guard stat(config.storage.path + "/" + clean, &attributes) == 0 else { return nil }
+        return Int64(attributes.st_size)
     }
 
     /// Names a file like `curl -OJ`: a sanitised `Content-Disposition` filename, else the URL's last path segment.

@@ -7,7 +7,7 @@ enum StatusView {
     /// The JSON object of `haul status --json` and of each `haul list --json` item.
     static func json(_ status: TransferStatus, segments: [SegmentState]? = nil) -> [String: Any] {
         var object: [String: Any] = [
-            "id": status.id, "url": status.url, "dest": status.dest ?? NSNull(), "state": status.state.rawValue,
+            "id": status.id, "url": status.url, "unchanged": status.unchanged, "dest": status.dest ?? NSNull(), "state": status.state.rawValue,
             "size": status.size ?? NSNull(), "bytes_done": status.bytesDone, "error": status.error ?? NSNull(),
             "error_code": status.errorCode ?? NSNull(), "digest": status.computedDigest ?? NSNull(),
             "expected_digest": status.expectedDigest ?? NSNull(), "etag": status.etag ?? NSNull(),
@@ -23,7 +23,7 @@ enum StatusView {
     /// The multi-line text of `haul status ID`.
     static func text(_ status: TransferStatus, segments: [SegmentState]) -> String {
         var lines = [
-            "transfer \(status.id): \(status.state.rawValue)",
+            "transfer \(status.id): \(status.state.rawValue)\(status.unchanged ? " (unchanged at the origin, file kept)" : "")",
             "  url:       \(status.url)",
             "  dest:      \(status.dest ?? "(named from the response)")",
             "  progress:  \(progress(status))",

@@ -61,8 +61,16 @@ final class Child: @unchecked Sendable {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
+        // Test threads may block signals; the child starts with none blocked, as from a shell.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, words[0], &actions, nil, argv, envp)
+        let result = posix_spawn(&pid, words[0], &actions, &attributes, argv, envp)
         guard result == 0 else { throw TestFailure("cannot start \(path): errno \(result)") }
         self.pid = pid
     }
