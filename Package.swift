@@ -14,6 +14,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLinux"),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
         .target(name: "HaulCore", dependencies: ["CCrypto"]),
         .target(name: "HaulPostgres", dependencies: ["CLibPQ", "HaulCore"]),
@@ -21,8 +22,9 @@ let package = Package(
         .target(name: "HaulStorage", dependencies: ["CLinux", "HaulCore"]),
         .target(name: "HaulArchive", dependencies: ["CZlib", "HaulCore"]),
         .target(name: "HaulUpload", dependencies: ["CCurl", "HaulCore"]),
+        .target(name: "HaulMetrics", dependencies: ["CMicroHTTPD", "HaulCore"]),
         .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),
-        .target(name: "HaulWorker", dependencies: ["HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
+        .target(name: "HaulWorker", dependencies: ["HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulMetrics", "HaulPostgres", "HaulCore"]),
         .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
 
         .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations"),
@@ -32,6 +34,7 @@ let package = Package(
         .testTarget(name: "HaulQueueTests", dependencies: ["HaulQueue", "HaulPostgres"]),
         .testTarget(name: "HaulIntegrationTests", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulUploadTests", dependencies: ["CCurl", "HaulCore", "HaulUpload"], exclude: ["Receivers"]),
+        .testTarget(name: "HaulMetricsTests", dependencies: ["HaulMetrics", "HaulCore"]),
         .testTarget(name: "HaulArchiveTests", dependencies: ["HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
     ]
 )

@@ -5,7 +5,8 @@
 #
 #   bench/upload.sh [HAUL_BINARY]        default .build/release/haul
 #
-# Environment: SIZE_MIB (default 1024), RUNS (default 3, best run counts),
+# Environment: SIZE_MIB (default 1024), RUNS (default 3, best run counts), UPLOAD_FILE (an
+# existing file to send instead of generating SIZE_MIB random MiB; bench/run passes bench/data's),
 # HAUL_TEST_PYTHON (default python3; needs `pip install multipart`). Needs /usr/bin/time
 # (apt package `time`) and curl.
 set -euo pipefail
@@ -28,8 +29,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "generating $size_mib MiB..."
-head -c $((size_mib << 20)) /dev/urandom >"$work/bench.bin"
+if [ -n "${UPLOAD_FILE:-}" ]; then
+    ln -s "$(readlink -f "$UPLOAD_FILE")" "$work/bench.bin"
+    size_mib=$(( $(stat -L -c %s "$work/bench.bin") >> 20 ))
+else
+    echo "generating $size_mib MiB..."
+    head -c $((size_mib << 20)) /dev/urandom >"$work/bench.bin"
+fi
 sha=$(sha256sum <"$work/bench.bin" | cut -c1-64)
 
 "$python" "$receiver" >"$work/port" &

@@ -2,7 +2,7 @@
 # Installs the Debian packages Haul builds, runs and tests with, if any is missing.
 # Idempotent and quiet when everything is there. Needs root (or sudo) on Debian.
 set -euo pipefail
-packages=(libpq-dev libcurl4-openssl-dev zlib1g-dev libssl-dev postgresql nginx-light openssl
+packages=(libpq-dev libcurl4-openssl-dev zlib1g-dev libssl-dev libmicrohttpd-dev postgresql nginx-light openssl
           ca-certificates media-types zip unzip tar python3 python3-venv iproute2 aria2 time pkg-config util-linux)
 missing=()
 for p in "${packages[@]}"; do

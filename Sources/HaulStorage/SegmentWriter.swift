@@ -1,7 +1,8 @@
 import Foundation
 import HaulCore
 
-/// Writes one segment's bytes to a file in large blocks and makes them durable on demand.
+/// Writes one segment's bytes to a file in large blocks (durability is the caller's: the
+/// worker's group-commit thread `fdatasync`s the file before recording a checkpoint).
 ///
 /// libcurl hands over 16–512 KiB at a time; writing each chunk with its own syscall is what
 /// makes naive downloaders slow, so bytes gather in `buffer` and go out with one `pwrite`.
@@ -11,13 +12,14 @@ public final class SegmentWriter {
     private var buffered = 0
     private var fd: Int32 = -1
     private var position: Int64 = 0
-    private var description = ""
+    /// The file being written.
+    public private(set) var path = ""
 
     /// Bytes handed to `write` since `open` (buffered or written).
     public private(set) var bytesAccepted: Int64 = 0
 
     /// Allocates the reusable buffer.
-    public init(bufferSize: Int = 4 << 20) {
+    public init(bufferSize: Int = 1 << 20) {
         buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 4096)
     }
 
@@ -38,7 +40,7 @@ public final class SegmentWriter {
             }
             throw Errno.storageError(errno, "open \(path)")
         }
-        description = path
+        self.path = path
         position = offset
         buffered = 0
         bytesAccepted = 0
@@ -58,20 +60,14 @@ public final class SegmentWriter {
         bytesAccepted += Int64(bytes.count)
     }
 
-    /// Writes out the buffer and `fdatasync`s, so every accepted byte is durable.
-    public func sync() throws {
-        try flush()
-        guard fd >= 0 else { return }
-        guard fdatasync(fd) == 0 else { throw Errno.storageError(errno, "sync \(description)") }
-    }
-
-    private func flush() throws {
+    /// Writes out the buffer, so every accepted byte is in the file (not yet durable).
+    public func flush() throws {
         var written = 0
         while written < buffered {
             let result = pwrite(fd, buffer.baseAddress! + written, buffered - written, off_t(position))
             if result < 0 {
                 if errno == EINTR { continue }
-                throw Errno.storageError(errno, "write \(description)")
+                throw Errno.storageError(errno, "write \(path)")
             }
             written += result
             position += Int64(result)

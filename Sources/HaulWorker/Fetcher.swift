@@ -13,15 +13,18 @@ final class Fetcher {
     init(shared: WorkerShared) {
         self.shared = shared
         database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
-        stream = SegmentStream(config: shared.config, database: database, progress: shared.progress)
+        stream = SegmentStream(shared: shared, database: database)
     }
 
     /// Claims and fetches one segment. - Returns: whether there was one.
     func step() throws -> Bool {
         let config = shared.config
+        let started = Date()
         let claimed = try database.run { conn in
             try SegmentLeases(conn, workerID: config.workerID).claim(limit: 1, lease: config.lease)
         }
+        shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
+        shared.metrics.databaseAnswered()
         guard let segment = claimed.first else { return false }
         SegmentRun(shared: shared, stream: stream, http: http, database: database).fetch(segment)
         return true

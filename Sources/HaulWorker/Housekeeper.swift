@@ -22,6 +22,7 @@ final class Housekeeper {
     func step() throws -> Bool {
         let config = shared.config
         try heartbeat()
+        try sampleQueue()
         guard config.roles.contains(.rescuer) else { return false }
         let (segments, plans, stuck) = try database.run { conn -> (Int, Int, Int) in
             let segments = try SegmentLeases.rescueExpired(on: conn)
@@ -64,6 +65,23 @@ final class Housekeeper {
             for generation in 0...cleanup.generation { files.removeTemporaries(generation: generation) }
             Log.info("removed partial data of canceled transfer", [("transfer", String(cleanup.id))])
         }
+    }
+
+    /// Updates the queue gauges from the partial indexes (cheap however many rows are finished).
+    private func sampleQueue() throws {
+        let row = try database.run { conn in
+            try conn.query(
+                """
+                SELECT (SELECT count(*) FROM segments WHERE state = 'queued' AND next_attempt_at <= now()) AS due,
+                       (SELECT count(*) FROM segments WHERE state = 'queued') AS queued,
+                       (SELECT count(*) FROM segments WHERE state = 'running') AS running
+                """
+            ).first
+        }
+        guard let row else { return }
+        shared.metrics.databaseAnswered()
+        shared.metrics.queueDepth.set(try row.int("due"))
+        shared.metrics.segments(["queued": try row.int("queued"), "running": try row.int("running")])
     }
 
     private func heartbeat() throws {

@@ -15,7 +15,7 @@ final class Planner {
     init(shared: WorkerShared) {
         self.shared = shared
         database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
-        stream = SegmentStream(config: shared.config, database: database, progress: shared.progress)
+        stream = SegmentStream(shared: shared, database: database)
     }
 
     /// Plans one transfer. - Returns: whether there was one.

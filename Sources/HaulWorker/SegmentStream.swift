@@ -11,28 +11,33 @@ struct TransferStopped: Error {
     let state: TransferState
 }
 
-/// Streams one claimed segment's bytes into storage: buffered writes, `fdatasync` before every
-/// checkpoint, fenced checkpoints at least every second or 16 MiB, and the fenced completion.
+/// Streams one claimed segment's bytes into storage: buffered writes, and checkpoints handed to
+/// the group-commit thread (`Durability`) at least every second or 16 MiB without waiting for
+/// them; the outcome of the latest one is read on the next chunk. Completion and release wait.
 /// Owned by one role thread; reused for segment after segment.
 final class SegmentStream {
     private let config: WorkerConfig
     private let database: Database
+    private let durability: Durability
     private let writer = SegmentWriter()
     private let progress: ProgressCounter
+    private let metrics: WorkerMetrics
     private var segment: ClaimedSegment?
     private var partPath: String?
     private var startDone: Int64 = 0
     private var lastCheckpoint = Date()
     private var bytesAtCheckpoint: Int64 = 0
-    private var dbDown = false
+    private var ticket: Durability.Ticket?
 
-    init(config: WorkerConfig, database: Database, progress: ProgressCounter) {
-        self.config = config
+    init(shared: WorkerShared, database: Database) {
+        self.config = shared.config
         self.database = database
-        self.progress = progress
+        self.durability = shared.durability
+        self.progress = shared.progress
+        self.metrics = shared.metrics
     }
 
-    /// The segment being streamed, with `bytesDone` as of the last durable checkpoint.
+    /// The segment being streamed, with `bytesDone` as of its claim.
     var current: ClaimedSegment? { segment }
 
     /// Bytes durable or buffered for the current segment, counted from its first byte.
@@ -44,6 +49,7 @@ final class SegmentStream {
         var claimed = claimed
         if !claimed.transfer.acceptsRanges && claimed.bytesDone > 0 { claimed.bytesDone = 0 }
         segment = claimed
+        ticket = nil
         startDone = claimed.bytesDone
         bytesAtCheckpoint = startDone
         lastCheckpoint = Date()
@@ -60,7 +66,7 @@ final class SegmentStream {
         }
     }
 
-    /// Writes received bytes and checkpoints when one is due.
+    /// Writes received bytes; hands over a checkpoint when one is due.
     func accept(_ bytes: UnsafeRawBufferPointer) throws {
         guard let segment else { return }
         if let length = segment.length, position + Int64(bytes.count) > length {
@@ -68,83 +74,71 @@ final class SegmentStream {
         }
         try writer.write(bytes)
         progress.add(Int64(bytes.count), transfer: segment.transferID)
+        metrics.bytesFetched.add(bytes.count)
+        if let settled = ticket?.settlement {
+            ticket = nil
+            try check(settled)
+        }
         if position - bytesAtCheckpoint >= config.checkpointBytes || Date().timeIntervalSince(lastCheckpoint) >= min(config.checkpointInterval, config.heartbeat) {
-            try checkpoint()
+            ticket = try submit(completes: false)
         }
     }
 
-    /// Makes the bytes durable and records them, renewing the lease. While the database is
-    /// unreachable the stream goes on and the checkpoint is skipped; the bytes stay on disk.
-    func checkpoint() throws {
-        guard var segment else { return }
-        try writer.sync()
-        let done = position
+    private func submit(completes: Bool) throws -> Durability.Ticket? {
+        guard let segment else { return nil }
+        try writer.flush()
+        bytesAtCheckpoint = position
         lastCheckpoint = Date()
-        let outcome: SegmentLeases.Outcome
-        do {
-            outcome = try database.run(patient: false) { conn -> SegmentLeases.Outcome in
-                try SegmentLeases(conn, workerID: config.workerID).checkpoint(segment, bytesDone: done, lease: config.lease, part: part(length: done))
-            }
-        } catch {
-            if !dbDown { Log.warning("checkpoint skipped, database unreachable; downloading on", fields(segment)) }
-            dbDown = true
-            return
-        }
-        dbDown = false
-        switch outcome {
-        case .recorded:
-            bytesAtCheckpoint = done
-            segment.bytesDone = done
-            self.segment = segment
-        case .leaseLost:
-            throw LeaseLost()
-        case .transferStopped(let state):
-            bytesAtCheckpoint = done
-            segment.bytesDone = done
-            self.segment = segment
-            throw TransferStopped(state: state)
+        return durability.submit(segment, path: writer.path, bytesDone: position, part: part(length: position), completes: completes)
+    }
+
+    private func check(_ settlement: Durability.Settlement) throws {
+        switch settlement {
+        case .recorded: return
+        case .leaseLost: throw LeaseLost()
+        case .transferStopped(let state): throw TransferStopped(state: state)
+        case .failed(let error): throw error
         }
     }
 
-    /// Syncs and records the finished segment; waits out database outages (this write is owed).
+    /// Makes the finished segment durable and records it; waits for both.
     func complete() throws {
         guard let segment else { return }
         if let length = segment.length, position != length {
             throw HaulError("short-body", "segment \(segment.index) ended after \(position) of \(length) bytes", hint: "it will be retried", transient: true)
         }
-        try writer.sync()
+        let settled = try submit(completes: true)?.wait() ?? .recorded
         writer.close()
-        let done = position
-        let recorded = try database.run(patient: true) { conn in
-            try SegmentLeases(conn, workerID: config.workerID).complete(segment, bytesDone: done, part: part(length: done))
-        }
         self.segment = nil
-        if !recorded { throw LeaseLost() }
+        try check(settled)
+        metrics.segmentsCompleted.increment()
     }
 
-    /// Saves what is durable and hands the segment back to the queue (shutdown, pause).
+    /// Saves what was received and hands the segment back to the queue (shutdown, pause).
     func release() {
         guard let segment else { return }
-        do {
-            try checkpoint()
-        } catch {}
+        let settled = (try? submit(completes: false))??.wait()
         writer.close()
-        _ = try? database.run(patient: true) { conn in try SegmentLeases(conn, workerID: config.workerID).release(self.segment ?? segment) }
+        if case .leaseLost = settled {
+            self.segment = nil
+            return
+        }
+        _ = try? database.run(patient: true) { conn in try SegmentLeases(conn, workerID: config.workerID).release(segment) }
         self.segment = nil
     }
 
-    /// Records a failed attempt (with backoff) and forgets the segment. Durable bytes are kept.
+    /// Records a failed attempt (with backoff) after saving what was received.
     func fail(_ error: HaulError) {
         guard let segment else { return }
-        try? checkpoint()
+        _ = (try? submit(completes: false))??.wait()
         writer.close()
-        let current = self.segment ?? segment
-        let delay = config.backoff.delay(afterAttempt: current.attempts, retryAfter: error.retryAfter, jitter: Double.random(in: 0..<1))
-        let maxAttempts = current.transfer.options.maxAttempts ?? config.maxAttempts
+        let delay = config.backoff.delay(afterAttempt: segment.attempts, retryAfter: error.retryAfter, jitter: Double.random(in: 0..<1))
+        let maxAttempts = segment.transfer.options.maxAttempts ?? config.maxAttempts
         _ = try? database.run(patient: true) { conn in
-            try SegmentLeases(conn, workerID: config.workerID).fail(current, error: error, retryAfter: delay, maxAttempts: maxAttempts)
+            try SegmentLeases(conn, workerID: config.workerID).fail(segment, error: error, retryAfter: delay, maxAttempts: maxAttempts)
         }
-        Log.warning("segment attempt failed", fields(current) + [("error", error.description), ("retry_in", String(format: "%.1fs", delay))])
+        metrics.retried(reason: error.code)
+        Log.warning("segment attempt failed", fields(segment) + [("error", error.description), ("retry_in", String(format: "%.1fs", delay))])
         self.segment = nil
     }
 

@@ -9,11 +9,14 @@ final class WorkerShared: Sendable {
     let config: WorkerConfig
     let wakeup = Wakeup()
     let progress: ProgressCounter
+    let durability: Durability
+    let metrics = WorkerMetrics()
     private let stopping = Atomic<Bool>(false)
 
     init(config: WorkerConfig, progress: ProgressCounter) {
         self.config = config
         self.progress = progress
+        durability = Durability(config: config, stopping: { false })
     }
 
     /// Whether a graceful stop was asked for.
@@ -33,12 +36,15 @@ final class WorkerShared: Sendable {
     }
 }
 
+import HaulMetrics
+
 /// A worker process's roles running on dedicated threads (never the concurrency pool, since
 /// libcurl and libpq block). `run()` returns once `stop()` was called and in-flight work has
 /// been checkpointed and released.
 public final class Worker: Sendable {
     private let shared: WorkerShared
     private let group = DispatchGroup()
+    private let metricsServer = Mutex<MetricsServer?>(nil)
 
     /// Prepares a worker; nothing runs until `run()`.
     public init(config: WorkerConfig, progress: ProgressCounter = ProgressCounter()) {
@@ -48,13 +54,13 @@ public final class Worker: Sendable {
     /// Starts every role thread, then blocks until they have all finished after `stop()`.
     public func run() {
         start()
-        group.wait()
-        Housekeeper(shared: shared).deregister()
+        _ = waitUntilStopped(timeout: .infinity)
     }
 
     /// Starts every role thread and returns; `waitUntilStopped` joins them after `stop()`.
     public func start() {
         let config = shared.config
+        shared.durability.start()
         if config.roles.contains(.planner) { spawn("planner") { [shared] in Planner(shared: shared).step } }
         if config.roles.contains(.fetcher) {
             for index in 0..<config.concurrency { spawn("fetcher-\(index)") { [shared] in Fetcher(shared: shared).step } }
@@ -73,10 +79,21 @@ public final class Worker: Sendable {
         Log.info("worker started", [("id", config.workerID), ("roles", config.roles.map(\.rawValue).sorted().joined(separator: ",")), ("concurrency", String(config.concurrency))])
     }
 
+    /// Serves `/metrics` and `/healthz` on `address` (`HOST:PORT`) until the worker stops.
+    /// Healthy while the database answered within three heartbeats.
+    public func serveMetrics(on address: String) throws {
+        let metrics = shared.metrics
+        let window = max(15, shared.config.heartbeat * 3)
+        let server = try MetricsServer(address: address, registry: metrics.registry, health: { metrics.health(window: window) })
+        metricsServer.withLock { $0 = server }
+    }
+
     /// Waits at most `timeout` seconds for the threads to finish, then marks this worker
     /// stopped in the registry. - Returns: whether they all finished.
     public func waitUntilStopped(timeout: Double) -> Bool {
-        let finished = group.wait(timeout: .now() + timeout) == .success
+        let finished = timeout.isInfinite ? (group.wait(), true).1 : group.wait(timeout: .now() + timeout) == .success
+        shared.durability.stop(timeout: 5)
+        metricsServer.withLock { $0?.stop() }
         Housekeeper(shared: shared).deregister()
         return finished
     }

@@ -23,6 +23,7 @@ struct OriginFaultTests {
     @Test("a connection reset mid-body is retried and resumes where it broke", arguments: ["inplace", "parts"])
     func resetMidBody(layout: String) throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/reset-\(layout).bin", size: 3 * Self.mib + 1234, ["reset_at": 300_000, "reset_after": 1, "reset_times": 1])
         let (cluster, id, _) = try Self.start("reset-\(layout)", served, enqueue: ["--layout", layout])
         #expect(try cluster.waitFinal([id]) == ["done"])
@@ -41,6 +42,7 @@ struct OriginFaultTests {
     @Test("a body shorter than announced is retried until complete")
     func shortBody() throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/short.bin", size: 3 * Self.mib, ["short_at": 200_000, "short_after": 1, "short_times": 2])
         let (cluster, id, _) = try Self.start("short", served)
         #expect(try cluster.waitFinal([id]) == ["done"])
@@ -56,6 +58,7 @@ struct OriginFaultTests {
     @Test("a stalled origin is abandoned after --stall-timeout and the segment is retried")
     func stall() throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/stall.bin", size: 2 * Self.mib + 99, ["stall_at": 100_000, "stall_after": 1, "stall_times": 1, "stall_secs": 120])
         let (cluster, id, _) = try Self.start("stall", served, worker: ["--stall-timeout", "2s"])
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
@@ -73,6 +76,7 @@ struct OriginFaultTests {
     @Test("408, 429 and 5xx are retried with exponential backoff, then succeed", arguments: [408, 429, 500, 502])
     func transientStatus(code: Int) throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         // Two segments and one fetcher: the probe is segment 0, then segment 1 gets `code` three times.
         let served = try origin.create("/status-\(code).bin", size: 2 * Self.mib, ["status": code, "status_after": 1, "status_times": 3])
         let (cluster, id, _) = try Self.start("status-\(code)", served, worker: ["--concurrency", "1"])
@@ -91,6 +95,7 @@ struct OriginFaultTests {
     @Test("503 with Retry-After waits at least that long before retrying")
     func retryAfter() throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/retry-after.bin", size: 2 * Self.mib, ["status": 503, "status_after": 1, "status_times": 2, "retry_after": 3])
         let (cluster, id, _) = try Self.start("retry-after", served, worker: ["--concurrency", "1"])
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
@@ -107,6 +112,7 @@ struct OriginFaultTests {
     @Test("--max-attempts bounds retries; the failure names the status and the attempts", arguments: ["enqueue", "worker"])
     func maxAttempts(where flag: String) throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/max-\(flag).bin", size: 2 * Self.mib, ["status": 503, "status_after": 1])
         let (cluster, id, _) = try Self.start(
             "max-\(flag)", served, enqueue: flag == "enqueue" ? ["--max-attempts", "3"] : [],
@@ -126,6 +132,7 @@ struct OriginFaultTests {
     @Test("401/403/404/410 fail the transfer at once, naming the status", arguments: permanent)
     func permanentStatus(code: Int, after: Int) throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/perm-\(code).bin", size: 3 * Self.mib, ["status": code, "status_after": after])
         let (cluster, id, _) = try Self.start("perm-\(code)", served)
         #expect(try cluster.waitFinal([id], timeout: 30) == ["failed"])
@@ -144,6 +151,7 @@ struct OriginFaultTests {
     @Test("a replaced file (new ETag, same size) starts the transfer over and arrives whole, new version only", arguments: ["inplace", "parts"])
     func replacedSameSize(layout: String) throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/replace-\(layout).bin", size: 4 * Self.mib, ["replace_after": 1])
         let (cluster, id, _) = try Self.start("replace-\(layout)", served, enqueue: ["--layout", layout])
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
@@ -156,6 +164,7 @@ struct OriginFaultTests {
     @Test("a replaced file of another size starts over and arrives whole at its new size")
     func replacedNewSize() throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/replace-size.bin", size: 4 * Self.mib, ["replace_after": 1, "replace_size": 5 * Self.mib + 4321])
         let (cluster, id, _) = try Self.start("replace-size", served)
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
@@ -166,6 +175,7 @@ struct OriginFaultTests {
     @Test("a new total size under the same ETag is noticed: start over, name the sizes")
     func resizedSameETag() throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/resize.bin", size: 4 * Self.mib, ["resize_after": 1, "resize_size": 4 * Self.mib + 777])
         let (cluster, id, worker) = try Self.start("resize", served)
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
@@ -177,6 +187,7 @@ struct OriginFaultTests {
     @Test("a file that keeps changing fails after one restart with 'origin changed while downloading' and the detail")
     func keepsChanging() throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/changing.bin", size: 4 * Self.mib, ["replace_every": 2])
         let (cluster, id, _) = try Self.start("changing", served)
         #expect(try cluster.waitFinal([id], timeout: 60) == ["failed"])
@@ -189,6 +200,7 @@ struct OriginFaultTests {
     @Test("a Content-Range other than the one asked for: start over once, then fail naming both ranges")
     func shiftedContentRange() throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/shift.bin", size: 3 * Self.mib, ["shift": 1])
         let (cluster, id, _) = try Self.start("shift", served)
         #expect(try cluster.waitFinal([id], timeout: 60) == ["failed"])
@@ -201,6 +213,7 @@ struct OriginFaultTests {
     @Test("an origin that stops honouring Range after planning: start over, and the bytes are right")
     func stopsHonouringRange() throws {
         let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/norange.bin", size: 3 * Self.mib + 5, ["norange_after": 1])
         let (cluster, id, _) = try Self.start("norange-after", served)
         let final = try cluster.waitFinal([id], timeout: 60)

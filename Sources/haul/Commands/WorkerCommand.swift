@@ -22,13 +22,15 @@ enum WorkerCommand: Command {
           --grace DURATION      how long a graceful stop may take (default 10s)
           --poll-interval DURATION  idle poll period (default 1s)
           --poll-only           do not LISTEN (for PgBouncer in transaction mode)
+          --metrics-addr HOST:PORT  serve Prometheus /metrics and /healthz there
+                                (healthz is 503 when the database stopped answering)
           --log-format text|json  log line format (default text)
           --verbose             log every segment
         """
 
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
-            words, options: ["--storage", "--concurrency", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval", "--log-format"],
+            words, options: ["--storage", "--concurrency", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval", "--log-format", "--metrics-addr"],
             flags: ["--poll-only", "--verbose"])
         _ = try arguments.expect(0, "")
         guard let storagePath = arguments.value("--storage") ?? ProcessInfo.processInfo.environment["HAUL_STORAGE"] else {
@@ -42,7 +44,9 @@ enum WorkerCommand: Command {
         defer { session.close() }
         var config = WorkerConfig(conninfo: session.conninfo, storage: try StorageRoot(storagePath))
         try apply(arguments, to: &config)
-        return runUntilSignal(Worker(config: config), grace: grace)
+        let worker = Worker(config: config)
+        if let address = arguments.value("--metrics-addr") { try worker.serveMetrics(on: address) }
+        return runUntilSignal(worker, grace: grace)
     }
 
     /// Applies the tuning flags shared by `worker` and `get`.

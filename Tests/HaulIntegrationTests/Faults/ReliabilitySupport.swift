@@ -151,6 +151,11 @@ final class PrivatePostgres: @unchecked Sendable {
         try asPostgres(bin + "/pg_ctl", ["-D", root + "/data", "-l", root + "/server.log", "-m", "fast", "-w", "-t", "60", "restart"])
     }
 
+    /// `pg_ctl stop -m immediate`: the server is gone until `start()`.
+    func stop() throws {
+        try asPostgres(bin + "/pg_ctl", ["-D", root + "/data", "-m", "immediate", "-w", "stop"])
+    }
+
     /// A new, migrated database on this server.
     func database() throws -> String {
         let name = "haul_p_" + UUID().uuidString.prefix(8).lowercased()

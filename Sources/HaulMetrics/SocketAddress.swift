@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `struct sockaddr_in` / `sockaddr_in6` for a `MetricsAddress`, and the bind probe that
+/// explains why libmicrohttpd could not listen.
+enum SocketAddress {
+    /// Calls `body` with a pointer to the socket address, valid only during the call.
+    static func withSockaddr<R>(_ address: MetricsAddress, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+        switch address.family {
+        case .ipv4:
+            var storage = sockaddr_in()
+            storage.sin_family = sa_family_t(AF_INET)
+            storage.sin_port = address.port.bigEndian
+            withUnsafeMutableBytes(of: &storage.sin_addr) { $0.copyBytes(from: address.bytes) }
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        case .ipv6:
+            var storage = sockaddr_in6()
+            storage.sin6_family = sa_family_t(AF_INET6)
+            storage.sin6_port = address.port.bigEndian
+            withUnsafeMutableBytes(of: &storage.sin6_addr) { $0.copyBytes(from: address.bytes) }
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+        }
+    }
+
+    /// Binds and closes a TCP socket on `address`; returns the errno of the step that
+    /// failed, or nil when binding works.
+    static func probeBind(_ address: MetricsAddress) -> Int32? {
+        #if canImport(Glibc)
+            let stream = Int32(SOCK_STREAM.rawValue)
+        #else
+            let stream = SOCK_STREAM
+        #endif
+        let fd = socket(address.family == .ipv6 ? AF_INET6 : AF_INET, stream, 0)
+        guard fd >= 0 else { return errno }
+        defer { close(fd) }
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let result = withSockaddr(address) { bind(fd, $0, $1) }
+        return result == 0 ? nil : errno
+    }
+}

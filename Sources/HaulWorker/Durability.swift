@@ -1,0 +1,174 @@
+import Foundation
+import HaulCore
+import HaulQueue
+import HaulStorage
+import Synchronization
+
+/// Makes checkpoints durable off the byte path, with group commit.
+///
+/// Fetchers `pwrite` their bytes and hand a checkpoint here; this thread `fdatasync`s each file
+/// once for every checkpoint waiting on it (several segments of one inplace file share one
+/// flush instead of each flushing everyone's pages), then records the checkpoints with their
+/// lease fence. A fetcher never waits for a checkpoint — it reads the outcome of its latest one
+/// on the next chunk — except to complete or release a segment, which must be settled first.
+final class Durability: @unchecked Sendable {
+    // `condition` guards `queue` and `stopping`; `database` and `descriptors` belong to the syncer thread.
+    private let condition = NSCondition()
+    private var queue: [Request] = []
+    private var stopping = false
+    private let database: Database
+    private let workerID: String
+    private let lease: Double
+    private var descriptors: [String: Int32] = [:]
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// What a fetcher learns about one checkpoint or completion.
+    enum Settlement: Sendable {
+        case recorded
+        case leaseLost
+        case transferStopped(TransferState)
+        case failed(HaulError)
+    }
+
+    /// The answer slot of one request.
+    final class Ticket: Sendable {
+        private let state = Mutex<Settlement?>(nil)
+        private let done = DispatchSemaphore(value: 0)
+
+        /// The settlement if there is one yet; never blocks.
+        var settlement: Settlement? { state.withLock { $0 } }
+
+        /// Blocks until the request is settled.
+        func wait() -> Settlement {
+            done.wait()
+            done.signal()
+            return state.withLock { $0 } ?? .recorded
+        }
+
+        fileprivate func settle(_ value: Settlement) {
+            state.withLock { $0 = value }
+            done.signal()
+        }
+    }
+
+    private struct Request {
+        let segment: ClaimedSegment
+        let path: String
+        let bytesDone: Int64
+        let part: PartRecord?
+        let completes: Bool
+        let ticket: Ticket
+    }
+
+    init(config: WorkerConfig, stopping: @escaping @Sendable () -> Bool) {
+        database = Database(conninfo: config.conninfo, stopping: stopping)
+        workerID = config.workerID
+        lease = config.lease
+    }
+
+    /// Starts the syncer thread.
+    func start() {
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = "durability"
+        thread.start()
+    }
+
+    /// Drains what is queued, then ends the thread (call after every fetcher has stopped).
+    func stop(timeout: Double) {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+        _ = finished.wait(timeout: .now() + timeout)
+    }
+
+    /// Queues a checkpoint (or the completion) of `segment` at `bytesDone`, whose bytes are
+    /// already written to `path`. A queued checkpoint of the same segment not yet taken is replaced.
+    func submit(_ segment: ClaimedSegment, path: String, bytesDone: Int64, part: PartRecord?, completes: Bool) -> Ticket {
+        let request = Request(segment: segment, path: path, bytesDone: bytesDone, part: part, completes: completes, ticket: Ticket())
+        condition.lock()
+        if let index = queue.firstIndex(where: { $0.segment.id == segment.id && !$0.completes }) {
+            queue[index].ticket.settle(.recorded)
+            queue.remove(at: index)
+        }
+        queue.append(request)
+        condition.signal()
+        condition.unlock()
+        return request.ticket
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopping { condition.wait() }
+            let batch = queue
+            queue = []
+            let exit = stopping && batch.isEmpty
+            condition.unlock()
+            if exit { break }
+            settle(batch)
+        }
+        descriptors.values.forEach { close($0) }
+    }
+
+    private func settle(_ batch: [Request]) {
+        var syncErrors: [String: HaulError] = [:]
+        for path in Set(batch.map(\.path)) {
+            if let error = flush(path) { syncErrors[path] = error }
+        }
+        for request in batch {
+            if let error = syncErrors[request.path] {
+                request.ticket.settle(.failed(error))
+                continue
+            }
+            request.ticket.settle(record(request))
+        }
+    }
+
+    private func flush(_ path: String) -> HaulError? {
+        let fd: Int32
+        if let open = descriptors[path] {
+            fd = open
+        } else {
+            fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return Errno.storageError(errno, "open \(path) to sync it") }
+            if descriptors.count >= 64 { descriptors.removeAll(closing: { close($0) }) }
+            descriptors[path] = fd
+        }
+        guard fdatasync(fd) == 0 else {
+            let error = Errno.storageError(errno, "sync \(path)")
+            close(fd)
+            descriptors[path] = nil
+            return error
+        }
+        return nil
+    }
+
+    private func record(_ request: Request) -> Settlement {
+        do {
+            return try database.run(patient: true) { conn -> Settlement in
+                let leases = SegmentLeases(conn, workerID: workerID)
+                if request.completes {
+                    return try leases.complete(request.segment, bytesDone: request.bytesDone, part: request.part) ? .recorded : .leaseLost
+                }
+                switch try leases.checkpoint(request.segment, bytesDone: request.bytesDone, lease: lease, part: request.part) {
+                case .recorded: return .recorded
+                case .leaseLost: return .leaseLost
+                case .transferStopped(let state): return .transferStopped(state)
+                }
+            }
+        } catch {
+            return .failed(HaulError("database", "could not record progress: \(error)", transient: true))
+        }
+    }
+}
+
+extension Dictionary where Value == Int32 {
+    fileprivate mutating func removeAll(closing: (Int32) -> Void) {
+        values.forEach(closing)
+        removeAll()
+    }
+}

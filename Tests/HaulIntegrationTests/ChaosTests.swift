@@ -1,0 +1,254 @@
+import Foundation
+import Testing
+
+/// Issue 3: workers die, freeze, are stopped, and the database restarts; the file still
+/// arrives byte for byte, finalized once, and checkpointed bytes are not fetched again.
+@Suite("reliability: workers and database")
+struct WorkerFaultTests {
+    static let mib = Reliability.mebibyte
+
+    // MARK: chaos
+
+    @Test("chaos: workers SIGKILLed at random and replaced; the file is byte-identical", arguments: ["inplace", "parts"])
+    func chaos(layout: String) throws {
+        // nginx's /slow/ (limit_rate 4m) lets the first 4 MB of every response through at once, so 1 MiB
+        // segments are not slowed at all; the fault origin throttles evenly (1 MiB/s per connection).
+        let size = (layout == "inplace" ? 48 : 40) * Self.mib + 4321
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let file = try origin.create("/chaos-\(layout).bin", size: size, ["rate": Self.mib])
+        let cluster = try Cluster("chaos-\(layout)")
+        let id = try cluster.enqueue(file.url, ["--dest", "chaos.bin", "--segment-size", "1MiB", "--layout", layout])
+        let flags = ["--lease", "2s", "--concurrency", "2"]
+        var workers = [try cluster.startWorker(flags), try cluster.startWorker(flags)]
+        var random = SplitMix(seed: layout == "inplace" ? 20_261_130 : 31_101_977)
+        var kills = 0
+        let deadline = Date(timeIntervalSinceNow: 150)
+        let final: Set<String> = ["done", "failed", "canceled"]
+        while Date() < deadline, !final.contains(try cluster.state(id)) {
+            // Let the fleet run for 1–2 s (seeded), watching for the end, then kill one worker and replace it.
+            let pause = 1.0 + Double(random.next() % 1000) / 1000
+            let wake = Date(timeIntervalSinceNow: pause)
+            while Date() < wake, !final.contains(try cluster.state(id)) { usleep(50_000) }
+            if final.contains(try cluster.state(id)) { break }
+            let victim = Int(random.next() % UInt64(workers.count))
+            workers[victim].signal(SIGKILL)
+            _ = workers[victim].wait(timeout: 10)
+            kills += 1
+            workers[victim] = try cluster.startWorker(flags)
+        }
+        #expect(try cluster.waitFinal([id], timeout: 30) == ["done"])
+        #expect(cluster.sha256("chaos.bin") == file.sha256, "byte-identical after \(kills) kills")
+        #expect(kills >= 3, "the chaos was real: \(kills) workers killed mid-transfer")
+        #expect(try cluster.status(id)["bytes_done"] as? Int == size)
+        #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
+    }
+
+    // MARK: frozen worker
+
+    @Test("a frozen worker (SIGSTOP) loses its segments to others and is fenced when it wakes", arguments: ["inplace", "parts"])
+    func frozenWorker(layout: String) throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/zombie-\(layout).bin", size: 8 * Self.mib + 333, ["rate": Self.mib])
+        let cluster = try Cluster("zombie-\(layout)")
+        let id = try cluster.enqueue(served.url, ["--dest", "z.bin", "--segment-size", "1MiB", "--layout", layout])
+        let frozen = try cluster.startWorker(["--lease", "1s", "--concurrency", "2"])
+        try #require(try Harness.waitUntil(timeout: 30) { try cluster.database.segments(id).contains { $0.state == "running" && $0.bytesDone > 0 } })
+        frozen.signal(SIGSTOP)
+        let frozenID = try cluster.database.scalar("SELECT id FROM workers WHERE pid = \(frozen.pid)")
+        let held = try cluster.database.segments(id).filter { $0.worker == frozenID && $0.state == "running" }.map(\.index)
+        try #require(!held.isEmpty)
+
+        let rescuer = try cluster.startWorker(["--lease", "1s", "--concurrency", "4"])
+        let takenOver = try Harness.waitUntil(timeout: 30) {
+            let rows = try cluster.database.segments(id)
+            return held.allSatisfy { index in rows[index].state == "done" || (rows[index].state == "running" && rows[index].worker != frozenID) }
+        }
+        #expect(takenOver, "the frozen worker's segments \(held) were taken over")
+        frozen.signal(SIGCONT)
+
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
+        let woke = Harness.waitUntil(timeout: 20) { !Reliability.logLines(frozen, containing: "lease lost").isEmpty }
+        #expect(woke, "the woken worker noticed it was fenced:\n\(frozen.stderr)")
+        let finishedAt = try cluster.database.scalar("SELECT finished_at FROM transfers WHERE id = \(id)")
+        #expect(cluster.sha256("z.bin") == served.sha256, "the zombie's late bytes never reach the file")
+        let finalizations = (Reliability.logLines(frozen, containing: "transfer done", "transfer=\(id)")
+            + Reliability.logLines(rescuer, containing: "transfer done", "transfer=\(id)")).count
+        #expect(finalizations == 1, "finalized exactly once")
+        #expect(Reliability.logLines(frozen, containing: "after publishing").isEmpty && Reliability.logLines(rescuer, containing: "after publishing").isEmpty)
+        #expect(frozen.isRunning, "the woken worker carries on as a normal worker:\n\(frozen.stderr)")
+        // Still exactly right once the woken worker has had time to act on everything it held.
+        #expect(try cluster.state(id) == "done")
+        #expect(try cluster.database.scalar("SELECT finished_at FROM transfers WHERE id = \(id)") == finishedAt)
+        #expect(cluster.sha256("z.bin") == served.sha256)
+        #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
+    }
+
+    // MARK: kill -9
+
+    @Test("after kill -9, a new worker resumes each segment from its checkpoint, not from its start")
+    func killNineResumes() throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let rate = 8 * Self.mib
+        let served = try origin.create("/kill9.bin", size: 48 * Self.mib, ["rate": rate])
+        let cluster = try Cluster("kill9")
+        let id = try cluster.enqueue(served.url, ["--dest", "k.bin", "--segment-size", "24MiB"])
+        let first = try cluster.startWorker(["--lease", "2s"])
+        try #require(try Harness.waitUntil(timeout: 30) {
+            let rows = try cluster.database.segments(id)
+            return rows.count == 2 && rows.allSatisfy { $0.state == "running" && $0.bytesDone >= 4 * Self.mib }
+        })
+        first.signal(SIGKILL)
+        _ = first.wait(timeout: 10)
+        let atKill = try cluster.database.segments(id)
+        let requestsAtKill = try origin.stats(served.path).count
+
+        try cluster.startWorker(["--lease", "2s"])
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
+        #expect(cluster.sha256("k.bin") == served.sha256)
+        let stats = try origin.stats(served.path)
+        let later = stats.requests.filter { $0.number > requestsAtKill }
+        for segment in atKill where segment.isPartial {
+            let resumed = later.filter { $0.end == segment.lastByte }
+            #expect(resumed.first?.start == segment.offset + segment.bytesDone,
+                    "segment \(segment.index) resumes at its checkpoint \(segment.offset + segment.bytesDone): \(resumed.map { $0.range ?? "-" })")
+            #expect(!resumed.contains { $0.start == segment.offset }, "segment \(segment.index) is not fetched from its start again")
+        }
+        let refetched = stats.bodyBytesSent - Int64(served.size)
+        #expect(refetched <= Int64(16 * Self.mib + rate), "re-fetched \(refetched) bytes: at most 16 MiB plus one checkpoint interval")
+    }
+
+    // MARK: signals
+
+    @Test("SIGTERM drains: exit within --grace, segments released with their bytes, a new worker finishes")
+    func sigtermDrains() throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/drain.bin", size: 12 * Self.mib, ["rate": Self.mib])
+        let cluster = try Cluster("drain")
+        let id = try cluster.enqueue(served.url, ["--dest", "d.bin", "--segment-size", "2MiB"])
+        let worker = try cluster.startWorker(["--concurrency", "3", "--grace", "5s"])
+        try #require(try Harness.waitUntil(timeout: 30) { try cluster.database.segments(id).filter { $0.state == "running" && $0.bytesDone > 0 }.count >= 2 })
+        worker.signal(SIGTERM)
+        #expect(worker.wait(timeout: 5 + 3), "exited within the grace period")
+        #expect(worker.exitStatus == 0, "a drained worker exits 0:\n\(worker.stderr)")
+        let drained = try cluster.database.segments(id)
+        #expect(!drained.contains { $0.state == "running" }, "no row is left running: \(drained)")
+        #expect(!drained.contains { $0.state == "failed" }, "\(drained)")
+        #expect(drained.filter(\.isPartial).count >= 2, "partial progress is kept: \(drained)")
+        let requestsAtStop = try origin.stats(served.path).count
+
+        try cluster.startWorker()
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
+        #expect(cluster.sha256("d.bin") == served.sha256)
+        let later = try origin.stats(served.path).requests.filter { $0.number > requestsAtStop }
+        for segment in drained where segment.isPartial {
+            #expect(later.first { $0.end == segment.lastByte }?.start == segment.offset + segment.bytesDone, "segment \(segment.index) resumes from its kept bytes")
+        }
+    }
+
+    @Test("rolling restarts (SIGTERM mid-segment, three times) never use up a transfer's attempts")
+    func rollingRestarts() throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/rolling.bin", size: 6 * Self.mib, ["rate": Self.mib / 2])
+        let cluster = try Cluster("rolling")
+        let id = try cluster.enqueue(served.url, ["--dest", "r.bin", "--segment-size", "6MiB", "--max-attempts", "2"])
+        var progress: Int64 = 0
+        for round in 0..<3 {
+            let worker = try cluster.startWorker(["--lease", "2s"])
+            let moved = try Harness.waitUntil(timeout: 30) {
+                try cluster.database.segments(id).contains { $0.state == "running" && $0.bytesDone > progress }
+            }
+            try #require(moved, "round \(round): the segment is being downloaded")
+            worker.signal(SIGTERM)
+            #expect(worker.wait(timeout: 15))
+            progress = try cluster.database.segments(id).first?.bytesDone ?? 0
+            #expect(try cluster.state(id) == "downloading", "round \(round): \((try? cluster.error(id)) ?? "") \((try? cluster.database.segments(id)) ?? [])")
+        }
+        try cluster.startWorker(["--lease", "2s"])
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"], "\((try? cluster.error(id)) ?? "")")
+        #expect(cluster.sha256("r.bin") == served.sha256)
+    }
+
+    @Test("with the database gone, SIGTERM still exits within --grace, and a second signal exits at once")
+    func graceWithoutDatabase() throws {
+        let postgres = try PrivatePostgres()
+        defer { withExtendedLifetime(postgres) {} }
+        let url = try postgres.database()
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/grace.bin", size: 8 * Self.mib, ["rate": Self.mib / 2])
+        let enqueued = try Run.haul(["enqueue", served.url, "--dest", "g.bin", "--segment-size", "2MiB"], database: url)
+        try #require(enqueued.status == 0, "\(enqueued.stderr)")
+        let storage = Harness.temporaryDirectory("grace")
+        defer { try? FileManager.default.removeItem(atPath: storage) }
+        func worker(_ grace: String) throws -> Child {
+            try Child(Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms", "--concurrency", "2", "--grace", grace], environment: ["DATABASE_URL": url])
+        }
+        let patient = try worker("3s")
+        let impatient = try worker("60s")
+        try #require(try Harness.waitUntil(timeout: 30) {
+            Int(try Run.psql(url, "SELECT count(*) FROM segments WHERE state = 'running' AND bytes_done > 0").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 >= 2
+        })
+        try postgres.stop()
+
+        patient.signal(SIGTERM)
+        let signalled = Date()
+        if !patient.wait(timeout: 3 + 4) {
+            let exited = patient.wait(timeout: 60)
+            Issue.record("a worker told --grace 3s did not exit within 7s of SIGTERM; \(exited ? "it exited after \(Int(Date().timeIntervalSince(signalled)))s" : "still running after 67s"):\n\(patient.stderr)")
+        }
+
+        impatient.signal(SIGTERM)
+        try #require(Harness.waitUntil(timeout: 10) { impatient.stderr.contains("stopping") })
+        impatient.signal(SIGTERM)
+        #expect(impatient.wait(timeout: 3), "a second signal exits at once")
+        #expect(impatient.exitStatus == 130)
+    }
+
+    // MARK: database restarts
+
+    @Test("PostgreSQL restarts twice mid-transfer: the transfer completes, workers keep running, nothing is fetched twice")
+    func databaseRestarts() throws {
+        let postgres = try PrivatePostgres()
+        defer { withExtendedLifetime(postgres) {} }
+        let url = try postgres.database()
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/pg-restart.bin", size: 24 * Self.mib, ["rate": 2 * Self.mib])
+        let enqueued = try Run.haul(["enqueue", served.url, "--dest", "p.bin", "--segment-size", "4MiB", "--json"], database: url)
+        try #require(enqueued.status == 0, "\(enqueued.stderr)")
+        let storage = Harness.temporaryDirectory("pg-restart")
+        defer { try? FileManager.default.removeItem(atPath: storage) }
+        let workers = try (0..<2).map { _ in
+            try Child(Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms", "--concurrency", "2"], environment: ["DATABASE_URL": url])
+        }
+        func bytesDone() throws -> Int64 {
+            Int64(try Run.psql(url, "SELECT coalesce(sum(bytes_done), 0) FROM segments").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        }
+        func state() throws -> String {
+            try Run.psql(url, "SELECT state FROM transfers").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        try #require(try Harness.waitUntil(timeout: 30) { try bytesDone() > 0 })
+        for restart in 1...2 {
+            let before = try bytesDone()
+            try postgres.restart()
+            let moved = try Harness.waitUntil(timeout: 30) { try bytesDone() > before || state() == "done" }
+            #expect(moved, "restart \(restart): progress is recorded again after the database is back")
+        }
+        #expect(try Harness.waitUntil(timeout: 90) { try state() == "done" }, "state \((try? state()) ?? "")")
+        #expect(Origin.sha256(file: storage + "/p.bin") == served.sha256)
+        for worker in workers {
+            #expect(worker.isRunning, "the worker survived both restarts:\n\(worker.stderr)")
+        }
+        let log = workers.map(\.stderr).joined()
+        #expect(log.contains("database unreachable") && log.contains("database is back"), "the outage was seen and ended:\n\(log)")
+        let stats = try origin.stats(served.path)
+        #expect(stats.count == 6, "each of the six segments was requested once; no download was thrown away: \(stats.requests.map { $0.range ?? "-" })")
+        for worker in workers { worker.signal(SIGTERM) }
+        for worker in workers { _ = worker.wait(timeout: 15) }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+/// Issue 3: storage errors fail the attempt with a reason an operator can act on, are retried
+/// with backoff, and the transfer completes once the storage is usable again.
+@Suite("reliability: storage errors")
+struct StorageFaultTests {
+    static let mib = Reliability.mebibyte
+
+    /// The reason the transfer or any of its segments last failed with, or "".
+    static func reasons(_ cluster: Cluster, _ id: Int64) throws -> String {
+        ([try cluster.error(id)] + (try cluster.database.segments(id).map(\.lastError))).joined(separator: " | ")
+    }
+
+    @Test("a full disk fails the attempt with 'storage is full' and is retried once space is freed", arguments: ["inplace", "parts"])
+    func diskFull(layout: String) throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/full-\(layout).bin", size: 3 * Self.mib + 17)
+        let cluster = try Cluster("full-\(layout)")
+        let mount = try Mount(tmpfsAt: cluster.storage, size: "8m")
+        defer { cluster.stopWorkers() }
+        let filler = cluster.storage + "/filler"
+        try Data(count: 7 * Self.mib + Self.mib / 2).write(to: URL(fileURLWithPath: filler))
+        let id = try cluster.enqueue(served.url, ["--dest", "out.bin", "--segment-size", "1MiB", "--layout", layout])
+        try cluster.startWorker()
+        var seen = ""
+        let full = try Harness.waitUntil(timeout: 30) {
+            seen = try Self.reasons(cluster, id)
+            return seen.contains("storage is full")
+        }
+        #expect(full, "the reason says the storage is full: \(seen)")
+        #expect(try cluster.state(id) != "failed", "a full disk is retried, not fatal at once")
+        try FileManager.default.removeItem(atPath: filler)
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"], "\((try? Self.reasons(cluster, id)) ?? "")")
+        #expect(cluster.sha256("out.bin") == served.sha256)
+        #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
+        cluster.stopWorkers()
+        withExtendedLifetime(mount) {}
+    }
+
+    @Test("read-only storage fails the attempt with 'permission denied' and is retried once writable", arguments: ["inplace", "parts"])
+    func readOnly(layout: String) throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/ro-\(layout).bin", size: 2 * Self.mib + 5)
+        let cluster = try Cluster("ro-\(layout)")
+        let mount = try Mount(tmpfsAt: cluster.storage, size: "16m")
+        defer { cluster.stopWorkers() }
+        try mount.remount("ro")
+        let id = try cluster.enqueue(served.url, ["--dest", "out.bin", "--segment-size", "1MiB", "--layout", layout])
+        try cluster.startWorker()
+        var seen = ""
+        let denied = try Harness.waitUntil(timeout: 30) {
+            seen = try Self.reasons(cluster, id)
+            return seen.contains("permission denied")
+        }
+        #expect(denied, "the reason says permission was denied: \(seen)")
+        #expect(try cluster.state(id) != "failed")
+        try mount.remount("rw")
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"], "\((try? Self.reasons(cluster, id)) ?? "")")
+        #expect(cluster.sha256("out.bin") == served.sha256)
+        cluster.stopWorkers()
+        withExtendedLifetime(mount) {}
+    }
+}
