@@ -10,7 +10,7 @@ public struct ClaimedSegment: Sendable {
     /// Offset of the segment's first byte in the file.
     public let offset: Int64
     /// Bytes in the segment; `nil` when the body's length is unknown (read to the end).
-    public let length: Int64?
+    public private(set) var length: Int64?
     /// Bytes already durable from earlier attempts (breakpoint resume starts after them).
     public var bytesDone: Int64
     /// The fence: every write to this row must present it.
@@ -39,6 +39,13 @@ public struct ClaimedSegment: Sendable {
 
     /// The inclusive last byte this segment covers, when its length is known.
     public var lastByte: Int64? { length.map { offset + $0 - 1 } }
+
+    /// The same claim after a split cut the segment to `length` bytes.
+    public func shortened(to length: Int64) -> ClaimedSegment {
+        var copy = self
+        copy.length = length
+        return copy
+    }
 
     /// Whether every byte of the segment is durable.
     public var isComplete: Bool { length.map { bytesDone >= $0 } ?? false }

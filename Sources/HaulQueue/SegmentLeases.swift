@@ -59,6 +59,8 @@ public struct SegmentLeases {
     public enum Outcome: Equatable, Sendable {
         /// Progress recorded and the lease renewed.
         case recorded
+        /// Recorded, but an idle worker split the segment: it now ends after `length` bytes.
+        case shortened(length: Int64)
         /// Another worker holds the segment now, or it was reset: stop at once, write nothing more.
         case leaseLost
         /// The transfer was canceled or paused: stop, release the segment, keep the bytes.
@@ -71,18 +73,20 @@ public struct SegmentLeases {
         let row = try db.transaction { () -> PostgresRow? in
             let row = try db.query(
                 """
-                UPDATE segments s SET bytes_done = $3, lease_expires_at = now() + make_interval(secs => $4), updated_at = now()
+                UPDATE segments s SET bytes_done = least($3, coalesce(s.length, $3)), lease_expires_at = now() + make_interval(secs => $4), updated_at = now()
                 FROM transfers t
                 WHERE s.id = $1 AND s.lease_token = $2::uuid AND s.state = 'running' AND t.id = s.transfer_id
-                RETURNING t.state
+                RETURNING t.state, s.length
                 """, [segment.id, segment.leaseToken, bytesDone, lease]
             ).first
-            if row != nil, let part { try record(part, for: segment) }
+            if let row, let part { try record(part.capped(atFileOffset: try row.optionalInt64("length").map { segment.offset + $0 }), for: segment) }
             return row
         }
         guard let row else { return .leaseLost }
         let state = TransferState(rawValue: try row.string("state")) ?? .failed
-        return state == .downloading ? .recorded : .transferStopped(state)
+        guard state == .downloading else { return .transferStopped(state) }
+        if let length = try row.optionalInt64("length"), let claimed = segment.length, length < claimed { return .shortened(length: length) }
+        return .recorded
     }
 
     private func record(_ part: PartRecord, for segment: ClaimedSegment) throws {
@@ -100,15 +104,17 @@ public struct SegmentLeases {
     /// - Returns: `false` when the lease was lost (the work is discarded).
     public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?) throws -> Bool {
         let updated = try db.transaction { () -> Bool in
-            let count = try db.query(
+            let row = try db.query(
                 """
-                UPDATE segments SET state = 'done', bytes_done = $3, length = coalesce(length, $3), lease_token = NULL, lease_expires_at = NULL,
-                       last_error = NULL, updated_at = now()
+                UPDATE segments SET state = 'done', bytes_done = least($3, coalesce(length, $3)), length = coalesce(length, $3), lease_token = NULL,
+                       lease_expires_at = NULL, last_error = NULL, updated_at = now()
                 WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
+                RETURNING bytes_done
                 """, [segment.id, segment.leaseToken, bytesDone]
-            ).affectedRows
-            if count == 1, let part { try record(part, for: segment) }
-            return count == 1
+            ).first
+            guard let row else { return false }
+            if let part { try record(part.capped(atFileOffset: segment.offset + (try row.int64("bytes_done"))), for: segment) }
+            return true
         }
         guard updated else { return false }
         // After our own commit, so that whichever completion commits last sees every segment done.
@@ -120,6 +126,38 @@ public struct SegmentLeases {
             """, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil]
         ).affectedRows
         if moved == 1 { try db.query("NOTIFY haul_work") }
+        return true
+    }
+
+    /// Straggler splitting: when this worker has nothing to claim, it cuts the running segment
+    /// with the most bytes left in two. The running worker keeps the first half (its `length`
+    /// shrinks in the same statement; it learns so at its next checkpoint and stops there) and
+    /// the second half becomes a new queued segment that any worker may claim.
+    /// - Returns: whether a segment was split.
+    public func splitStraggler(minimumPiece: Int64) throws -> Bool {
+        let row = try db.query(
+            """
+            WITH victim AS MATERIALIZED (
+                SELECT s.id, s.transfer_id, s.generation, s.byte_offset, s.length, s.bytes_done, s.host, s.priority,
+                       s.bytes_done + ((s.length - s.bytes_done) / 2 / 1048576) * 1048576 AS keep
+                FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
+                WHERE s.state = 'running' AND s.length IS NOT NULL AND t.accepts_ranges AND s.length - s.bytes_done >= 2 * $1
+                  AND s.lease_expires_at > now() AND (t.owner IS NULL OR t.owner = $2)
+                ORDER BY s.length - s.bytes_done DESC
+                LIMIT 1 FOR UPDATE OF s SKIP LOCKED
+            ), shrunk AS (
+                UPDATE segments s SET length = v.keep, updated_at = now() FROM victim v WHERE s.id = v.id
+                RETURNING v.*
+            )
+            INSERT INTO segments (transfer_id, generation, idx, host, priority, byte_offset, length)
+            SELECT transfer_id, generation, (SELECT max(idx) + 1 FROM segments WHERE transfer_id = shrunk.transfer_id AND generation = shrunk.generation),
+                   host, priority, byte_offset + keep, length - keep
+            FROM shrunk
+            RETURNING transfer_id
+            """, [minimumPiece, workerID]
+        ).first
+        guard row != nil else { return false }
+        try db.query("NOTIFY haul_work")
         return true
     }
 
@@ -177,6 +215,13 @@ public struct PartRecord: Sendable {
     public let length: Int64
     /// Set when this attempt restarted the segment from its first byte.
     public let replacesEarlierParts: Bool
+
+    /// The record with its length cut so the part ends no later than file offset `end` (a
+    /// split segment's worker may have written past its segment's new end).
+    func capped(atFileOffset end: Int64?) -> PartRecord {
+        guard let end, offset + length > end else { return self }
+        return PartRecord(path: path, offset: offset, length: max(0, end - offset), replacesEarlierParts: replacesEarlierParts)
+    }
 
     /// Creates a record.
     public init(path: String, offset: Int64, length: Int64, replacesEarlierParts: Bool) {

@@ -54,7 +54,7 @@ public struct TransferStore {
     /// The state of each segment of the transfer's current generation, in file order.
     public func segmentStates(_ id: Int64) throws -> [SegmentState] {
         try db.query(
-            "SELECT s.state FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.generation = s.generation WHERE t.id = $1 ORDER BY s.idx",
+            "SELECT s.state FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.generation = s.generation WHERE t.id = $1 ORDER BY s.byte_offset",
             [id]
         ).rows.compactMap { SegmentState(rawValue: try $0.string("state")) }
     }

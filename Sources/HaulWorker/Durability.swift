@@ -25,6 +25,7 @@ final class Durability: @unchecked Sendable {
     /// What a fetcher learns about one checkpoint or completion.
     enum Settlement: Sendable {
         case recorded
+        case shortened(Int64)
         case leaseLost
         case transferStopped(TransferState)
         case failed(HaulError)
@@ -120,11 +121,21 @@ final class Durability: @unchecked Sendable {
             if let error = flush(path) { syncErrors[path] = error }
         }
         for request in batch {
-            if let error = syncErrors[request.path] {
-                request.ticket.settle(.failed(error))
-                continue
-            }
-            request.ticket.settle(record(request))
+            let settlement = syncErrors[request.path].map(Settlement.failed) ?? record(request)
+            if request.completes { report(settlement, completing: request.segment) }
+            request.ticket.settle(settlement)
+        }
+    }
+
+    /// Completions are not waited for by their fetcher, so their failures are logged here. A
+    /// completion that could not be made durable leaves the segment running until its lease
+    /// expires, and the rescuer queues it again.
+    private func report(_ settlement: Settlement, completing segment: ClaimedSegment) {
+        let fields = [("transfer", String(segment.transferID)), ("segment", String(segment.index))]
+        switch settlement {
+        case .recorded, .shortened, .transferStopped: break
+        case .leaseLost: Log.warning("completed segment was fenced off: its lease had passed to another worker", fields)
+        case .failed(let error): Log.error("completed segment could not be made durable; it will be fetched again after its lease", fields + [("error", error.description)])
         }
     }
 
@@ -156,6 +167,7 @@ final class Durability: @unchecked Sendable {
                 }
                 switch try leases.checkpoint(request.segment, bytesDone: request.bytesDone, lease: lease, part: request.part) {
                 case .recorded: return .recorded
+                case .shortened(let length): return .shortened(length)
                 case .leaseLost: return .leaseLost
                 case .transferStopped(let state): return .transferStopped(state)
                 }

@@ -25,7 +25,10 @@ final class Fetcher {
         }
         shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
         shared.metrics.databaseAnswered()
-        guard let segment = claimed.first else { return false }
+        guard let segment = claimed.first else {
+            // Nothing queued: help the slowest running segment by taking half of what it has left.
+            return try database.run { conn in try SegmentLeases(conn, workerID: config.workerID).splitStraggler(minimumPiece: 4 << 20) }
+        }
         SegmentRun(shared: shared, stream: stream, http: http, database: database).fetch(segment)
         return true
     }
@@ -64,7 +67,11 @@ struct SegmentRun {
     func settle(_ segment: ClaimedSegment, _ body: () throws -> Void) {
         let fields = stream.fields(segment)
         do {
-            try body()
+            do {
+                try body()
+            } catch is SegmentEnded {
+                Log.debug("segment was split; this part is done", fields)
+            }
             try stream.complete()
             Log.debug("segment done", fields)
         } catch is LeaseLost {

@@ -112,8 +112,9 @@ final class Planner {
         let type = head["content-type"]
         switch outcome {
         case .ranged(let size):
+            let rest = info.options.automaticSegments == true ? SegmentPlan.automaticSegmentSize(fileSize: size) : info.segmentSize
             return .init(dest: dest, host: host, size: size, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: true,
-                         ranges: SegmentPlan(size: size, segmentSize: info.segmentSize).ranges, unknownLength: false)
+                         ranges: SegmentPlan(size: size, firstSegment: info.segmentSize, segmentSize: rest).ranges, unknownLength: false)
         case .whole(let length):
             return .init(dest: dest, host: host, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
                          ranges: [SegmentPlan.Range(offset: 0, length: length ?? 0)], unknownLength: length == nil)

@@ -6,6 +6,9 @@ import HaulStorage
 /// Thrown when the database says another worker owns the segment now: stop, write nothing more.
 struct LeaseLost: Error {}
 
+/// Thrown when the segment was split by an idle worker and this one has reached its new end.
+struct SegmentEnded: Error {}
+
 /// Thrown when an operator paused or canceled the transfer mid-segment.
 struct TransferStopped: Error {
     let state: TransferState
@@ -28,6 +31,8 @@ final class SegmentStream {
     private var lastCheckpoint = Date()
     private var bytesAtCheckpoint: Int64 = 0
     private var ticket: Durability.Ticket?
+    /// Whether an idle worker split this segment while it streamed.
+    private var shortened = false
 
     init(shared: WorkerShared, database: Database) {
         self.config = shared.config
@@ -50,6 +55,7 @@ final class SegmentStream {
         if !claimed.transfer.acceptsRanges && claimed.bytesDone > 0 { claimed.bytesDone = 0 }
         segment = claimed
         ticket = nil
+        shortened = false
         startDone = claimed.bytesDone
         bytesAtCheckpoint = startDone
         lastCheckpoint = Date()
@@ -70,7 +76,11 @@ final class SegmentStream {
     func accept(_ bytes: UnsafeRawBufferPointer) throws {
         guard let segment else { return }
         if let length = segment.length, position + Int64(bytes.count) > length {
-            throw HaulError("long-body", "origin sent more than the \(length) bytes of segment \(segment.index)", hint: "the origin's range support is broken; it will be retried", transient: true)
+            guard shortened else {
+                throw HaulError("long-body", "origin sent more than the \(length) bytes of segment \(segment.index)", hint: "the origin's range support is broken; it will be retried", transient: true)
+            }
+            try writer.write(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(max(0, length - position))]))
+            throw SegmentEnded()
         }
         try writer.write(bytes)
         progress.add(Int64(bytes.count), transfer: segment.transferID)
@@ -87,30 +97,40 @@ final class SegmentStream {
     private func submit(completes: Bool) throws -> Durability.Ticket? {
         guard let segment else { return nil }
         try writer.flush()
+        let done = min(position, segment.length ?? position)
         bytesAtCheckpoint = position
         lastCheckpoint = Date()
-        return durability.submit(segment, path: writer.path, bytesDone: position, part: part(length: position), completes: completes)
+        return durability.submit(segment, path: writer.path, bytesDone: done, part: part(length: done), completes: completes)
     }
 
     private func check(_ settlement: Durability.Settlement) throws {
         switch settlement {
         case .recorded: return
+        case .shortened(let length):
+            segment = segment.map { $0.shortened(to: length) }
+            shortened = true
+            if position >= length { throw SegmentEnded() }
         case .leaseLost: throw LeaseLost()
         case .transferStopped(let state): throw TransferStopped(state: state)
         case .failed(let error): throw error
         }
     }
 
-    /// Makes the finished segment durable and records it; waits for both.
+    /// Hands the finished segment to the durability thread, which makes it durable and records
+    /// it while this thread already claims the next one. The segment keeps its lease until then;
+    /// should the lease run out first, the completion is fenced off and another worker refetches.
     func complete() throws {
-        guard let segment else { return }
-        if let length = segment.length, position != length {
+        if let settled = ticket?.settlement {
+            ticket = nil
+            do { try check(settled) } catch is SegmentEnded {}
+        }
+        guard let segment = self.segment else { return }
+        if let length = segment.length, position < length {
             throw HaulError("short-body", "segment \(segment.index) ended after \(position) of \(length) bytes", hint: "it will be retried", transient: true)
         }
-        let settled = try submit(completes: true)?.wait() ?? .recorded
+        _ = try submit(completes: true)
         writer.close()
         self.segment = nil
-        try check(settled)
         metrics.segmentsCompleted.increment()
     }
 

@@ -13,7 +13,8 @@ enum TransferFlags {
     static let flags: Set<String> = ["--insecure", "--record-digest", "--extract", "--delete-after-upload"]
 
     static let help = """
-          --segment-size SIZE   bytes per segment (default 8MiB; 4096, 512KiB, 8MiB, 1GiB)
+          --segment-size SIZE   bytes per segment (4096, 512KiB, 8MiB, 1GiB); default: the first
+                                8MiB, then a sixteenth of the file, between 8MiB and 128MiB
           --checksum ALGO:HEX   verify the finished file (sha256, sha512, sha1, md5)
           --record-digest       record the file's sha256 even without --checksum
           --header 'Name: value'  extra request header (repeatable; values never shown)
@@ -35,6 +36,7 @@ enum TransferFlags {
         let url = try OriginURL.validate(url)
         let dest = try dest.map { try SafePath.validate($0) }
         var request = NewTransfer(url: url, dest: dest, segmentSize: try arguments.size("--segment-size") ?? (8 << 20))
+        request.options.automaticSegments = arguments.value("--segment-size") == nil ? true : nil
         request.checksum = try arguments.value("--checksum").map { try Checksum(parsing: $0) }
         request.priority = try arguments.int("--priority") ?? 0
         let layout = arguments.value("--layout") ?? "inplace"
