@@ -9,19 +9,23 @@ struct WorkerFaultTests {
 
     // MARK: chaos
 
-    @Test("chaos: workers SIGKILLed at random and replaced; the file is byte-identical", arguments: ["inplace", "parts"])
-    func chaos(layout: String) throws {
+    static let chaosCases: [(String, String)] = [("inplace", "1MiB"), ("parts", "1MiB"), ("inplace", "16MiB"), ("parts", "16MiB")]
+
+    /// 1 MiB segments: many claims, rescues and resumes. 16 MiB segments: idle fetchers split
+    /// stragglers (remaining ≥ 8 MiB), so splitting is killed mid-way too.
+    @Test("chaos: workers SIGKILLed at random and replaced; the file is byte-identical", arguments: chaosCases)
+    func chaos(layout: String, segment: String) throws {
         // nginx's /slow/ (limit_rate 4m) lets the first 4 MB of every response through at once, so 1 MiB
         // segments are not slowed at all; the fault origin throttles evenly (1 MiB/s per connection).
         let size = (layout == "inplace" ? 48 : 40) * Self.mib + 4321
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
-        let file = try origin.create("/chaos-\(layout).bin", size: size, ["rate": Self.mib])
-        let cluster = try Cluster("chaos-\(layout)")
-        let id = try cluster.enqueue(file.url, ["--dest", "chaos.bin", "--segment-size", "1MiB", "--layout", layout])
+        let file = try origin.create("/chaos-\(layout)-\(segment).bin", size: size, ["rate": Self.mib])
+        let cluster = try Cluster("chaos-\(layout)-\(segment)")
+        let id = try cluster.enqueue(file.url, ["--dest", "chaos.bin", "--segment-size", segment, "--layout", layout])
         let flags = ["--lease", "2s", "--concurrency", "2"]
         var workers = [try cluster.startWorker(flags), try cluster.startWorker(flags)]
-        var random = SplitMix(seed: layout == "inplace" ? 20_261_130 : 31_101_977)
+        var random = SplitMix(seed: UInt64(20_261_130 + (layout == "inplace" ? 0 : 1) + (segment == "1MiB" ? 0 : 2)))
         var kills = 0
         let deadline = Date(timeIntervalSinceNow: 150)
         let final: Set<String> = ["done", "failed", "canceled"]
@@ -95,7 +99,8 @@ struct WorkerFaultTests {
         let served = try origin.create("/kill9.bin", size: 48 * Self.mib, ["rate": rate])
         let cluster = try Cluster("kill9")
         let id = try cluster.enqueue(served.url, ["--dest", "k.bin", "--segment-size", "24MiB"])
-        let first = try cluster.startWorker(["--lease", "2s"])
+        // Two fetchers for two segments: no idle fetcher, so no straggler split moves the segment ends.
+        let first = try cluster.startWorker(["--lease", "2s", "--concurrency", "2"])
         try #require(try Harness.waitUntil(timeout: 30) {
             let rows = try cluster.database.segments(id)
             return rows.count == 2 && rows.allSatisfy { $0.state == "running" && $0.bytesDone >= 4 * Self.mib }
@@ -105,7 +110,7 @@ struct WorkerFaultTests {
         let atKill = try cluster.database.segments(id)
         let requestsAtKill = try origin.stats(served.path).count
 
-        try cluster.startWorker(["--lease", "2s"])
+        try cluster.startWorker(["--lease", "2s", "--concurrency", "2"])
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
         #expect(cluster.sha256("k.bin") == served.sha256)
         let stats = try origin.stats(served.path)
@@ -207,6 +212,62 @@ struct WorkerFaultTests {
         impatient.signal(SIGTERM)
         #expect(impatient.wait(timeout: 3), "a second signal exits at once")
         #expect(impatient.exitStatus == 130)
+    }
+
+    // MARK: leases
+
+    @Test("a live worker keeps its lease through a pause in the body shorter than the stall timeout")
+    func leaseOutlivesQuietOrigin() throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        // Segment 1 pauses for 5 s after 200 kB: well under --stall-timeout (30 s), well over --lease 2s.
+        let served = try origin.create("/quiet.bin", size: 3 * Self.mib, ["stall_at": 200_000, "stall_after": 1, "stall_times": 1, "stall_secs": 5])
+        let cluster = try Cluster("quiet")
+        let id = try cluster.enqueue(served.url, ["--dest", "q.bin", "--segment-size", "1MiB"])
+        let worker = try cluster.startWorker(["--lease", "2s", "--concurrency", "2"])
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
+        #expect(cluster.sha256("q.bin") == served.sha256)
+        let stats = try origin.stats(served.path)
+        #expect(stats.count == 3, "the paused segment was not taken away and fetched again: \(stats.requests.map { "\($0.range ?? "-") \($0.fault ?? "")" })")
+        #expect(Reliability.logLines(worker, containing: "lease lost").isEmpty, "the worker never lost a lease while it was working:\n\(worker.stderr)")
+    }
+
+    // MARK: database outages
+
+    @Test("while PostgreSQL is down, downloads keep streaming to storage; the transfer completes when it is back")
+    func streamsThroughOutage() throws {
+        let postgres = try PrivatePostgres()
+        defer { withExtendedLifetime(postgres) {} }
+        let url = try postgres.database()
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/outage.bin", size: 16 * Self.mib, ["rate": Self.mib])
+        let enqueued = try Run.haul(["enqueue", served.url, "--dest", "o.bin", "--segment-size", "8MiB", "--layout", "parts"], database: url)
+        try #require(enqueued.status == 0, "\(enqueued.stderr)")
+        let storage = Harness.temporaryDirectory("outage")
+        defer { try? FileManager.default.removeItem(atPath: storage) }
+        // The planner streams segment 0 and one fetcher segment 1: no idle fetcher splits them.
+        let worker = try Child(Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms", "--concurrency", "1"], environment: ["DATABASE_URL": url])
+        try #require(try Harness.waitUntil(timeout: 30) {
+            Int(try Run.psql(url, "SELECT count(*) FROM segments WHERE state = 'running' AND bytes_done >= 1048576").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 == 2
+        })
+        func onStorage() -> Int64 {
+            let parts = storage + "/o.bin.haul-parts"
+            return ((try? FileManager.default.contentsOfDirectory(atPath: parts)) ?? []).reduce(Int64(0)) { total, name in
+                total + Int64((try? FileManager.default.attributesOfItem(atPath: parts + "/" + name)[.size] as? Int) ?? 0)
+            }
+        }
+        try postgres.stop()
+        let before = onStorage()
+        let streamed = Harness.waitUntil(timeout: 15) { onStorage() >= before + 3 * Int64(Self.mib) }
+        #expect(streamed, "bytes kept reaching storage during the outage (\(before) → \(onStorage()))")
+        try postgres.start()
+        #expect(try Harness.waitUntil(timeout: 60) { try Run.psql(url, "SELECT state FROM transfers").stdout.contains("done") })
+        #expect(Origin.sha256(file: storage + "/o.bin") == served.sha256)
+        #expect(worker.isRunning, "\(worker.stderr)")
+        #expect(try origin.stats(served.path).count == 2, "no segment was fetched again because of the outage")
+        worker.signal(SIGTERM)
+        _ = worker.wait(timeout: 15)
     }
 
     // MARK: database restarts

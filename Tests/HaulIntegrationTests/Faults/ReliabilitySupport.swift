@@ -140,6 +140,11 @@ final class PrivatePostgres: @unchecked Sendable {
         try Reliability.must("/usr/bin/chown", ["postgres:", root])
         chmod(root, 0o700)
         try asPostgres(bin + "/initdb", ["-D", root + "/data", "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions", "--no-sync"])
+        try start()
+    }
+
+    /// `pg_ctl start -w` on this cluster's port.
+    func start() throws {
         try asPostgres(bin + "/pg_ctl", [
             "-D", root + "/data", "-l", root + "/server.log", "-w", "-t", "60", "-o",
             "-p \(port) -k \(root) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=100", "start",
