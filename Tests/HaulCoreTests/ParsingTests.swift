@@ -1,0 +1,114 @@
+import HaulCore
+import Testing
+
+@Suite("sizes, durations, checksums")
+struct ParsingTests {
+    static let sizeCases: [(String, Int64)] = [
+        ("4096", 4096), ("512KiB", 512 * 1024), ("8MiB", 8 << 20), ("1GiB", 1 << 30), ("8M", 8 << 20),
+        ("2kb", 2000), ("1 GiB", 1 << 30), (" 7 ", 7), ("3TiB", 3 << 40),
+    ]
+
+    @Test("sizes as operators write them", arguments: sizeCases)
+    func sizes(text: String, bytes: Int64) {
+        #expect(ByteSize.parse(text) == bytes)
+    }
+
+    @Test("sizes that are refused", arguments: ["", "lots", "0", "-5", "1.5MiB", "MiB", "9999999999999TiB", "8 MiB extra", "0x10"])
+    func badSizes(text: String) {
+        #expect(ByteSize.parse(text) == nil)
+        #expect(throws: HaulError.self) { try ByteSize.parse(text, flag: "--segment-size") }
+    }
+
+    static let durationCases: [(String, Double)] = [("500ms", 0.5), ("30s", 30), ("5m", 300), ("2h", 7200), ("7d", 604_800), ("10", 10), ("1.5s", 1.5)]
+
+    @Test("durations", arguments: durationCases)
+    func durations(text: String, seconds: Double) {
+        #expect(Duration.parseSeconds(text) == seconds)
+    }
+
+    @Test("durations that are refused", arguments: ["", "soon", "0s", "-1s", "5 minutes", "s"])
+    func badDurations(text: String) {
+        #expect(Duration.parseSeconds(text) == nil)
+    }
+
+    @Test("checksums: known algorithms, right length, hex only")
+    func checksums() throws {
+        let hex = String(repeating: "ab", count: 32)
+        #expect(try Checksum(parsing: "sha256:\(hex)").hex == hex)
+        #expect(try Checksum(parsing: "SHA256:\(hex.uppercased())").description == "sha256:\(hex)")
+        #expect(try Checksum(parsing: "md5:" + String(repeating: "0", count: 32)).algorithm == .md5)
+        for bad in ["sha256:abc", "crc32:00000000", "sha256", "sha1:" + String(repeating: "g", count: 40), ":", "sha512:" + hex] {
+            #expect(throws: HaulError.self, "\(bad)") { try Checksum(parsing: bad) }
+        }
+    }
+
+    @Test("the digester agrees with known vectors")
+    func digests() {
+        let vectors: [(Checksum.Algorithm, String)] = [
+            (.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            (.sha1, "a9993e364706816aba3e25717850c26c9cd0d89d"),
+            (.md5, "900150983cd24fb0d6963f7d28e17f72"),
+        ]
+        for (algorithm, expected) in vectors {
+            let digester = Digester(algorithm)
+            Array("abc".utf8).withUnsafeBytes { digester.update($0) }
+            #expect(digester.finish().hex == expected)
+        }
+    }
+
+    @Test("backoff doubles, is capped, spreads with jitter, and yields to a longer Retry-After")
+    func backoff() {
+        let policy = Backoff(base: 1, cap: 60)
+        #expect(policy.delay(afterAttempt: 1, jitter: 1) == 1)
+        #expect(policy.delay(afterAttempt: 4, jitter: 1) == 8)
+        #expect(policy.delay(afterAttempt: 4, jitter: 0) == 4)
+        #expect(policy.delay(afterAttempt: 40, jitter: 1) == 60)
+        #expect(policy.delay(afterAttempt: 1, retryAfter: 30, jitter: 0.5) == 30)
+        #expect(policy.delay(afterAttempt: 3, retryAfter: 0.1, jitter: 1) == 4)
+        #expect(policy.delay(afterAttempt: 1, retryAfter: 99_999, jitter: 1) == 3600)
+        for attempt in 1...20 {
+            let delay = policy.delay(afterAttempt: attempt, jitter: Double(attempt % 7) / 7)
+            #expect(delay > 0 && delay <= 60)
+        }
+    }
+}
+
+@Suite("paths, URLs and secrets")
+struct SafetyTests {
+    @Test("destinations stay inside the storage root", arguments: ["/etc/passwd", "../x", "a/../../x", "a/..", "", "a\\b", "dir/", "a\u{0}b", ".."])
+    func refusedDestinations(path: String) {
+        #expect(throws: HaulError.self) { try SafePath.validate(path) }
+    }
+
+    @Test("destinations are normalised")
+    func normalised() throws {
+        #expect(try SafePath.validate("a//b/./c.iso") == "a/b/c.iso")
+        #expect(try SafePath.validate("./x") == "x")
+        #expect(try SafePath.validate("..hidden/file") == "..hidden/file")
+    }
+
+    @Test("only http and https URLs with a host", arguments: ["not a url", "file:///etc/passwd", "ftp://h/x", "gopher://h/", "http:///x", "https://", "", "javascript:alert(1)"])
+    func refusedURLs(url: String) {
+        #expect(throws: HaulError.self) { try OriginURL.validate(url) }
+    }
+
+    @Test("URLs, last segments and host keys")
+    func urls() throws {
+        #expect(try OriginURL.validate("HTTPS://Example.com:8443/a%20b.iso?x=1") == "HTTPS://Example.com:8443/a%20b.iso?x=1")
+        #expect(OriginURL.lastPathSegment("https://h/dir/a%20b.iso?x=1") == "a b.iso")
+        #expect(OriginURL.lastPathSegment("https://h/") == nil)
+        #expect(OriginURL.hostKey("https://Example.com:8443/x") == "example.com:8443")
+        #expect(OriginURL.hostKey("http://example.com/x") == "example.com")
+    }
+
+    @Test("secrets are redacted from URLs and header lines")
+    func redaction() {
+        #expect(Redaction.url("https://user:pw@h.example/x") == "https://***@h.example/x")
+        #expect(Redaction.url("https://h/x?token=abc&b=2") == "https://h/x?token=***&b=2")
+        #expect(Redaction.url("https://h/x?X-Amz-Signature=abc") == "https://h/x?X-Amz-Signature=***")
+        #expect(Redaction.url("https://h/p@th") == "https://h/p@th")
+        #expect(Redaction.headerLine("Authorization: Bearer s3cret") == "Authorization: ***")
+        #expect(Redaction.headerLine("cookie: a=b") == "cookie: ***")
+        #expect(Redaction.headerLine("Accept: */*") == "Accept: */*")
+    }
+}

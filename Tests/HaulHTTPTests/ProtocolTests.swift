@@ -1,0 +1,101 @@
+import HaulCore
+import HaulHTTP
+import Testing
+
+@Suite("Content-Range, probes and range checks")
+struct ProtocolTests {
+    static let forms: [(String, ContentRange)] = [
+        ("bytes 0-99/1000", ContentRange(first: 0, last: 99, total: 1000)),
+        ("bytes 5-5/6", ContentRange(first: 5, last: 5, total: 6)),
+        ("bytes 0-99/*", ContentRange(first: 0, last: 99, total: nil)),
+        ("bytes */0", ContentRange(first: nil, last: nil, total: 0)),
+        ("Bytes  10-19/20 ", ContentRange(first: 10, last: 19, total: 20)),
+    ]
+
+    @Test("Content-Range forms", arguments: forms)
+    func parses(text: String, expected: ContentRange) {
+        #expect(ContentRange(text) == expected)
+    }
+
+    @Test("malformed Content-Range is refused", arguments: ["", "bytes", "bytes 9-1/10", "bytes 0-10/10", "bytes a-b/c", "items 0-1/2", "bytes */*", "bytes 0-1", "bytes -1-2/3"])
+    func refuses(text: String) {
+        #expect(ContentRange(text) == nil)
+    }
+
+    private func head(_ status: Int, _ headers: [String: String] = [:]) -> ResponseHead {
+        ResponseHead(status: status, headers: headers)
+    }
+
+    @Test("the probe's answer decides the plan")
+    func probe() throws {
+        #expect(try ProbeOutcome.classify(head(206, ["content-range": "bytes 0-99/1000"]), requestedLast: 99, url: "u") == .ranged(size: 1000))
+        #expect(try ProbeOutcome.classify(head(206, ["content-range": "bytes 0-9/10"]), requestedLast: 99, url: "u") == .ranged(size: 10))
+        #expect(try ProbeOutcome.classify(head(200, ["content-length": "1234"]), requestedLast: 99, url: "u") == .whole(length: 1234))
+        #expect(try ProbeOutcome.classify(head(200), requestedLast: 99, url: "u") == .whole(length: nil))
+        #expect(try ProbeOutcome.classify(head(200, ["content-length": "0"]), requestedLast: 99, url: "u") == .empty)
+        #expect(try ProbeOutcome.classify(head(416, ["content-range": "bytes */0"]), requestedLast: 99, url: "u") == .empty)
+        #expect(try ProbeOutcome.classify(head(304), requestedLast: 99, url: "u") == .notModified)
+        #expect(throws: HaulError.self) { try ProbeOutcome.classify(head(206, ["content-range": "bytes 1-99/1000"]), requestedLast: 99, url: "u") }
+        #expect(throws: HaulError.self) { try ProbeOutcome.classify(head(206, ["content-range": "bytes 0-49/1000"]), requestedLast: 99, url: "u") }
+        do {
+            _ = try ProbeOutcome.classify(head(404), requestedLast: 99, url: "https://u:secret@h/x")
+            Issue.record("404 must throw")
+        } catch let error as HaulError {
+            #expect(!error.isTransient && error.message.contains("404") && !error.message.contains("secret"))
+        }
+        do {
+            _ = try ProbeOutcome.classify(ResponseHead(status: 503, headers: ["retry-after": "7"]), requestedLast: 99, url: "u")
+        } catch let error as HaulError {
+            #expect(error.isTransient && error.retryAfter == 7)
+        }
+    }
+
+    @Test("a later range must be exactly what was asked, of the same file")
+    func rangeCheck() throws {
+        let ok = head(206, ["content-range": "bytes 100-199/1000", "etag": "\"a\""])
+        try RangeCheck.validate(ok, first: 100, last: 199, expectedSize: 1000, etag: "\"a\"", url: "u")
+        let cases: [ResponseHead] = [
+            head(200, ["etag": "\"b\""]),
+            head(206, ["content-range": "bytes 101-199/1000"]),
+            head(206, ["content-range": "bytes 100-199/2000"]),
+            head(206, ["content-range": "bytes 100-199/1000", "etag": "\"b\""]),
+            head(416),
+            head(206),
+        ]
+        for bad in cases {
+            do {
+                try RangeCheck.validate(bad, first: 100, last: 199, expectedSize: 1000, etag: "\"a\"", url: "u")
+                Issue.record("\(bad) must be refused")
+            } catch let error as HaulError {
+                #expect(error.code == "origin-changed", "\(bad)")
+            }
+        }
+    }
+
+    @Test("Content-Disposition names are reduced to one safe component")
+    func disposition() {
+        #expect(ContentDisposition.filename("attachment; filename=\"report final.bin\"") == "report final.bin")
+        #expect(ContentDisposition.filename("attachment; filename=\"../../etc/passwd\"") == "passwd")
+        #expect(ContentDisposition.filename("attachment; filename*=UTF-8''na%C3%AFve.txt; filename=\"naive.txt\"") == "naïve.txt")
+        #expect(ContentDisposition.filename("attachment; filename=\"a\\\"b.txt\"") == "a\"b.txt")
+        #expect(ContentDisposition.filename("attachment; filename=\"..\"") == nil)
+        #expect(ContentDisposition.filename("attachment; filename=\".bashrc\"") == "bashrc")
+        #expect(ContentDisposition.filename("attachment; filename=\"C:\\\\Windows\\\\evil.exe\"") == "evil.exe")
+        #expect(ContentDisposition.filename("inline") == nil)
+        #expect(ContentDisposition.sanitize("a\u{7}b\nc") == "abc")
+    }
+
+    @Test("header lines build the final response's head")
+    func headParsing() {
+        var head = ResponseHead(status: 0)
+        head.absorb(line: "HTTP/1.1 302 Found\r\n")
+        head.absorb(line: "Location: /x\r\n")
+        head.absorb(line: "HTTP/1.1 206 Partial Content\r\n")
+        head.absorb(line: "Content-Range: bytes 0-9/10\r\n")
+        head.absorb(line: "ETag: W/\"x\"\r\n")
+        #expect(head.status == 206 && head.reason == "Partial Content")
+        #expect(head["location"] == nil)
+        #expect(head.contentRange == ContentRange(first: 0, last: 9, total: 10))
+        #expect(!head.hasStrongETag)
+    }
+}

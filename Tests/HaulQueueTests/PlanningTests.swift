@@ -1,0 +1,102 @@
+import HaulCore
+import HaulQueue
+import Testing
+
+@Suite("segment planning")
+struct PlanningTests {
+    @Test("segments cover every file exactly once, in order, none empty")
+    func coverage() {
+        var generator = SystemRandomNumberGenerator()
+        let sizes: [Int64] = [0, 1, 2, 4095, 4096, 4097, 8 << 20, (8 << 20) + 1, 1 << 30] + (0..<2000).map { _ in Int64.random(in: 0...(1 << 34), using: &generator) }
+        for size in sizes {
+            let segmentSize = Int64.random(in: 1...(256 << 20), using: &generator)
+            let first = Int64.random(in: 1...(64 << 20), using: &generator)
+            let plan = SegmentPlan(size: size, firstSegment: first, segmentSize: segmentSize)
+            var next: Int64 = 0
+            for range in plan.ranges {
+                #expect(range.offset == next && range.length > 0)
+                next += range.length
+            }
+            #expect(next == size, "size \(size)")
+            if size > 0 { #expect(plan.ranges.first?.length == min(first, size)) }
+        }
+    }
+
+    @Test("an empty file has no segments; a small one has one")
+    func small() {
+        #expect(SegmentPlan(size: 0, segmentSize: 8).ranges.isEmpty)
+        #expect(SegmentPlan(size: 5, segmentSize: 8).ranges == [SegmentPlan.Range(offset: 0, length: 5)])
+        #expect(SegmentPlan(size: 17, segmentSize: 8).ranges.map(\.length) == [8, 8, 1])
+    }
+
+    @Test("automatic segment size: a sixteenth of the file, between 8 and 128 MiB")
+    func automatic() {
+        let mib: Int64 = 1 << 20
+        #expect(SegmentPlan.automaticSegmentSize(fileSize: 10 * mib) == 8 * mib)
+        #expect(SegmentPlan.automaticSegmentSize(fileSize: 1 << 30) == 64 * mib)
+        #expect(SegmentPlan.automaticSegmentSize(fileSize: 100 << 30) == 128 * mib)
+        #expect(SegmentPlan.automaticSegmentSize(fileSize: 300 * mib) % mib == 0)
+    }
+}
+
+@Suite("operator transitions")
+struct TransitionTests {
+    @Test("each action is allowed from exactly its states")
+    func table() {
+        let expected: [OperatorAction: Set<TransferState>] = [
+            .cancel: [.pending, .planning, .downloading, .finalizing, .paused, .failed],
+            .retry: [.failed, .canceled],
+            .pause: [.pending, .planning, .downloading],
+            .resume: [.paused],
+        ]
+        for (action, allowed) in expected {
+            for state in TransferState.allCases {
+                let refusal = action.refusal(transfer: 7, state: state)
+                #expect((refusal == nil) == allowed.contains(state), "\(action) from \(state)")
+                if let refusal {
+                    #expect(refusal.code == "invalid-transition" && refusal.message.contains("transfer 7 is \(state.rawValue)"))
+                }
+            }
+        }
+    }
+}
+
+@Suite("manifests")
+struct ManifestTests {
+    let base = NewTransfer(url: "http://placeholder/", dest: nil, segmentSize: 1 << 20)
+
+    @Test("plain lines, comments, default destinations and JSON lines")
+    func good() {
+        let text = """
+            # a comment
+            https://h.example/pool/a.deb   debs/a.deb
+
+            https://h.example/pool/b%20c.deb    # DEST from the URL
+            {"url": "https://h.example/x.tgz", "dest": "x.tgz", "priority": 4, "extract": true, "headers": {"X-Token": "t"}}
+            """
+        let (entries, rejects) = Manifest.parse(text, base: base)
+        #expect(rejects.isEmpty)
+        #expect(entries.map(\.dest) == ["debs/a.deb", "pool/b c.deb", "x.tgz"])
+        #expect(entries[2].priority == 4 && entries[2].options.extract == true && entries[2].headers == [Header(name: "X-Token", value: "t")])
+        #expect(entries.allSatisfy { $0.segmentSize == 1 << 20 })
+    }
+
+    @Test("every bad line is reported with its number")
+    func bad() {
+        let text = """
+            ftp://h/a
+            https://h/b ../../etc/passwd
+            https://h/c c d
+            {"url": 5}
+            {"url": "https://h/d", "colour": "red"}
+            https://h/
+            {not json
+            https://h/e e
+            https://h/e e
+            """
+        let (entries, rejects) = Manifest.parse(text, base: base)
+        #expect(rejects.map(\.line) == [1, 2, 3, 4, 5, 6, 7, 9])
+        #expect(entries.map(\.dest) == ["e"])
+        #expect(rejects[0].description.contains("ftp"))
+    }
+}
