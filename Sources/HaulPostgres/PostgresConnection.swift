@@ -12,6 +12,7 @@ public final class PostgresConnection {
     /// What was used to connect: a `postgresql://` URL or a libpq conninfo string (empty: `PG*` variables).
     public let conninfo: String
     private var handle: OpaquePointer?
+    private var transactionDepth = 0
 
     /// Connects now, so that a wrong address is reported at once.
     public init(conninfo: String) throws {
@@ -72,8 +73,16 @@ public final class PostgresConnection {
     }
 
     /// Runs `body` inside `BEGIN … COMMIT`, rolling back if it throws.
+    /// A transaction inside another joins the outer one.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if transactionDepth > 0 {
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            return try body()
+        }
         try query("BEGIN")
+        transactionDepth = 1
+        defer { transactionDepth = 0 }
         do {
             let value = try body()
             try query("COMMIT")

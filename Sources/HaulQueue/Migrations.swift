@@ -16,26 +16,26 @@ public enum Migrations {
     /// Every migration this binary knows, in version order.
     public static var all: [Migration] { embedded.sorted { $0.version < $1.version } }
 
-    /// Applies what is missing under an advisory lock, so hosts migrating at once take turns.
+    /// Applies what is missing in one transaction under a transaction-scoped advisory lock, so
+    /// hosts migrating at once take turns (and the lock cannot leak through a pooler).
     /// - Returns: the names of the migrations applied now (empty when the schema was current).
     @discardableResult
     public static func apply(on connection: PostgresConnection) throws -> [String] {
-        try connection.query("SELECT pg_advisory_lock(7235841)")
-        defer { _ = try? connection.query("SELECT pg_advisory_unlock(7235841)") }
-        try connection.query("""
-            CREATE TABLE IF NOT EXISTS schema_migrations (
-                version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
-            """)
-        let applied = Set(try connection.query("SELECT version FROM schema_migrations").rows.map { try $0.int("version") })
-        var appliedNow: [String] = []
-        for migration in all where !applied.contains(migration.version) {
-            try connection.transaction {
+        try connection.transaction {
+            try connection.query("SELECT pg_advisory_xact_lock(7235841)")
+            try connection.query("""
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                """)
+            let applied = Set(try connection.query("SELECT version FROM schema_migrations").rows.map { try $0.int("version") })
+            var appliedNow: [String] = []
+            for migration in all where !applied.contains(migration.version) {
                 try connection.execute(script: migration.sql)
                 try connection.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [migration.version, migration.name])
+                appliedNow.append(migration.name)
             }
-            appliedNow.append(migration.name)
+            return appliedNow
         }
-        return appliedNow
     }
 
     /// Throws a clear error when the database lacks migrations this binary needs.

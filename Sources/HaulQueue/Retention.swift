@@ -17,11 +17,13 @@ public enum Retention {
         }
     }
 
-    /// Prunes if no other worker is doing it now (advisory lock) and returns whether it ran.
+    /// Prunes if no other worker is doing it now (a transaction-scoped advisory lock, which
+    /// works behind a transaction-mode pooler) and returns whether it ran.
     public static func pruneIfFree(_ db: PostgresConnection, olderThan seconds: Double) throws -> Bool {
-        guard try db.query("SELECT pg_try_advisory_lock(7235842) AS got").first?.bool("got") == true else { return false }
-        defer { _ = try? db.query("SELECT pg_advisory_unlock(7235842)") }
-        try prune(db, olderThan: seconds)
-        return true
+        try db.transaction {
+            guard try db.query("SELECT pg_try_advisory_xact_lock(7235842) AS got").first?.bool("got") == true else { return false }
+            try prune(db, olderThan: seconds)
+            return true
+        }
     }
 }
