@@ -160,4 +160,20 @@ struct FleetTests {
         #expect(try cluster.database.scalar("SELECT string_agg(id::text, ',' ORDER BY id) FROM transfers") == "\(fresh),\(pending)")
         #expect(FileManager.default.fileExists(atPath: cluster.storage + "/old.bin"), "files are never touched by prune")
     }
+
+    @Test("NOTIFY wakes an idle worker long before its next poll")
+    func notifyWakesIdleWorkers() throws {
+        let cluster = try Cluster("notify")
+        let worker = try Child(Harness.haulBinary, ["worker", "--storage", cluster.storage, "--poll-interval", "10m"], environment: ["DATABASE_URL": cluster.database.url])
+        defer {
+            worker.signal(SIGTERM)
+            _ = worker.wait(timeout: 15)
+        }
+        try Harness.waitUntil(timeout: 20) { try cluster.database.scalar("SELECT count(*) FROM workers") == "1" }
+        usleep(500_000)  // let every role go idle on its ten-minute poll
+        let file = try Origin.file("fleet/notify.bin", size: 3 * 1_048_576)
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "n.bin", "--segment-size", "1MiB"])
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"], "only NOTIFY can finish this within the wait: \(worker.stderr)")
+        #expect(cluster.sha256("n.bin") == file.sha256)
+    }
 }
