@@ -10,6 +10,7 @@ CREATE TABLE batches (
 CREATE TABLE transfers (
     id               bigserial PRIMARY KEY,
     url              text NOT NULL,
+    host             text NOT NULL,              -- the URL's host[:port], for per-host limits
     dest             text,                       -- relative to the storage root; NULL: named from the response
     state            text NOT NULL DEFAULT 'pending'
                      CHECK (state IN ('pending','planning','downloading','finalizing','done','failed','canceled','paused')),
@@ -49,6 +50,7 @@ CREATE TABLE transfers (
 );
 
 CREATE INDEX transfers_pending ON transfers (priority DESC, id) WHERE state = 'pending';
+CREATE INDEX transfers_planning_host ON transfers (host) WHERE state = 'planning';
 CREATE INDEX transfers_active ON transfers (id) WHERE state IN ('planning','downloading','finalizing');
 CREATE INDEX transfers_batch ON transfers (batch_id) WHERE batch_id IS NOT NULL;
 -- Enqueuing a manifest again adds nothing that is already there.

@@ -19,19 +19,23 @@ public struct Batches {
             let batchID = try db.query(
                 "INSERT INTO batches (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id", [name]
             ).first!.int64("id")
+            let hosts = Array(Set(entries.map { OriginURL.hostKey($0.url) }))
+            try db.query("INSERT INTO origin_hosts (host) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING", [hosts])
             var inserted = 0
             var start = 0
             while start < entries.count {
                 let chunk = entries[start..<min(entries.count, start + 20_000)]
                 inserted += try db.query(
                     """
-                    INSERT INTO transfers (url, dest, segment_size, expected_digest, priority, layout, headers, options, batch_id)
-                    SELECT u, d, s, c, p, l, h::jsonb, o::jsonb, $9
-                    FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[]) AS e(u, d, s, c, p, l, h, o)
+                    INSERT INTO transfers (url, host, dest, segment_size, expected_digest, priority, layout, headers, options, batch_id)
+                    SELECT u, k, d, s, c, p, l, h::jsonb, o::jsonb, $9
+                    FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $10::text[])
+                         AS e(u, d, s, c, p, l, h, o, k)
                     ON CONFLICT (batch_id, url, dest) WHERE batch_id IS NOT NULL DO NOTHING
                     """,
                     [chunk.map(\.url), chunk.map { $0.dest ?? "" }, chunk.map(\.segmentSize), chunk.map { $0.checksum?.description },
-                     chunk.map(\.priority), chunk.map(\.layout), chunk.map { Header.json($0.headers) }, chunk.map(\.options.json), batchID]
+                     chunk.map(\.priority), chunk.map(\.layout), chunk.map { Header.json($0.headers) }, chunk.map(\.options.json), batchID,
+                     chunk.map { OriginURL.hostKey($0.url) }]
                 ).affectedRows
                 start += chunk.count
             }

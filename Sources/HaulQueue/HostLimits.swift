@@ -42,10 +42,38 @@ public enum HostLimits {
         return LockedHost(name: try row.string("host"), maxRunning: try row.int("max_running"))
     }
 
-    /// Slots left on a host whose row this transaction has locked.
+    /// Slots left on a host whose row this transaction has locked: its limit less its running
+    /// segments and its transfers being planned (a probe is a connection too).
     static func freeSlots(_ db: PostgresConnection, host: LockedHost) throws -> Int {
-        let running = try db.query("SELECT count(*) AS n FROM segments WHERE state = 'running' AND host = $1", [host.name]).first?.int("n") ?? 0
-        return max(0, host.maxRunning - running)
+        let busy = try db.query(
+            """
+            SELECT (SELECT count(*) FROM segments WHERE state = 'running' AND host = $1)
+                 + (SELECT count(*) FROM transfers WHERE state = 'planning' AND host = $1) AS n
+            """, [host.name]
+        ).first?.int("n") ?? 0
+        return max(0, host.maxRunning - busy)
+    }
+
+    /// Locks the row of the host whose pending transfer comes first (priority, then age), for the planner.
+    static func lockPlanningCandidate(_ db: PostgresConnection, worker: String, excluding: [String]) throws -> LockedHost? {
+        let row = try db.query(
+            """
+            SELECT h.host, coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), $3) AS max_running
+            FROM (
+                SELECT c.host, max(c.priority) AS priority, min(c.id) AS first FROM (
+                    SELECT t.host, t.priority, t.id FROM transfers t
+                    WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND t.host <> ALL($2::text[])
+                    ORDER BY t.priority DESC, t.id LIMIT 500
+                ) c GROUP BY c.host
+            ) candidates
+            JOIN origin_hosts h ON h.host = candidates.host
+            ORDER BY candidates.priority DESC, candidates.first
+            LIMIT 1
+            FOR UPDATE OF h SKIP LOCKED
+            """, [worker, excluding, fallbackDefault]
+        ).first
+        guard let row else { return nil }
+        return LockedHost(name: try row.string("host"), maxRunning: try row.int("max_running"))
     }
 
     /// Sets a host's limit; `*` sets the default for hosts without one.
@@ -60,7 +88,8 @@ public enum HostLimits {
         try db.query(
             """
             SELECT h.host, coalesce(h.max_running, d.max_running, $1) AS max_running, h.max_running IS NOT NULL AS explicit,
-                   (SELECT count(*) FROM segments s WHERE s.state = 'running' AND s.host = h.host) AS running
+                   (SELECT count(*) FROM segments s WHERE s.state = 'running' AND s.host = h.host)
+                 + (SELECT count(*) FROM transfers t WHERE t.state = 'planning' AND t.host = h.host) AS running
             FROM origin_hosts h LEFT JOIN origin_hosts d ON d.host = '*'
             ORDER BY h.host = '*' DESC, h.host
             """, [fallbackDefault]

@@ -24,9 +24,21 @@ public struct TransferLeases {
         t.segment_size, t.expected_digest, t.priority, t.generation, t.lease_token::text AS lease_token
         """
 
-    /// Moves one pending transfer to `planning` under a lease.
+    /// Moves one pending transfer to `planning` under a lease, within its host's limit (the
+    /// probe is a connection to the origin like any running segment; see `HostLimits`).
     public func claimPlanning(lease: Double) throws -> Claim? {
-        try claim(from: "pending", to: "planning", lease: lease)
+        try db.transaction {
+            var skipped: [String] = []
+            for _ in 0..<4 {
+                guard let host = try HostLimits.lockPlanningCandidate(db, worker: workerID, excluding: skipped) else { return nil }
+                guard try HostLimits.freeSlots(db, host: host) > 0 else {
+                    skipped.append(host.name)
+                    continue
+                }
+                return try claim(from: "pending", to: "planning", lease: lease, host: host.name)
+            }
+            return nil
+        }
     }
 
     /// Takes the lease on one transfer whose segments are all done.
@@ -34,19 +46,20 @@ public struct TransferLeases {
         try claim(from: "finalizing", to: "finalizing", lease: lease)
     }
 
-    private func claim(from: String, to: String, lease: Double) throws -> Claim? {
+    private func claim(from: String, to: String, lease: Double, host: String? = nil) throws -> Claim? {
         let row = try db.query(
             """
             WITH picked AS MATERIALIZED (
                 SELECT id FROM transfers
                 WHERE state = $1 AND next_attempt_at <= now() AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $4)
+                  AND ($5::text IS NULL OR host = $5)
                 ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED
             )
             UPDATE transfers t SET state = $2, lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $3),
                    worker_id = $4, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now()
             FROM picked WHERE t.id = picked.id
             RETURNING \(Self.returning)
-            """, [from, to, lease, workerID]
+            """, [from, to, lease, workerID, host]
         ).first
         guard let row else { return nil }
         return Claim(info: try TransferInfo(row, id: try row.int64("id")), leaseToken: try row.string("lease_token"), generation: try row.int("generation"))

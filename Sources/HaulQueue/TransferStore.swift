@@ -13,15 +13,19 @@ public struct TransferStore {
     /// Inserts a pending transfer and wakes idle workers.
     /// - Returns: the new transfer's id.
     public func enqueue(_ request: NewTransfer) throws -> Int64 {
-        let row = try db.query(
-            """
-            INSERT INTO transfers (url, dest, segment_size, expected_digest, priority, layout, headers, options, batch_id, owner)
-            VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10)
-            RETURNING id
-            """,
-            [request.url, request.dest, request.segmentSize, request.checksum?.description, request.priority, request.layout,
-             Header.json(request.headers), request.options.json, request.batchID, request.owner]
-        ).first
+        let host = OriginURL.hostKey(request.url)
+        let row = try db.transaction {
+            try db.query("INSERT INTO origin_hosts (host) VALUES ($1) ON CONFLICT DO NOTHING", [host])
+            return try db.query(
+                """
+                INSERT INTO transfers (url, host, dest, segment_size, expected_digest, priority, layout, headers, options, batch_id, owner)
+                VALUES ($1, $11, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10)
+                RETURNING id
+                """,
+                [request.url, request.dest, request.segmentSize, request.checksum?.description, request.priority, request.layout,
+                 Header.json(request.headers), request.options.json, request.batchID, request.owner, host]
+            ).first
+        }
         try db.query("NOTIFY haul_work")
         return try row!.int64("id")
     }

@@ -3,21 +3,23 @@ import HaulCore
 import HaulHTTP
 import HaulQueue
 
-/// The fetcher role on one thread: claim a queued segment, stream its range, complete it.
-final class Fetcher {
+/// The fetcher role: claim a queued segment, stream its range, complete it.
+struct Fetcher {
     private let shared: WorkerShared
     private let database: Database
     private let stream: SegmentStream
-    private let http = HTTPClient()
+    private let http: HTTPClient
 
-    init(shared: WorkerShared) {
-        self.shared = shared
-        database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
-        stream = SegmentStream(shared: shared, database: database)
+    /// Works with the thread's own connection, stream and HTTP handle.
+    init(lane: Lane) {
+        shared = lane.shared
+        database = lane.database
+        stream = lane.stream
+        http = lane.http
     }
 
     /// Claims and fetches one segment. - Returns: whether there was one.
-    func step() throws -> Bool {
+    func fetchOne() throws -> Bool {
         let config = shared.config
         let started = Date()
         let claimed = try database.run { conn in
@@ -25,12 +27,15 @@ final class Fetcher {
         }
         shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
         shared.metrics.databaseAnswered()
-        guard let segment = claimed.first else {
-            // Nothing queued: help the slowest running segment by taking half of what it has left.
-            return try database.run { conn in try SegmentLeases(conn, workerID: config.workerID).splitStraggler(minimumPiece: 4 << 20) }
-        }
+        guard let segment = claimed.first else { return false }
         SegmentRun(shared: shared, stream: stream, http: http, database: database).fetch(segment)
         return true
+    }
+
+    /// Nothing queued: help the slowest running segment by taking half of what it has left.
+    /// - Returns: whether a segment was split (there is a new one to claim).
+    func splitStraggler() throws -> Bool {
+        try database.run { conn in try SegmentLeases(conn, workerID: shared.config.workerID).splitStraggler(minimumPiece: 4 << 20) }
     }
 }
 

@@ -6,20 +6,22 @@ import HaulStorage
 
 /// The planner role: probe a pending transfer with its first segment's own ranged GET, write the
 /// segment rows, and keep streaming that response as segment 0 (no separate HEAD round trip).
-final class Planner {
+struct Planner {
     private let shared: WorkerShared
     private let database: Database
     private let stream: SegmentStream
-    private let http = HTTPClient()
+    private let http: HTTPClient
 
-    init(shared: WorkerShared) {
-        self.shared = shared
-        database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
-        stream = SegmentStream(shared: shared, database: database)
+    /// Works with the thread's own connection, stream and HTTP handle.
+    init(lane: Lane) {
+        shared = lane.shared
+        database = lane.database
+        stream = lane.stream
+        http = lane.http
     }
 
     /// Plans one transfer. - Returns: whether there was one.
-    func step() throws -> Bool {
+    func planOne() throws -> Bool {
         let config = shared.config
         guard let claim = try database.run({ conn in try TransferLeases(conn, workerID: config.workerID).claimPlanning(lease: config.lease) }) else {
             return false

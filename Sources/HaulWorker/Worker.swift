@@ -61,9 +61,8 @@ public final class Worker: Sendable {
     public func start() {
         let config = shared.config
         shared.durability.start()
-        if config.roles.contains(.planner) { spawn("planner") { [shared] in Planner(shared: shared).step } }
-        if config.roles.contains(.fetcher) {
-            for index in 0..<config.concurrency { spawn("fetcher-\(index)") { [shared] in Fetcher(shared: shared).step } }
+        if !config.roles.isDisjoint(with: [.planner, .fetcher]) {
+            for index in 0..<config.concurrency { spawn("lane-\(index)") { [shared] in Lane(shared: shared).step } }
         }
         if config.roles.contains(.finalizer) { spawn("finalizer") { [shared] in Finalizer(shared: shared).step } }
         spawn("housekeeper", interval: config.heartbeat) { [shared] in Housekeeper(shared: shared).step }

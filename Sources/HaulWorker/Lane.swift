@@ -1,0 +1,29 @@
+import HaulHTTP
+
+/// One download thread's own resources: a database connection, a segment stream (with its
+/// reusable write buffer) and a libcurl handle (which keeps connections to origins alive).
+/// A lane plans and fetches: for a file that fits in one segment the probe is the whole
+/// download, so every lane plans, which is what keeps thousands of small files fast.
+final class Lane {
+    let shared: WorkerShared
+    let database: Database
+    let stream: SegmentStream
+    let http = HTTPClient()
+
+    init(shared: WorkerShared) {
+        self.shared = shared
+        database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
+        stream = SegmentStream(shared: shared, database: database)
+    }
+
+    /// One unit of work: a queued segment first (finishing started files), else a pending
+    /// transfer to plan, else half of a straggling segment. - Returns: whether there was work.
+    func step() throws -> Bool {
+        let roles = shared.config.roles
+        let fetcher = Fetcher(lane: self)
+        if roles.contains(.fetcher), try fetcher.fetchOne() { return true }
+        if roles.contains(.planner), try Planner(lane: self).planOne() { return true }
+        if roles.contains(.fetcher), try fetcher.splitStraggler() { return true }
+        return false
+    }
+}
