@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "HaulUpload", dependencies: ["CCurl", "HaulCore"]),
         .target(name: "HaulMetrics", dependencies: ["CMicroHTTPD", "HaulCore"]),
         .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),
-        .target(name: "HaulWorker", dependencies: ["HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulMetrics", "HaulPostgres", "HaulCore"]),
+        .target(name: "HaulWorker", dependencies: ["CLinux", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulMetrics", "HaulPostgres", "HaulCore"]),
         .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
 
         .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations"),

@@ -5,17 +5,18 @@ import HaulStorage
 
 /// The finalizer role: verify a transfer whose segments are all done, assemble it, check its
 /// digest, publish it atomically under its destination name, and mark it done.
-final class Finalizer {
+struct Finalizer {
     private let shared: WorkerShared
     private let database: Database
 
-    init(shared: WorkerShared) {
-        self.shared = shared
-        database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
+    /// Works with the lane's own database connection.
+    init(lane: Lane) {
+        shared = lane.shared
+        database = lane.database
     }
 
     /// Finalizes one transfer. - Returns: whether there was one.
-    func step() throws -> Bool {
+    func finalizeOne() throws -> Bool {
         let config = shared.config
         guard let claim = try database.run({ conn in try TransferLeases(conn, workerID: config.workerID).claimFinalizing(lease: config.lease) }) else {
             return false

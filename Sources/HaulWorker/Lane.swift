@@ -1,9 +1,10 @@
 import HaulHTTP
 
-/// One download thread's own resources: a database connection, a segment stream (with its
+/// One worker thread's own resources: a database connection, a segment stream (with its
 /// reusable write buffer) and a libcurl handle (which keeps connections to origins alive).
-/// A lane plans and fetches: for a file that fits in one segment the probe is the whole
-/// download, so every lane plans, which is what keeps thousands of small files fast.
+/// A lane plays every role it is allowed: for a file that fits in one segment the probe is the
+/// whole download and finalizing follows at once, so thousands of small files go as fast as
+/// the lanes, not as fast as one planner or one finalizer thread.
 final class Lane {
     let shared: WorkerShared
     let database: Database
@@ -16,12 +17,14 @@ final class Lane {
         stream = SegmentStream(shared: shared, database: database)
     }
 
-    /// One unit of work: a queued segment first (finishing started files), else a pending
-    /// transfer to plan, else half of a straggling segment. - Returns: whether there was work.
+    /// One unit of work: a queued segment first (finishing started files), else a transfer to
+    /// finalize, else a pending transfer to plan, else half of a straggling segment.
+    /// - Returns: whether there was work.
     func step() throws -> Bool {
         let roles = shared.config.roles
         let fetcher = Fetcher(lane: self)
         if roles.contains(.fetcher), try fetcher.fetchOne() { return true }
+        if roles.contains(.finalizer), try Finalizer(lane: self).finalizeOne() { return true }
         if roles.contains(.planner), try Planner(lane: self).planOne() { return true }
         if roles.contains(.fetcher), try fetcher.splitStraggler() { return true }
         return false

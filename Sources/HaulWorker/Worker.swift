@@ -61,10 +61,9 @@ public final class Worker: Sendable {
     public func start() {
         let config = shared.config
         shared.durability.start()
-        if !config.roles.isDisjoint(with: [.planner, .fetcher]) {
+        if !config.roles.isDisjoint(with: [.planner, .fetcher, .finalizer]) {
             for index in 0..<config.concurrency { spawn("lane-\(index)") { [shared] in Lane(shared: shared).step } }
         }
-        if config.roles.contains(.finalizer) { spawn("finalizer") { [shared] in Finalizer(shared: shared).step } }
         spawn("housekeeper", interval: config.heartbeat) { [shared] in Housekeeper(shared: shared).step }
         if !config.pollOnly {
             group.enter()
