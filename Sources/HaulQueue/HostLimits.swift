@@ -21,17 +21,30 @@ public enum HostLimits {
     /// Locks the row of the host whose queued work comes first (priority, then age), skipping
     /// hosts another claimer holds and those in `excluding`. Call inside a transaction.
     static func lockBusiestCandidate(_ db: PostgresConnection, worker: String, excluding: [String]) throws -> LockedHost? {
+        try lockFirstHost(db, worker: worker, excluding: excluding, candidates: """
+            SELECT s.host, s.priority, s.id FROM segments s
+            JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
+            WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND s.host <> ALL($2::text[])
+            ORDER BY s.priority DESC, s.id LIMIT 500
+            """)
+    }
+
+    /// Locks the row of the host whose pending transfer comes first, for the planner.
+    static func lockPlanningCandidate(_ db: PostgresConnection, worker: String, excluding: [String]) throws -> LockedHost? {
+        try lockFirstHost(db, worker: worker, excluding: excluding, candidates: """
+            SELECT t.host, t.priority, t.id FROM transfers t
+            WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND t.host <> ALL($2::text[])
+            ORDER BY t.priority DESC, t.id LIMIT 500
+            """)
+    }
+
+    /// Locks the host row of the first of `candidates` (a query of host, priority, id that uses
+    /// `$1` for the worker and `$2` for the hosts to skip), with its effective limit.
+    private static func lockFirstHost(_ db: PostgresConnection, worker: String, excluding: [String], candidates: String) throws -> LockedHost? {
         let row = try db.query(
             """
             SELECT h.host, coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), $3) AS max_running
-            FROM (
-                SELECT c.host, max(c.priority) AS priority, min(c.id) AS first FROM (
-                    SELECT s.host, s.priority, s.id FROM segments s
-                    JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                    WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND s.host <> ALL($2::text[])
-                    ORDER BY s.priority DESC, s.id LIMIT 500
-                ) c GROUP BY c.host
-            ) candidates
+            FROM (SELECT c.host, max(c.priority) AS priority, min(c.id) AS first FROM (\(candidates)) c GROUP BY c.host) candidates
             JOIN origin_hosts h ON h.host = candidates.host
             ORDER BY candidates.priority DESC, candidates.first
             LIMIT 1
@@ -52,28 +65,6 @@ public enum HostLimits {
             """, [host.name]
         ).first?.int("n") ?? 0
         return max(0, host.maxRunning - busy)
-    }
-
-    /// Locks the row of the host whose pending transfer comes first (priority, then age), for the planner.
-    static func lockPlanningCandidate(_ db: PostgresConnection, worker: String, excluding: [String]) throws -> LockedHost? {
-        let row = try db.query(
-            """
-            SELECT h.host, coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), $3) AS max_running
-            FROM (
-                SELECT c.host, max(c.priority) AS priority, min(c.id) AS first FROM (
-                    SELECT t.host, t.priority, t.id FROM transfers t
-                    WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND t.host <> ALL($2::text[])
-                    ORDER BY t.priority DESC, t.id LIMIT 500
-                ) c GROUP BY c.host
-            ) candidates
-            JOIN origin_hosts h ON h.host = candidates.host
-            ORDER BY candidates.priority DESC, candidates.first
-            LIMIT 1
-            FOR UPDATE OF h SKIP LOCKED
-            """, [worker, excluding, fallbackDefault]
-        ).first
-        guard let row else { return nil }
-        return LockedHost(name: try row.string("host"), maxRunning: try row.int("max_running"))
     }
 
     /// Sets a host's limit; `*` sets the default for hosts without one.

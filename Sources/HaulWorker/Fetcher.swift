@@ -5,18 +5,12 @@ import HaulQueue
 
 /// The fetcher role: claim a queued segment, stream its range, complete it.
 struct Fetcher {
-    private let shared: WorkerShared
-    private let database: Database
-    private let stream: SegmentStream
-    private let http: HTTPClient
+    let lane: Lane
 
-    /// Works with the thread's own connection, stream and HTTP handle.
-    init(lane: Lane) {
-        shared = lane.shared
-        database = lane.database
-        stream = lane.stream
-        http = lane.http
-    }
+    private var shared: WorkerShared { lane.shared }
+    private var database: Database { lane.database }
+    private var stream: SegmentStream { lane.stream }
+    private var http: HTTPClient { lane.http }
 
     /// Claims and fetches one segment. - Returns: whether there was one.
     func fetchOne() throws -> Bool {

@@ -6,14 +6,10 @@ import HaulStorage
 /// The finalizer role: verify a transfer whose segments are all done, assemble it, check its
 /// digest, publish it atomically under its destination name, and mark it done.
 struct Finalizer {
-    private let shared: WorkerShared
-    private let database: Database
+    let lane: Lane
 
-    /// Works with the lane's own database connection.
-    init(lane: Lane) {
-        shared = lane.shared
-        database = lane.database
-    }
+    private var shared: WorkerShared { lane.shared }
+    private var database: Database { lane.database }
 
     /// Finalizes one transfer. - Returns: whether there was one.
     func finalizeOne() throws -> Bool {

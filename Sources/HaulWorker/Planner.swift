@@ -7,18 +7,12 @@ import HaulStorage
 /// The planner role: probe a pending transfer with its first segment's own ranged GET, write the
 /// segment rows, and keep streaming that response as segment 0 (no separate HEAD round trip).
 struct Planner {
-    private let shared: WorkerShared
-    private let database: Database
-    private let stream: SegmentStream
-    private let http: HTTPClient
+    let lane: Lane
 
-    /// Works with the thread's own connection, stream and HTTP handle.
-    init(lane: Lane) {
-        shared = lane.shared
-        database = lane.database
-        stream = lane.stream
-        http = lane.http
-    }
+    private var shared: WorkerShared { lane.shared }
+    private var database: Database { lane.database }
+    private var stream: SegmentStream { lane.stream }
+    private var http: HTTPClient { lane.http }
 
     /// Plans one transfer. - Returns: whether there was one.
     func planOne() throws -> Bool {
