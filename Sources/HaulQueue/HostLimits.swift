@@ -39,20 +39,25 @@ public enum HostLimits {
     }
 
     /// Locks the host row of the first of `candidates` (a query of host, priority, id that uses
-    /// `$1` for the worker and `$2` for the hosts to skip), with its effective limit.
+    /// `$1` for the worker and `$2` for the hosts to skip), with its effective limit. A host row
+    /// another claimer holds is skipped in favour of the next host; when every candidate host is
+    /// held, it waits its turn for the first one (a claim holds it for a millisecond or two)
+    /// rather than going idle while slots are free.
     private static func lockFirstHost(_ db: PostgresConnection, worker: String, excluding: [String], candidates: String) throws -> LockedHost? {
-        let row = try db.query(
-            """
-            SELECT h.host, coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), $3) AS max_running
-            FROM (SELECT c.host, max(c.priority) AS priority, min(c.id) AS first FROM (\(candidates)) c GROUP BY c.host) candidates
-            JOIN origin_hosts h ON h.host = candidates.host
-            ORDER BY candidates.priority DESC, candidates.first
-            LIMIT 1
-            FOR UPDATE OF h SKIP LOCKED
-            """, [worker, excluding, fallbackDefault]
-        ).first
-        guard let row else { return nil }
-        return LockedHost(name: try row.string("host"), maxRunning: try row.int("max_running"))
+        for wait in [false, true] {
+            let row = try db.query(
+                """
+                SELECT h.host, coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), $3) AS max_running
+                FROM (SELECT c.host, max(c.priority) AS priority, min(c.id) AS first FROM (\(candidates)) c GROUP BY c.host) candidates
+                JOIN origin_hosts h ON h.host = candidates.host
+                ORDER BY candidates.priority DESC, candidates.first
+                LIMIT 1
+                FOR UPDATE OF h \(wait ? "" : "SKIP LOCKED")
+                """, [worker, excluding, fallbackDefault]
+            ).first
+            if let row { return LockedHost(name: try row.string("host"), maxRunning: try row.int("max_running")) }
+        }
+        return nil
     }
 
     /// Slots left on a host whose row this transaction has locked: its limit less its running

@@ -77,8 +77,10 @@ struct FleetTests {
         #expect(try cluster.haul(["host-limit", "set", "\(host.host!):\(host.port!)", "3"]).status == 0)
         var ids: [Int64] = []
         for index in 0..<4 {
-            let file = try Origin.file("fleet/limit-\(index).bin", size: 3 * 1_048_576)
-            ids.append(try cluster.enqueue(Harness.origin + "/slow" + file.path, ["--dest", "l\(index).bin", "--segment-size", "256KiB"]))
+            // nginx's limit_rate lets the first second's worth through at once, so requests must be
+            // well over 4 MB to stay running long enough to be counted.
+            let file = try Origin.file("fleet/limit-\(index).bin", size: 16 * 1_048_576)
+            ids.append(try cluster.enqueue(Harness.origin + "/slow" + file.path, ["--dest", "l\(index).bin", "--segment-size", "8MiB"]))
         }
         for _ in 0..<3 { try cluster.startWorker(["--concurrency", "4"]) }
         var maximum = 0
