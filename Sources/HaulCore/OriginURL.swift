@@ -6,7 +6,7 @@ public enum OriginURL {
     public static func validate(_ text: String) throws -> String {
         let shown = Redaction.url(text)
         guard !text.isEmpty, !text.contains(where: { $0 == " " || $0 == "\n" || $0 == "\t" }),
-              let components = URLComponents(string: text), let scheme = components.scheme
+            let components = URLComponents(string: text), let scheme = components.scheme
         else {
             throw HaulError.usage("'\(shown)' is not a URL", hint: "give a full URL such as https://example.com/file.iso")
         }

@@ -1,4 +1,3 @@
-
 /// Validation of destination paths, which are always relative to a storage root. Pure.
 public enum SafePath {
     /// Normalises a relative destination (`a//b/./c` → `a/b/c`) and refuses anything that could
@@ -8,7 +7,9 @@ public enum SafePath {
             throw HaulError.usage("\(what) is empty", hint: "give a path relative to the storage root, such as isos/debian.iso")
         }
         guard !path.hasPrefix("/") else {
-            throw HaulError.usage("\(what) '\(path)' is absolute, but destinations are relative to the storage root", hint: "drop the leading '/', or change the root with --storage")
+            throw HaulError.usage(
+                "\(what) '\(path)' is absolute, but destinations are relative to the storage root",
+                hint: "drop the leading '/', or change the root with --storage")
         }
         guard !path.contains("\0"), !path.contains("\\") else {
             throw HaulError.usage("\(what) '\(path)' contains a NUL or backslash", hint: "use '/' to separate directories")

@@ -66,7 +66,8 @@ public enum ContentDisposition {
         var iterator = Array(text.utf8).makeIterator()
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
-               let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
+                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+            {
                 bytes.append(value)
             } else {
                 bytes.append(byte)

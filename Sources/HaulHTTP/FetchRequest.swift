@@ -30,7 +30,10 @@ public struct FetchRequest: Sendable {
     public var stallTimeout: Int
 
     /// A plain GET of `url`.
-    public init(url: String, headerLines: [String] = [], first: Int64? = nil, last: Int64? = nil, ifRange: String? = nil, tls: TLSOptions = TLSOptions(), stallTimeout: Int = 30) {
+    public init(
+        url: String, headerLines: [String] = [], first: Int64? = nil, last: Int64? = nil, ifRange: String? = nil, tls: TLSOptions = TLSOptions(),
+        stallTimeout: Int = 30
+    ) {
         self.url = url
         self.headerLines = headerLines
         self.first = first

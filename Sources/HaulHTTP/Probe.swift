@@ -16,14 +16,18 @@ public enum ProbeOutcome: Equatable, Sendable {
         switch head.status {
         case 206:
             guard let range = head.contentRange, range.first == 0, let last = range.last else {
-                throw HaulError("bad-content-range", "origin answered 206 with Content-Range '\(head["content-range"] ?? "")' to a request for bytes 0-\(requestedLast)", hint: "the origin's range support is broken; it will be retried", transient: true)
+                throw HaulError(
+                    "bad-content-range", "origin answered 206 with Content-Range '\(head["content-range"] ?? "")' to a request for bytes 0-\(requestedLast)",
+                    hint: "the origin's range support is broken; it will be retried", transient: true)
             }
             guard let total = range.total else {
                 // Size unknown even though ranges work: treat as a single stream of this range only is wrong; read it whole.
                 return .whole(length: nil)
             }
             guard last == min(requestedLast, total - 1) else {
-                throw HaulError("bad-content-range", "origin sent bytes 0-\(last) of \(total) when asked for 0-\(requestedLast)", hint: "the origin's range support is broken; it will be retried", transient: true)
+                throw HaulError(
+                    "bad-content-range", "origin sent bytes 0-\(last) of \(total) when asked for 0-\(requestedLast)",
+                    hint: "the origin's range support is broken; it will be retried", transient: true)
             }
             return .ranged(size: total)
         case 200:
@@ -33,7 +37,9 @@ public enum ProbeOutcome: Equatable, Sendable {
             return .notModified
         case 416:
             if let range = head.contentRange, range.total == 0 { return .empty }
-            throw HaulError("origin-status", "origin answered 416 Range Not Satisfiable to bytes=0-\(requestedLast) for \(Redaction.url(url))", hint: "the origin may not support ranges; it will be retried", transient: true)
+            throw HaulError(
+                "origin-status", "origin answered 416 Range Not Satisfiable to bytes=0-\(requestedLast) for \(Redaction.url(url))",
+                hint: "the origin may not support ranges; it will be retried", transient: true)
         default:
             throw StatusPolicy.error(for: head, url: url)
         }

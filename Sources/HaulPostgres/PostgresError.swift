@@ -32,7 +32,8 @@ extension PostgresError {
         HaulError(
             "database-unreachable",
             "cannot reach PostgreSQL at \(target): \(message)",
-            hint: "check that the server is running, or set DATABASE_URL (or the PG* variables) to one that is; unset DATABASE_URL to use the embedded database",
+            hint:
+                "check that the server is running, or set DATABASE_URL (or the PG* variables) to one that is; unset DATABASE_URL to use the embedded database",
             transient: true)
     }
 }

@@ -33,9 +33,11 @@ public struct Batches {
                          AS e(u, d, s, c, p, l, h, o, k)
                     ON CONFLICT (batch_id, url, dest) WHERE batch_id IS NOT NULL DO NOTHING
                     """,
-                    [chunk.map(\.url), chunk.map { $0.dest ?? "" }, chunk.map(\.segmentSize), chunk.map { $0.checksum?.description },
-                     chunk.map(\.priority), chunk.map(\.layout), chunk.map { Header.json($0.headers) }, chunk.map(\.options.json), batchID,
-                     chunk.map { OriginURL.hostKey($0.url) }]
+                    [
+                        chunk.map(\.url), chunk.map { $0.dest ?? "" }, chunk.map(\.segmentSize), chunk.map { $0.checksum?.description },
+                        chunk.map(\.priority), chunk.map(\.layout), chunk.map { Header.json($0.headers) }, chunk.map(\.options.json), batchID,
+                        chunk.map { OriginURL.hostKey($0.url) },
+                    ]
                 ).affectedRows
                 start += chunk.count
             }
@@ -79,8 +81,10 @@ public struct Batches {
         ).first!
         let done = try totals.int64("done")
         let seconds = try totals.optionalDouble("seconds")
-        let failures = try db.query("SELECT id, coalesce(error, '') AS error FROM transfers WHERE batch_id = $1 AND state = 'failed' ORDER BY id LIMIT 20", [id])
-            .rows.map { (try $0.int64("id"), try $0.string("error")) }
+        let failures = try db.query(
+            "SELECT id, coalesce(error, '') AS error FROM transfers WHERE batch_id = $1 AND state = 'failed' ORDER BY id LIMIT 20", [id]
+        )
+        .rows.map { (try $0.int64("id"), try $0.string("error")) }
         return Summary(
             name: name, countsByState: counts, total: counts.values.reduce(0, +), bytesDone: done, bytesKnown: try totals.int64("known"),
             rate: seconds.flatMap { $0 > 0 ? Double(done) / $0 : nil }, failures: failures)

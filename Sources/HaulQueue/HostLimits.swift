@@ -21,21 +21,25 @@ public enum HostLimits {
     /// Locks the row of the host whose queued work comes first (priority, then age), skipping
     /// hosts another claimer holds and those in `excluding`. Call inside a transaction.
     static func lockBusiestCandidate(_ db: PostgresConnection, worker: String, excluding: [String]) throws -> LockedHost? {
-        try lockFirstHost(db, worker: worker, excluding: excluding, candidates: """
-            SELECT s.host, s.priority, s.id FROM segments s
-            JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-            WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND s.host <> ALL($2::text[])
-            ORDER BY s.priority DESC, s.id LIMIT 500
-            """)
+        try lockFirstHost(
+            db, worker: worker, excluding: excluding,
+            candidates: """
+                SELECT s.host, s.priority, s.id FROM segments s
+                JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
+                WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND s.host <> ALL($2::text[])
+                ORDER BY s.priority DESC, s.id LIMIT 500
+                """)
     }
 
     /// Locks the row of the host whose pending transfer comes first, for the planner.
     static func lockPlanningCandidate(_ db: PostgresConnection, worker: String, excluding: [String]) throws -> LockedHost? {
-        try lockFirstHost(db, worker: worker, excluding: excluding, candidates: """
-            SELECT t.host, t.priority, t.id FROM transfers t
-            WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND t.host <> ALL($2::text[])
-            ORDER BY t.priority DESC, t.id LIMIT 500
-            """)
+        try lockFirstHost(
+            db, worker: worker, excluding: excluding,
+            candidates: """
+                SELECT t.host, t.priority, t.id FROM transfers t
+                WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND t.host <> ALL($2::text[])
+                ORDER BY t.priority DESC, t.id LIMIT 500
+                """)
     }
 
     /// Locks the host row of the first of `candidates` (a query of host, priority, id that uses
@@ -63,12 +67,13 @@ public enum HostLimits {
     /// Slots left on a host whose row this transaction has locked: its limit less its running
     /// segments and its transfers being planned (a probe is a connection too).
     static func freeSlots(_ db: PostgresConnection, host: LockedHost) throws -> Int {
-        let busy = try db.query(
-            """
-            SELECT (SELECT count(*) FROM segments WHERE state = 'running' AND host = $1)
-                 + (SELECT count(*) FROM transfers WHERE state = 'planning' AND host = $1) AS n
-            """, [host.name]
-        ).first?.int("n") ?? 0
+        let busy =
+            try db.query(
+                """
+                SELECT (SELECT count(*) FROM segments WHERE state = 'running' AND host = $1)
+                     + (SELECT count(*) FROM transfers WHERE state = 'planning' AND host = $1) AS n
+                """, [host.name]
+            ).first?.int("n") ?? 0
         return max(0, host.maxRunning - busy)
     }
 

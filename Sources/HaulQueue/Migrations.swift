@@ -23,7 +23,8 @@ public enum Migrations {
     public static func apply(on connection: PostgresConnection) throws -> [String] {
         try connection.transaction {
             try connection.query("SELECT pg_advisory_xact_lock(7235841)")
-            try connection.query("""
+            try connection.query(
+                """
                 CREATE TABLE IF NOT EXISTS schema_migrations (
                     version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
                 """)

@@ -182,7 +182,8 @@ public struct SegmentLeases {
             """, [segment.id, segment.leaseToken, message, retry, retryAfter]
         ).affectedRows
         guard updated == 1, !retry else { return }
-        try TransferLeases(db, workerID: workerID).failTransfer(segment.transferID, code: error.code, message: describe(message, hint: error.hint, segment: segment))
+        try TransferLeases(db, workerID: workerID).failTransfer(
+            segment.transferID, code: error.code, message: describe(message, hint: error.hint, segment: segment))
     }
 
     private func describe(_ message: String, hint: String?, segment: ClaimedSegment) -> String {

@@ -88,7 +88,10 @@ public struct TransferLeases {
         /// `nil` length: a single segment reading an unknown-length body to its end.
         public var unknownLength: Bool
 
-        public init(dest: String, host: String, size: Int64?, etag: String?, lastModified: String?, contentType: String?, acceptsRanges: Bool, ranges: [SegmentPlan.Range], unknownLength: Bool) {
+        public init(
+            dest: String, host: String, size: Int64?, etag: String?, lastModified: String?, contentType: String?, acceptsRanges: Bool,
+            ranges: [SegmentPlan.Range], unknownLength: Bool
+        ) {
             self.dest = dest
             self.host = host
             self.size = size
@@ -120,7 +123,10 @@ public struct TransferLeases {
                        lease_token = NULL, lease_expires_at = NULL, updated_at = now()
                 WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'
                 """,
-                [claim.info.id, claim.leaseToken, plan.dest, plan.size, plan.etag, plan.lastModified, plan.contentType, plan.acceptsRanges, plan.ranges.isEmpty]
+                [
+                    claim.info.id, claim.leaseToken, plan.dest, plan.size, plan.etag, plan.lastModified, plan.contentType, plan.acceptsRanges,
+                    plan.ranges.isEmpty,
+                ]
             ).affectedRows
             guard updated == 1 else { return .lost }
             guard !plan.ranges.isEmpty else {
@@ -272,15 +278,18 @@ public struct TransferLeases {
     @discardableResult
     public func originChanged(_ id: Int64, generation: Int, reason: String) throws -> Bool {
         try db.transaction { () -> Bool in
-            let restarted = try db.query(
-                """
-                UPDATE transfers SET state = 'pending', generation = generation + 1, size = NULL, etag = NULL, last_modified = NULL, accepts_ranges = NULL,
-                       error = $3, error_code = 'origin-changed', lease_token = NULL, next_attempt_at = now(), updated_at = now()
-                WHERE id = $1 AND generation = $2 AND generation = 0 AND state IN ('planning','downloading','finalizing')
-                """, [id, generation, "origin changed while downloading, started over: \(reason)"]
-            ).affectedRows == 1
+            let restarted =
+                try db.query(
+                    """
+                    UPDATE transfers SET state = 'pending', generation = generation + 1, size = NULL, etag = NULL, last_modified = NULL, accepts_ranges = NULL,
+                           error = $3, error_code = 'origin-changed', lease_token = NULL, next_attempt_at = now(), updated_at = now()
+                    WHERE id = $1 AND generation = $2 AND generation = 0 AND state IN ('planning','downloading','finalizing')
+                    """, [id, generation, "origin changed while downloading, started over: \(reason)"]
+                ).affectedRows == 1
             if restarted {
-                try db.query("UPDATE segments SET state = 'failed', lease_token = NULL, last_error = 'origin changed' WHERE transfer_id = $1 AND generation = $2 AND state <> 'done'", [id, generation])
+                try db.query(
+                    "UPDATE segments SET state = 'failed', lease_token = NULL, last_error = 'origin changed' WHERE transfer_id = $1 AND generation = $2 AND state <> 'done'",
+                    [id, generation])
                 try db.query("NOTIFY haul_work")
             } else {
                 try db.query(
@@ -336,10 +345,14 @@ public struct TransferLeases {
         for row in rows {
             let index = try row.int("idx")
             if segments.last?.index != index {
-                segments.append(FinishedSegment(index: index, offset: try row.int64("byte_offset"), length: try row.optionalInt64("length") ?? 0, bytesDone: try row.int64("bytes_done"), parts: []))
+                segments.append(
+                    FinishedSegment(
+                        index: index, offset: try row.int64("byte_offset"), length: try row.optionalInt64("length") ?? 0,
+                        bytesDone: try row.int64("bytes_done"), parts: []))
             }
             if let path = row["path"] {
-                segments[segments.count - 1].parts.append(PartRecord(path: path, offset: try row.int64("part_offset"), length: try row.int64("part_length"), replacesEarlierParts: false))
+                segments[segments.count - 1].parts.append(
+                    PartRecord(path: path, offset: try row.int64("part_offset"), length: try row.int64("part_length"), replacesEarlierParts: false))
             }
         }
         return segments

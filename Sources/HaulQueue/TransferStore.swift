@@ -22,8 +22,10 @@ public struct TransferStore {
                 VALUES ($1, $11, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10)
                 RETURNING id
                 """,
-                [request.url, request.dest, request.segmentSize, request.checksum?.description, request.priority, request.layout,
-                 Header.json(request.headers), request.options.json, request.batchID, request.owner, host]
+                [
+                    request.url, request.dest, request.segmentSize, request.checksum?.description, request.priority, request.layout,
+                    Header.json(request.headers), request.options.json, request.batchID, request.owner, host,
+                ]
             ).first
         }
         try db.query("NOTIFY haul_work")
@@ -78,7 +80,9 @@ public struct TransferStore {
                     "UPDATE transfers SET state = 'canceled', cleanup_pending = true, lease_token = NULL, finished_at = now(), updated_at = now(), error = NULL, error_code = NULL WHERE id = $1 AND state = ANY($2::text[])",
                     [id, allowed]
                 ).affectedRows
-                try db.query("UPDATE segments SET state = 'failed', last_error = 'canceled', lease_token = NULL, updated_at = now() WHERE transfer_id = $1 AND state IN ('queued','running')", [id])
+                try db.query(
+                    "UPDATE segments SET state = 'failed', last_error = 'canceled', lease_token = NULL, updated_at = now() WHERE transfer_id = $1 AND state IN ('queued','running')",
+                    [id])
                 return count
             }
         case .retry:
@@ -108,7 +112,8 @@ public struct TransferStore {
             ).affectedRows
         }
         guard updated == 1 else {
-            throw HaulError("conflict", "transfer \(id) changed state while \(action.rawValue) was being applied", hint: "look at 'haul status \(id)' and try again")
+            throw HaulError(
+                "conflict", "transfer \(id) changed state while \(action.rawValue) was being applied", hint: "look at 'haul status \(id)' and try again")
         }
         try db.query("NOTIFY haul_work")
     }

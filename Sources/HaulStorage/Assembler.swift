@@ -23,7 +23,9 @@ public enum Assembler {
         var expected: Int64 = 0
         for piece in pieces {
             guard piece.offset == expected else {
-                throw HaulError("parts-gap", "recorded parts do not cover the file: a part starts at byte \(piece.offset) but \(expected) was expected", hint: "run 'haul retry' to fetch the missing bytes", transient: false)
+                throw HaulError(
+                    "parts-gap", "recorded parts do not cover the file: a part starts at byte \(piece.offset) but \(expected) was expected",
+                    hint: "run 'haul retry' to fetch the missing bytes", transient: false)
             }
             expected += piece.length
         }

@@ -36,7 +36,9 @@ public final class SegmentWriter {
         fd = Foundation.open(path, O_WRONLY | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
         guard fd >= 0 else {
             if errno == ENOENT && !create {
-                throw HaulError("partial-missing", "the partial file \(path) is gone", hint: "it was removed or the transfer started over; the segment will be retried", transient: true)
+                throw HaulError(
+                    "partial-missing", "the partial file \(path) is gone", hint: "it was removed or the transfer started over; the segment will be retried",
+                    transient: true)
             }
             throw Errno.storageError(errno, "open \(path)")
         }
@@ -52,7 +54,8 @@ public final class SegmentWriter {
         while !remaining.isEmpty {
             let room = buffer.count - buffered
             let take = min(room, remaining.count)
-            UnsafeMutableRawBufferPointer(rebasing: buffer[buffered..<(buffered + take)]).copyMemory(from: UnsafeRawBufferPointer(rebasing: remaining[0..<take]))
+            UnsafeMutableRawBufferPointer(rebasing: buffer[buffered..<(buffered + take)]).copyMemory(
+                from: UnsafeRawBufferPointer(rebasing: remaining[0..<take]))
             buffered += take
             remaining = UnsafeRawBufferPointer(rebasing: remaining[take...])
             if buffered == buffer.count { try flush() }

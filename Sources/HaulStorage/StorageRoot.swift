@@ -12,7 +12,9 @@ public struct StorageRoot: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true)
         } catch {
-            throw HaulError("storage", "cannot use \(absolute) as the storage root: \(error.localizedDescription)", hint: "pass a writable directory with --storage or HAUL_STORAGE")
+            throw HaulError(
+                "storage", "cannot use \(absolute) as the storage root: \(error.localizedDescription)",
+                hint: "pass a writable directory with --storage or HAUL_STORAGE")
         }
         self.path = URL(fileURLWithPath: absolute).resolvingSymlinksInPath().path
     }
@@ -30,7 +32,9 @@ public struct StorageRoot: Sendable {
         }
         let resolved = URL(fileURLWithPath: parent).resolvingSymlinksInPath().path
         guard resolved == path || resolved.hasPrefix(path + "/") else {
-            throw HaulError("unsafe-path", "destination '\(clean)' resolves outside the storage root through a symbolic link", hint: "remove the link or choose another --dest")
+            throw HaulError(
+                "unsafe-path", "destination '\(clean)' resolves outside the storage root through a symbolic link",
+                hint: "remove the link or choose another --dest")
         }
         return full
     }
@@ -43,9 +47,12 @@ public enum Errno {
         let reason = String(cString: strerror(code))
         switch code {
         case ENOSPC, EDQUOT:
-            return HaulError("storage-full", "storage is full: cannot \(doing): \(reason)", hint: "free space on the storage root; it will be retried", transient: true)
+            return HaulError(
+                "storage-full", "storage is full: cannot \(doing): \(reason)", hint: "free space on the storage root; it will be retried", transient: true)
         case EACCES, EPERM, EROFS:
-            return HaulError("storage-permission", "permission denied: cannot \(doing): \(reason)", hint: "check the storage root's ownership and mount; it will be retried", transient: true)
+            return HaulError(
+                "storage-permission", "permission denied: cannot \(doing): \(reason)", hint: "check the storage root's ownership and mount; it will be retried",
+                transient: true)
         default:
             return HaulError("storage", "cannot \(doing): \(reason)", hint: "it will be retried", transient: true)
         }

@@ -71,7 +71,9 @@ struct AfterDownload {
                 response = try MultipartUploader.send(request, progress: renew, shouldCancel: { shared.isStopping() })
             }
         } catch let error as HaulError {
-            throw HaulError(error.code, "upload to \(Redaction.url(url)) failed: \(error.message)", hint: "'haul retry \(claim.info.id)' retries just the upload", transient: false)
+            throw HaulError(
+                error.code, "upload to \(Redaction.url(url)) failed: \(error.message)", hint: "'haul retry \(claim.info.id)' retries just the upload",
+                transient: false)
         }
         let result = "\(response.statusLine)\n\(String(decoding: response.body, as: UTF8.self))"
         try database.run(patient: true) { conn in try leases(conn).recordUpload(claim, result: result) }

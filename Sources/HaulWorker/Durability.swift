@@ -142,7 +142,8 @@ final class Durability: @unchecked Sendable {
         switch settlement {
         case .recorded, .shortened, .transferStopped: break
         case .leaseLost: Log.warning("completed segment was fenced off: its lease had passed to another worker", fields)
-        case .failed(let error): Log.error("completed segment could not be made durable; it will be fetched again after its lease", fields + [("error", error.description)])
+        case .failed(let error):
+            Log.error("completed segment could not be made durable; it will be fetched again after its lease", fields + [("error", error.description)])
         }
     }
 

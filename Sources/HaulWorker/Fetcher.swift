@@ -52,13 +52,15 @@ struct SegmentRun {
                 first: info.acceptsRanges ? first : nil, last: info.acceptsRanges ? segment.lastByte : nil,
                 ifRange: info.acceptsRanges ? Self.validator(info) : nil, tls: shared.tls(for: info), stallTimeout: shared.config.stallTimeout)
             if !info.acceptsRanges { request.first = nil }
-            try http.fetch(request, onHead: { head in
-                if info.acceptsRanges {
-                    try RangeCheck.validate(head, first: first, last: segment.lastByte, expectedSize: info.size, etag: info.etag, url: info.url)
-                } else if head.status != 200 {
-                    throw StatusPolicy.error(for: head, url: info.url)
-                }
-            }, onData: { bytes in try stream.accept(bytes) }, shouldContinue: { !shared.isStopping() })
+            try http.fetch(
+                request,
+                onHead: { head in
+                    if info.acceptsRanges {
+                        try RangeCheck.validate(head, first: first, last: segment.lastByte, expectedSize: info.size, etag: info.etag, url: info.url)
+                    } else if head.status != 200 {
+                        throw StatusPolicy.error(for: head, url: info.url)
+                    }
+                }, onData: { bytes in try stream.accept(bytes) }, shouldContinue: { !shared.isStopping() })
         }
     }
 
@@ -82,9 +84,11 @@ struct SegmentRun {
         } catch let error as HaulError where error.code == "origin-changed" {
             stream.abandon()
             let restarted = try? database.run(patient: true) { conn in
-                try TransferLeases(conn, workerID: shared.config.workerID).originChanged(segment.transferID, generation: segment.generation, reason: error.message)
+                try TransferLeases(conn, workerID: shared.config.workerID).originChanged(
+                    segment.transferID, generation: segment.generation, reason: error.message)
             }
-            Log.warning(restarted == true ? "origin changed, transfer starts over" : "origin changed again, transfer failed", fields + [("error", error.message)])
+            Log.warning(
+                restarted == true ? "origin changed, transfer starts over" : "origin changed again, transfer failed", fields + [("error", error.message)])
         } catch let error as HaulError where error.code == "interrupted" && shared.isStopping() {
             stream.release()
         } catch let error as HaulError {

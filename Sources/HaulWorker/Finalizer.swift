@@ -33,7 +33,8 @@ struct Finalizer {
             let haulError = (error as? HaulError) ?? HaulError("internal", "\(error)", transient: true)
             let delay = config.backoff.delay(afterAttempt: 1, jitter: Double.random(in: 0..<1))
             _ = try? database.run(patient: true) { conn in
-                try TransferLeases(conn, workerID: config.workerID).postpone(claim, error: haulError, retryAfter: delay, attempts: 1, maxAttempts: haulError.isTransient ? 2 : 1)
+                try TransferLeases(conn, workerID: config.workerID).postpone(
+                    claim, error: haulError, retryAfter: delay, attempts: 1, maxAttempts: haulError.isTransient ? 2 : 1)
             }
             Log.error("finalizing failed", fields + [("error", haulError.description)])
         }
@@ -49,7 +50,8 @@ struct Finalizer {
         let progress = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).progress(of: claim) }
         var digest: String?
         if progress.published {
-            digest = try database.run { conn in try conn.query("SELECT computed_digest FROM transfers WHERE id = $1", [claim.info.id]).first?["computed_digest"] }
+            digest = try database.run { conn in try conn.query("SELECT computed_digest FROM transfers WHERE id = $1", [claim.info.id]).first?["computed_digest"]
+            }
         } else {
             digest = try publish(claim, files: files)
             try database.run(patient: true) { conn in
@@ -84,11 +86,14 @@ struct Finalizer {
             source = files.partial(generation: claim.generation)
         }
         guard let actual = Assembler.size(of: source) else {
-            throw HaulError("partial-missing", "the downloaded data for \(dest) is gone from storage", hint: "run 'haul retry \(claim.info.id)' after checking the storage mount")
+            throw HaulError(
+                "partial-missing", "the downloaded data for \(dest) is gone from storage",
+                hint: "run 'haul retry \(claim.info.id)' after checking the storage mount")
         }
         if actual > size { try Assembler.truncate(source, to: size) }
         guard actual >= size else {
-            throw HaulError("size-mismatch", "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run 'haul retry \(claim.info.id)'")
+            throw HaulError(
+                "size-mismatch", "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run 'haul retry \(claim.info.id)'")
         }
         let digest = try verifyDigest(claim, path: source)
         try Assembler.publish(source, as: files)

@@ -94,7 +94,10 @@ final class Housekeeper {
                 INSERT INTO workers (id, host, pid, roles, version) VALUES ($1, $2, $3, $4, $5)
                 ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
                 """,
-                [config.workerID, ProcessInfo.processInfo.hostName, Int(getpid()), config.roles.map(\.rawValue).sorted().joined(separator: ","), HaulVersion.current])
+                [
+                    config.workerID, ProcessInfo.processInfo.hostName, Int(getpid()), config.roles.map(\.rawValue).sorted().joined(separator: ","),
+                    HaulVersion.current,
+                ])
         }
     }
 

@@ -33,31 +33,44 @@ struct Planner {
         if let modified = previous?.lastModified { request.headerLines.append("If-Modified-Since: \(modified)") }
         var unchanged = false
         do {
-            try http.fetch(request, onHead: { head in
-                let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: info.url)
-                if outcome == .notModified {
-                    guard let previous else { throw HaulError("origin-status", "origin answered 304 Not Modified to an unconditional request", transient: true) }
-                    unchanged = try database.run { conn in
-                        try TransferLeases(conn, workerID: config.workerID).finishUnchanged(claim, size: previous.size, etag: head.etag ?? previous.etag, lastModified: head["last-modified"] ?? previous.lastModified)
+            try http.fetch(
+                request,
+                onHead: { head in
+                    let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: info.url)
+                    if outcome == .notModified {
+                        guard let previous else {
+                            throw HaulError("origin-status", "origin answered 304 Not Modified to an unconditional request", transient: true)
+                        }
+                        unchanged = try database.run { conn in
+                            try TransferLeases(conn, workerID: config.workerID).finishUnchanged(
+                                claim, size: previous.size, etag: head.etag ?? previous.etag, lastModified: head["last-modified"] ?? previous.lastModified)
+                        }
+                        return
                     }
-                    return
-                }
-                let plan = try Self.plan(outcome, head: head, info: info)
-                if info.layout == "inplace" && !plan.ranges.isEmpty {
-                    try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(size: plan.size, generation: claim.generation)
-                }
-                let written = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).writePlan(claim, plan: plan, lease: config.lease) }
-                result = written
-                switch written {
-                case .lost: throw LeaseLost()
-                case .noSegments: break
-                case .firstSegment(let segment):
-                    Log.info("planned", [("transfer", String(info.id)), ("size", plan.size.map(String.init) ?? "unknown"), ("segments", String(plan.ranges.count)), ("dest", plan.dest)])
-                    try stream.begin(segment)
-                }
-            }, onData: { bytes in
-                if case .firstSegment = result { try stream.accept(bytes) }
-            }, shouldContinue: { !shared.isStopping() })
+                    let plan = try Self.plan(outcome, head: head, info: info)
+                    if info.layout == "inplace" && !plan.ranges.isEmpty {
+                        try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(size: plan.size, generation: claim.generation)
+                    }
+                    let written = try database.run { conn in
+                        try TransferLeases(conn, workerID: config.workerID).writePlan(claim, plan: plan, lease: config.lease)
+                    }
+                    result = written
+                    switch written {
+                    case .lost: throw LeaseLost()
+                    case .noSegments: break
+                    case .firstSegment(let segment):
+                        Log.info(
+                            "planned",
+                            [
+                                ("transfer", String(info.id)), ("size", plan.size.map(String.init) ?? "unknown"), ("segments", String(plan.ranges.count)),
+                                ("dest", plan.dest),
+                            ])
+                        try stream.begin(segment)
+                    }
+                },
+                onData: { bytes in
+                    if case .firstSegment = result { try stream.accept(bytes) }
+                }, shouldContinue: { !shared.isStopping() })
         } catch {
             failure = error
         }
@@ -88,9 +101,10 @@ struct Planner {
             return
         }
         let haulError = (error as? HaulError) ?? HaulError("internal", "\(error.map { "\($0)" } ?? "probe ended without a response")", transient: true)
-        let attempts = (try? database.run { conn in
-            try conn.query("SELECT attempts FROM transfers WHERE id = $1", [claim.info.id]).first?.int("attempts") ?? 1
-        }) ?? 1
+        let attempts =
+            (try? database.run { conn in
+                try conn.query("SELECT attempts FROM transfers WHERE id = $1", [claim.info.id]).first?.int("attempts") ?? 1
+            }) ?? 1
         let delay = config.backoff.delay(afterAttempt: attempts, retryAfter: haulError.retryAfter, jitter: Double.random(in: 0..<1))
         _ = try? database.run(patient: true) { conn in
             try TransferLeases(conn, workerID: config.workerID).postpone(
@@ -109,15 +123,19 @@ struct Planner {
         switch outcome {
         case .ranged(let size):
             let rest = info.options.automaticSegments == true ? SegmentPlan.automaticSegmentSize(fileSize: size) : info.segmentSize
-            return .init(dest: dest, host: host, size: size, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: true,
-                         ranges: SegmentPlan(size: size, firstSegment: info.segmentSize, segmentSize: rest).ranges, unknownLength: false)
+            return .init(
+                dest: dest, host: host, size: size, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: true,
+                ranges: SegmentPlan(size: size, firstSegment: info.segmentSize, segmentSize: rest).ranges, unknownLength: false)
         case .whole(let length):
-            return .init(dest: dest, host: host, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
-                         ranges: [SegmentPlan.Range(offset: 0, length: length ?? 0)], unknownLength: length == nil)
+            return .init(
+                dest: dest, host: host, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
+                ranges: [SegmentPlan.Range(offset: 0, length: length ?? 0)], unknownLength: length == nil)
         case .notModified:
             throw HaulError("internal", "a 304 answer reached planning")
         case .empty:
-            return .init(dest: dest, host: host, size: 0, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false, ranges: [], unknownLength: false)
+            return .init(
+                dest: dest, host: host, size: 0, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false, ranges: [],
+                unknownLength: false)
         }
     }
 
@@ -131,7 +149,8 @@ struct Planner {
 
     /// Names a file like `curl -OJ`: a sanitised `Content-Disposition` filename, else the URL's last path segment.
     static func name(head: ResponseHead, url: String) throws -> String {
-        let suggested = head["content-disposition"].flatMap(ContentDisposition.filename)
+        let suggested =
+            head["content-disposition"].flatMap(ContentDisposition.filename)
             ?? OriginURL.lastPathSegment(url).flatMap(ContentDisposition.sanitize)
             ?? "index.html"
         return try SafePath.validate(suggested, what: "the file name the origin suggested")

@@ -77,7 +77,9 @@ final class SegmentStream {
         guard let segment else { return }
         if let length = segment.length, position + Int64(bytes.count) > length {
             guard shortened else {
-                throw HaulError("long-body", "origin sent more than the \(length) bytes of segment \(segment.index)", hint: "the origin's range support is broken; it will be retried", transient: true)
+                throw HaulError(
+                    "long-body", "origin sent more than the \(length) bytes of segment \(segment.index)",
+                    hint: "the origin's range support is broken; it will be retried", transient: true)
             }
             try writer.write(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(max(0, length - position))]))
             throw SegmentEnded()
@@ -89,7 +91,9 @@ final class SegmentStream {
             ticket = nil
             try check(settled)
         }
-        if position - bytesAtCheckpoint >= config.checkpointBytes || Date().timeIntervalSince(lastCheckpoint) >= min(config.checkpointInterval, config.heartbeat) {
+        if position - bytesAtCheckpoint >= config.checkpointBytes
+            || Date().timeIntervalSince(lastCheckpoint) >= min(config.checkpointInterval, config.heartbeat)
+        {
             ticket = try submit(completes: false)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HaulCore
 import HaulHTTP
+import HaulMetrics
 import HaulQueue
 import Synchronization
 
@@ -35,8 +36,6 @@ final class WorkerShared: Sendable {
         return tls
     }
 }
-
-import HaulMetrics
 
 /// A worker process's roles running on dedicated threads (never the concurrency pool, since
 /// libcurl and libpq block). `run()` returns once `stop()` was called and in-flight work has
@@ -74,7 +73,9 @@ public final class Worker: Sendable {
             thread.name = "listener"
             thread.start()
         }
-        Log.info("worker started", [("id", config.workerID), ("roles", config.roles.map(\.rawValue).sorted().joined(separator: ",")), ("concurrency", String(config.concurrency))])
+        Log.info(
+            "worker started",
+            [("id", config.workerID), ("roles", config.roles.map(\.rawValue).sorted().joined(separator: ",")), ("concurrency", String(config.concurrency))])
     }
 
     /// Serves `/metrics` and `/healthz` on `address` (`HOST:PORT`) until the worker stops.

@@ -87,7 +87,9 @@ struct SafetyTests {
         #expect(try SafePath.validate("..hidden/file") == "..hidden/file")
     }
 
-    @Test("only http and https URLs with a host", arguments: ["not a url", "file:///etc/passwd", "ftp://h/x", "gopher://h/", "http:///x", "https://", "", "javascript:alert(1)"])
+    @Test(
+        "only http and https URLs with a host",
+        arguments: ["not a url", "file:///etc/passwd", "ftp://h/x", "gopher://h/", "http:///x", "https://", "", "javascript:alert(1)"])
     func refusedURLs(url: String) {
         #expect(throws: HaulError.self) { try OriginURL.validate(url) }
     }

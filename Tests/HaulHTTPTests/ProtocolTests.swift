@@ -17,7 +17,9 @@ struct ProtocolTests {
         #expect(ContentRange(text) == expected)
     }
 
-    @Test("malformed Content-Range is refused", arguments: ["", "bytes", "bytes 9-1/10", "bytes 0-10/10", "bytes a-b/c", "items 0-1/2", "bytes */*", "bytes 0-1", "bytes -1-2/3"])
+    @Test(
+        "malformed Content-Range is refused",
+        arguments: ["", "bytes", "bytes 9-1/10", "bytes 0-10/10", "bytes a-b/c", "items 0-1/2", "bytes */*", "bytes 0-1", "bytes -1-2/3"])
     func refuses(text: String) {
         #expect(ContentRange(text) == nil)
     }

@@ -7,7 +7,8 @@ struct PlanningTests {
     @Test("segments cover every file exactly once, in order, none empty")
     func coverage() {
         var generator = SystemRandomNumberGenerator()
-        let sizes: [Int64] = [0, 1, 2, 4095, 4096, 4097, 8 << 20, (8 << 20) + 1, 1 << 30] + (0..<2000).map { _ in Int64.random(in: 0...(1 << 34), using: &generator) }
+        let sizes: [Int64] =
+            [0, 1, 2, 4095, 4096, 4097, 8 << 20, (8 << 20) + 1, 1 << 30] + (0..<2000).map { _ in Int64.random(in: 0...(1 << 34), using: &generator) }
         for size in sizes {
             let segmentSize = Int64.random(in: 1...(256 << 20), using: &generator)
             let first = Int64.random(in: 1...(64 << 20), using: &generator)

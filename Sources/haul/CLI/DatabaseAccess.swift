@@ -47,9 +47,10 @@ final class DatabaseSession {
     /// Stops the embedded server when no other `haul` process is connected to it.
     func close() {
         guard let embedded else { return }
-        let others = (try? connection.query(
-            "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'haul' AND pid <> pg_backend_pid()"
-        ).first?.int("n")) ?? 0
+        let others =
+            (try? connection.query(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'haul' AND pid <> pg_backend_pid()"
+            ).first?.int("n")) ?? 0
         if others == 0 { embedded.stop() }
     }
 }

@@ -52,7 +52,9 @@ struct ProgressBar {
         var eta = ""
         if rate > 0, bytes < size {
             let seconds = Int(Double(size - bytes) / rate)
-            eta = seconds >= 3600 ? " ETA \(seconds / 3600)h\(seconds % 3600 / 60)m" : seconds >= 60 ? " ETA \(seconds / 60)m\(seconds % 60)s" : " ETA \(seconds)s"
+            eta =
+                seconds >= 3600
+                ? " ETA \(seconds / 3600)h\(seconds % 3600 / 60)m" : seconds >= 60 ? " ETA \(seconds / 60)m\(seconds % 60)s" : " ETA \(seconds)s"
         }
         let map = segments.isEmpty ? "" : " [\(segments)]"
         return "[\(bar)] \(percent) \(ByteSize.format(bytes))/\(ByteSize.format(size)) \(rateText)\(eta)\(map)"

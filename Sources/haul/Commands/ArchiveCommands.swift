@@ -31,7 +31,8 @@ enum ZipCommand: Command {
             options.compression = .deflate(level: level)
         }
         let summary = try ZipWriter.create(archive: arguments.positionals[0], inputs: Array(arguments.positionals.dropFirst()), options: options)
-        Output.line("\(arguments.positionals[0]): \(summary.entries) entries, \(ByteSize.format(summary.bytes)) in, \(ByteSize.format(summary.archiveBytes)) out")
+        Output.line(
+            "\(arguments.positionals[0]): \(summary.entries) entries, \(ByteSize.format(summary.bytes)) in, \(ByteSize.format(summary.archiveBytes)) out")
         return ExitCode.success
     }
 }
@@ -65,7 +66,9 @@ enum ExtractCommand: Command {
         limits.maxSize = try arguments.size("--max-size")
         limits.maxEntries = try arguments.positiveInt("--max-entries") ?? limits.maxEntries
         let summary = try Extractor.extract(archive: paths[0], to: paths[1], limits: limits, allowSymlinks: arguments.has("--allow-symlinks"))
-        Output.line("\(paths[1]): \(summary.files) files, \(summary.directories) directories\(summary.symlinks > 0 ? ", \(summary.symlinks) symlinks" : ""), \(ByteSize.format(summary.bytes)) from a \(summary.format.rawValue) archive")
+        Output.line(
+            "\(paths[1]): \(summary.files) files, \(summary.directories) directories\(summary.symlinks > 0 ? ", \(summary.symlinks) symlinks" : ""), \(ByteSize.format(summary.bytes)) from a \(summary.format.rawValue) archive"
+        )
         return ExitCode.success
     }
 }

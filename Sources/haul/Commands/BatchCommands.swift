@@ -21,7 +21,8 @@ enum BatchStatus {
         let done = summary.countsByState[.done] ?? 0
         let counts = TransferState.allCases.compactMap { state in summary.countsByState[state].map { "\(state.rawValue) \($0)" } }.joined(separator: ", ")
         Output.line("batch \(name): \(done)/\(summary.total) done (\(counts))")
-        Output.line(ProgressBar.render(bytes: summary.bytesDone, size: max(summary.bytesKnown, summary.bytesDone), rate: summary.rate ?? 0, segments: "", state: ""))
+        Output.line(
+            ProgressBar.render(bytes: summary.bytesDone, size: max(summary.bytesKnown, summary.bytesDone), rate: summary.rate ?? 0, segments: "", state: ""))
         for failure in summary.failures { Output.line("  failed \(failure.id): \(failure.error)") }
         return ExitCode.success
     }

@@ -27,13 +27,17 @@ struct ControlCommand {
     }
 
     static let all: [ControlCommand] = [
-        ControlCommand(action: .cancel, summary: "stop a transfer for good and remove its partial data",
-                       detail: "In-flight segments stop at their next checkpoint; a worker removes the partial data."),
-        ControlCommand(action: .retry, summary: "resume a failed or canceled transfer, fetching only what is missing",
-                       detail: "Failed segments are queued again with fresh attempts; bytes already checkpointed are kept."),
-        ControlCommand(action: .pause, summary: "pause a transfer, keeping its progress",
-                       detail: "Running segments are released at their next checkpoint; 'haul resume ID' continues."),
-        ControlCommand(action: .resume, summary: "continue a paused transfer",
-                       detail: "The transfer goes back to where it was paused."),
+        ControlCommand(
+            action: .cancel, summary: "stop a transfer for good and remove its partial data",
+            detail: "In-flight segments stop at their next checkpoint; a worker removes the partial data."),
+        ControlCommand(
+            action: .retry, summary: "resume a failed or canceled transfer, fetching only what is missing",
+            detail: "Failed segments are queued again with fresh attempts; bytes already checkpointed are kept."),
+        ControlCommand(
+            action: .pause, summary: "pause a transfer, keeping its progress",
+            detail: "Running segments are released at their next checkpoint; 'haul resume ID' continues."),
+        ControlCommand(
+            action: .resume, summary: "continue a paused transfer",
+            detail: "The transfer goes back to where it was paused."),
     ]
 }

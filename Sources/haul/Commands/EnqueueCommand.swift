@@ -62,7 +62,9 @@ extension EnqueueCommand {
             for reject in rejects.prefix(50) { Output.error("\(source): \(reject)") }
             if rejects.count > 50 { Output.error("\(source): … and \(rejects.count - 50) more invalid lines") }
             guard arguments.has("--skip-invalid") else {
-                throw HaulError.usage("\(rejects.count) invalid line\(rejects.count == 1 ? "" : "s") in the manifest; nothing was enqueued", hint: "fix them, or pass --skip-invalid to enqueue the rest")
+                throw HaulError.usage(
+                    "\(rejects.count) invalid line\(rejects.count == 1 ? "" : "s") in the manifest; nothing was enqueued",
+                    hint: "fix them, or pass --skip-invalid to enqueue the rest")
             }
         }
         let session = try DatabaseSession()

@@ -24,7 +24,8 @@ enum HostLimitCommand: Command {
             guard let limit = Int(words[2]), limit > 0 else { throw HaulError.usage("'\(words[2])' is not a positive whole number") }
             let host = words[1].lowercased()
             guard host == "*" || (!host.isEmpty && !host.contains("/") && !host.contains(" ")) else {
-                throw HaulError.usage("'\(words[1])' is not HOST or HOST:PORT", hint: "write it as it appears in URLs, e.g. mirror.example.org or 10.0.0.5:8080")
+                throw HaulError.usage(
+                    "'\(words[1])' is not HOST or HOST:PORT", hint: "write it as it appears in URLs, e.g. mirror.example.org or 10.0.0.5:8080")
             }
             try HostLimits.set(session.connection, host: host, limit: limit)
             Output.line(host == "*" ? "default limit: \(limit) running segments per host" : "\(host): at most \(limit) running segments")
@@ -37,7 +38,9 @@ enum HostLimitCommand: Command {
                 Output.line("HOST                          LIMIT  RUNNING")
                 for row in rows {
                     let name = row.host == "*" ? "* (default)" : row.host + (row.explicit ? "" : " (default)")
-                    Output.line(name.padding(toLength: 30, withPad: " ", startingAt: 0) + String(row.limit).padding(toLength: 7, withPad: " ", startingAt: 0) + String(row.running))
+                    Output.line(
+                        name.padding(toLength: 30, withPad: " ", startingAt: 0) + String(row.limit).padding(toLength: 7, withPad: " ", startingAt: 0)
+                            + String(row.running))
                 }
             }
         default:
@@ -75,9 +78,11 @@ enum WorkersCommand: Command {
         let list: [[String: Any]] = try rows.map { row in
             let silent = try row.optionalDouble("silent") ?? 0
             let state = try row.bool("stopped") ? "stopped" : silent > 30 ? "dead" : "alive"
-            return ["id": try row.string("id"), "host": try row.string("host"), "pid": try row.int("pid"), "roles": try row.string("roles"),
-                    "version": try row.string("version"), "started_at": try row.string("started_at"), "heartbeat_age": (silent * 10).rounded() / 10,
-                    "state": state, "segments_held": try row.int("held")]
+            return [
+                "id": try row.string("id"), "host": try row.string("host"), "pid": try row.int("pid"), "roles": try row.string("roles"),
+                "version": try row.string("version"), "started_at": try row.string("started_at"), "heartbeat_age": (silent * 10).rounded() / 10,
+                "state": state, "segments_held": try row.int("held"),
+            ]
         }
         if arguments.has("--json") {
             Output.json(list)
@@ -85,10 +90,13 @@ enum WorkersCommand: Command {
         }
         Output.line("ID                          HOST             PID      STATE    HELD  HEARTBEAT  ROLES")
         for worker in list {
-            let cells = ["\(worker["id"]!)".padding(toLength: 28, withPad: " ", startingAt: 0), "\(worker["host"]!)".padding(toLength: 17, withPad: " ", startingAt: 0),
-                         "\(worker["pid"]!)".padding(toLength: 9, withPad: " ", startingAt: 0), "\(worker["state"]!)".padding(toLength: 9, withPad: " ", startingAt: 0),
-                         "\(worker["segments_held"]!)".padding(toLength: 6, withPad: " ", startingAt: 0), "\(worker["heartbeat_age"]!)s ago".padding(toLength: 11, withPad: " ", startingAt: 0),
-                         "\(worker["roles"]!)"]
+            let cells = [
+                "\(worker["id"]!)".padding(toLength: 28, withPad: " ", startingAt: 0), "\(worker["host"]!)".padding(toLength: 17, withPad: " ", startingAt: 0),
+                "\(worker["pid"]!)".padding(toLength: 9, withPad: " ", startingAt: 0), "\(worker["state"]!)".padding(toLength: 9, withPad: " ", startingAt: 0),
+                "\(worker["segments_held"]!)".padding(toLength: 6, withPad: " ", startingAt: 0),
+                "\(worker["heartbeat_age"]!)s ago".padding(toLength: 11, withPad: " ", startingAt: 0),
+                "\(worker["roles"]!)",
+            ]
             Output.line(cells.joined())
         }
         return ExitCode.success
@@ -109,7 +117,9 @@ enum PruneCommand: Command {
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(words, options: ["--older-than"], flags: ["--json"])
         _ = try arguments.expect(0, "")
-        guard let age = try arguments.duration("--older-than") else { throw HaulError.usage("--older-than is required", hint: "e.g. haul prune --older-than 7d") }
+        guard let age = try arguments.duration("--older-than") else {
+            throw HaulError.usage("--older-than is required", hint: "e.g. haul prune --older-than 7d")
+        }
         let session = try DatabaseSession()
         defer { session.close() }
         let deleted = try Retention.prune(session.connection, olderThan: age)

@@ -33,7 +33,8 @@ enum UploadCommand: Command {
 
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
-            words, options: ["--field", "--file-field", "--filename", "--type", "--header", "--protocol", "--chunk-size", "--resume", "--retries", "--ca-cert"],
+            words,
+            options: ["--field", "--file-field", "--filename", "--type", "--header", "--protocol", "--chunk-size", "--resume", "--retries", "--ca-cert"],
             flags: ["--insecure"])
         guard arguments.positionals.count >= 2, let url = arguments.positionals.last else {
             throw HaulError.usage("haul upload needs at least one file and a URL", hint: "haul upload FILE... URL")
@@ -53,16 +54,18 @@ enum UploadCommand: Command {
         let response: UploadResponse
         switch arguments.value("--protocol") ?? "multipart" {
         case "multipart":
-            var request = MultipartRequest(url: url, files: files, fileField: arguments.value("--file-field") ?? "file", headers: headers,
-                                           caBundle: caBundle, insecure: arguments.has("--insecure"))
+            var request = MultipartRequest(
+                url: url, files: files, fileField: arguments.value("--file-field") ?? "file", headers: headers,
+                caBundle: caBundle, insecure: arguments.has("--insecure"))
             request.fields = try arguments.all("--field").map(MultipartRequest.parseField)
             request.filename = arguments.value("--filename")
             request.contentType = arguments.value("--type")
             response = try MultipartUploader.send(request, retry: retry, progress: progress)
         case "tus":
             guard files.count == 1 else { throw HaulError.usage("tus uploads one file at a time", hint: "run haul upload once per file") }
-            var request = TusRequest(url: url, file: files[0], filename: arguments.value("--filename"), contentType: arguments.value("--type"),
-                                     headers: headers, caBundle: caBundle, insecure: arguments.has("--insecure"))
+            var request = TusRequest(
+                url: url, file: files[0], filename: arguments.value("--filename"), contentType: arguments.value("--type"),
+                headers: headers, caBundle: caBundle, insecure: arguments.has("--insecure"))
             request.chunkSize = try arguments.size("--chunk-size") ?? request.chunkSize
             response = try TusUploader.upload(
                 request, resumeURL: arguments.value("--resume"), retry: retry,

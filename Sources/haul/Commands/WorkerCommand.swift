@@ -30,7 +30,11 @@ enum WorkerCommand: Command {
 
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
-            words, options: ["--storage", "--concurrency", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval", "--log-format", "--metrics-addr"],
+            words,
+            options: [
+                "--storage", "--concurrency", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval", "--log-format",
+                "--metrics-addr",
+            ],
             flags: ["--poll-only", "--verbose"])
         _ = try arguments.expect(0, "")
         guard let storagePath = arguments.value("--storage") ?? ProcessInfo.processInfo.environment["HAUL_STORAGE"] else {
