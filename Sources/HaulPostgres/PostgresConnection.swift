@@ -74,13 +74,21 @@ public final class PostgresConnection {
 
     /// Runs `body` inside `BEGIN … COMMIT`, rolling back if it throws.
     /// A transaction inside another joins the outer one.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    /// - Parameter awaitDurableCommit: `false` commits without waiting for the server's WAL
+    ///   flush (`synchronous_commit = off` for this transaction only). Use it only for writes a
+    ///   server crash may lose harmlessly: claims, checkpoints and completions are fenced by
+    ///   their lease, so a lost one costs a refetch, never a wrong byte.
+    public func transaction<T>(awaitDurableCommit: Bool = true, _ body: () throws -> T) throws -> T {
         if transactionDepth > 0 {
             transactionDepth += 1
             defer { transactionDepth -= 1 }
             return try body()
         }
-        try query("BEGIN")
+        if awaitDurableCommit {
+            try query("BEGIN")
+        } else {
+            try execute(script: "BEGIN; SET LOCAL synchronous_commit TO off")
+        }
         transactionDepth = 1
         defer { transactionDepth = 0 }
         do {

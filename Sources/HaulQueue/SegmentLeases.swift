@@ -18,7 +18,7 @@ public struct SegmentLeases {
     /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority,
     /// never taking more than an origin host's free slots (see `HostLimits`).
     public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
-        try db.transaction {
+        try db.transaction(awaitDurableCommit: false) {
             var skipped: [String] = []
             // A host whose slots are all taken is skipped; try a few others before giving up.
             for _ in 0..<4 {
@@ -70,7 +70,7 @@ public struct SegmentLeases {
     /// Records `bytesDone` (already durable on storage) and renews the lease.
     /// - Parameter part: in the parts layout, this attempt's part file and its durable length.
     public func checkpoint(_ segment: ClaimedSegment, bytesDone: Int64, lease: Double, part: PartRecord?) throws -> Outcome {
-        let row = try db.transaction { () -> PostgresRow? in
+        let row = try db.transaction(awaitDurableCommit: false) { () -> PostgresRow? in
             let row = try db.query(
                 """
                 UPDATE segments s SET bytes_done = least($3, coalesce(s.length, $3)), lease_expires_at = now() + make_interval(secs => $4), updated_at = now()
@@ -103,7 +103,7 @@ public struct SegmentLeases {
     /// Marks the segment done, then moves its transfer on to finalizing if it was the last one.
     /// - Returns: `false` when the lease was lost (the work is discarded).
     public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?) throws -> Bool {
-        let updated = try db.transaction { () -> Bool in
+        let updated = try db.transaction(awaitDurableCommit: false) { () -> Bool in
             let row = try db.query(
                 """
                 UPDATE segments SET state = 'done', bytes_done = least($3, coalesce(length, $3)), length = coalesce(length, $3), lease_token = NULL,

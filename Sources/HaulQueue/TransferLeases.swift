@@ -27,7 +27,7 @@ public struct TransferLeases {
     /// Moves one pending transfer to `planning` under a lease, within its host's limit (the
     /// probe is a connection to the origin like any running segment; see `HostLimits`).
     public func claimPlanning(lease: Double) throws -> Claim? {
-        try db.transaction {
+        try db.transaction(awaitDurableCommit: false) {
             var skipped: [String] = []
             for _ in 0..<4 {
                 guard let host = try HostLimits.lockPlanningCandidate(db, worker: workerID, excluding: skipped) else { return nil }
@@ -116,7 +116,7 @@ public struct TransferLeases {
 
     /// Records the plan and the segment rows in one transaction and moves the transfer on.
     public func writePlan(_ claim: Claim, plan: Plan, lease: Double) throws -> PlanResult {
-        try db.transaction { () -> PlanResult in
+        try db.transaction(awaitDurableCommit: false) { () -> PlanResult in
             let updated = try db.query(
                 """
                 UPDATE transfers SET state = CASE WHEN $9 THEN 'finalizing' ELSE 'downloading' END, dest = $3, size = $4, etag = $5, last_modified = $6, content_type = $7, accepts_ranges = $8,

@@ -65,10 +65,9 @@ public final class Worker: Sendable {
         }
         spawn("housekeeper", interval: config.heartbeat) { [shared] in Housekeeper(shared: shared).step }
         if !config.pollOnly {
-            group.enter()
-            let thread = Thread { [shared, group] in
+            // Not part of `group`: it only wakes others and holds nothing, so stopping never waits for it.
+            let thread = Thread { [shared] in
                 Listener(shared: shared).run()
-                group.leave()
             }
             thread.name = "listener"
             thread.start()
