@@ -156,7 +156,11 @@ private let writeCallback: haul_data_callback = { data, size, count, userdata in
     if !context.headDelivered {
         try? context.deliverHead()
     }
-    guard context.failure == nil, context.shouldContinue() else { return 0 }
+    guard context.failure == nil else { return 0 }
+    guard context.shouldContinue() else {
+        context.failure = HaulError("interrupted", "download was interrupted", transient: true)
+        return 0
+    }
     do {
         try context.onData(UnsafeRawBufferPointer(start: data, count: length))
     } catch {

@@ -17,11 +17,13 @@ public struct TransferLeases {
         public let info: TransferInfo
         public let leaseToken: String
         public let generation: Int
+        /// Claims of this transfer so far, this one included.
+        public let attempts: Int
     }
 
     private static let returning = """
         t.id, t.url, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
-        t.segment_size, t.expected_digest, t.priority, t.generation, t.lease_token::text AS lease_token
+        t.segment_size, t.expected_digest, t.priority, t.generation, t.lease_token::text AS lease_token, t.attempts
         """
 
     /// Moves one pending transfer to `planning` under a lease, within its host's limit (the
@@ -62,7 +64,9 @@ public struct TransferLeases {
             """, [from, to, lease, workerID, host]
         ).first
         guard let row else { return nil }
-        return Claim(info: try TransferInfo(row, id: try row.int64("id")), leaseToken: try row.string("lease_token"), generation: try row.int("generation"))
+        return Claim(
+            info: try TransferInfo(row, id: try row.int64("id")), leaseToken: try row.string("lease_token"), generation: try row.int("generation"),
+            attempts: try row.int("attempts"))
     }
 
     /// Renews a transfer lease; `false` means it was lost (stop, write nothing more).
@@ -248,13 +252,15 @@ public struct TransferLeases {
     /// again from its first byte, so that `haul retry` downloads a fresh copy.
     public func failChecksum(_ claim: Claim, message: String) throws {
         try db.transaction {
+            let fenced = try db.query(
+                "UPDATE transfers SET state = 'failed', error = $3, error_code = 'checksum-mismatch', lease_token = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid",
+                [claim.info.id, claim.leaseToken, message]
+            ).affectedRows
+            guard fenced == 1 else { return }
             try db.query(
                 "UPDATE segments SET state = 'queued', bytes_done = 0, attempts = 0, lease_token = NULL, last_error = 'checksum mismatch' WHERE transfer_id = $1 AND generation = $2",
                 [claim.info.id, claim.generation])
             try db.query("DELETE FROM segment_parts p USING segments s WHERE p.segment_id = s.id AND s.transfer_id = $1", [claim.info.id])
-            try db.query(
-                "UPDATE transfers SET state = 'failed', error = $3, error_code = 'checksum-mismatch', lease_token = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid",
-                [claim.info.id, claim.leaseToken, message])
         }
     }
 

@@ -85,20 +85,35 @@ public struct TransferStore {
                     [id])
                 return count
             }
+        case .retry where current.state == .canceled:
+            // Its partial data is (being) removed: start over as a new generation, whose files
+            // have other names than whatever a late cleanup still deletes.
+            updated = try db.query(
+                """
+                UPDATE transfers SET state = 'pending', generation = generation + 1, size = NULL, etag = NULL, last_modified = NULL,
+                       accepts_ranges = NULL, published_at = NULL, extracted_at = NULL, upload_url = NULL, upload_result = NULL,
+                       error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0,
+                       next_attempt_at = now(), updated_at = now()
+                WHERE id = $1 AND state = 'canceled'
+                """, [id]
+            ).affectedRows
         case .retry:
             updated = try db.transaction {
                 let count = try db.query(
                     """
-                    UPDATE transfers SET state = CASE WHEN size IS NULL AND NOT EXISTS (SELECT 1 FROM segments WHERE transfer_id = $1) THEN 'pending'
+                    UPDATE transfers SET state = CASE WHEN NOT EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = $1 AND s.generation = transfers.generation)
+                                                      THEN (CASE WHEN size = 0 THEN 'finalizing' ELSE 'pending' END)
                                                       WHEN EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = $1 AND s.generation = transfers.generation AND s.state <> 'done') THEN 'downloading'
-                                                      WHEN EXISTS (SELECT 1 FROM segments WHERE transfer_id = $1) THEN 'finalizing' ELSE 'pending' END,
+                                                      ELSE 'finalizing' END,
                         error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0, next_attempt_at = now(), updated_at = now()
-                    WHERE id = $1 AND state = ANY($2::text[])
-                    """, [id, allowed]
+                    WHERE id = $1 AND state = 'failed'
+                    """, [id]
                 ).affectedRows
                 try db.query(
-                    "UPDATE segments SET state = 'queued', attempts = 0, next_attempt_at = now(), last_error = NULL, lease_token = NULL, updated_at = now() WHERE transfer_id = $1 AND state IN ('failed','running')",
-                    [id])
+                    """
+                    UPDATE segments s SET state = 'queued', attempts = 0, next_attempt_at = now(), last_error = NULL, lease_token = NULL, updated_at = now()
+                    FROM transfers t WHERE t.id = $1 AND s.transfer_id = t.id AND s.generation = t.generation AND s.state IN ('failed','running')
+                    """, [id])
                 return count
             }
         case .pause:

@@ -17,9 +17,12 @@ public enum Assembler {
         }
     }
 
-    /// Concatenates the recorded parts into `files.assembly` with `copy_file_range`; refuses gaps and overlaps.
-    public static func concatenate(_ pieces: [Piece], into files: TransferFiles) throws {
-        let target = files.assembly
+    /// Bytes between calls of a long operation's `keepAlive` (which renews the caller's lease).
+    static let keepAliveEvery: Int64 = 256 << 20
+
+    /// Concatenates the recorded parts into `target` with `copy_file_range`; refuses gaps and
+    /// overlaps. `keepAlive` runs every 256 MiB and may throw to abort.
+    public static func concatenate(_ pieces: [Piece], into target: String, keepAlive: () throws -> Void) throws {
         var expected: Int64 = 0
         for piece in pieces {
             guard piece.offset == expected else {
@@ -47,6 +50,7 @@ public enum Assembler {
                 if copied == 0 {
                     throw HaulError("parts-short", "part \(piece.path) holds fewer bytes than were recorded", hint: "run 'haul retry' to fetch them again")
                 }
+                if (outOffset + Int64(copied)) / keepAliveEvery != outOffset / keepAliveEvery { try keepAlive() }
                 inOffset += Int64(copied)
                 outOffset += Int64(copied)
             }
@@ -66,8 +70,8 @@ public enum Assembler {
         return Int64(info.st_size)
     }
 
-    /// Reads the file once and computes its digest.
-    public static func digest(of path: String, algorithm: Checksum.Algorithm) throws -> Checksum {
+    /// Reads the file once and computes its digest; `keepAlive` runs every 256 MiB and may throw to abort.
+    public static func digest(of path: String, algorithm: Checksum.Algorithm, keepAlive: () throws -> Void = {}) throws -> Checksum {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Errno.storageError(errno, "read \(path)") }
         defer { close(fd) }
@@ -75,6 +79,7 @@ public enum Assembler {
         let digester = Digester(algorithm)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
         defer { buffer.deallocate() }
+        var total: Int64 = 0
         while true {
             let count = read(fd, buffer.baseAddress, buffer.count)
             if count < 0 {
@@ -83,13 +88,15 @@ public enum Assembler {
             }
             if count == 0 { break }
             digester.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            if (total + Int64(count)) / keepAliveEvery != total / keepAliveEvery { try keepAlive() }
+            total += Int64(count)
         }
         return digester.finish()
     }
 
     /// Renames the finished file at `source` to its destination and syncs the folder, atomically
-    /// replacing any earlier version. Removes the parts folder afterwards.
-    public static func publish(_ source: String, as files: TransferFiles) throws {
+    /// replacing any earlier version. Removes the generation's parts afterwards.
+    public static func publish(_ source: String, as files: TransferFiles, generation: Int) throws {
         let fd = open(source, O_RDONLY | O_CLOEXEC)
         if fd >= 0 {
             fsync(fd)
@@ -101,6 +108,6 @@ public enum Assembler {
             fsync(folder)
             close(folder)
         }
-        try? FileManager.default.removeItem(atPath: files.partsDirectory)
+        files.removeTemporaries(generation: generation)
     }
 }

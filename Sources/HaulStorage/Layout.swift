@@ -12,8 +12,11 @@ public struct TransferFiles: Sendable {
         generation == 0 ? destination + ".haul-partial" : destination + ".haul-partial.\(generation)"
     }
 
-    /// Where the parts layout assembles the file before publishing it.
-    public var assembly: String { destination + ".haul-assembly" }
+    /// Where the parts layout assembles the file before publishing it: a name of this finalizer
+    /// lease's own, so a finalizer that lost its lease can never rename another one's work.
+    public func assembly(generation: Int, lease: String) -> String {
+        partsDirectory + "/assembly-g\(generation)-\(lease.prefix(8))"
+    }
     /// `parts`: the folder of per-attempt part files.
     public var partsDirectory: String { destination + ".haul-parts" }
 
@@ -43,10 +46,22 @@ public struct TransferFiles: Sendable {
         if result != 0, ftruncate(fd, off_t(size)) != 0 { throw Errno.storageError(errno, "size \(partial)") }
     }
 
-    /// Removes every trace of an unfinished download (partial file and parts).
+    /// Removes the partial files and parts of generations 0 through `generation` (a transfer
+    /// that started over leaves an older generation's behind; a newer one is never touched).
     public func removeTemporaries(generation: Int) {
-        unlink(partial(generation: generation))
-        unlink(assembly)
-        try? FileManager.default.removeItem(atPath: partsDirectory)
+        for old in 0...max(0, generation) { unlink(partial(generation: old)) }
+        let parts = (try? FileManager.default.contentsOfDirectory(atPath: partsDirectory)) ?? []
+        for part in parts where Self.generation(ofPart: part).map({ $0 <= generation }) ?? false {
+            unlink(partsDirectory + "/" + part)
+        }
+        rmdir(partsDirectory)
     }
+
+    /// The generation a part or assembly file name (`g3-s0-…`, `assembly-g3-…`) belongs to.
+    static func generation(ofPart name: String) -> Int? {
+        let rest = name.hasPrefix("assembly-") ? name.dropFirst("assembly-".count) : Substring(name)
+        guard rest.hasPrefix("g") else { return nil }
+        return Int(rest.dropFirst().prefix { $0.isNumber })
+    }
+
 }

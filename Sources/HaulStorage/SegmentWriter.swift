@@ -70,7 +70,14 @@ public final class SegmentWriter {
             let result = pwrite(fd, buffer.baseAddress! + written, buffered - written, off_t(position))
             if result < 0 {
                 if errno == EINTR { continue }
-                throw Errno.storageError(errno, "write \(path)")
+                let error = Errno.storageError(errno, "write \(path)")
+                // Keep what was not written at the front of the buffer, so a later flush writes it
+                // at the right offset (`position` already counts what was written).
+                if written > 0 {
+                    memmove(buffer.baseAddress!, buffer.baseAddress! + written, buffered - written)
+                    buffered -= written
+                }
+                throw error
             }
             written += result
             position += Int64(result)
@@ -78,7 +85,7 @@ public final class SegmentWriter {
         buffered = 0
     }
 
-    /// Closes the file without flushing (call `sync` first to keep the bytes).
+    /// Closes the file without flushing (call `flush` first to keep the bytes).
     public func close() {
         if fd >= 0 { Foundation.close(fd) }
         fd = -1

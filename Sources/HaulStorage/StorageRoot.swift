@@ -25,11 +25,7 @@ public struct StorageRoot: Sendable {
         let clean = try SafePath.validate(relative)
         let full = path + "/" + clean
         let parent = (full as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-        } catch {
-            throw Errno.storageError(errno == 0 ? EACCES : errno, "create directory \(parent)")
-        }
+        try Directories.create(parent)
         let resolved = URL(fileURLWithPath: parent).resolvingSymlinksInPath().path
         guard resolved == path || resolved.hasPrefix(path + "/") else {
             throw HaulError(

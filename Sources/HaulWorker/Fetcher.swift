@@ -60,7 +60,7 @@ struct SegmentRun {
                     } else if head.status != 200 {
                         throw StatusPolicy.error(for: head, url: info.url)
                     }
-                }, onData: { bytes in try stream.accept(bytes) }, shouldContinue: { !shared.isStopping() })
+                }, onData: { bytes in try stream.accept(bytes) }, shouldContinue: { !shared.isStopping() && stream.keepAlive() })
         }
     }
 
@@ -69,7 +69,12 @@ struct SegmentRun {
         let fields = stream.fields(segment)
         do {
             do {
-                try body()
+                do {
+                    try body()
+                } catch {
+                    // A stop learned while the origin was quiet explains the interruption.
+                    throw stream.stopReason ?? error
+                }
             } catch is SegmentEnded {
                 Log.debug("segment was split; this part is done", fields)
             }

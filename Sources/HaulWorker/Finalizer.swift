@@ -26,6 +26,8 @@ struct Finalizer {
             } else {
                 Log.warning("finalizing lease lost after publishing; another finalizer will confirm", fields)
             }
+        } catch let error as HaulError where error.code == "lease-lost" {
+            Log.warning("finalizing lease lost; stopped before publishing", fields)
         } catch let error as HaulError where error.code == "checksum-mismatch" {
             _ = try? database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description) }
             Log.error("checksum mismatch", fields + [("error", error.description)])
@@ -64,6 +66,8 @@ struct Finalizer {
     }
 
     /// Builds the file from its segments, verifies size and digest, and renames it into place.
+    /// The lease is renewed while copying and hashing, and checked once more just before the
+    /// rename, so a finalizer that lost its lease never publishes.
     private func publish(_ claim: TransferLeases.Claim, files: TransferFiles) throws -> String? {
         let config = shared.config
         let dest = claim.info.dest ?? ""
@@ -72,6 +76,7 @@ struct Finalizer {
         if let short = segments.first(where: { $0.bytesDone != $0.length }) {
             throw HaulError("incomplete", "segment \(short.index) holds \(short.bytesDone) of \(short.length) bytes", hint: "run 'haul retry \(claim.info.id)'")
         }
+        let keepAlive = LeaseKeeper(lane: lane, claim: claim)
         let source: String
         if segments.isEmpty {
             source = files.partial(generation: claim.generation)
@@ -80,12 +85,13 @@ struct Finalizer {
             let pieces = segments.flatMap { segment in
                 segment.parts.map { Assembler.Piece(path: config.storage.path + "/" + $0.path, offset: $0.offset, length: $0.length) }
             }
-            try Assembler.concatenate(pieces, into: files)
-            source = files.assembly
+            source = files.assembly(generation: claim.generation, lease: claim.leaseToken)
+            try Assembler.concatenate(pieces, into: source, keepAlive: keepAlive.renewIfDue)
         } else {
             source = files.partial(generation: claim.generation)
         }
         guard let actual = Assembler.size(of: source) else {
+            if let earlier = try confirmEarlierPublish(claim, files: files, size: size, keepAlive: keepAlive) { return earlier.digest }
             throw HaulError(
                 "partial-missing", "the downloaded data for \(dest) is gone from storage",
                 hint: "run 'haul retry \(claim.info.id)' after checking the storage mount")
@@ -95,14 +101,30 @@ struct Finalizer {
             throw HaulError(
                 "size-mismatch", "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run 'haul retry \(claim.info.id)'")
         }
-        let digest = try verifyDigest(claim, path: source)
-        try Assembler.publish(source, as: files)
+        let digest = try verifyDigest(claim, path: source, keepAlive: keepAlive.renewIfDue)
+        try keepAlive.renew()
+        try Assembler.publish(source, as: files, generation: claim.generation)
         return digest
     }
 
-    private func verifyDigest(_ claim: TransferLeases.Claim, path: String) throws -> String? {
+    /// An earlier finalizer of this transfer may have renamed the file into place and lost its
+    /// lease before recording it. If the destination holds a file of the right size (and digest),
+    /// that publish stands. - Returns: `nil` if it does not check out.
+    private func confirmEarlierPublish(_ claim: TransferLeases.Claim, files: TransferFiles, size: Int64, keepAlive: LeaseKeeper) throws -> EarlierPublish? {
+        guard Assembler.size(of: files.destination) == size else { return nil }
+        let digest = try verifyDigest(claim, path: files.destination, keepAlive: keepAlive.renewIfDue)
+        files.removeTemporaries(generation: claim.generation)
+        return EarlierPublish(digest: digest)
+    }
+
+    /// A publish an earlier finalizer made, confirmed, with the digest to record.
+    private struct EarlierPublish {
+        let digest: String?
+    }
+
+    private func verifyDigest(_ claim: TransferLeases.Claim, path: String, keepAlive: () throws -> Void) throws -> String? {
         if let expected = claim.info.expectedDigest.flatMap({ try? Checksum(parsing: $0) }) {
-            let actual = try Assembler.digest(of: path, algorithm: expected.algorithm)
+            let actual = try Assembler.digest(of: path, algorithm: expected.algorithm, keepAlive: keepAlive)
             guard actual == expected else {
                 throw HaulError(
                     "checksum-mismatch", "checksum mismatch: expected \(expected) but the downloaded file is \(actual)",
@@ -111,6 +133,33 @@ struct Finalizer {
             return actual.description
         }
         guard claim.info.options.recordDigest == true else { return nil }
-        return try Assembler.digest(of: path, algorithm: .sha256).description
+        return try Assembler.digest(of: path, algorithm: .sha256, keepAlive: keepAlive).description
+    }
+}
+
+/// Renews a finalizer's lease on its transfer during long work; throws `lease-lost` when another
+/// finalizer has it now, which stops this one before it publishes anything.
+final class LeaseKeeper {
+    private let lane: Lane
+    private let claim: TransferLeases.Claim
+    private var last = Date()
+
+    init(lane: Lane, claim: TransferLeases.Claim) {
+        self.lane = lane
+        self.claim = claim
+    }
+
+    /// Renews when a third of the lease has passed since the last renewal.
+    func renewIfDue() throws {
+        guard Date().timeIntervalSince(last) >= lane.shared.config.heartbeat else { return }
+        try renew()
+    }
+
+    /// Renews now (a fenced UPDATE).
+    func renew() throws {
+        let config = lane.shared.config
+        let held = try lane.database.run { conn in try TransferLeases(conn, workerID: config.workerID).renew(claim, lease: config.lease) }
+        guard held else { throw HaulError("lease-lost", "another finalizer holds transfer \(claim.info.id) now") }
+        last = Date()
     }
 }

@@ -62,7 +62,7 @@ final class Housekeeper {
         let cleanups = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).claimCleanups(limit: 20) }
         for cleanup in cleanups {
             guard let files = try? TransferFiles(root: config.storage, relative: cleanup.dest) else { continue }
-            for generation in 0...cleanup.generation { files.removeTemporaries(generation: generation) }
+            files.removeTemporaries(generation: cleanup.generation)
             Log.info("removed partial data of canceled transfer", [("transfer", String(cleanup.id))])
         }
     }
@@ -103,7 +103,7 @@ final class Housekeeper {
 
     /// Marks this worker stopped in the registry.
     func deregister() {
-        _ = try? database.run(patient: true) { conn in
+        _ = try? database.run(patient: false) { conn in
             try conn.query("UPDATE workers SET stopped_at = now() WHERE id = $1", [shared.config.workerID])
         }
     }

@@ -70,7 +70,7 @@ struct Planner {
                 },
                 onData: { bytes in
                     if case .firstSegment = result { try stream.accept(bytes) }
-                }, shouldContinue: { !shared.isStopping() })
+                }, shouldContinue: { !shared.isStopping() && stream.keepAlive() })
         } catch {
             failure = error
         }
@@ -101,10 +101,7 @@ struct Planner {
             return
         }
         let haulError = (error as? HaulError) ?? HaulError("internal", "\(error.map { "\($0)" } ?? "probe ended without a response")", transient: true)
-        let attempts =
-            (try? database.run { conn in
-                try conn.query("SELECT attempts FROM transfers WHERE id = $1", [claim.info.id]).first?.int("attempts") ?? 1
-            }) ?? 1
+        let attempts = claim.attempts
         let delay = config.backoff.delay(afterAttempt: attempts, retryAfter: haulError.retryAfter, jitter: Double.random(in: 0..<1))
         _ = try? database.run(patient: true) { conn in
             try TransferLeases(conn, workerID: config.workerID).postpone(

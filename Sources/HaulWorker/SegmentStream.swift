@@ -25,7 +25,10 @@ final class SegmentStream {
     private let writer = SegmentWriter()
     private let progress: ProgressCounter
     private let metrics: WorkerMetrics
-    private var segment: ClaimedSegment?
+    private var segment: ClaimedSegment? {
+        // A stop reason belongs to its segment and never outlives it.
+        didSet { if segment == nil { stopReason = nil } }
+    }
     private var partPath: String?
     private var startDone: Int64 = 0
     private var lastCheckpoint = Date()
@@ -33,6 +36,8 @@ final class SegmentStream {
     private var ticket: Durability.Ticket?
     /// Whether an idle worker split this segment while it streamed.
     private var shortened = false
+    /// Why the stream must stop, learned while no bytes were arriving (lease lost, paused…).
+    private(set) var stopReason: Error?
 
     init(shared: WorkerShared, database: Database) {
         self.config = shared.config
@@ -56,6 +61,7 @@ final class SegmentStream {
         segment = claimed
         ticket = nil
         shortened = false
+        stopReason = nil
         startDone = claimed.bytesDone
         bytesAtCheckpoint = startDone
         lastCheckpoint = Date()
@@ -63,7 +69,7 @@ final class SegmentStream {
         let files = try TransferFiles(root: config.storage, relative: dest)
         if claimed.transfer.layout == "parts" {
             let name = TransferFiles.partName(relativeDest: dest, generation: claimed.generation, index: claimed.index, lease: claimed.leaseToken)
-            try FileManager.default.createDirectory(atPath: files.partsDirectory, withIntermediateDirectories: true)
+            try Directories.create(files.partsDirectory)
             partPath = name
             try writer.open(path: config.storage.path + "/" + name, offset: 0, create: true)
         } else {
@@ -96,6 +102,26 @@ final class SegmentStream {
         {
             ticket = try submit(completes: false)
         }
+    }
+
+    /// Called about once a second by libcurl even when the origin sends nothing: renews the lease
+    /// with a checkpoint when one is due, and says whether to go on (`false` once the latest
+    /// checkpoint found the lease gone or the transfer stopped; the reason is in `stopReason`).
+    func keepAlive() -> Bool {
+        guard segment != nil else { return true }
+        guard stopReason == nil else { return false }
+        do {
+            if let settled = ticket?.settlement {
+                ticket = nil
+                try check(settled)
+            }
+            if Date().timeIntervalSince(lastCheckpoint) >= min(config.checkpointInterval, config.heartbeat) {
+                ticket = try submit(completes: false)
+            }
+        } catch {
+            stopReason = error
+        }
+        return stopReason == nil
     }
 
     private func submit(completes: Bool) throws -> Durability.Ticket? {

@@ -90,10 +90,13 @@ public final class Worker: Sendable {
     /// stopped in the registry. - Returns: whether they all finished.
     public func waitUntilStopped(timeout: Double) -> Bool {
         let finished = timeout.isInfinite ? (group.wait(), true).1 : group.wait(timeout: .now() + timeout) == .success
-        shared.durability.stop(timeout: 5)
         metricsServer.withLock { $0?.stop() }
+        // Past the grace period (the database is likely gone) nothing more is waited for:
+        // unrecorded leases simply expire and are rescued.
+        guard finished else { return false }
+        shared.durability.stop(timeout: 5)
         Housekeeper(shared: shared).deregister()
-        return finished
+        return true
     }
 
     /// Asks every role to stop claiming and to checkpoint and release what it holds.

@@ -17,7 +17,7 @@ struct WorkerFaultTests {
     func chaos(layout: String, segment: String) throws {
         // nginx's /slow/ (limit_rate 4m) lets the first 4 MB of every response through at once, so 1 MiB
         // segments are not slowed at all; the fault origin throttles evenly (1 MiB/s per connection).
-        let size = (layout == "inplace" ? 48 : 40) * Self.mib + 4321
+        let size = 40 * Self.mib + 4321
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
         let file = try origin.create("/chaos-\(layout)-\(segment).bin", size: size, ["rate": Self.mib])
@@ -73,11 +73,14 @@ struct WorkerFaultTests {
         frozen.signal(SIGCONT)
 
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
-        let woke = Harness.waitUntil(timeout: 20) { !Reliability.logLines(frozen, containing: "lease lost").isEmpty }
+        let woke = Harness.waitUntil(timeout: 20) {
+            !Reliability.logLines(frozen, containing: "lease lost").isEmpty || !Reliability.logLines(frozen, containing: "fenced off").isEmpty
+        }
         #expect(woke, "the woken worker noticed it was fenced:\n\(frozen.stderr)")
         let finishedAt = try cluster.database.scalar("SELECT finished_at FROM transfers WHERE id = \(id)")
         #expect(cluster.sha256("z.bin") == served.sha256, "the zombie's late bytes never reach the file")
-        let finalizations = (Reliability.logLines(frozen, containing: "transfer done", "transfer=\(id)")
+        let finalizations =
+            (Reliability.logLines(frozen, containing: "transfer done", "transfer=\(id)")
             + Reliability.logLines(rescuer, containing: "transfer done", "transfer=\(id)")).count
         #expect(finalizations == 1, "finalized exactly once")
         #expect(Reliability.logLines(frozen, containing: "after publishing").isEmpty && Reliability.logLines(rescuer, containing: "after publishing").isEmpty)
@@ -89,22 +92,97 @@ struct WorkerFaultTests {
         #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
     }
 
+    // MARK: finalizing
+
+    @Test("a finalization that outlasts its lease is not run twice: right bytes, done once", arguments: ["parts", "inplace"])
+    func longFinalization(layout: String) throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        // A big file with a checksum: assembling (parts) and hashing take longer than a 300 ms lease.
+        let served = try origin.create("/final-\(layout).bin", size: 160 * Self.mib)
+        let cluster = try Cluster("final-\(layout)")
+        let id = try cluster.enqueue(served.url, ["--dest", "f.bin", "--segment-size", "16MiB", "--layout", layout, "--checksum", "sha256:\(served.sha256)"])
+        let workers = [try cluster.startWorker(["--lease", "300ms"]), try cluster.startWorker(["--lease", "300ms"])]
+        let final = try cluster.waitFinal([id], timeout: 60)
+        #expect(final == ["done"], "\((try? cluster.error(id)) ?? "") state \((try? cluster.state(id)) ?? "")")
+        #expect(cluster.sha256("f.bin") == served.sha256)
+        let log = workers.map(\.stderr).joined(separator: "\n")
+        let done = log.split(separator: "\n").filter { $0.contains("transfer done") }
+        #expect(done.count == 1, "finalized once: \(done)")
+        #expect(
+            !log.contains("after publishing"),
+            "no finalizer published after losing its lease:\n\(log.split(separator: "\n").filter { $0.contains("final") }.prefix(8).joined(separator: "\n"))")
+        #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
+    }
+
+    @Test("a finalizer frozen mid-way and woken while another finalizes: right bytes, done once", arguments: ["parts", "inplace"])
+    func frozenFinalizer(layout: String) throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/frozen-final-\(layout).bin", size: 160 * Self.mib)
+        let cluster = try Cluster("frozen-final-\(layout)")
+        let id = try cluster.enqueue(served.url, ["--dest", "f.bin", "--segment-size", "16MiB", "--layout", layout, "--checksum", "sha256:\(served.sha256)"])
+        let first = try cluster.startWorker(["--lease", "1s"])
+        try #require(Harness.waitUntil(timeout: 10) { (try? cluster.database.scalar("SELECT count(*) FROM workers WHERE pid = \(first.pid)")) == "1" })
+        let firstID = try cluster.database.scalar("SELECT id FROM workers WHERE pid = \(first.pid)")
+        // Catch the first worker holding the finalizing lease (assembling / hashing 160 MiB takes a while).
+        var caught = false
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while Date() < deadline {
+            let row = try cluster.database.scalar(
+                "SELECT state || '|' || coalesce(worker_id, '') || '|' || (lease_token IS NOT NULL) FROM transfers WHERE id = \(id)")
+            if row == "finalizing|\(firstID)|true" {
+                first.signal(SIGSTOP)
+                caught = true
+                break
+            }
+            if row.hasPrefix("done") || row.hasPrefix("failed") { break }
+        }
+        try #require(caught, "the first worker was caught finalizing")
+        // The second worker takes the finalizing lease once the first one's has run out; freeze it
+        // too, wake the first (it goes on from where it stopped), then wake the second.
+        let second = try cluster.startWorker(["--lease", "1s"])
+        var secondCaught = false
+        let until = Date(timeIntervalSinceNow: 30)
+        while Date() < until {
+            let row = try cluster.database.scalar("SELECT state || '|' || coalesce(worker_id, '') FROM transfers WHERE id = \(id)")
+            if row.hasPrefix("finalizing|"), !row.hasSuffix("|\(firstID)"), !row.hasSuffix("|") {
+                second.signal(SIGSTOP)
+                secondCaught = true
+                break
+            }
+            if !row.hasPrefix("finalizing") { break }
+        }
+        first.signal(SIGCONT)
+        #expect(secondCaught, "the second worker took over the finalizing lease")
+        _ = Harness.waitUntil(timeout: 15) { first.stderr.contains("transfer=\(id)") }
+        second.signal(SIGCONT)
+        let final = try cluster.waitFinal([id], timeout: 30)
+        #expect(final == ["done"], "\((try? cluster.error(id)) ?? "")")
+        #expect(cluster.sha256("f.bin") == served.sha256, "the published file is exactly the download")
+        let log = [first.stderr, second.stderr].joined(separator: "\n")
+        #expect(log.split(separator: "\n").filter { $0.contains("transfer done") }.count == 1, "finalized once")
+        #expect(
+            !log.contains("after publishing"),
+            "\(log.split(separator: "\n").filter { $0.contains("final") || $0.contains("publish") }.prefix(8).joined(separator: "\n"))")
+    }
+
     // MARK: kill -9
 
     @Test("after kill -9, a new worker resumes each segment from its checkpoint, not from its start")
     func killNineResumes() throws {
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
-        let rate = 8 * Self.mib
-        let served = try origin.create("/kill9.bin", size: 48 * Self.mib, ["rate": rate])
+        let rate = 2 * Self.mib
+        // 6 MiB segments: under the 8 MiB a straggler split needs, so segment ends stay put.
+        let served = try origin.create("/kill9.bin", size: 24 * Self.mib, ["rate": rate])
         let cluster = try Cluster("kill9")
-        let id = try cluster.enqueue(served.url, ["--dest", "k.bin", "--segment-size", "24MiB"])
-        // Two fetchers for two segments: no idle fetcher, so no straggler split moves the segment ends.
+        let id = try cluster.enqueue(served.url, ["--dest", "k.bin", "--segment-size", "6MiB"])
         let first = try cluster.startWorker(["--lease", "2s", "--concurrency", "2"])
-        try #require(try Harness.waitUntil(timeout: 30) {
-            let rows = try cluster.database.segments(id)
-            return rows.count == 2 && rows.allSatisfy { $0.state == "running" && $0.bytesDone >= 4 * Self.mib }
-        })
+        try #require(
+            try Harness.waitUntil(timeout: 30) {
+                try cluster.database.segments(id).contains { $0.state == "running" && $0.bytesDone >= 2 * Self.mib && $0.isPartial }
+            })
         first.signal(SIGKILL)
         _ = first.wait(timeout: 10)
         let atKill = try cluster.database.segments(id)
@@ -116,10 +194,11 @@ struct WorkerFaultTests {
         let stats = try origin.stats(served.path)
         let later = stats.requests.filter { $0.number > requestsAtKill }
         for segment in atKill where segment.isPartial {
-            let resumed = later.filter { $0.end == segment.lastByte }
-            #expect(resumed.first?.start == segment.offset + segment.bytesDone,
-                    "segment \(segment.index) resumes at its checkpoint \(segment.offset + segment.bytesDone): \(resumed.map { $0.range ?? "-" })")
-            #expect(!resumed.contains { $0.start == segment.offset }, "segment \(segment.index) is not fetched from its start again")
+            let inside = later.filter { ($0.start ?? -1) >= segment.offset && ($0.start ?? -1) <= segment.lastByte }
+            #expect(
+                inside.first?.start == segment.offset + segment.bytesDone,
+                "segment \(segment.index) resumes at its checkpoint \(segment.offset + segment.bytesDone): \(inside.map { $0.range ?? "-" })")
+            #expect(!inside.contains { $0.start == segment.offset }, "segment \(segment.index) is not fetched from its start again")
         }
         let refetched = stats.bodyBytesSent - Int64(served.size)
         #expect(refetched <= Int64(16 * Self.mib + rate), "re-fetched \(refetched) bytes: at most 16 MiB plus one checkpoint interval")
@@ -150,7 +229,8 @@ struct WorkerFaultTests {
         #expect(cluster.sha256("d.bin") == served.sha256)
         let later = try origin.stats(served.path).requests.filter { $0.number > requestsAtStop }
         for segment in drained where segment.isPartial {
-            #expect(later.first { $0.end == segment.lastByte }?.start == segment.offset + segment.bytesDone, "segment \(segment.index) resumes from its kept bytes")
+            #expect(
+                later.first { $0.end == segment.lastByte }?.start == segment.offset + segment.bytesDone, "segment \(segment.index) resumes from its kept bytes")
         }
     }
 
@@ -171,7 +251,8 @@ struct WorkerFaultTests {
             worker.signal(SIGTERM)
             #expect(worker.wait(timeout: 15))
             progress = try cluster.database.segments(id).first?.bytesDone ?? 0
-            #expect(try cluster.state(id) == "downloading", "round \(round): \((try? cluster.error(id)) ?? "") \((try? cluster.database.segments(id)) ?? [])")
+            try #require(
+                try cluster.state(id) == "downloading", "round \(round): \((try? cluster.error(id)) ?? "") \((try? cluster.database.segments(id)) ?? [])")
         }
         try cluster.startWorker(["--lease", "2s"])
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"], "\((try? cluster.error(id)) ?? "")")
@@ -191,21 +272,22 @@ struct WorkerFaultTests {
         let storage = Harness.temporaryDirectory("grace")
         defer { try? FileManager.default.removeItem(atPath: storage) }
         func worker(_ grace: String) throws -> Child {
-            try Child(Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms", "--concurrency", "2", "--grace", grace], environment: ["DATABASE_URL": url])
+            try Child(
+                Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms", "--concurrency", "2", "--grace", grace],
+                environment: ["DATABASE_URL": url])
         }
         let patient = try worker("3s")
         let impatient = try worker("60s")
-        try #require(try Harness.waitUntil(timeout: 30) {
-            Int(try Run.psql(url, "SELECT count(*) FROM segments WHERE state = 'running' AND bytes_done > 0").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 >= 2
-        })
+        try #require(
+            try Harness.waitUntil(timeout: 30) {
+                Int(
+                    try Run.psql(url, "SELECT count(*) FROM segments WHERE state = 'running' AND bytes_done > 0").stdout.trimmingCharacters(
+                        in: .whitespacesAndNewlines)) ?? 0 >= 2
+            })
         try postgres.stop()
 
         patient.signal(SIGTERM)
-        let signalled = Date()
-        if !patient.wait(timeout: 3 + 4) {
-            let exited = patient.wait(timeout: 60)
-            Issue.record("a worker told --grace 3s did not exit within 7s of SIGTERM; \(exited ? "it exited after \(Int(Date().timeIntervalSince(signalled)))s" : "still running after 67s"):\n\(patient.stderr)")
-        }
+        #expect(patient.wait(timeout: 3 + 4), "a worker told --grace 3s exits within 7s of SIGTERM even with the database gone:\n\(patient.stderr)")
 
         impatient.signal(SIGTERM)
         try #require(Harness.waitUntil(timeout: 10) { impatient.stderr.contains("stopping") })
@@ -241,16 +323,20 @@ struct WorkerFaultTests {
         let url = try postgres.database()
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
+        // 4 MiB segments: under the 8 MiB a straggler split needs, so each segment is requested once.
         let served = try origin.create("/outage.bin", size: 16 * Self.mib, ["rate": Self.mib])
-        let enqueued = try Run.haul(["enqueue", served.url, "--dest", "o.bin", "--segment-size", "8MiB", "--layout", "parts"], database: url)
+        let enqueued = try Run.haul(["enqueue", served.url, "--dest", "o.bin", "--segment-size", "4MiB", "--layout", "parts"], database: url)
         try #require(enqueued.status == 0, "\(enqueued.stderr)")
         let storage = Harness.temporaryDirectory("outage")
         defer { try? FileManager.default.removeItem(atPath: storage) }
-        // The planner streams segment 0 and one fetcher segment 1: no idle fetcher splits them.
-        let worker = try Child(Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms", "--concurrency", "1"], environment: ["DATABASE_URL": url])
-        try #require(try Harness.waitUntil(timeout: 30) {
-            Int(try Run.psql(url, "SELECT count(*) FROM segments WHERE state = 'running' AND bytes_done >= 1048576").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 == 2
-        })
+        let worker = try Child(
+            Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms", "--concurrency", "2"], environment: ["DATABASE_URL": url])
+        try #require(
+            try Harness.waitUntil(timeout: 30) {
+                Int(
+                    try Run.psql(url, "SELECT count(*) FROM segments WHERE state = 'running' AND bytes_done >= 1048576").stdout.trimmingCharacters(
+                        in: .whitespacesAndNewlines)) ?? 0 >= 1
+            })
         func onStorage() -> Int64 {
             let parts = storage + "/o.bin.haul-parts"
             return ((try? FileManager.default.contentsOfDirectory(atPath: parts)) ?? []).reduce(Int64(0)) { total, name in
@@ -265,7 +351,10 @@ struct WorkerFaultTests {
         #expect(try Harness.waitUntil(timeout: 60) { try Run.psql(url, "SELECT state FROM transfers").stdout.contains("done") })
         #expect(Origin.sha256(file: storage + "/o.bin") == served.sha256)
         #expect(worker.isRunning, "\(worker.stderr)")
-        #expect(try origin.stats(served.path).count == 2, "no segment was fetched again because of the outage")
+        let requests = try origin.stats(served.path).requests
+        #expect(
+            requests.count == 4,
+            "no segment was fetched again because of the outage: \(requests.map { "\($0.range ?? "-") sent=\($0.sent) \($0.fault ?? "")" })\n\(worker.stderr)")
         worker.signal(SIGTERM)
         _ = worker.wait(timeout: 15)
     }
@@ -285,7 +374,8 @@ struct WorkerFaultTests {
         let storage = Harness.temporaryDirectory("pg-restart")
         defer { try? FileManager.default.removeItem(atPath: storage) }
         let workers = try (0..<2).map { _ in
-            try Child(Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms", "--concurrency", "2"], environment: ["DATABASE_URL": url])
+            try Child(
+                Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms", "--concurrency", "2"], environment: ["DATABASE_URL": url])
         }
         func bytesDone() throws -> Int64 {
             Int64(try Run.psql(url, "SELECT coalesce(sum(bytes_done), 0) FROM segments").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1

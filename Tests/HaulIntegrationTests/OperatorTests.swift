@@ -6,18 +6,20 @@ import Testing
 struct OperatorTests {
     static let mib = Reliability.mebibyte
 
-    /// A cluster downloading a rate-limited file (1 MiB/s per connection) with one worker, waited
-    /// until at least `running` segments have checkpointed bytes.
+    /// A cluster downloading a rate-limited file (`rate` bytes/s per connection) with one worker,
+    /// waited until at least `running` segments have checkpointed bytes.
     static func downloading(
-        _ label: String, origin: FaultOrigin, size: Int = 8 * mib, layout: String = "inplace", running: Int = 2, worker: [String] = []
+        _ label: String, origin: FaultOrigin, size: Int = 8 * mib, rate: Int = mib / 4, layout: String = "inplace", running: Int = 2,
+        enqueue: [String] = [], worker: [String] = []
     ) throws -> (cluster: Cluster, id: Int64, served: FaultOrigin.Served, worker: Child) {
-        let served = try origin.create("/\(label).bin", size: size, ["rate": Self.mib])
+        let served = try origin.create("/\(label).bin", size: size, ["rate": rate])
         let cluster = try Cluster(label)
-        let id = try cluster.enqueue(served.url, ["--dest", "out.bin", "--segment-size", "2MiB", "--layout", layout])
+        let id = try cluster.enqueue(served.url, ["--dest", "out.bin", "--segment-size", "2MiB", "--layout", layout] + enqueue)
         let child = try cluster.startWorker(["--concurrency", "2"] + worker)
-        try #require(try Harness.waitUntil(timeout: 30) {
-            try cluster.database.segments(id).filter { $0.state == "running" && $0.bytesDone > 0 }.count >= running
-        })
+        try #require(
+            try Harness.waitUntil(timeout: 30) {
+                try cluster.database.segments(id).filter { $0.state == "running" && $0.bytesDone > 0 }.count >= running
+            })
         return (cluster, id, served, child)
     }
 
@@ -41,7 +43,8 @@ struct OperatorTests {
     func retryCanceled() throws {
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
-        let (cluster, id, served, _) = try Self.downloading("cancel-retry", origin: origin)
+        // Three attempts per segment, so a retry that cannot work fails in seconds rather than a minute.
+        let (cluster, id, served, _) = try Self.downloading("cancel-retry", origin: origin, enqueue: ["--max-attempts", "3"])
         #expect(try cluster.haul(["cancel", String(id)]).status == 0)
         _ = try Harness.waitUntil(timeout: 15) { !(try cluster.database.segments(id).contains { $0.state == "running" }) }
         // Whether or not the partial data is gone yet, a retry must end with exactly the right bytes.
@@ -74,10 +77,14 @@ struct OperatorTests {
         #expect(cluster.sha256("out.bin") == served.sha256)
         let later = try origin.stats(served.path).requests.filter { $0.number > requestsAtFailure }
         for segment in atFailure where segment.state == "done" {
-            #expect(!later.contains { ($0.start ?? -1) >= segment.offset && ($0.start ?? -1) <= segment.lastByte }, "done segment \(segment.index) is not fetched again")
+            #expect(
+                !later.contains { ($0.start ?? -1) >= segment.offset && ($0.start ?? -1) <= segment.lastByte },
+                "done segment \(segment.index) is not fetched again")
         }
         for segment in atFailure where segment.state != "done" {
-            #expect(later.filter { $0.end == segment.lastByte }.first?.start == segment.offset + segment.bytesDone, "segment \(segment.index) is fetched from its kept bytes")
+            #expect(
+                later.filter { $0.end == segment.lastByte }.first?.start == segment.offset + segment.bytesDone,
+                "segment \(segment.index) is fetched from its kept bytes")
         }
         #expect(later.count == atFailure.filter { $0.state != "done" }.count, "one request per missing segment: \(later.map { $0.range ?? "-" })")
     }
@@ -86,7 +93,8 @@ struct OperatorTests {
     func pauseResume() throws {
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
-        let (cluster, id, served, worker) = try Self.downloading("pause", origin: origin, worker: ["--lease", "3s"])
+        // 256 KiB/s per connection: a 2 MiB segment takes 8 s, so the pause lands mid-segment.
+        let (cluster, id, served, worker) = try Self.downloading("pause", origin: origin, rate: Self.mib / 4, worker: ["--lease", "3s"])
         let pause = try cluster.haul(["pause", String(id)])
         #expect(pause.status == 0, "\(pause.stderr)")
         #expect(try cluster.state(id) == "paused")
@@ -107,7 +115,8 @@ struct OperatorTests {
         #expect(cluster.sha256("out.bin") == served.sha256)
         let later = try origin.stats(served.path).requests.filter { $0.number > requestsAtPause }
         for segment in atPause where segment.isPartial {
-            #expect(later.first { $0.end == segment.lastByte }?.start == segment.offset + segment.bytesDone, "segment \(segment.index) resumes from its kept bytes")
+            #expect(
+                later.first { $0.end == segment.lastByte }?.start == segment.offset + segment.bytesDone, "segment \(segment.index) resumes from its kept bytes")
         }
     }
 
@@ -116,11 +125,15 @@ struct OperatorTests {
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
         let small = try origin.create("/small.bin", size: 300_000)
-        let (cluster, running, _, _) = try Self.downloading("invalid", origin: origin, running: 1)
+        // 64 KiB/s per connection: the "running" transfer stays downloading for the whole test.
+        let slow = try origin.create("/invalid.bin", size: 8 * Self.mib, ["rate": Self.mib / 16])
+        let cluster = try Cluster("invalid")
         let done = try cluster.enqueue(small.url, ["--dest", "small.bin"])
-        #expect(try cluster.waitFinal([done], timeout: 30) == ["done"])
         let failed = try cluster.enqueue(origin.base + "/missing.bin", ["--dest", "missing.bin"])
-        #expect(try cluster.waitFinal([failed], timeout: 30) == ["failed"])
+        try cluster.startWorker(["--concurrency", "2"])
+        #expect(try cluster.waitFinal([done, failed], timeout: 30) == ["done", "failed"])
+        let running = try cluster.enqueue(slow.url, ["--dest", "out.bin", "--segment-size", "2MiB"])
+        try #require(try Harness.waitUntil(timeout: 30) { try cluster.database.segments(running).contains { $0.state == "running" && $0.bytesDone > 0 } })
 
         let refusals: [(action: String, id: Int64, state: String, words: [String])] = [
             ("resume", running, "downloading", ["downloading", "resumed", "paused"]),

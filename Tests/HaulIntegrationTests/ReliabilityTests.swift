@@ -36,6 +36,8 @@ struct OriginFaultTests {
         let retryStart = try #require(retry.start)
         #expect(retryStart > resetStart, "the retry resumes after the bytes already received (\(resetStart) → \(retryStart))")
         #expect(retryStart <= resetStart + 300_000, "and never skips bytes it did not receive")
+        let etag = served.versions[0].etag
+        #expect(stats.requests.filter { $0.number > 1 }.allSatisfy { $0.ifRange == etag }, "every range request after planning carries If-Range: \(etag)")
         #expect(cluster.temporaries().isEmpty, "no partial file or parts are left: \(cluster.temporaries())")
     }
 

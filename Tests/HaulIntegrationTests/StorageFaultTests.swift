@@ -51,7 +51,7 @@ struct StorageFaultTests {
         let id = try cluster.enqueue(served.url, ["--dest", "out.bin", "--segment-size", "1MiB", "--layout", layout])
         try cluster.startWorker()
         var seen = ""
-        let denied = try Harness.waitUntil(timeout: 30) {
+        let denied = try Harness.waitUntil(timeout: 20) {
             seen = try Self.reasons(cluster, id)
             return seen.contains("permission denied")
         }

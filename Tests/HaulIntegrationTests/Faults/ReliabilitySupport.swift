@@ -20,7 +20,9 @@ struct SegmentRow: CustomStringConvertible {
 extension TestDatabase {
     /// The current generation's segments of transfer `id`, in file order.
     func segments(_ id: Int64) throws -> [SegmentRow] {
-        let result = try Run.psql(url, """
+        let result = try Run.psql(
+            url,
+            """
             SELECT s.idx, s.byte_offset, coalesce(s.length, -1), s.bytes_done, s.state, s.attempts, coalesce(s.worker_id, ''),
                    replace(coalesce(s.last_error, ''), E'\\n', ' ')
             FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.generation = s.generation
@@ -145,10 +147,12 @@ final class PrivatePostgres: @unchecked Sendable {
 
     /// `pg_ctl start -w` on this cluster's port.
     func start() throws {
-        try asPostgres(bin + "/pg_ctl", [
-            "-D", root + "/data", "-l", root + "/server.log", "-w", "-t", "60", "-o",
-            "-p \(port) -k \(root) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=100", "start",
-        ])
+        try asPostgres(
+            bin + "/pg_ctl",
+            [
+                "-D", root + "/data", "-l", root + "/server.log", "-w", "-t", "60", "-o",
+                "-p \(port) -k \(root) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=100", "start",
+            ])
     }
 
     /// `pg_ctl restart -m fast -w`: every connection is cut, the server comes back on the same port.
@@ -177,7 +181,8 @@ final class PrivatePostgres: @unchecked Sendable {
     }
 
     deinit {
-        _ = try? Run.program("/usr/sbin/runuser", ["-u", "postgres", "--", bin + "/pg_ctl", "-D", root + "/data", "-m", "immediate", "-w", "stop"], environment: [:])
+        _ = try? Run.program(
+            "/usr/sbin/runuser", ["-u", "postgres", "--", bin + "/pg_ctl", "-D", root + "/data", "-m", "immediate", "-w", "stop"], environment: [:])
         try? FileManager.default.removeItem(atPath: root)
     }
 }

@@ -1,0 +1,20 @@
+import Foundation
+import HaulCore
+
+/// `mkdir -p` with `mkdir(2)`, so a failure carries the real `errno` (full disk, read-only,
+/// permission) as a storage error rather than a Foundation error text.
+public enum Directories {
+    /// Creates `path` and any missing parents (mode 0755).
+    public static func create(_ path: String) throws {
+        var existing = stat()
+        if stat(path, &existing) == 0 {
+            guard existing.st_mode & S_IFMT == S_IFDIR else { throw Errno.storageError(ENOTDIR, "create directory \(path)") }
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty, parent != path { try create(parent) }
+        if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            throw Errno.storageError(errno, "create directory \(path)")
+        }
+    }
+}
