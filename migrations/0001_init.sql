@@ -29,7 +29,8 @@ CREATE TABLE transfers (
     priority         integer NOT NULL DEFAULT 0,
     batch_id         bigint REFERENCES batches(id),
     owner            text,                       -- set by 'haul get': only that process's worker may work on it
-    generation       integer NOT NULL DEFAULT 0, -- bumped when the origin changed and the transfer starts over
+    generation       integer NOT NULL DEFAULT 0, -- bumped whenever the transfer starts over (new files, new segments)
+    restarts         integer NOT NULL DEFAULT 0, -- automatic starts-over because the origin changed (at most one)
     error            text,
     error_code       text,
     unchanged        boolean NOT NULL DEFAULT false, -- re-mirror: the origin answered 304, the file was kept

@@ -100,9 +100,20 @@ public struct SegmentLeases {
             """, [segment.id, part.path, part.offset, part.length])
     }
 
+    /// What a completion led to.
+    public enum Completion: Sendable, Equatable {
+        /// The lease was gone: the work is discarded.
+        case leaseLost
+        /// Recorded; other segments of the transfer are still to come.
+        case recorded
+        /// Recorded, and it was the last: the transfer is ready for a finalizer.
+        case transferReady
+    }
+
     /// Marks the segment done, then moves its transfer on to finalizing if it was the last one.
-    /// - Returns: `false` when the lease was lost (the work is discarded).
-    public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?) throws -> Bool {
+    /// No NOTIFY goes out for that: the completing worker's own lanes finalize it (the caller
+    /// wakes them), and other workers' polling is the backstop.
+    public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?) throws -> Completion {
         let updated = try db.transaction(awaitDurableCommit: false) { () -> Bool in
             let row = try db.query(
                 """
@@ -116,7 +127,7 @@ public struct SegmentLeases {
             if let part { try record(part.capped(atFileOffset: segment.offset + (try row.int64("bytes_done"))), for: segment) }
             return true
         }
-        guard updated else { return false }
+        guard updated else { return .leaseLost }
         // After our own commit, so that whichever completion commits last sees every segment done.
         let moved = try db.query(
             """
@@ -125,8 +136,7 @@ public struct SegmentLeases {
               AND NOT EXISTS (SELECT 1 FROM segments WHERE transfer_id = $1 AND generation = $2 AND state <> 'done')
             """, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil]
         ).affectedRows
-        if moved == 1 { try db.query("NOTIFY haul_work") }
-        return true
+        return moved == 1 ? .transferReady : .recorded
     }
 
     /// Straggler splitting: when this worker has nothing to claim, it cuts the running segment

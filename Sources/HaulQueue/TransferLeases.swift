@@ -152,7 +152,8 @@ public struct TransferLeases {
                 FROM unnest($3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(o, l, i)
                 """,
                 [claim.info.id, claim.generation, offsets, lengths, claim.info.priority, lease, workerID, plan.host])
-            try db.query("NOTIFY haul_work")
+            // Segment 0 is the planner's own; only further segments are work for others.
+            if plan.ranges.count > 1 { try db.query("NOTIFY haul_work") }
             let row = try db.query(
                 "SELECT \(ClaimedSegment.returning) FROM segments s JOIN transfers t ON t.id = s.transfer_id WHERE s.transfer_id = $1 AND s.generation = $2 AND s.idx = 0",
                 [claim.info.id, claim.generation]
@@ -287,9 +288,10 @@ public struct TransferLeases {
             let restarted =
                 try db.query(
                     """
-                    UPDATE transfers SET state = 'pending', generation = generation + 1, size = NULL, etag = NULL, last_modified = NULL, accepts_ranges = NULL,
-                           error = $3, error_code = 'origin-changed', lease_token = NULL, next_attempt_at = now(), updated_at = now()
-                    WHERE id = $1 AND generation = $2 AND generation = 0 AND state IN ('planning','downloading','finalizing')
+                    UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = restarts + 1, size = NULL, etag = NULL,
+                           last_modified = NULL, accepts_ranges = NULL, error = $3, error_code = 'origin-changed', lease_token = NULL,
+                           next_attempt_at = now(), updated_at = now()
+                    WHERE id = $1 AND generation = $2 AND restarts = 0 AND state IN ('planning','downloading','finalizing')
                     """, [id, generation, "origin changed while downloading, started over: \(reason)"]
                 ).affectedRows == 1
             if restarted {
@@ -298,12 +300,19 @@ public struct TransferLeases {
                     [id, generation])
                 try db.query("NOTIFY haul_work")
             } else {
-                try db.query(
+                // Only the generation that saw the change fails; a late report from an older
+                // generation (another lane that hit the same change) touches nothing.
+                let failed = try db.query(
                     """
                     UPDATE transfers SET state = 'failed', error = $3, error_code = 'origin-changed', lease_token = NULL, finished_at = now(), updated_at = now()
                     WHERE id = $1 AND generation = $2 AND state IN ('planning','downloading','finalizing')
-                    """, [id, generation, "origin changed while downloading (\(reason)); run 'haul retry \(id)' to start over"])
-                try db.query("UPDATE segments SET state = 'failed', lease_token = NULL WHERE transfer_id = $1 AND state IN ('queued','running')", [id])
+                    """, [id, generation, "origin changed while downloading (\(reason)); run 'haul retry \(id)' to start over"]
+                ).affectedRows
+                if failed == 1 {
+                    try db.query(
+                        "UPDATE segments SET state = 'failed', lease_token = NULL WHERE transfer_id = $1 AND generation = $2 AND state IN ('queued','running')",
+                        [id, generation])
+                }
             }
             return restarted
         }

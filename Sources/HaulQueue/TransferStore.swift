@@ -85,16 +85,17 @@ public struct TransferStore {
                     [id])
                 return count
             }
-        case .retry where current.state == .canceled:
-            // Its partial data is (being) removed: start over as a new generation, whose files
-            // have other names than whatever a late cleanup still deletes.
+        case .retry where current.state == .canceled || current.errorCode == "origin-changed":
+            // Canceled: its partial data is (being) removed. Origin changed: its bytes are of an
+            // older version. Either way start over as a new generation, whose files have other
+            // names than whatever a late cleanup still deletes.
             updated = try db.query(
                 """
-                UPDATE transfers SET state = 'pending', generation = generation + 1, size = NULL, etag = NULL, last_modified = NULL,
+                UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = 0, size = NULL, etag = NULL, last_modified = NULL,
                        accepts_ranges = NULL, published_at = NULL, extracted_at = NULL, upload_url = NULL, upload_result = NULL,
                        error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0,
                        next_attempt_at = now(), updated_at = now()
-                WHERE id = $1 AND state = 'canceled'
+                WHERE id = $1 AND state IN ('canceled', 'failed')
                 """, [id]
             ).affectedRows
         case .retry:

@@ -20,6 +20,7 @@ final class Durability: @unchecked Sendable {
     private let database: Database
     private let workerID: String
     private let lease: Double
+    private let wakeup: Wakeup
     private var descriptors: [String: Int32] = [:]
     private let finished = DispatchSemaphore(value: 0)
 
@@ -62,7 +63,9 @@ final class Durability: @unchecked Sendable {
         let ticket: Ticket
     }
 
-    init(config: WorkerConfig, stopping: @escaping @Sendable () -> Bool) {
+    /// - Parameter wakeup: signalled when a completion makes a transfer ready to finalize.
+    init(config: WorkerConfig, wakeup: Wakeup, stopping: @escaping @Sendable () -> Bool) {
+        self.wakeup = wakeup
         database = Database(conninfo: config.conninfo, stopping: stopping)
         workerID = config.workerID
         lease = config.lease
@@ -179,7 +182,13 @@ final class Durability: @unchecked Sendable {
             return try database.run(patient: true) { conn -> Settlement in
                 let leases = SegmentLeases(conn, workerID: workerID)
                 if request.completes {
-                    return try leases.complete(request.segment, bytesDone: request.bytesDone, part: request.part) ? .recorded : .leaseLost
+                    switch try leases.complete(request.segment, bytesDone: request.bytesDone, part: request.part) {
+                    case .leaseLost: return .leaseLost
+                    case .recorded: return .recorded
+                    case .transferReady:
+                        wakeup.signal()
+                        return .recorded
+                    }
                 }
                 switch try leases.checkpoint(request.segment, bytesDone: request.bytesDone, lease: lease, part: request.part) {
                 case .recorded: return .recorded

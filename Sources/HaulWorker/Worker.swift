@@ -17,7 +17,7 @@ final class WorkerShared: Sendable {
     init(config: WorkerConfig, progress: ProgressCounter) {
         self.config = config
         self.progress = progress
-        durability = Durability(config: config, stopping: { false })
+        durability = Durability(config: config, wakeup: wakeup, stopping: { false })
     }
 
     /// Whether a graceful stop was asked for.
