@@ -1,0 +1,80 @@
+// haul-bench: drives Haul's own claim and complete code (HaulQueue.SegmentLeases) against a
+// filled database, for bench/run. Not part of the `haul` product.
+//
+//   haul-bench throughput CONNINFO CLIENTS SECONDS   → ops=… empty=… secs=… ops_per_s=…
+//   haul-bench latency CONNINFO CLAIMS               → n=… p50_ms=… p90_ms=… p99_ms=… mean_ms=…
+import Foundation
+import HaulPostgres
+import HaulQueue
+import Synchronization
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("haul-bench: \(message)\n".utf8))
+    exit(2)
+}
+
+/// Claims one segment and completes it at once; returns false when the claim got nothing.
+func claimAndComplete(_ leases: SegmentLeases) throws -> Bool {
+    guard let segment = try leases.claim(limit: 1, lease: 30).first else { return false }
+    _ = try leases.complete(segment, bytesDone: segment.length ?? 0, part: nil)
+    return true
+}
+
+func throughput(conninfo: String, clients: Int, seconds: Double) {
+    let totals = Mutex<(ops: Int, empty: Int)>((0, 0))
+    let stop = Atomic<Bool>(false)
+    let group = DispatchGroup()
+    let started = Date()
+    for client in 0..<clients {
+        group.enter()
+        Thread {
+            defer { group.leave() }
+            guard let conn = try? PostgresConnection(conninfo: conninfo) else { fail("cannot connect") }
+            let leases = SegmentLeases(conn, workerID: "bench-\(client)")
+            var ops = 0
+            var empty = 0
+            while !stop.load(ordering: .relaxed) {
+                do {
+                    if try claimAndComplete(leases) { ops += 1 } else { empty += 1 }
+                } catch {
+                    fail("\(error)")
+                }
+            }
+            totals.withLock { $0.ops += ops; $0.empty += empty }
+        }.start()
+    }
+    Thread.sleep(forTimeInterval: seconds)
+    stop.store(true, ordering: .relaxed)
+    group.wait()
+    let elapsed = Date().timeIntervalSince(started)
+    let (ops, empty) = totals.withLock { $0 }
+    print(String(format: "ops=%d empty=%d secs=%.2f ops_per_s=%.1f", ops, empty, elapsed, Double(ops) / elapsed))
+}
+
+func latency(conninfo: String, claims: Int) throws {
+    let conn = try PostgresConnection(conninfo: conninfo)
+    let leases = SegmentLeases(conn, workerID: "bench-latency")
+    var samples: [Double] = []
+    for _ in 0..<claims {
+        let started = Date()
+        guard let segment = try leases.claim(limit: 1, lease: 30).first else { break }
+        samples.append(Date().timeIntervalSince(started) * 1000)
+        _ = try leases.complete(segment, bytesDone: segment.length ?? 0, part: nil)
+    }
+    guard !samples.isEmpty else { fail("the queue is empty") }
+    samples.sort()
+    let pick = { (fraction: Double) in samples[min(samples.count - 1, Int(Double(samples.count) * fraction))] }
+    print(String(format: "n=%d p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f mean_ms=%.3f", samples.count, pick(0.5), pick(0.9), pick(0.99), samples.reduce(0, +) / Double(samples.count)))
+}
+
+let arguments = CommandLine.arguments
+switch (arguments.count, arguments.count > 1 ? arguments[1] : "") {
+case (5, "throughput"):
+    guard let clients = Int(arguments[3]), let seconds = Double(arguments[4]) else { fail("CLIENTS and SECONDS are numbers") }
+    throughput(conninfo: arguments[2], clients: clients, seconds: seconds)
+case (4, "latency"):
+    guard let claims = Int(arguments[3]) else { fail("CLAIMS is a number") }
+    do { try latency(conninfo: arguments[2], claims: claims) } catch { fail("\(error)") }
+default:
+    fail("usage: haul-bench throughput CONNINFO CLIENTS SECONDS | latency CONNINFO CLAIMS")
+}
