@@ -1,0 +1,117 @@
+import HaulCore
+import HaulPostgres
+
+/// How transfers fail, start over, and are cleaned up: the planner's and finalizer's unhappy paths.
+extension TransferLeases {
+    /// Retries a transient planning or finalizing failure later, or fails the transfer after `maxAttempts`.
+    public func postpone(_ claim: Claim, error: HaulError, retryAfter: Double, attempts: Int, maxAttempts: Int) throws {
+        guard error.isTransient, attempts < maxAttempts else {
+            try failTransfer(claim.info.id, code: error.code, message: error.description)
+            return
+        }
+        try db.query(
+            """
+            UPDATE transfers SET state = CASE WHEN state = 'planning' THEN 'pending' ELSE state END, lease_token = NULL, lease_expires_at = NULL,
+                   error = $3, error_code = $4, next_attempt_at = now() + make_interval(secs => $5), updated_at = now()
+            WHERE id = $1 AND lease_token = $2::uuid
+            """, [claim.info.id, claim.leaseToken, error.description, error.code, retryAfter])
+    }
+
+    /// The finished file's digest did not match: fail the transfer and queue every segment
+    /// again from its first byte, so that `haul retry` downloads a fresh copy.
+    public func failChecksum(_ claim: Claim, message: String) throws {
+        try db.transaction {
+            let fenced = try db.query(
+                "UPDATE transfers SET state = 'failed', error = $3, error_code = 'checksum-mismatch', lease_token = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid",
+                [claim.info.id, claim.leaseToken, message]
+            ).affectedRows
+            guard fenced == 1 else { return }
+            try db.query(
+                "UPDATE segments SET state = 'queued', bytes_done = 0, attempts = 0, lease_token = NULL, last_error = 'checksum mismatch' WHERE transfer_id = $1 AND generation = $2",
+                [claim.info.id, claim.generation])
+            try db.query("DELETE FROM segment_parts p USING segments s WHERE p.segment_id = s.id AND s.transfer_id = $1", [claim.info.id])
+        }
+    }
+
+    /// Fails a transfer with a reason the operator will read in `haul status`.
+    public func failTransfer(_ id: Int64, code: String, message: String) throws {
+        try db.transaction {
+            try db.query(
+                """
+                UPDATE transfers SET state = 'failed', error = $2, error_code = $3, lease_token = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now()
+                WHERE id = $1 AND state IN ('pending','planning','downloading','finalizing')
+                """, [id, message, code])
+            try db.query(
+                "UPDATE segments SET state = 'failed', lease_token = NULL, last_error = coalesce(last_error, 'transfer failed'), updated_at = now() WHERE transfer_id = $1 AND state IN ('queued','running')",
+                [id])
+        }
+    }
+
+    /// The origin's file changed under a download: start over once with the new version,
+    /// then fail. Never mixes bytes of two versions: old segments are abandoned with their generation.
+    /// - Returns: `true` if the transfer was restarted, `false` if it failed.
+    @discardableResult
+    public func originChanged(_ id: Int64, generation: Int, reason: String) throws -> Bool {
+        try db.transaction { () -> Bool in
+            let restarted =
+                try db.query(
+                    """
+                    UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = restarts + 1, size = NULL, etag = NULL,
+                           last_modified = NULL, accepts_ranges = NULL, error = $3, error_code = 'origin-changed', lease_token = NULL,
+                           next_attempt_at = now(), updated_at = now()
+                    WHERE id = $1 AND generation = $2 AND restarts = 0 AND state IN ('planning','downloading','finalizing')
+                    """, [id, generation, "origin changed while downloading, started over: \(reason)"]
+                ).affectedRows == 1
+            if restarted {
+                try db.query(
+                    "UPDATE segments SET state = 'failed', lease_token = NULL, last_error = 'origin changed' WHERE transfer_id = $1 AND generation = $2 AND state <> 'done'",
+                    [id, generation])
+                try db.query("NOTIFY haul_work")
+            } else {
+                // Only the generation that saw the change fails; a late report from an older
+                // generation (another lane that hit the same change) touches nothing.
+                let failed = try db.query(
+                    """
+                    UPDATE transfers SET state = 'failed', error = $3, error_code = 'origin-changed', lease_token = NULL, finished_at = now(), updated_at = now()
+                    WHERE id = $1 AND generation = $2 AND state IN ('planning','downloading','finalizing')
+                    """, [id, generation, "origin changed while downloading (\(reason)); run 'haul retry \(id)' to start over"]
+                ).affectedRows
+                if failed == 1 {
+                    try db.query(
+                        "UPDATE segments SET state = 'failed', lease_token = NULL WHERE transfer_id = $1 AND generation = $2 AND state IN ('queued','running')",
+                        [id, generation])
+                }
+            }
+            return restarted
+        }
+    }
+
+    /// A canceled transfer whose partial data is still on storage.
+    public struct Cleanup: Sendable {
+        public let id: Int64
+        public let dest: String
+        public let generation: Int
+    }
+
+    /// Takes up to `limit` canceled transfers whose partial data this worker may remove.
+    public func claimCleanups(limit: Int) throws -> [Cleanup] {
+        try db.query(
+            """
+            UPDATE transfers t SET cleanup_pending = false
+            WHERE t.id IN (SELECT id FROM transfers WHERE cleanup_pending AND state = 'canceled' AND (owner IS NULL OR owner = $2)
+                           LIMIT $1 FOR UPDATE SKIP LOCKED)
+            RETURNING t.id, t.dest, t.generation
+            """, [limit, workerID]
+        ).rows.compactMap { row in
+            guard let dest = row["dest"] else { return nil }
+            return Cleanup(id: try row.int64("id"), dest: dest, generation: try row.int("generation"))
+        }
+    }
+
+    /// Returns planning transfers whose planner vanished to pending.
+    public static func rescueExpired(on db: PostgresConnection) throws -> Int {
+        try db.query(
+            "UPDATE transfers SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, updated_at = now() WHERE state = 'planning' AND lease_expires_at < now()"
+        ).affectedRows
+    }
+}
