@@ -40,7 +40,9 @@ func throughput(conninfo: String, clients: Int, seconds: Double) {
                     fail("\(error)")
                 }
             }
-            totals.withLock { $0.ops += ops; $0.empty += empty }
+            totals.withLock {
+                $0.ops += ops; $0.empty += empty
+            }
         }.start()
     }
     Thread.sleep(forTimeInterval: seconds)
@@ -64,7 +66,10 @@ func latency(conninfo: String, claims: Int) throws {
     guard !samples.isEmpty else { fail("the queue is empty") }
     samples.sort()
     let pick = { (fraction: Double) in samples[min(samples.count - 1, Int(Double(samples.count) * fraction))] }
-    print(String(format: "n=%d p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f mean_ms=%.3f", samples.count, pick(0.5), pick(0.9), pick(0.99), samples.reduce(0, +) / Double(samples.count)))
+    print(
+        String(
+            format: "n=%d p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f mean_ms=%.3f", samples.count, pick(0.5), pick(0.9), pick(0.99),
+            samples.reduce(0, +) / Double(samples.count)))
 }
 
 let arguments = CommandLine.arguments
