@@ -27,7 +27,7 @@ struct ProgressBar {
         let line = Self.render(bytes: bytes, size: size, rate: rate, segments: segments, state: state)
         if terminal {
             FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
-        } else if now.timeIntervalSince(lastLine) >= 5 {
+        } else if now.timeIntervalSince(lastLine) >= 5, size != nil || bytes > 0 {
             lastLine = now
             FileHandle.standardError.write(Data((line + "\n").utf8))
         }
