@@ -34,13 +34,14 @@ let overview = """
     usage: haul COMMAND [ARGS]   ·   haul COMMAND --help for its options
 
     commands:
-    \(commands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+    \(commands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
 
     environment:
       DATABASE_URL   postgresql:// URL or libpq conninfo (PG* variables are honoured too);
                      unset: an embedded PostgreSQL under HAUL_HOME (~/.local/share/haul)
       HAUL_STORAGE   storage root for 'haul worker' (or --storage)
       HAUL_CA_BUNDLE CA bundle trusted for HTTPS origins
+      HAUL_RETENTION how long workers keep finished transfers before pruning them (default 7d, 'off')
 
     exit status: 0 success, 1 failure, 2 bad arguments, 130 interrupted
     """

@@ -52,14 +52,14 @@ enum HostLimitCommand: Command {
 
 enum WorkersCommand: Command {
     static let name = "workers"
-    static let summary = "list worker processes: host, pid, roles, heartbeat, segments held, rate"
+    static let summary = "list worker processes: host, pid, roles, heartbeat, segments held"
     static let help = """
         usage: haul workers [--all] [--json]
 
         Lists the workers that heartbeat into the database: id, host, pid, roles,
-        version, start time, seconds since the last heartbeat, segments held now and
-        their current rate. A worker silent for longer than 3 × its heartbeat is shown
-        as dead (its leases expire and are rescued). --all includes stopped workers.
+        version, start time, seconds since the last heartbeat and segments held now.
+        A worker silent for more than 30 s is shown as dead (its
+        leases expire and are rescued). --all includes stopped workers.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
