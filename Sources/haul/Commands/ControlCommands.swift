@@ -31,8 +31,12 @@ struct ControlCommand {
             action: .cancel, summary: "stop a transfer for good and remove its partial data",
             detail: "In-flight segments stop at their next checkpoint; a worker removes the partial data."),
         ControlCommand(
-            action: .retry, summary: "resume a failed or canceled transfer, fetching only what is missing",
-            detail: "Failed segments are queued again with fresh attempts; bytes already checkpointed are kept."),
+            action: .retry, summary: "resume a failed transfer (only what is missing) or start a canceled one over",
+            detail: """
+                Failed segments are queued again with fresh attempts; bytes already checkpointed are kept, and a
+                transfer that failed while finalizing redoes only the stage that failed (publish, extraction or
+                upload). A canceled transfer, or one whose origin changed, starts over.
+                """),
         ControlCommand(
             action: .pause, summary: "pause a transfer, keeping its progress",
             detail: "Running segments are released at their next checkpoint; 'haul resume ID' continues."),
