@@ -47,11 +47,10 @@ struct SegmentRun {
             let resumed = stream.current ?? segment
             let first = resumed.offset + resumed.bytesDone
             let info = segment.transfer
-            var request = FetchRequest(
+            let request = FetchRequest(
                 url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" },
                 first: info.acceptsRanges ? first : nil, last: info.acceptsRanges ? segment.lastByte : nil,
                 ifRange: info.acceptsRanges ? Self.validator(info) : nil, tls: shared.tls(for: info), stallTimeout: shared.config.stallTimeout)
-            if !info.acceptsRanges { request.first = nil }
             try http.fetch(
                 request,
                 onHead: { head in
