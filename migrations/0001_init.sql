@@ -111,6 +111,8 @@ CREATE TABLE workers (
     version       text NOT NULL,
     started_at    timestamptz NOT NULL DEFAULT now(),
     heartbeat_at  timestamptz NOT NULL DEFAULT now(),
+    bytes_fetched bigint NOT NULL DEFAULT 0,            -- body bytes received since the worker started
+    rate          double precision NOT NULL DEFAULT 0,  -- bytes per second between its last two heartbeats
     stopped_at    timestamptz
 );
 

@@ -91,12 +91,16 @@ final class Housekeeper {
         try database.run { conn in
             try conn.query(
                 """
-                INSERT INTO workers (id, host, pid, roles, version) VALUES ($1, $2, $3, $4, $5)
-                ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
+                INSERT INTO workers (id, host, pid, roles, version, bytes_fetched) VALUES ($1, $2, $3, $4, $5, $6)
+                ON CONFLICT (id) DO UPDATE SET
+                    rate = CASE WHEN extract(epoch FROM now() - workers.heartbeat_at) > 0
+                                THEN greatest(0, excluded.bytes_fetched - workers.bytes_fetched) / extract(epoch FROM now() - workers.heartbeat_at)
+                                ELSE workers.rate END,
+                    bytes_fetched = excluded.bytes_fetched, heartbeat_at = now(), stopped_at = NULL
                 """,
                 [
                     config.workerID, ProcessInfo.processInfo.hostName, Int(getpid()), config.roles.map(\.rawValue).sorted().joined(separator: ","),
-                    HaulVersion.current,
+                    HaulVersion.current, Int64(shared.metrics.bytesFetched.value),
                 ])
         }
     }

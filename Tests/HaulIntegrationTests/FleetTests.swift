@@ -142,9 +142,23 @@ struct FleetTests {
         let listing = try cluster.haul(["workers", "--json"])
         let rows = try JSONSerialization.jsonObject(with: Data(listing.stdout.utf8)) as? [[String: Any]] ?? []
         #expect(rows.count == 1 && rows.first?["state"] as? String == "alive" && rows.first?["pid"] as? Int == Int(worker.pid), "\(listing.stdout)")
+        #expect(rows.first?["rate"] is Double, "\(listing.stdout)")
         worker.signal(SIGTERM)
         #expect(worker.wait(timeout: 15))
         #expect(try cluster.database.scalar("SELECT stopped_at IS NOT NULL FROM workers") == "t")
+    }
+
+    @Test("the registry counts the bytes each worker received")
+    func workerBytes() throws {
+        let cluster = try Cluster("registry-bytes")
+        let file = try Origin.file("fleet/registry.bin", size: 3 * 1_048_576)
+        try cluster.startWorker(["--lease", "3s"])
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "r.bin"])
+        #expect(try cluster.waitFinal([id]) == ["done"])
+        let counted = try Harness.waitUntil(timeout: 20) {
+            (Int(try cluster.database.scalar("SELECT bytes_fetched FROM workers")) ?? 0) >= 3 * 1_048_576
+        }
+        #expect(counted, "heartbeats record the worker's received bytes")
     }
 
     @Test("prune deletes finished transfers past the retention and nothing else")

@@ -52,12 +52,13 @@ enum HostLimitCommand: Command {
 
 enum WorkersCommand: Command {
     static let name = "workers"
-    static let summary = "list worker processes: host, pid, roles, heartbeat, segments held"
+    static let summary = "list worker processes: host, pid, roles, heartbeat, segments held, rate"
     static let help = """
         usage: haul workers [--all] [--json]
 
         Lists the workers that heartbeat into the database: id, host, pid, roles,
-        version, start time, seconds since the last heartbeat and segments held now.
+        version, start time, seconds since the last heartbeat, segments held now and
+        the rate it received bytes at between its last two heartbeats.
         A worker silent for more than 30 s is shown as dead (its
         leases expire and are rescued). --all includes stopped workers.
         """
@@ -70,7 +71,7 @@ enum WorkersCommand: Command {
         let rows = try session.connection.query(
             """
             SELECT w.id, w.host, w.pid, w.roles, w.version, w.started_at::text AS started_at,
-                   extract(epoch FROM now() - w.heartbeat_at)::float8 AS silent, w.stopped_at IS NOT NULL AS stopped,
+                   extract(epoch FROM now() - w.heartbeat_at)::float8 AS silent, w.stopped_at IS NOT NULL AS stopped, w.rate,
                    (SELECT count(*) FROM segments s WHERE s.worker_id = w.id AND s.state = 'running') AS held
             FROM workers w WHERE $1 OR w.stopped_at IS NULL ORDER BY w.started_at
             """, [arguments.has("--all")]
@@ -82,18 +83,20 @@ enum WorkersCommand: Command {
                 "id": try row.string("id"), "host": try row.string("host"), "pid": try row.int("pid"), "roles": try row.string("roles"),
                 "version": try row.string("version"), "started_at": try row.string("started_at"), "heartbeat_age": (silent * 10).rounded() / 10,
                 "state": state, "segments_held": try row.int("held"),
+                "rate": ((try row.optionalDouble("rate") ?? 0) * 10).rounded() / 10,
             ]
         }
         if arguments.has("--json") {
             Output.json(list)
             return ExitCode.success
         }
-        Output.line("ID                          HOST             PID      STATE    HELD  HEARTBEAT  ROLES")
+        Output.line("ID                          HOST             PID      STATE    HELD  RATE        HEARTBEAT  ROLES")
         for worker in list {
             let cells = [
                 "\(worker["id"]!)".padding(toLength: 28, withPad: " ", startingAt: 0), "\(worker["host"]!)".padding(toLength: 17, withPad: " ", startingAt: 0),
                 "\(worker["pid"]!)".padding(toLength: 9, withPad: " ", startingAt: 0), "\(worker["state"]!)".padding(toLength: 9, withPad: " ", startingAt: 0),
                 "\(worker["segments_held"]!)".padding(toLength: 6, withPad: " ", startingAt: 0),
+                "\(ByteSize.format(Int64(worker["rate"] as? Double ?? 0)))/s".padding(toLength: 12, withPad: " ", startingAt: 0),
                 "\(worker["heartbeat_age"]!)s ago".padding(toLength: 11, withPad: " ", startingAt: 0),
                 "\(worker["roles"]!)",
             ]
