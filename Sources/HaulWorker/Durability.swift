@@ -64,9 +64,11 @@ final class Durability: @unchecked Sendable {
     }
 
     /// - Parameter wakeup: signalled when a completion makes a transfer ready to finalize.
-    init(config: WorkerConfig, wakeup: Wakeup, stopping: @escaping @Sendable () -> Bool) {
+    init(config: WorkerConfig, wakeup: Wakeup) {
         self.wakeup = wakeup
-        database = Database(conninfo: config.conninfo, stopping: stopping)
+        // Its writes are owed (completions, last checkpoints): it keeps retrying through an
+        // outage, and `stop(timeout:)` bounds how long a stopping worker waits for it.
+        database = Database(conninfo: config.conninfo, stopping: { false })
         workerID = config.workerID
         lease = config.lease
     }

@@ -4,13 +4,8 @@ import HaulHTTP
 import HaulQueue
 
 /// The fetcher role: claim a queued segment, stream its range, complete it.
-struct Fetcher {
+struct Fetcher: LaneRole {
     let lane: Lane
-
-    private var shared: WorkerShared { lane.shared }
-    private var database: Database { lane.database }
-    private var stream: SegmentStream { lane.stream }
-    private var http: HTTPClient { lane.http }
 
     /// Claims and fetches one segment. - Returns: whether there was one.
     func fetchOne() throws -> Bool {

@@ -5,11 +5,8 @@ import HaulStorage
 
 /// The finalizer role: verify a transfer whose segments are all done, assemble it, check its
 /// digest, publish it atomically under its destination name, and mark it done.
-struct Finalizer {
+struct Finalizer: LaneRole {
     let lane: Lane
-
-    private var shared: WorkerShared { lane.shared }
-    private var database: Database { lane.database }
 
     /// Finalizes one transfer. - Returns: whether there was one.
     func finalizeOne() throws -> Bool {

@@ -30,3 +30,15 @@ final class Lane {
         return false
     }
 }
+
+/// A role that works with its lane's resources (`Fetcher`, `Planner`, `Finalizer`).
+protocol LaneRole {
+    var lane: Lane { get }
+}
+
+extension LaneRole {
+    var shared: WorkerShared { lane.shared }
+    var database: Database { lane.database }
+    var stream: SegmentStream { lane.stream }
+    var http: HTTPClient { lane.http }
+}

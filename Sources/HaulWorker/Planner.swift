@@ -6,13 +6,8 @@ import HaulStorage
 
 /// The planner role: probe a pending transfer with its first segment's own ranged GET, write the
 /// segment rows, and keep streaming that response as segment 0 (no separate HEAD round trip).
-struct Planner {
+struct Planner: LaneRole {
     let lane: Lane
-
-    private var shared: WorkerShared { lane.shared }
-    private var database: Database { lane.database }
-    private var stream: SegmentStream { lane.stream }
-    private var http: HTTPClient { lane.http }
 
     /// Plans one transfer. - Returns: whether there was one.
     func planOne() throws -> Bool {

@@ -17,7 +17,7 @@ final class WorkerShared: Sendable {
     init(config: WorkerConfig, progress: ProgressCounter) {
         self.config = config
         self.progress = progress
-        durability = Durability(config: config, wakeup: wakeup, stopping: { false })
+        durability = Durability(config: config, wakeup: wakeup)
     }
 
     /// Whether a graceful stop was asked for.
@@ -89,7 +89,13 @@ public final class Worker: Sendable {
     /// Waits at most `timeout` seconds for the threads to finish, then marks this worker
     /// stopped in the registry. - Returns: whether they all finished.
     public func waitUntilStopped(timeout: Double) -> Bool {
-        let finished = timeout.isInfinite ? (group.wait(), true).1 : group.wait(timeout: .now() + timeout) == .success
+        let finished: Bool
+        if timeout.isInfinite {
+            group.wait()
+            finished = true
+        } else {
+            finished = group.wait(timeout: .now() + timeout) == .success
+        }
         metricsServer.withLock { $0?.stop() }
         // Past the grace period (the database is likely gone) nothing more is waited for:
         // unrecorded leases simply expire and are rescued.
