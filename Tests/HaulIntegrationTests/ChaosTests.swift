@@ -1,4 +1,5 @@
 import Foundation
+import HaulPostgres
 import Testing
 
 /// Issue 3: workers die, freeze, are stopped, and the database restarts; the file still
@@ -121,22 +122,26 @@ struct WorkerFaultTests {
         defer { withExtendedLifetime(origin) {} }
         let served = try origin.create("/frozen-final-\(layout).bin", size: 160 * Self.mib)
         let cluster = try Cluster("frozen-final-\(layout)")
-        let id = try cluster.enqueue(served.url, ["--dest", "f.bin", "--segment-size", "16MiB", "--layout", layout, "--checksum", "sha256:\(served.sha256)"])
+        // sha512 has no CPU instructions of its own here: hashing 160 MiB keeps the finalizing
+        // lease held for a few hundred milliseconds, long enough to catch.
+        let id = try cluster.enqueue(served.url, ["--dest", "f.bin", "--segment-size", "16MiB", "--layout", layout, "--checksum", "sha512:\(served.sha512)"])
         let first = try cluster.startWorker(["--lease", "1s"])
         try #require(Harness.waitUntil(timeout: 10) { (try? cluster.database.scalar("SELECT count(*) FROM workers WHERE pid = \(first.pid)")) == "1" })
         let firstID = try cluster.database.scalar("SELECT id FROM workers WHERE pid = \(first.pid)")
-        // Catch the first worker holding the finalizing lease (assembling / hashing 160 MiB takes a while).
+        // Poll over one open connection (a fraction of a millisecond a query, where a psql per
+        // poll would take tens) and freeze the first worker while it holds the finalizing lease.
+        let watch = try PostgresConnection(conninfo: cluster.database.url)
+        func row(_ sql: String) throws -> String { try watch.query(sql).first?["row"] ?? "" }
         var caught = false
         let deadline = Date(timeIntervalSinceNow: 60)
         while Date() < deadline {
-            let row = try cluster.database.scalar(
-                "SELECT state || '|' || coalesce(worker_id, '') || '|' || (lease_token IS NOT NULL) FROM transfers WHERE id = \(id)")
-            if row == "finalizing|\(firstID)|true" {
+            let state = try row("SELECT state || '|' || coalesce(worker_id, '') || '|' || (lease_token IS NOT NULL) AS row FROM transfers WHERE id = \(id)")
+            if state == "finalizing|\(firstID)|true" {
                 first.signal(SIGSTOP)
                 caught = true
                 break
             }
-            if row.hasPrefix("done") || row.hasPrefix("failed") { break }
+            if state.hasPrefix("done") || state.hasPrefix("failed") { break }
         }
         try #require(caught, "the first worker was caught finalizing")
         // The second worker takes the finalizing lease once the first one's has run out; freeze it
@@ -145,13 +150,13 @@ struct WorkerFaultTests {
         var secondCaught = false
         let until = Date(timeIntervalSinceNow: 30)
         while Date() < until {
-            let row = try cluster.database.scalar("SELECT state || '|' || coalesce(worker_id, '') FROM transfers WHERE id = \(id)")
-            if row.hasPrefix("finalizing|"), !row.hasSuffix("|\(firstID)"), !row.hasSuffix("|") {
+            let state = try row("SELECT state || '|' || coalesce(worker_id, '') AS row FROM transfers WHERE id = \(id)")
+            if state.hasPrefix("finalizing|"), !state.hasSuffix("|\(firstID)"), !state.hasSuffix("|") {
                 second.signal(SIGSTOP)
                 secondCaught = true
                 break
             }
-            if !row.hasPrefix("finalizing") { break }
+            if !state.hasPrefix("finalizing") { break }
         }
         first.signal(SIGCONT)
         // The second worker may finish before it can be frozen; either way it took the lease over,

@@ -61,7 +61,9 @@ struct OriginFaultTests {
     func stall() throws {
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
-        let served = try origin.create("/stall.bin", size: 2 * Self.mib + 99, ["stall_at": 100_000, "stall_after": 1, "stall_times": 1, "stall_secs": 120])
+        // Three whole 1 MiB segments: whichever of the two after the probe comes first stalls
+        // at 100 000 bytes (a shorter tail segment would end before the stall point).
+        let served = try origin.create("/stall.bin", size: 3 * Self.mib, ["stall_at": 100_000, "stall_after": 1, "stall_times": 1, "stall_secs": 120])
         let (cluster, id, _) = try Self.start("stall", served, worker: ["--stall-timeout", "2s"])
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
         #expect(cluster.sha256("out.bin") == served.sha256)

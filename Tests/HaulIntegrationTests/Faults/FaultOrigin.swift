@@ -39,6 +39,8 @@ final class FaultOrigin: @unchecked Sendable {
         let url: String
         /// sha256 and size of each version known up front (version 1 exists when the fault replaces the file).
         let versions: [(sha256: String, size: Int, etag: String)]
+        /// sha512 of version 0.
+        let sha512: String
         var sha256: String { versions[0].sha256 }
         var size: Int { versions[0].size }
     }
@@ -51,7 +53,8 @@ final class FaultOrigin: @unchecked Sendable {
         let versions = (object["versions"] as? [[String: Any]] ?? []).map {
             (sha256: $0["sha256"] as? String ?? "", size: $0["size"] as? Int ?? -1, etag: $0["etag"] as? String ?? "")
         }
-        return Served(path: path, url: base + path, versions: versions)
+        let sha512 = (object["versions"] as? [[String: Any]])?.first?["sha512"] as? String ?? ""
+        return Served(path: path, url: base + path, versions: versions, sha512: sha512)
     }
 
     /// One request the origin answered, as it logged it.

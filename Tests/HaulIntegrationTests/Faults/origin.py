@@ -5,7 +5,7 @@ Binds 127.0.0.1 on a free port and prints `PORT <n>` on its first line of output
 
 A test first creates a resource, then points `haul` at it:
 
-    GET /_create?path=/t/file.bin&size=3145728&reset_at=100000   -> JSON stats (sha256 of each version)
+    GET /_create?path=/t/file.bin&size=3145728&reset_at=100000   -> JSON stats (sha256 and sha512 of each version)
     GET /t/file.bin                                               -> the file, with the faults asked for
     GET /_stats?path=/t/file.bin                                  -> JSON: request count and log, versions
     GET /_heal?path=/t/file.bin                                   -> switch every fault off (rate stays)
@@ -59,12 +59,13 @@ class Version:
         self.size = size
         self.number = number
         self.sha256 = hashlib.sha256(self.data).hexdigest()
+        self.sha512 = hashlib.sha512(self.data).hexdigest()
         tag = hashlib.sha1(("%s#%d" % (path, number)).encode()).hexdigest()[:16]
         self.etag = etag or '"%s"' % tag
         self.last_modified = last_modified or email.utils.formatdate(1_700_000_000 + number * 86400, usegmt=True)
 
     def describe(self):
-        return {"number": self.number, "size": self.size, "sha256": self.sha256, "etag": self.etag, "last_modified": self.last_modified}
+        return {"number": self.number, "size": self.size, "sha256": self.sha256, "sha512": self.sha512, "etag": self.etag, "last_modified": self.last_modified}
 
 
 class Resource:
