@@ -52,7 +52,9 @@ pid $work/nginx/nginx.pid;
 error_log $work/nginx/error.log;
 events { worker_connections 1024; }
 http {
-  access_log $work/nginx/access.log;
+  # The combined format plus the connection's serial number (tests check connection reuse).
+  log_format haul '\$remote_addr - \$remote_user [\$time_local] "\$request" \$status \$body_bytes_sent "\$http_referer" "\$http_user_agent" conn=\$connection';
+  access_log $work/nginx/access.log haul;
   client_body_temp_path $work/nginx/tmp/body;
   proxy_temp_path $work/nginx/tmp/proxy;
   fastcgi_temp_path $work/nginx/tmp/fastcgi;

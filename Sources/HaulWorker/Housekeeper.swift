@@ -88,7 +88,7 @@ final class Housekeeper {
         let config = shared.config
         guard Date().timeIntervalSince(lastRegistration) >= config.heartbeat else { return }
         lastRegistration = Date()
-        try database.run { conn in
+        _ = try database.run { conn in
             try conn.query(
                 """
                 INSERT INTO workers (id, host, pid, roles, version, bytes_fetched) VALUES ($1, $2, $3, $4, $5, $6)
