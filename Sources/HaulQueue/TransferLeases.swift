@@ -29,44 +29,51 @@ public struct TransferLeases {
     /// Moves one pending transfer to `planning` under a lease, within its host's limit (the
     /// probe is a connection to the origin like any running segment; see `HostLimits`).
     public func claimPlanning(lease: Double) throws -> Claim? {
+        try claimPlanning(lease: lease, limit: 1).first
+    }
+
+    /// Moves up to `limit` pending transfers of one origin host to `planning` in one
+    /// transaction, no more than the host's free slots (the batch probe of small files).
+    public func claimPlanning(lease: Double, limit: Int) throws -> [Claim] {
         try db.transaction(awaitDurableCommit: false) {
             var skipped: [String] = []
             for _ in 0..<4 {
-                guard let host = try HostLimits.lockPlanningCandidate(db, worker: workerID, excluding: skipped) else { return nil }
-                guard try HostLimits.freeSlots(db, host: host) > 0 else {
+                guard let host = try HostLimits.lockPlanningCandidate(db, worker: workerID, excluding: skipped) else { return [] }
+                let free = try HostLimits.freeSlots(db, host: host)
+                guard free > 0 else {
                     skipped.append(host.name)
                     continue
                 }
-                return try claim(from: "pending", to: "planning", lease: lease, host: host.name)
+                return try claim(from: "pending", to: "planning", lease: lease, host: host.name, limit: min(limit, free))
             }
-            return nil
+            return []
         }
     }
 
     /// Takes the lease on one transfer whose segments are all done.
     public func claimFinalizing(lease: Double) throws -> Claim? {
-        try claim(from: "finalizing", to: "finalizing", lease: lease)
+        try claim(from: "finalizing", to: "finalizing", lease: lease).first
     }
 
-    private func claim(from: String, to: String, lease: Double, host: String? = nil) throws -> Claim? {
-        let row = try db.query(
+    private func claim(from: String, to: String, lease: Double, host: String? = nil, limit: Int = 1) throws -> [Claim] {
+        try db.query(
             """
             WITH picked AS MATERIALIZED (
                 SELECT id FROM transfers
                 WHERE state = $1 AND next_attempt_at <= now() AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $4)
                   AND ($5::text IS NULL OR host = $5)
-                ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED
+                ORDER BY priority DESC, id LIMIT $6 FOR UPDATE SKIP LOCKED
             )
             UPDATE transfers t SET state = $2, lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $3),
                    worker_id = $4, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now()
             FROM picked WHERE t.id = picked.id
             RETURNING \(Self.returning)
-            """, [from, to, lease, workerID, host]
-        ).first
-        guard let row else { return nil }
-        return Claim(
-            info: try TransferInfo(row, id: try row.int64("id")), leaseToken: try row.string("lease_token"), generation: try row.int("generation"),
-            attempts: try row.int("attempts"))
+            """, [from, to, lease, workerID, host, limit]
+        ).rows.map { row in
+            Claim(
+                info: try TransferInfo(row, id: try row.int64("id")), leaseToken: try row.string("lease_token"), generation: try row.int("generation"),
+                attempts: try row.int("attempts"))
+        }.sorted { ($0.info.priority, -$0.info.id) > ($1.info.priority, -$1.info.id) }
     }
 
     /// Renews a transfer lease; `false` means it was lost (stop, write nothing more).
@@ -116,10 +123,14 @@ public struct TransferLeases {
         case noSegments
         /// Segment 0, claimed by this worker; the probe's response is its body.
         case firstSegment(ClaimedSegment)
+        /// Every segment queued for the fetchers (the probe's response was not kept).
+        case queued
     }
 
     /// Records the plan and the segment rows in one transaction and moves the transfer on.
-    public func writePlan(_ claim: Claim, plan: Plan, lease: Double) throws -> PlanResult {
+    /// - Parameter keepFirst: claim segment 0 for this worker, whose probe response is its body;
+    ///   `false` queues it with the rest.
+    public func writePlan(_ claim: Claim, plan: Plan, lease: Double, keepFirst: Bool = true) throws -> PlanResult {
         try db.transaction(awaitDurableCommit: false) { () -> PlanResult in
             let updated = try db.query(
                 """
@@ -144,16 +155,17 @@ public struct TransferLeases {
                 """
                 INSERT INTO segments (transfer_id, generation, idx, byte_offset, length, priority, host, state, lease_token, lease_expires_at, worker_id, attempts)
                 SELECT $1, $2, i - 1, o, l, $5, $8,
-                       CASE WHEN i = 1 THEN 'running' ELSE 'queued' END,
-                       CASE WHEN i = 1 THEN gen_random_uuid() END,
-                       CASE WHEN i = 1 THEN now() + make_interval(secs => $6) END,
-                       CASE WHEN i = 1 THEN $7 END,
-                       CASE WHEN i = 1 THEN 1 ELSE 0 END
+                       CASE WHEN i = 1 AND $9 THEN 'running' ELSE 'queued' END,
+                       CASE WHEN i = 1 AND $9 THEN gen_random_uuid() END,
+                       CASE WHEN i = 1 AND $9 THEN now() + make_interval(secs => $6) END,
+                       CASE WHEN i = 1 AND $9 THEN $7 END,
+                       CASE WHEN i = 1 AND $9 THEN 1 ELSE 0 END
                 FROM unnest($3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(o, l, i)
                 """,
-                [claim.info.id, claim.generation, offsets, lengths, claim.info.priority, lease, workerID, plan.host])
-            // Segment 0 is the planner's own; only further segments are work for others.
-            if plan.ranges.count > 1 { try db.query("NOTIFY haul_work") }
+                [claim.info.id, claim.generation, offsets, lengths, claim.info.priority, lease, workerID, plan.host, keepFirst])
+            // A kept segment 0 is the planner's own; only further segments are work for others.
+            if plan.ranges.count > 1 || !keepFirst { try db.query("NOTIFY haul_work") }
+            guard keepFirst else { return .queued }
             let row = try db.query(
                 "SELECT \(ClaimedSegment.returning) FROM segments s JOIN transfers t ON t.id = s.transfer_id WHERE s.transfer_id = $1 AND s.generation = $2 AND s.idx = 0",
                 [claim.info.id, claim.generation]
@@ -190,19 +202,37 @@ public struct TransferLeases {
             [claim.info.id, claim.leaseToken, url, result])
     }
 
-    /// The validators of the newest earlier done transfer of the same URL into the same place,
-    /// for a conditional probe (incremental re-mirror).
-    public func previousVersion(of claim: Claim) throws -> (etag: String?, lastModified: String?, size: Int64)? {
-        guard let dest = claim.info.dest else { return nil }
-        let row = try db.query(
+    /// The validators and size of an earlier done transfer of the same URL into the same place.
+    public struct PreviousVersion: Sendable, Equatable {
+        public let etag: String?
+        public let lastModified: String?
+        public let size: Int64
+    }
+
+    /// The newest earlier done transfer of the same URL into the same place, for a conditional
+    /// probe (incremental re-mirror).
+    public func previousVersion(of claim: Claim) throws -> PreviousVersion? {
+        try previousVersions(of: [claim])[claim.info.id]
+    }
+
+    /// `previousVersion(of:)` for many claims in one query, by transfer id.
+    public func previousVersions(of claims: [Claim]) throws -> [Int64: PreviousVersion] {
+        let named = claims.filter { $0.info.dest != nil }
+        guard !named.isEmpty else { return [:] }
+        let rows = try db.query(
             """
-            SELECT etag, last_modified, size FROM transfers
-            WHERE url = $1 AND dest = $2 AND state = 'done' AND id <> $3 AND size IS NOT NULL AND (etag IS NOT NULL OR last_modified IS NOT NULL)
-            ORDER BY finished_at DESC LIMIT 1
-            """, [claim.info.url, dest, claim.info.id]
-        ).first
-        guard let row else { return nil }
-        return (row["etag"], row["last_modified"], try row.int64("size"))
+            SELECT DISTINCT ON (c.id) c.id, t.etag, t.last_modified, t.size
+            FROM unnest($1::bigint[], $2::text[], $3::text[]) AS c(id, url, dest)
+            JOIN transfers t ON t.url = c.url AND t.dest = c.dest AND t.state = 'done' AND t.id <> c.id
+                 AND t.size IS NOT NULL AND (t.etag IS NOT NULL OR t.last_modified IS NOT NULL)
+            ORDER BY c.id, t.finished_at DESC
+            """, [named.map(\.info.id), named.map(\.info.url), named.map { $0.info.dest ?? "" }]
+        ).rows
+        var versions: [Int64: PreviousVersion] = [:]
+        for row in rows {
+            versions[try row.int64("id")] = PreviousVersion(etag: row["etag"], lastModified: row["last_modified"], size: try row.int64("size"))
+        }
+        return versions
     }
 
     /// The origin answered `304 Not Modified`: the file on storage is current; done without a byte moved.

@@ -124,10 +124,10 @@ final class Durability: @unchecked Sendable {
     private func settle(_ batch: [Request]) {
         var syncErrors: [String: HaulError] = [:]
         let paths = Set(batch.map(\.path))
-        if paths.count >= 4, let any = paths.first, let error = flushFileSystem(containing: any) {
+        if paths.count >= Flush.fileSystemThreshold, let any = paths.first, let error = Flush.fileSystem(containing: any) {
             // Many small files at once: one syncfs instead of one fdatasync per file.
             for path in paths { syncErrors[path] = error }
-        } else if paths.count < 4 {
+        } else if paths.count < Flush.fileSystemThreshold {
             for path in paths {
                 if let error = flush(path) { syncErrors[path] = error }
             }
@@ -168,14 +168,6 @@ final class Durability: @unchecked Sendable {
             descriptors[path] = nil
             return error
         }
-        return nil
-    }
-
-    private func flushFileSystem(containing path: String) -> HaulError? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return Errno.storageError(errno, "open \(path) to sync it") }
-        defer { close(fd) }
-        guard syncfs(fd) == 0 else { return Errno.storageError(errno, "sync the file system of \(path)") }
         return nil
     }
 

@@ -10,6 +10,8 @@ final class Lane {
     let database: Database
     let stream: SegmentStream
     let http = HTTPClient()
+    /// For `BatchProbe`: many small files at once on this lane's thread.
+    let multi = MultiClient()
 
     init(shared: WorkerShared) {
         self.shared = shared

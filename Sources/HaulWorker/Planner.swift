@@ -9,12 +9,25 @@ import HaulStorage
 struct Planner: LaneRole {
     let lane: Lane
 
-    /// Plans one transfer. - Returns: whether there was one.
+    /// Plans pending transfers of one origin: one on its own (streaming its first segment), or
+    /// up to `--probe-batch` at once as a `BatchProbe`. - Returns: whether there were any.
     func planOne() throws -> Bool {
         let config = shared.config
-        guard let claim = try database.run({ conn in try TransferLeases(conn, workerID: config.workerID).claimPlanning(lease: config.lease) }) else {
-            return false
+        let claims = try database.run { conn in
+            try TransferLeases(conn, workerID: config.workerID).claimPlanning(lease: config.lease, limit: config.probeBatch)
         }
+        guard let first = claims.first else { return false }
+        if claims.count == 1 {
+            try plan(first)
+        } else {
+            try BatchProbe(lane: lane).run(claims)
+        }
+        return true
+    }
+
+    /// Probes `claim` with its first segment's ranged GET and keeps streaming it as segment 0.
+    private func plan(_ claim: TransferLeases.Claim) throws {
+        let config = shared.config
         let info = claim.info
         let requestedLast = info.segmentSize - 1
         var result: TransferLeases.PlanResult?
@@ -43,16 +56,11 @@ struct Planner: LaneRole {
                         return
                     }
                     let plan = try Self.plan(outcome, head: head, info: info)
-                    if info.layout == "inplace" && !plan.ranges.isEmpty {
-                        try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(size: plan.size, generation: claim.generation)
-                    }
-                    let written = try database.run { conn in
-                        try TransferLeases(conn, workerID: config.workerID).writePlan(claim, plan: plan, lease: config.lease)
-                    }
+                    let written = try record(plan, of: claim, keepFirst: true)
                     result = written
                     switch written {
                     case .lost: throw LeaseLost()
-                    case .noSegments: break
+                    case .noSegments, .queued: break
                     case .firstSegment(let segment):
                         Log.info(
                             "planned",
@@ -71,7 +79,7 @@ struct Planner: LaneRole {
         }
         if unchanged {
             Log.info("unchanged at the origin (304); kept the file", [("transfer", String(info.id))])
-            return true
+            return
         }
         switch result {
         case .firstSegment(let segment):
@@ -80,15 +88,29 @@ struct Planner: LaneRole {
             }
         case .noSegments:
             Log.info("planned an empty file", [("transfer", String(info.id))])
+        case .queued:
+            break  // only when segment 0 is not kept
         case .lost:
             Log.warning("planning lease lost; another worker plans it", [("transfer", String(info.id))])
         case nil:
             planningFailed(claim, error: failure)
         }
-        return true
     }
 
-    private func planningFailed(_ claim: TransferLeases.Claim, error: Error?) {
+    /// Writes `plan` and its segment rows (reserving the inplace file first).
+    func record(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, keepFirst: Bool) throws -> TransferLeases.PlanResult {
+        let config = shared.config
+        if claim.info.layout == "inplace" && !plan.ranges.isEmpty {
+            try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(size: plan.size, generation: claim.generation)
+        }
+        return try database.run { conn in
+            try TransferLeases(conn, workerID: config.workerID).writePlan(claim, plan: plan, lease: config.lease, keepFirst: keepFirst)
+        }
+    }
+
+    /// A probe that failed: the transfer is retried after a backoff (or fails after its last
+    /// attempt); a stopping worker hands it back untouched.
+    func planningFailed(_ claim: TransferLeases.Claim, error: Error?) {
         let config = shared.config
         let fields = [("transfer", String(claim.info.id))]
         if shared.isStopping() {

@@ -119,17 +119,21 @@ struct FleetTests {
         #expect(cluster.sha256("r.bin") == changed.sha256)
     }
 
-    @Test("higher priority runs first; FIFO within a priority")
-    func priorities() throws {
-        let cluster = try Cluster("priority")
+    @Test("higher priority runs first; FIFO within a priority (one by one, and in probe batches of two)", arguments: [1, 2])
+    func priorities(batch: Int) throws {
+        let cluster = try Cluster("priority-\(batch)")
         var ids: [(Int64, Int)] = []
         for (index, priority) in [0, 5, 0, 9, 5].enumerated() {
             let file = try Origin.file("fleet/prio-\(index).bin", size: 10_000)
             ids.append((try cluster.enqueue(Harness.origin + file.path, ["--dest", "p\(index).bin", "--priority", String(priority)]), priority))
         }
-        try cluster.startWorker(["--concurrency", "1", "--roles", "planner,fetcher,finalizer"])
+        try cluster.startWorker(["--concurrency", "1", "--roles", "planner,fetcher,finalizer", "--probe-batch", String(batch)])
         try cluster.waitFinal(ids.map(\.0))
-        let order = try cluster.database.scalar("SELECT string_agg(id::text, ',' ORDER BY started_at, id) FROM transfers")
+        // A batch is claimed in one transaction (one started_at): batches in order, and the
+        // batches themselves are the first `batch` transfers by priority, then age.
+        let order = try cluster.database.scalar("SELECT string_agg(id::text, ',' ORDER BY started_at, priority DESC, id) FROM transfers")
+        let batches = try cluster.database.scalar("SELECT count(DISTINCT started_at) FROM transfers")
+        #expect(batches == String((ids.count + batch - 1) / batch))
         let expected = ids.enumerated().sorted { ($0.element.1, -$0.offset) > ($1.element.1, -$1.offset) }.map { String($0.element.0) }.joined(separator: ",")
         #expect(order == expected)
     }

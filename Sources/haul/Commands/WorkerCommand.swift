@@ -15,6 +15,9 @@ enum WorkerCommand: Command {
 
           --storage DIR         storage root on this host (or HAUL_STORAGE); required
           --concurrency N       segments fetched at once (default 4)
+          --probe-batch N       pending files of one origin probed together (default 16);
+                                files that fit in one segment finish in their probe,
+                                a batch in one transaction; 1 probes one at a time
           --roles LIST          comma-separated: planner,fetcher,finalizer,rescuer (default all)
           --lease DURATION      segment lease (default 30s); renewed at a third of it
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
@@ -32,7 +35,7 @@ enum WorkerCommand: Command {
         let arguments = try Arguments(
             words,
             options: [
-                "--storage", "--concurrency", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval", "--log-format",
+                "--storage", "--concurrency", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval", "--log-format",
                 "--metrics-addr",
             ],
             flags: ["--poll-only", "--verbose"])
@@ -56,6 +59,7 @@ enum WorkerCommand: Command {
     /// Applies the tuning flags shared by `worker` and `get`.
     static func apply(_ arguments: Arguments, to config: inout WorkerConfig) throws {
         config.concurrency = try arguments.positiveInt("--concurrency") ?? config.concurrency
+        config.probeBatch = try arguments.positiveInt("--probe-batch") ?? config.probeBatch
         if let roles = arguments.value("--roles") { config.roles = try Role.parseList(roles) }
         config.lease = try arguments.duration("--lease") ?? config.lease
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? Double(config.stallTimeout)).rounded(.up))

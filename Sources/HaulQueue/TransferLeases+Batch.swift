@@ -1,0 +1,81 @@
+import HaulCore
+import HaulPostgres
+
+/// The batch probe's side of the protocol: many planning leases renewed and finished per
+/// statement, so a small file costs a fraction of a round trip instead of several.
+extension TransferLeases {
+    /// Renews the planning leases of `claims` in one statement.
+    /// - Returns: the ids whose lease this worker still holds.
+    public func renew(_ claims: [Claim], lease: Double) throws -> Set<Int64> {
+        guard !claims.isEmpty else { return [] }
+        let rows = try db.query(
+            """
+            UPDATE transfers t SET lease_expires_at = now() + make_interval(secs => $3)
+            FROM unnest($1::bigint[], $2::uuid[]) AS c(id, token)
+            WHERE t.id = c.id AND t.lease_token = c.token AND t.state = 'planning'
+            RETURNING t.id
+            """, [claims.map(\.info.id), claims.map(\.leaseToken), lease]
+        ).rows
+        return Set(try rows.map { try $0.int64("id") })
+    }
+
+    /// A transfer its probe finished: a one-segment file fetched whole and published, or a
+    /// file the origin answered `304 Not Modified` for.
+    public struct ProbedFile: Sendable {
+        public let claim: Claim
+        /// What the probe learned (`plan.ranges` holds the one segment, none for an empty file).
+        public let plan: Plan
+        /// The digest computed while streaming (`algorithm:hex`); `nil` when unchanged.
+        public let digest: String?
+        /// The origin answered `304`: the file on storage is current and was not touched.
+        public let unchanged: Bool
+
+        public init(claim: Claim, plan: Plan, digest: String?, unchanged: Bool) {
+            self.claim = claim
+            self.plan = plan
+            self.digest = digest
+            self.unchanged = unchanged
+        }
+    }
+
+    /// Marks probed files done in one transaction, with a done segment row for each file that
+    /// was fetched, fenced by each planning lease.
+    /// - Returns: the ids finished; the others' leases were lost (cancelled, or taken over).
+    public func finish(probed files: [ProbedFile]) throws -> Set<Int64> {
+        guard !files.isEmpty else { return [] }
+        return try db.transaction(awaitDurableCommit: true) {
+            let finished = try db.query(
+                """
+                UPDATE transfers t SET state = 'done', dest = f.dest, size = f.size, etag = f.etag, last_modified = f.last_modified,
+                       content_type = coalesce(f.content_type, t.content_type), accepts_ranges = CASE WHEN f.unchanged THEN t.accepts_ranges ELSE f.accepts_ranges END,
+                       computed_digest = coalesce(f.digest, t.computed_digest), unchanged = f.unchanged, error = NULL, error_code = NULL,
+                       lease_token = NULL, lease_expires_at = NULL, published_at = now(), finished_at = now(), updated_at = now()
+                FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::text[], $10::bool[])
+                     AS f(id, token, dest, size, etag, last_modified, content_type, accepts_ranges, digest, unchanged)
+                WHERE t.id = f.id AND t.lease_token = f.token AND t.state = 'planning'
+                RETURNING t.id
+                """,
+                [
+                    files.map(\.claim.info.id), files.map(\.claim.leaseToken), files.map(\.plan.dest), files.map(\.plan.size), files.map(\.plan.etag),
+                    files.map(\.plan.lastModified), files.map(\.plan.contentType), files.map(\.plan.acceptsRanges), files.map(\.digest),
+                    files.map(\.unchanged),
+                ]
+            ).rows
+            let ids = Set(try finished.map { try $0.int64("id") })
+            let fetched = files.filter { ids.contains($0.claim.info.id) && !$0.unchanged && !$0.plan.ranges.isEmpty }
+            if !fetched.isEmpty {
+                try db.query(
+                    """
+                    INSERT INTO segments (transfer_id, generation, idx, byte_offset, length, bytes_done, priority, host, state, worker_id, attempts)
+                    SELECT f.id, f.generation, 0, 0, f.length, f.length, f.priority, f.host, 'done', $6, 1
+                    FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::int[], $5::text[]) AS f(id, generation, length, priority, host)
+                    """,
+                    [
+                        fetched.map(\.claim.info.id), fetched.map(\.claim.generation), fetched.map { $0.plan.ranges[0].length },
+                        fetched.map(\.claim.info.priority), fetched.map(\.plan.host), workerID,
+                    ])
+            }
+            return ids
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import CLinux
+import Foundation
+import HaulCore
+
+/// Making many paths durable at once: one `syncfs` of their file system when there are
+/// several (one flush instead of one per file), else an `fsync` each.
+public enum Flush {
+    /// From this many paths on, one `syncfs` is cheaper than an `fsync` each.
+    public static let fileSystemThreshold = 4
+
+    /// Flushes `paths` (files or folders). - Returns: the failure of each path that could not be made durable.
+    public static func paths(_ paths: Set<String>) -> [String: HaulError] {
+        if paths.count >= fileSystemThreshold, let any = paths.first {
+            guard let error = fileSystem(containing: any) else { return [:] }
+            return Dictionary(uniqueKeysWithValues: paths.map { ($0, error) })
+        }
+        var failures: [String: HaulError] = [:]
+        for path in paths {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                failures[path] = Errno.storageError(errno, "open \(path) to sync it")
+                continue
+            }
+            if fsync(fd) != 0 { failures[path] = Errno.storageError(errno, "sync \(path)") }
+            close(fd)
+        }
+        return failures
+    }
+
+    /// `syncfs` of the file system holding `path`. - Returns: the failure, if any.
+    public static func fileSystem(containing path: String) -> HaulError? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return Errno.storageError(errno, "open \(path) to sync it") }
+        defer { close(fd) }
+        guard syncfs(fd) == 0 else { return Errno.storageError(errno, "sync the file system of \(path)") }
+        return nil
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+/// The small-file fast path (`BatchProbe`): many pending files of one origin probed together over
+/// reused connections, finished in their probe and recorded a batch per transaction.
+@Suite("small files in probe batches")
+struct SmallFileTests {
+    private func manifest(_ lines: [String]) throws -> String {
+        let path = Harness.temporaryDirectory("small-manifest") + "/list.jsonl"
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Files of awkward small sizes under `folder` on the test nginx, with their sha256.
+    private func files(_ folder: String, count: Int) throws -> [(path: String, sha256: String)] {
+        try (0..<count).map { index in try Origin.file("\(folder)/f\(index).bin", size: Self.size(index)) }
+    }
+
+    private static func size(_ index: Int) -> Int { [0, 1, 4096, 4097, 65_536, 100_003][index % 6] + index }
+
+    @Test("a batch of small files: each arrives whole, finished together per batch, over reused connections")
+    func batchOfSmallFiles() throws {
+        let cluster = try Cluster("small")
+        let folder = "small/" + UUID().uuidString.prefix(8)
+        let small = try files(folder, count: 40)
+        // A file of several segments, one with --extract, one with a checksum that is wrong, one missing.
+        let big = try Origin.file("\(folder)/big.bin", size: 9 * 1_048_576 + 17)
+        let tarball = Harness.temporaryDirectory("small-tar")
+        try "inside\n".write(toFile: tarball + "/note.txt", atomically: true, encoding: .utf8)
+        #expect(try Run.program("/usr/bin/tar", ["-czf", Harness.docroot + "/\(folder)/pack.tar.gz", "-C", tarball, "note.txt"], environment: [:]).status == 0)
+        var lines = small.map { #"{"url": "\#(Harness.origin)\#($0.path)", "dest": "\#($0.path.dropFirst())"}"# }
+        lines.append(#"{"url": "\#(Harness.origin)\#(big.path)", "dest": "big.bin", "checksum": "sha256:\#(big.sha256)"}"#)
+        lines.append(#"{"url": "\#(Harness.origin)/\#(folder)/pack.tar.gz", "dest": "pack.tar.gz", "extract": true}"#)
+        lines.append(#"{"url": "\#(Harness.origin)\#(small[2].path)", "dest": "wrong.bin", "checksum": "sha256:\#(String(repeating: "0", count: 64))"}"#)
+        lines.append(#"{"url": "\#(Harness.origin)\#(small[3].path)", "dest": "right.bin", "checksum": "sha256:\#(small[3].sha256)"}"#)
+        lines.append(#"{"url": "\#(Harness.origin)/\#(folder)/missing.bin", "dest": "missing.bin"}"#)
+        #expect(try cluster.haul(["enqueue", "--manifest", try manifest(lines), "--batch", "small"]).status == 0)
+        #expect(try cluster.haul(["host-limit", "set", String(Harness.origin.dropFirst("http://".count)), "16"]).status == 0)
+        try cluster.startWorker(["--concurrency", "2", "--probe-batch", "16"])
+        let wait = try cluster.haul(["wait", "--batch", "small", "--timeout", "90s"])
+        #expect(wait.status == 1, "two transfers fail (wrong checksum, 404): \(wait.stdout) \(wait.stderr)")
+
+        for file in small { #expect(cluster.sha256(String(file.path.dropFirst())) == file.sha256, "\(file.path)") }
+        #expect(cluster.sha256("big.bin") == big.sha256, "a file of several segments is handed to the fetchers")
+        #expect((try? String(contentsOfFile: cluster.storage + "/pack/note.txt", encoding: .utf8)) == "inside\n", "--extract still runs")
+        #expect(cluster.sha256("right.bin") == small[3].sha256)
+        #expect(!FileManager.default.fileExists(atPath: cluster.storage + "/wrong.bin"), "a file with the wrong digest is never published")
+        let failures = try cluster.database.scalar("SELECT string_agg(dest || '=' || error_code, ',' ORDER BY dest) FROM transfers WHERE state = 'failed'")
+        #expect(failures.hasPrefix("missing.bin=origin-status") && failures.hasSuffix("wrong.bin=checksum-mismatch"), "\(failures)")
+        #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
+
+        // Finished in batches: a transaction's now() is one finished_at for all it finished.
+        let smallDone = "t.state = 'done' AND t.size < 1000000 AND t.dest NOT IN ('right.bin', 'pack.tar.gz')"
+        let batches = Int(try cluster.database.scalar("SELECT count(DISTINCT finished_at) FROM transfers t WHERE \(smallDone)")) ?? 0
+        #expect(batches > 0 && batches <= small.count / 4, "\(small.count) small files finished in \(batches) transactions")
+        let nonEmpty = small.indices.filter { Self.size($0) > 0 }.count
+        let segments = try cluster.database.scalar("SELECT count(*) FROM segments s JOIN transfers t ON t.id = s.transfer_id WHERE \(smallDone) AND s.state = 'done'")
+        #expect(segments == String(nonEmpty), "one done segment row per non-empty file")
+        // Reused connections: far fewer than one per file.
+        var connections: Set<Substring> = []
+        for file in small {
+            for line in Origin.requests(for: file.path) { connections.insert(line.split(separator: " ").last ?? "") }
+        }
+        #expect(connections.count <= small.count / 2, "\(small.count) files over \(connections.count) connections: \(connections.sorted())")
+    }
+
+    @Test("mirroring the same files again: every one is a conditional probe answered 304, and nothing is rewritten")
+    func remirrorInBatches() throws {
+        let cluster = try Cluster("small-again")
+        let folder = "small/" + UUID().uuidString.prefix(8)
+        let small = try files(folder, count: 24)
+        let lines = small.map { "\(Harness.origin)\($0.path) \($0.path.dropFirst())" }
+        let path = try manifest(lines)
+        #expect(try cluster.haul(["enqueue", "--manifest", path, "--batch", "first"]).status == 0)
+        try cluster.startWorker(["--concurrency", "2"])
+        #expect(try cluster.haul(["wait", "--batch", "first", "--timeout", "60s"]).status == 0)
+        let inodes = try small.map { try FileManager.default.attributesOfItem(atPath: cluster.storage + $0.path)[.systemFileNumber] as? Int }
+
+        let changed = try Origin.file(String(small[5].path.dropFirst()), size: 777)
+        usleep(1_100_000)  // Last-Modified has one-second resolution.
+        _ = try Origin.file(String(small[5].path.dropFirst()), size: 777)
+        #expect(try cluster.haul(["enqueue", "--manifest", path, "--batch", "second"]).status == 0)
+        #expect(try cluster.haul(["wait", "--batch", "second", "--timeout", "60s"]).status == 0)
+        let unchanged = try cluster.database.scalar(
+            "SELECT count(*) FROM transfers t JOIN batches b ON b.id = t.batch_id WHERE b.name = 'second' AND t.unchanged")
+        #expect(unchanged == String(small.count - 1), "all but the changed file were 304s")
+        for (index, file) in small.enumerated() where index != 5 {
+            #expect(try FileManager.default.attributesOfItem(atPath: cluster.storage + file.path)[.systemFileNumber] as? Int == inodes[index])
+            #expect(cluster.sha256(String(file.path.dropFirst())) == file.sha256)
+        }
+        #expect(cluster.sha256(String(small[5].path.dropFirst())) == changed.sha256, "the changed file is replaced")
+    }
+}
