@@ -34,54 +34,69 @@ public final class MultiClient {
         curl_multi_cleanup(multi)
     }
 
-    /// Runs `jobs` all at once and blocks until every one has ended, calling `onFinish` with the
+
+    /// Runs `jobs` at most `connections` at a time (the next starts as one ends, on the
+    /// connection it freed) and blocks until every one has ended, calling `onFinish` with the
     /// job's index and its outcome as each ends (errors as `HTTPClient.fetch` throws them).
     /// - Parameter shouldContinue: polled at least once a second; `false` interrupts the jobs still running.
-    public func run(_ jobs: [Job], shouldContinue: () -> Bool = { true }, onFinish: (Int, Result<HTTPClient.Summary, Error>) -> Void) {
-        while handles.count < jobs.count { handles.append(EasyHandle()) }
-        var active: [UnsafeMutableRawPointer: Int] = [:]
-        for (index, job) in jobs.enumerated() {
-            let easy = handles[index]
-            easy.prepare(job.request, context: TransferContext(onHead: job.onHead, onData: job.onData, shouldContinue: { true }))
-            guard curl_multi_add_handle(multi, easy.pointer) == CURLM_OK else {
-                onFinish(index, Result { try easy.finish(CURLE_FAILED_INIT) })
-                continue
-            }
-            active[easy.pointer] = index
+    public func run(
+        _ jobs: [Job], connections: Int = 16, shouldContinue: () -> Bool = { true }, onFinish: (Int, Result<HTTPClient.Summary, Error>) -> Void
+    ) {
+        let width = max(1, connections)
+        haul_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, width)
+        while handles.count < min(width, jobs.count) { handles.append(EasyHandle()) }
+        var idle = Array(handles.prefix(min(width, jobs.count)))
+        var active: [UnsafeMutableRawPointer: (index: Int, easy: EasyHandle)] = [:]
+        var next = 0
+
+        func finish(_ pointer: UnsafeMutableRawPointer, _ outcome: (EasyHandle) throws -> HTTPClient.Summary) {
+            guard let (index, easy) = active.removeValue(forKey: pointer) else { return }
+            curl_multi_remove_handle(multi, pointer)
+            idle.append(easy)
+            onFinish(index, Result { try outcome(easy) })
         }
+        func startWaitingJobs() {
+            while next < jobs.count, let easy = idle.popLast() {
+                let job = jobs[next]
+                easy.prepare(job.request, context: TransferContext(onHead: job.onHead, onData: job.onData, shouldContinue: { true }))
+                if curl_multi_add_handle(multi, easy.pointer) == CURLM_OK {
+                    active[easy.pointer] = (next, easy)
+                } else {
+                    idle.append(easy)
+                    onFinish(next, Result { try easy.finish(CURLE_FAILED_INIT) })
+                }
+                next += 1
+            }
+        }
+
+        startWaitingJobs()
         var running: Int32 = 0
         while !active.isEmpty {
             let performed = curl_multi_perform(multi, &running)
             var left: Int32 = 0
             while let message = curl_multi_info_read(multi, &left) {
-                guard message.pointee.msg == CURLMSG_DONE, let pointer = message.pointee.easy_handle, let index = active[pointer] else { continue }
+                guard message.pointee.msg == CURLMSG_DONE, let pointer = message.pointee.easy_handle else { continue }
                 let code = message.pointee.data.result
-                end(pointer, index: index, active: &active, onFinish: onFinish) { try $0.finish(code) }
+                finish(pointer) { try $0.finish(code) }
             }
-            guard !active.isEmpty else { break }
             guard performed == CURLM_OK, shouldContinue() else {
                 let failure =
                     performed == CURLM_OK
                     ? HaulError("interrupted", "download was interrupted", transient: true)
                     : HaulError("network", "libcurl's multi interface failed: \(String(cString: curl_multi_strerror(performed)))", transient: true)
-                for (pointer, index) in active {
-                    end(pointer, index: index, active: &active, onFinish: onFinish) {
+                for pointer in active.keys {
+                    finish(pointer) {
                         $0.abandon()
                         throw failure
                     }
                 }
-                break
+                for index in next..<jobs.count { onFinish(index, .failure(failure)) }
+                return
             }
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            let started = next
+            startWaitingJobs()
+            // Jobs just started have nothing to wait for yet: perform them first.
+            if next == started && !active.isEmpty { curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
-    }
-
-    private func end(
-        _ pointer: UnsafeMutableRawPointer, index: Int, active: inout [UnsafeMutableRawPointer: Int], onFinish: (Int, Result<HTTPClient.Summary, Error>) -> Void,
-        outcome: (EasyHandle) throws -> HTTPClient.Summary
-    ) {
-        curl_multi_remove_handle(multi, pointer)
-        active[pointer] = nil
-        onFinish(index, Result { try outcome(handles[index]) })
     }
 }

@@ -65,13 +65,14 @@ public enum HostLimits {
     }
 
     /// Slots left on a host whose row this transaction has locked: its limit less its running
-    /// segments and its transfers being planned (a probe is a connection too).
+    /// segments and its probes (a probe is a connection too; a batch probe counts the
+    /// connections it opens, not the transfers it holds).
     static func freeSlots(_ db: PostgresConnection, host: LockedHost) throws -> Int {
         let busy =
             try db.query(
                 """
                 SELECT (SELECT count(*) FROM segments WHERE state = 'running' AND host = $1)
-                     + (SELECT count(*) FROM transfers WHERE state = 'planning' AND host = $1) AS n
+                     + (SELECT count(*) FROM transfers WHERE state = 'planning' AND host = $1 AND holds_slot) AS n
                 """, [host.name]
             ).first?.int("n") ?? 0
         return max(0, host.maxRunning - busy)
@@ -90,7 +91,7 @@ public enum HostLimits {
             """
             SELECT h.host, coalesce(h.max_running, d.max_running, $1) AS max_running, h.max_running IS NOT NULL AS explicit,
                    (SELECT count(*) FROM segments s WHERE s.state = 'running' AND s.host = h.host)
-                 + (SELECT count(*) FROM transfers t WHERE t.state = 'planning' AND t.host = h.host) AS running
+                 + (SELECT count(*) FROM transfers t WHERE t.state = 'planning' AND t.host = h.host AND t.holds_slot) AS running
             FROM origin_hosts h LEFT JOIN origin_hosts d ON d.host = '*'
             ORDER BY h.host = '*' DESC, h.host
             """, [fallbackDefault]

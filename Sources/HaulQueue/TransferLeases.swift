@@ -29,24 +29,26 @@ public struct TransferLeases {
     /// Moves one pending transfer to `planning` under a lease, within its host's limit (the
     /// probe is a connection to the origin like any running segment; see `HostLimits`).
     public func claimPlanning(lease: Double) throws -> Claim? {
-        try claimPlanning(lease: lease, limit: 1).first
+        try claimPlanning(lease: lease, limit: 1, connections: 1).claims.first
     }
 
     /// Moves up to `limit` pending transfers of one origin host to `planning` in one
-    /// transaction, no more than the host's free slots (the batch probe of small files).
-    public func claimPlanning(lease: Double, limit: Int) throws -> [Claim] {
+    /// transaction for a batch probe that opens at most `connections` connections at once.
+    /// It takes no more of the host's free slots than that: only that many of the rows hold one.
+    /// - Returns: the claims, and how many connections the batch may open.
+    public func claimPlanning(lease: Double, limit: Int, connections: Int) throws -> (claims: [Claim], connections: Int) {
         try db.transaction(awaitDurableCommit: false) {
             var skipped: [String] = []
             for _ in 0..<4 {
-                guard let host = try HostLimits.lockPlanningCandidate(db, worker: workerID, excluding: skipped) else { return [] }
-                let free = try HostLimits.freeSlots(db, host: host)
-                guard free > 0 else {
+                guard let host = try HostLimits.lockPlanningCandidate(db, worker: workerID, excluding: skipped) else { return ([], 0) }
+                let slots = min(connections, try HostLimits.freeSlots(db, host: host))
+                guard slots > 0 else {
                     skipped.append(host.name)
                     continue
                 }
-                return try claim(from: "pending", to: "planning", lease: lease, host: host.name, limit: min(limit, free))
+                return (try claim(from: "pending", to: "planning", lease: lease, host: host.name, limit: limit, slots: slots), slots)
             }
-            return []
+            return ([], 0)
         }
     }
 
@@ -55,20 +57,24 @@ public struct TransferLeases {
         try claim(from: "finalizing", to: "finalizing", lease: lease).first
     }
 
-    private func claim(from: String, to: String, lease: Double, host: String? = nil, limit: Int = 1) throws -> [Claim] {
+    /// Leases up to `limit` transfers in state `from`; the first `slots` of them hold a host slot.
+    private func claim(from: String, to: String, lease: Double, host: String? = nil, limit: Int = 1, slots: Int = 1) throws -> [Claim] {
         try db.query(
             """
             WITH picked AS MATERIALIZED (
-                SELECT id FROM transfers
+                SELECT id, priority FROM transfers
                 WHERE state = $1 AND next_attempt_at <= now() AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $4)
                   AND ($5::text IS NULL OR host = $5)
                 ORDER BY priority DESC, id LIMIT $6 FOR UPDATE SKIP LOCKED
+            ), numbered AS (
+                SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n FROM picked
             )
             UPDATE transfers t SET state = $2, lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $3),
-                   worker_id = $4, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now()
-            FROM picked WHERE t.id = picked.id
+                   worker_id = $4, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now(),
+                   holds_slot = numbered.n <= $7
+            FROM numbered WHERE t.id = numbered.id
             RETURNING \(Self.returning)
-            """, [from, to, lease, workerID, host, limit]
+            """, [from, to, lease, workerID, host, limit, slots]
         ).rows.map { row in
             Claim(
                 info: try TransferInfo(row, id: try row.int64("id")), leaseToken: try row.string("lease_token"), generation: try row.int("generation"),

@@ -22,7 +22,8 @@ struct BatchProbe: LaneRole {
     /// The largest file a batch finishes itself; bigger ones go to the fetchers and their checkpoints.
     static let wholeFileLimit: Int64 = 16 << 20
 
-    func run(_ claims: [TransferLeases.Claim]) throws {
+    /// Probes `claims` over at most `connections` connections at once, then settles them.
+    func run(_ claims: [TransferLeases.Claim], connections: Int) throws {
         let config = shared.config
         let previous = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersions(of: claims) }
         let probes = claims.map { claim in
@@ -32,7 +33,7 @@ struct BatchProbe: LaneRole {
         }
         var leasesRenewed = Date()
         lane.multi.run(
-            probes.map { $0.job(tls: shared.tls(for: $0.claim.info), stallTimeout: config.stallTimeout, metrics: shared) },
+            probes.map { $0.job(tls: shared.tls(for: $0.claim.info), stallTimeout: config.stallTimeout, metrics: shared) }, connections: connections,
             shouldContinue: {
                 guard !shared.isStopping() else { return false }
                 if Date().timeIntervalSince(leasesRenewed) >= config.heartbeat {

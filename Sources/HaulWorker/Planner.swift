@@ -10,17 +10,18 @@ struct Planner: LaneRole {
     let lane: Lane
 
     /// Plans pending transfers of one origin: one on its own (streaming its first segment), or
-    /// up to `--probe-batch` at once as a `BatchProbe`. - Returns: whether there were any.
+    /// up to `--probe-batch` at once as a `BatchProbe` over up to `--concurrency` connections.
+    /// - Returns: whether there were any.
     func planOne() throws -> Bool {
         let config = shared.config
-        let claims = try database.run { conn in
-            try TransferLeases(conn, workerID: config.workerID).claimPlanning(lease: config.lease, limit: config.probeBatch)
+        let (claims, connections) = try database.run { conn in
+            try TransferLeases(conn, workerID: config.workerID).claimPlanning(lease: config.lease, limit: config.probeBatch, connections: config.concurrency)
         }
         guard let first = claims.first else { return false }
         if claims.count == 1 {
             try plan(first)
         } else {
-            try BatchProbe(lane: lane).run(claims)
+            try BatchProbe(lane: lane).run(claims, connections: connections)
         }
         return true
     }

@@ -31,8 +31,9 @@ public struct WorkerConfig: Sendable {
     public var concurrency: Int = 4
     /// Roles this process plays.
     public var roles: Set<Role> = Set(Role.allCases)
-    /// Pending transfers of one origin probed at once (`BatchProbe`); 1 probes them one by one.
-    public var probeBatch: Int = 16
+    /// Pending transfers of one origin claimed and probed as one batch (`BatchProbe`, over up to
+    /// `concurrency` connections); 1 probes them one by one.
+    public var probeBatch: Int = 64
     /// Lease length in seconds; heartbeats renew it at a third of that.
     public var lease: Double = 30
     /// No byte for this long aborts a request.

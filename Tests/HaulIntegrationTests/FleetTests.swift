@@ -86,7 +86,12 @@ struct FleetTests {
         var maximum = 0
         var samples = 0
         try Harness.waitUntil(timeout: 90) {
-            let running = Int(try cluster.database.scalar("SELECT count(*) FROM segments WHERE state = 'running'")) ?? 0
+            // What the fleet holds against the host: running segments and slot-holding probes.
+            let running =
+                Int(
+                    try cluster.database.scalar(
+                        "SELECT (SELECT count(*) FROM segments WHERE state = 'running') + (SELECT count(*) FROM transfers WHERE state = 'planning' AND holds_slot)"
+                    )) ?? 0
             maximum = max(maximum, running)
             samples += 1
             return try ids.allSatisfy { try cluster.state($0) == "done" }

@@ -91,3 +91,38 @@ struct SmallFileTests {
         #expect(cluster.sha256(String(small[5].path.dropFirst())) == changed.sha256, "the changed file is replaced")
     }
 }
+
+extension SmallFileTests {
+    @Test("batch probes hold no more connections against a host than its limit, across workers")
+    func batchesKeepTheHostLimit() throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        // Small files sent slowly (about 0.4 s each), so that requests overlap and can be counted.
+        let served = try (0..<24).map { try origin.create("/slow-small/\($0).bin", size: 40_000, ["rate": 100_000]) }
+        let cluster = try Cluster("small-limit")
+        #expect(try cluster.haul(["host-limit", "set", "127.0.0.1:\(origin.port)", "3"]).status == 0)
+        let lines = served.map { "\($0.url) \($0.path.dropFirst())" }
+        #expect(try cluster.haul(["enqueue", "--manifest", try manifest(lines), "--batch", "slow"]).status == 0)
+        for _ in 0..<2 { try cluster.startWorker(["--concurrency", "4", "--probe-batch", "16"]) }
+        #expect(try cluster.haul(["wait", "--batch", "slow", "--timeout", "90s"]).status == 0)
+        for file in served { #expect(cluster.sha256(String(file.path.dropFirst())) == file.sha256) }
+        // The origin's own log: the most requests it was answering at one moment.
+        var events: [(time: Double, change: Int)] = []
+        for file in served {
+            for request in try origin.stats(file.path).requests {
+                events.append((request.time, 1))
+                events.append((request.finished ?? request.time, -1))
+            }
+        }
+        // Ends before starts at the same instant.
+        events.sort { $0.time == $1.time ? $0.change < $1.change : $0.time < $1.time }
+        var open = 0
+        var most = 0
+        for event in events {
+            open += event.change
+            most = max(most, open)
+        }
+        #expect(most <= 3, "at most 3 requests at once against the host, saw \(most)")
+        #expect(most >= 2, "the limit still lets several run at once (saw \(most))")
+    }
+}

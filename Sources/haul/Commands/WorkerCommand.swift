@@ -15,9 +15,10 @@ enum WorkerCommand: Command {
 
           --storage DIR         storage root on this host (or HAUL_STORAGE); required
           --concurrency N       segments fetched at once (default 4)
-          --probe-batch N       pending files of one origin probed together (default 16);
-                                files that fit in one segment finish in their probe,
-                                a batch in one transaction; 1 probes one at a time
+          --probe-batch N       pending files of one origin claimed and probed as one batch
+                                over up to --concurrency connections (default 64); files
+                                that fit in one segment finish in their probe, the batch
+                                in one transaction; 1 probes one file at a time
           --roles LIST          comma-separated: planner,fetcher,finalizer,rescuer (default all)
           --lease DURATION      segment lease (default 30s); renewed at a third of it
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
