@@ -52,7 +52,9 @@ enum WaitCommand: Command {
         let deadline = timeout.map { Date(timeIntervalSinceNow: $0) }
         var lastReport = Date.distantPast
         while true {
+            let polled = Date()
             let (finished, failed, line) = try poll(batch: batch, ids: ids, session: session)
+            let cost = Date().timeIntervalSince(polled)
             if finished {
                 Output.error(line)
                 return failed ? ExitCode.failure : ExitCode.success
@@ -65,7 +67,9 @@ enum WaitCommand: Command {
                 Output.error(line)
                 lastReport = Date()
             }
-            usleep(500_000)
+            // Poll often while polling is cheap (a script waits no longer than it must), and at
+            // most a tenth of the time on the database when the batch is big.
+            usleep(useconds_t(min(1, max(0.1, cost * 10)) * 1_000_000))
         }
     }
 
