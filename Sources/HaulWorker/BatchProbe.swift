@@ -124,6 +124,7 @@ private final class Probe {
     var leaseLost = false
     private(set) var verdict = Verdict.waiting
     private(set) var plan: TransferLeases.Plan?
+    private var files: TransferFiles?
     private(set) var partial = ""
     private(set) var destination = ""
     private(set) var digest: String?
@@ -196,7 +197,7 @@ private final class Probe {
             throw HandOff()
         }
         let files = try TransferFiles(root: root, relative: plan.dest)
-        if claim.generation > 0 { unlink(files.partial(generation: claim.generation - 1)) }
+        self.files = files
         partial = files.partial(generation: claim.generation)
         destination = files.destination
         descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -252,9 +253,11 @@ private final class Probe {
         }
     }
 
-    /// Renames the synced file into place (replacing an earlier version atomically).
+    /// Renames the synced file into place (replacing an earlier version atomically) and removes
+    /// what earlier attempts of this transfer may have left.
     func publish() throws {
         guard rename(partial, destination) == 0 else { throw Errno.storageError(errno, "rename \(partial) to \(destination)") }
+        files?.removeTemporaries(generation: claim.generation)
     }
 
     /// Removes the partial file of a probe that will not be published.

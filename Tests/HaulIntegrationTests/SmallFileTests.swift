@@ -126,3 +126,27 @@ extension SmallFileTests {
         #expect(most >= 2, "the limit still lets several run at once (saw \(most))")
     }
 }
+
+extension SmallFileTests {
+    @Test("a worker killed mid-batch: its batch's leases run out and another worker fetches those files whole")
+    func killedMidBatch() throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try (0..<12).map { try origin.create("/kill-batch/\($0).bin", size: 60_000, ["rate": 100_000]) }
+        let cluster = try Cluster("small-kill")
+        let lines = served.map { "\($0.url) \($0.path.dropFirst())" }
+        #expect(try cluster.haul(["enqueue", "--manifest", try manifest(lines), "--batch", "k"]).status == 0)
+        let first = try cluster.startWorker(["--concurrency", "2", "--lease", "1s"])
+        try #require(
+            Harness.waitUntil(timeout: 20) {
+                (Int(try cluster.database.scalar("SELECT count(*) FROM transfers WHERE state = 'planning'")) ?? 0) >= 4
+            })
+        usleep(300_000)  // Some bytes of the batch are on storage, none published.
+        first.signal(SIGKILL)
+        _ = first.wait(timeout: 10)
+        try cluster.startWorker(["--concurrency", "2", "--lease", "1s"])
+        #expect(try cluster.haul(["wait", "--batch", "k", "--timeout", "60s"]).status == 0)
+        for file in served { #expect(cluster.sha256(String(file.path.dropFirst())) == file.sha256, "\(file.path)") }
+        #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
+    }
+}
