@@ -34,7 +34,6 @@ public final class MultiClient {
         curl_multi_cleanup(multi)
     }
 
-
     /// Runs `jobs` at most `connections` at a time (the next starts as one ends, on the
     /// connection it freed) and blocks until every one has ended, calling `onFinish` with the
     /// job's index and its outcome as each ends (errors as `HTTPClient.fetch` throws them).

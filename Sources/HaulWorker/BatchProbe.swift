@@ -33,7 +33,7 @@ struct BatchProbe: LaneRole {
         }
         var leasesRenewed = Date()
         lane.multi.run(
-            probes.map { $0.job(tls: shared.tls(for: $0.claim.info), stallTimeout: config.stallTimeout, metrics: shared) }, connections: connections,
+            probes.map { $0.job(tls: shared.tls(for: $0.claim.info), stallTimeout: config.stallTimeout, shared: shared) }, connections: connections,
             shouldContinue: {
                 guard !shared.isStopping() else { return false }
                 if Date().timeIntervalSince(leasesRenewed) >= config.heartbeat {
@@ -44,12 +44,12 @@ struct BatchProbe: LaneRole {
                 return true
             },
             onFinish: { index, outcome in probes[index].end(outcome) })
-        try settle(probes)
+        handOnOrRetry(probes)
+        try publishAndRecord(probes)
     }
 
-    /// Publishes and records what the batch finished, hands on the rest, retries the failures.
-    private func settle(_ probes: [Probe]) throws {
-        let config = shared.config
+    /// Writes the plans of the files the batch hands to the fetchers; schedules the failed probes' retries.
+    private func handOnOrRetry(_ probes: [Probe]) {
         let planner = Planner(lane: lane)
         for probe in probes {
             if case .handOff(let plan) = probe.verdict {
@@ -64,9 +64,16 @@ struct BatchProbe: LaneRole {
             if case .failed(let error) = probe.verdict { planner.planningFailed(probe.claim, error: error) }
             if case .lost = probe.verdict { Log.warning("planning lease lost mid-probe; another worker has it", probe.fields) }
         }
+    }
+
+    /// Publishes the files the batch fetched whole and records them, and the unchanged ones,
+    /// done in one transaction: data synced first, then (still holding the leases) the
+    /// renames, then their folders, then the rows.
+    private func publishAndRecord(_ probes: [Probe]) throws {
+        let config = shared.config
+        let planner = Planner(lane: lane)
         var fetched = probes.filter { if case .whole = $0.verdict { true } else { false } }
         let unchanged = probes.filter { if case .unchanged = $0.verdict { true } else { false } }
-        // Data first, then (still holding the lease) the renames, then their folders, then the rows.
         let unsynced = Flush.paths(Set(fetched.map(\.partial)))
         fetched.removeAll { probe in
             guard let error = unsynced[probe.partial] else { return false }
@@ -93,14 +100,16 @@ struct BatchProbe: LaneRole {
             }
         }
         let folders = Set(fetched.map { ($0.destination as NSString).deletingLastPathComponent })
-        for (folder, error) in Flush.paths(folders) { Log.warning("could not sync a folder; a crash may lose its new names", [("folder", folder), ("error", error.description)]) }
+        for (folder, error) in Flush.paths(folders) {
+            Log.warning("could not sync a folder; a crash may lose its new names", [("folder", folder), ("error", error.description)])
+        }
         let done = fetched + unchanged.filter { held.contains($0.claim.info.id) }
         let finished = try database.run(patient: true) { conn in
             try TransferLeases(conn, workerID: config.workerID).finish(probed: done.compactMap(\.probedFile))
         }
         for probe in done {
             guard finished.contains(probe.claim.info.id) else {
-                Log.warning("planning lease lost after publishing; the file stands and another worker confirms it", probe.fields)
+                Log.warning("planning lease lost after publishing; another worker fetches it again", probe.fields)
                 continue
             }
             if probe.isUnchanged {
@@ -160,7 +169,8 @@ private final class Probe {
         return TransferLeases.ProbedFile(claim: claim, plan: plan, digest: digest, unchanged: isUnchanged)
     }
 
-    func job(tls: TLSOptions, stallTimeout: Int, metrics shared: WorkerShared) -> MultiClient.Job {
+    /// The probe's request, with callbacks that write the body and count it in `shared`'s progress and metrics.
+    func job(tls: TLSOptions, stallTimeout: Int, shared: WorkerShared) -> MultiClient.Job {
         let info = claim.info
         var request = FetchRequest(
             url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" }, first: 0, last: info.segmentSize - 1, tls: tls,

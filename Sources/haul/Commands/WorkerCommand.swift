@@ -36,7 +36,8 @@ enum WorkerCommand: Command {
         let arguments = try Arguments(
             words,
             options: [
-                "--storage", "--concurrency", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval", "--log-format",
+                "--storage", "--concurrency", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval",
+                "--log-format",
                 "--metrics-addr",
             ],
             flags: ["--poll-only", "--verbose"])
