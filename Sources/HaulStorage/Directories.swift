@@ -11,7 +11,7 @@ public enum Directories {
             guard existing.st_mode & S_IFMT == S_IFDIR else { throw Errno.storageError(ENOTDIR, "create directory \(path)") }
             return
         }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = StorageRoot.folder(of: path)
         if !parent.isEmpty, parent != path { try create(parent) }
         if mkdir(path, 0o755) != 0 && errno != EEXIST {
             throw Errno.storageError(errno, "create directory \(path)")

@@ -50,6 +50,8 @@ public struct TransferFiles: Sendable {
     /// that started over leaves an older generation's behind; a newer one is never touched).
     public func removeTemporaries(generation: Int) {
         for old in 0...max(0, generation) { unlink(partial(generation: old)) }
+        var folder = stat()
+        guard stat(partsDirectory, &folder) == 0 else { return }  // the common case: no parts were ever written
         let parts = (try? FileManager.default.contentsOfDirectory(atPath: partsDirectory)) ?? []
         for part in parts where Self.generation(ofPart: part).map({ $0 <= generation }) ?? false {
             unlink(partsDirectory + "/" + part)

@@ -16,7 +16,23 @@ public struct StorageRoot: Sendable {
                 "storage", "cannot use \(absolute) as the storage root: \(error.localizedDescription)",
                 hint: "pass a writable directory with --storage or HAUL_STORAGE")
         }
-        self.path = URL(fileURLWithPath: absolute).resolvingSymlinksInPath().path
+        guard let resolved = Self.resolve(absolute) else {
+            throw Errno.storageError(errno, "resolve the storage root \(absolute)")
+        }
+        self.path = resolved
+    }
+
+    /// `realpath(3)`: the absolute path with every symbolic link resolved, `nil` if it does not exist.
+    static func resolve(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// The folder holding `path` (`/a/b` for `/a/b/c`; `/` for `/c`).
+    public static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// The absolute path for a validated relative destination, creating its parent directories.
@@ -24,9 +40,9 @@ public struct StorageRoot: Sendable {
     public func prepare(_ relative: String) throws -> String {
         let clean = try SafePath.validate(relative)
         let full = path + "/" + clean
-        let parent = (full as NSString).deletingLastPathComponent
+        let parent = Self.folder(of: full)
         try Directories.create(parent)
-        let resolved = URL(fileURLWithPath: parent).resolvingSymlinksInPath().path
+        guard let resolved = Self.resolve(parent) else { throw Errno.storageError(errno, "resolve \(parent)") }
         guard resolved == path || resolved.hasPrefix(path + "/") else {
             throw HaulError(
                 "unsafe-path", "destination '\(clean)' resolves outside the storage root through a symbolic link",

@@ -99,7 +99,7 @@ struct BatchProbe: LaneRole {
                 return true
             }
         }
-        let folders = Set(fetched.map { ($0.destination as NSString).deletingLastPathComponent })
+        let folders = Set(fetched.map { StorageRoot.folder(of: $0.destination) })
         for (folder, error) in Flush.paths(folders) {
             Log.warning("could not sync a folder; a crash may lose its new names", [("folder", folder), ("error", error.description)])
         }

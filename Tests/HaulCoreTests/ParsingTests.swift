@@ -1,3 +1,4 @@
+import Foundation
 import HaulCore
 import Testing
 
@@ -112,5 +113,17 @@ struct SafetyTests {
         #expect(Redaction.headerLine("Authorization: Bearer s3cret") == "Authorization: ***")
         #expect(Redaction.headerLine("cookie: a=b") == "cookie: ***")
         #expect(Redaction.headerLine("Accept: */*") == "Accept: */*")
+    }
+}
+
+@Suite("log lines")
+struct LogTests {
+    @Test(
+        "timestamps are ISO 8601 in UTC with milliseconds, as Foundation's formatter writes them",
+        arguments: [0, 1.5, 951_782_400.999, 1_798_337_570.278, 4_102_444_799.0005, 1_700_000_000.0999])
+    func timestamp(seconds: Double) {
+        let reference = ISO8601DateFormatter.string(
+            from: Date(timeIntervalSince1970: seconds), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withInternetDateTime, .withFractionalSeconds])
+        #expect(Log.timestamp(seconds) == reference)
     }
 }
