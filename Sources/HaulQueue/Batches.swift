@@ -15,6 +15,20 @@ public struct Batches {
     /// batch (same URL and destination) are left alone.
     /// - Returns: how many were new.
     public func enqueue(_ entries: [NewTransfer], batch name: String) throws -> (batchID: Int64, inserted: Int) {
+        let result = try insert(entries, batch: name)
+        if result.inserted >= Self.analyzeAfter {
+            // Until autovacuum gets round to it, the planner believes the table holds the rows it
+            // held before: the claims would sort thousands of rows where an index scan reads a few.
+            // Best effort: a role that does not own the table cannot ANALYZE it, and need not.
+            _ = try? db.query("ANALYZE transfers")
+        }
+        return result
+    }
+
+    /// Bulk inserts of at least this many rows refresh the planner's statistics at once.
+    static let analyzeAfter = 1000
+
+    private func insert(_ entries: [NewTransfer], batch name: String) throws -> (batchID: Int64, inserted: Int) {
         try db.transaction {
             let batchID = try db.query(
                 "INSERT INTO batches (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id", [name]

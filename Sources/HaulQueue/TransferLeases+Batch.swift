@@ -14,7 +14,20 @@ extension TransferLeases {
             FROM unnest($1::bigint[], $2::uuid[]) AS c(id, token)
             WHERE t.id = c.id AND t.lease_token = c.token AND t.state = 'planning'
             RETURNING t.id
-            """, [claims.map(\.info.id), claims.map(\.leaseToken), lease]
+            """, [claims.map { $0.info.id }, claims.map { $0.leaseToken }, lease]
+        ).rows
+        return Set(try rows.map { try $0.int64("id") })
+    }
+
+    /// The ids of `claims` whose planning lease this worker still holds (a read: the fence
+    /// before publishing, when the batch renewed its leases a third of a lease ago at most).
+    public func held(_ claims: [Claim]) throws -> Set<Int64> {
+        guard !claims.isEmpty else { return [] }
+        let rows = try db.query(
+            """
+            SELECT t.id FROM transfers t JOIN unnest($1::bigint[], $2::uuid[]) AS c(id, token) ON t.id = c.id
+            WHERE t.lease_token = c.token AND t.state = 'planning' AND t.lease_expires_at > now()
+            """, [claims.map { $0.info.id }, claims.map { $0.leaseToken }]
         ).rows
         return Set(try rows.map { try $0.int64("id") })
     }
@@ -56,9 +69,9 @@ extension TransferLeases {
                 RETURNING t.id
                 """,
                 [
-                    files.map(\.claim.info.id), files.map(\.claim.leaseToken), files.map(\.plan.dest), files.map(\.plan.size), files.map(\.plan.etag),
-                    files.map(\.plan.lastModified), files.map(\.plan.contentType), files.map(\.plan.acceptsRanges), files.map(\.digest),
-                    files.map(\.unchanged),
+                    files.map { $0.claim.info.id }, files.map { $0.claim.leaseToken }, files.map { $0.plan.dest }, files.map { $0.plan.size },
+                    files.map { $0.plan.etag }, files.map { $0.plan.lastModified }, files.map { $0.plan.contentType }, files.map { $0.plan.acceptsRanges },
+                    files.map { $0.digest }, files.map { $0.unchanged },
                 ]
             ).rows
             let ids = Set(try finished.map { try $0.int64("id") })
@@ -71,8 +84,8 @@ extension TransferLeases {
                     FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::int[], $5::text[]) AS f(id, generation, length, priority, host)
                     """,
                     [
-                        fetched.map(\.claim.info.id), fetched.map(\.claim.generation), fetched.map { $0.plan.ranges[0].length },
-                        fetched.map(\.claim.info.priority), fetched.map(\.plan.host), workerID,
+                        fetched.map { $0.claim.info.id }, fetched.map { $0.claim.generation }, fetched.map { $0.plan.ranges[0].length },
+                        fetched.map { $0.claim.info.priority }, fetched.map { $0.plan.host }, workerID,
                     ])
             }
             return ids

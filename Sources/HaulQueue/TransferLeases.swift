@@ -232,7 +232,7 @@ public struct TransferLeases {
             JOIN transfers t ON t.url = c.url AND t.dest = c.dest AND t.state = 'done' AND t.id <> c.id
                  AND t.size IS NOT NULL AND (t.etag IS NOT NULL OR t.last_modified IS NOT NULL)
             ORDER BY c.id, t.finished_at DESC
-            """, [named.map(\.info.id), named.map(\.info.url), named.map { $0.info.dest ?? "" }]
+            """, [named.map { $0.info.id }, named.map { $0.info.url }, named.map { $0.info.dest ?? "" }]
         ).rows
         var versions: [Int64: PreviousVersion] = [:]
         for row in rows {

@@ -74,7 +74,7 @@ struct BatchProbe: LaneRole {
         let planner = Planner(lane: lane)
         var fetched = probes.filter { if case .whole = $0.verdict { true } else { false } }
         let unchanged = probes.filter { if case .unchanged = $0.verdict { true } else { false } }
-        let unsynced = Flush.paths(Set(fetched.map(\.partial)))
+        let unsynced = Flush.paths(Set(fetched.map { $0.partial }))
         fetched.removeAll { probe in
             guard let error = unsynced[probe.partial] else { return false }
             probe.discard()
@@ -82,7 +82,7 @@ struct BatchProbe: LaneRole {
             return true
         }
         let held = try database.run(patient: true) { conn in
-            try TransferLeases(conn, workerID: config.workerID).renew(fetched.map(\.claim) + unchanged.map(\.claim), lease: config.lease)
+            try TransferLeases(conn, workerID: config.workerID).held(fetched.map { $0.claim } + unchanged.map { $0.claim })
         }
         fetched.removeAll { probe in
             guard held.contains(probe.claim.info.id) else {
@@ -105,7 +105,7 @@ struct BatchProbe: LaneRole {
         }
         let done = fetched + unchanged.filter { held.contains($0.claim.info.id) }
         let finished = try database.run(patient: true) { conn in
-            try TransferLeases(conn, workerID: config.workerID).finish(probed: done.compactMap(\.probedFile))
+            try TransferLeases(conn, workerID: config.workerID).finish(probed: done.compactMap { $0.probedFile })
         }
         for probe in done {
             guard finished.contains(probe.claim.info.id) else {
