@@ -27,13 +27,16 @@ public final class PostgresConnection {
     /// Where this connection points, for messages: `host:port/db` without credentials.
     public var target: String { ConnectionTarget.describe(conninfo) }
 
+    /// `haul/<pid>`: what `pg_stat_activity` shows for every connection of this process.
+    public static let applicationName = "haul/\(getpid())"
+
     private func connect() throws {
         if let handle { PQfinish(handle) }
         handle = nil
         // Keep TCP keepalives short so a vanished server is noticed within seconds, not hours.
         let params = [
             ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
-            ("connect_timeout", "10"), ("application_name", "haul"),
+            ("connect_timeout", "10"), ("application_name", Self.applicationName),
         ]
         let keys = ["dbname"] + params.map(\.0)
         let values = [conninfo] + params.map(\.1)

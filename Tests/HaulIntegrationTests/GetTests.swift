@@ -19,6 +19,9 @@ struct GetTests {
         #expect(result.stderr.contains("saved"), "\(result.stderr)")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: work)
         #expect(leftovers == ["embedded.iso"])
+        // The private cluster lives under HAUL_HOME and is stopped on exit: no postmaster.pid left.
+        #expect(FileManager.default.fileExists(atPath: home + "/postgres/PG_VERSION"), "the cluster was created under HAUL_HOME")
+        #expect(!FileManager.default.fileExists(atPath: home + "/postgres/postmaster.pid"), "the embedded server was stopped")
     }
 
     @Test("-o names the file; without it the name comes from Content-Disposition, sanitised to stay inside")

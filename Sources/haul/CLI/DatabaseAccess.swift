@@ -44,12 +44,14 @@ final class DatabaseSession {
         }
     }
 
-    /// Stops the embedded server when no other `haul` process is connected to it.
+    /// Stops the embedded server when no other `haul` process is connected to it (this
+    /// process's own connections, a worker's included, do not count).
     func close() {
         guard let embedded else { return }
         let others =
             (try? connection.query(
-                "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'haul' AND pid <> pg_backend_pid()"
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'haul/%' AND application_name <> $1",
+                [PostgresConnection.applicationName]
             ).first?.int("n")) ?? 0
         if others == 0 { embedded.stop() }
     }
