@@ -145,7 +145,21 @@ public struct SegmentLeases {
     /// the second half becomes a new queued segment that any worker may claim.
     /// - Returns: whether a segment was split.
     public func splitStraggler(minimumPiece: Int64) throws -> Bool {
-        let row = try db.query(
+        let row: PostgresRow?
+        do {
+            row = try splitStatement(minimumPiece: minimumPiece)
+        } catch let error as PostgresError where error.sqlState == "23505" {
+            // Two workers split segments of one transfer at the same moment and picked the same
+            // new index: the statement that lost left everything as it was. Nothing to do now.
+            return false
+        }
+        guard row != nil else { return false }
+        try db.query("NOTIFY haul_work")
+        return true
+    }
+
+    private func splitStatement(minimumPiece: Int64) throws -> PostgresRow? {
+        try db.query(
             """
             WITH victim AS MATERIALIZED (
                 SELECT s.id, s.transfer_id, s.generation, s.byte_offset, s.length, s.bytes_done, s.host, s.priority,
@@ -166,9 +180,6 @@ public struct SegmentLeases {
             RETURNING transfer_id
             """, [minimumPiece, workerID]
         ).first
-        guard row != nil else { return false }
-        try db.query("NOTIFY haul_work")
-        return true
     }
 
     /// Gives the segment back (shutdown, pause, cancel), keeping its checkpointed bytes.

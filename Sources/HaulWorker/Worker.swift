@@ -124,7 +124,9 @@ public final class Worker: Sendable {
                 } catch {
                     failures += 1
                     if failures == 1 { Log.warning("\(name) hit an error; retrying", [("error", "\(error)")]) }
-                    Thread.sleep(forTimeInterval: min(5, Double(failures)))
+                    // Back off, but a stop still ends the wait at once.
+                    let until = Date(timeIntervalSinceNow: min(5, Double(failures)))
+                    while !shared.isStopping(), until.timeIntervalSinceNow > 0 { shared.wakeup.wait(timeout: until.timeIntervalSinceNow) }
                 }
             }
             group.leave()

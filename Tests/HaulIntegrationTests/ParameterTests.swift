@@ -1,5 +1,7 @@
 import Foundation
 import HaulPostgres
+import HaulQueue
+import Synchronization
 import Testing
 
 /// Query parameters against a real server: what Haul sends is what PostgreSQL reads.
@@ -14,5 +16,47 @@ struct ParameterTests {
         for (row, expected) in zip(rows, values) { #expect(row["value"] == expected) }
         let numbers: [Int64] = [0, -1, 9_223_372_036_854_775_807]
         #expect(try connection.query("SELECT sum(n)::text AS s FROM unnest($1::bigint[]) AS n", [numbers]).first?["s"] == "9223372036854775806")
+    }
+}
+
+/// `SegmentLeases.splitStraggler` from many workers at once, on a real server.
+@Suite("straggler splits")
+struct SplitTests {
+    @Test("concurrent splits of one transfer's segments never fail, and the segments still cover the file exactly")
+    func concurrentSplits() throws {
+        let database = try TestDatabase()
+        let mib: Int64 = 1 << 20
+        let size = 8 * 64 * mib
+        let enqueued = try Run.haul(["enqueue", "http://127.0.0.1:9/split.bin", "--dest", "split.bin", "--json"], database: database.url)
+        try #require(enqueued.status == 0, "\(enqueued.stderr)")
+        let setup = try PostgresConnection(conninfo: database.url)
+        let id = try #require(try setup.query("SELECT id FROM transfers").first?.int64("id"))
+        // Eight running segments of 64 MiB with live leases, as if eight fetchers had just started.
+        try setup.query(
+            "UPDATE transfers SET state = 'downloading', size = $2, accepts_ranges = true, dest = 'split.bin' WHERE id = $1", [id, size])
+        try setup.query(
+            """
+            INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length, state, lease_token, lease_expires_at, worker_id)
+            SELECT $1, 0, i, '127.0.0.1:9', i * $2, $2, 'running', gen_random_uuid(), now() + interval '1 hour', 'fetcher'
+            FROM generate_series(0, 7) AS i
+            """, [id, 64 * mib])
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            do {
+                let connection = try PostgresConnection(conninfo: database.url)
+                for _ in 0..<6 { _ = try SegmentLeases(connection, workerID: "splitter-\(worker)").splitStraggler(minimumPiece: mib) }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        let rows = try setup.query("SELECT byte_offset, length FROM segments WHERE transfer_id = $1 ORDER BY byte_offset", [id]).rows
+        #expect(rows.count > 8, "some segments were split")
+        var next: Int64 = 0
+        for row in rows {
+            #expect(try row.int64("byte_offset") == next, "no gap and no overlap at \(next)")
+            next = try row.int64("byte_offset") + (try row.optionalInt64("length") ?? 0)
+        }
+        #expect(next == size)
     }
 }
