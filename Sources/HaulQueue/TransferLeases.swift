@@ -26,15 +26,10 @@ public struct TransferLeases {
         t.segment_size, t.expected_digest, t.priority, t.generation, t.lease_token::text AS lease_token, t.attempts
         """
 
-    /// Moves one pending transfer to `planning` under a lease, within its host's limit (the
-    /// probe is a connection to the origin like any running segment; see `HostLimits`).
-    public func claimPlanning(lease: Double) throws -> Claim? {
-        try claimPlanning(lease: lease, limit: 1, connections: 1).claims.first
-    }
-
     /// Moves up to `limit` pending transfers of one origin host to `planning` in one
-    /// transaction for a batch probe that opens at most `connections` connections at once.
-    /// It takes no more of the host's free slots than that: only that many of the rows hold one.
+    /// transaction, for probes that open at most `connections` connections at once (a probe
+    /// is a connection to the origin like any running segment; see `HostLimits`). It takes no
+    /// more of the host's free slots than that: only that many of the rows hold one.
     /// - Returns: the claims, and how many connections the batch may open.
     public func claimPlanning(lease: Double, limit: Int, connections: Int) throws -> (claims: [Claim], connections: Int) {
         try db.transaction(awaitDurableCommit: false) {

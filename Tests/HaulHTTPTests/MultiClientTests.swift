@@ -31,7 +31,8 @@ struct MultiClientTests {
     }
 
     /// Runs one GET per path, collecting each body and outcome by index.
-    private func run(_ client: MultiClient, _ paths: [String], refuse: Set<Int> = [], shouldContinue: @escaping () -> Bool = { true }) -> [Result<Data, Error>] {
+    private func run(_ client: MultiClient, _ paths: [String], refuse: Set<Int> = [], shouldContinue: @escaping () -> Bool = { true }) -> [Result<Data, Error>]
+    {
         final class Body { var data = Data() }
         let bodies = paths.map { _ in Body() }
         let jobs = paths.enumerated().map { index, path in

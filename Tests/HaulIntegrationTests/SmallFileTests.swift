@@ -54,7 +54,8 @@ struct SmallFileTests {
         let batches = Int(try cluster.database.scalar("SELECT count(DISTINCT finished_at) FROM transfers t WHERE \(smallDone)")) ?? 0
         #expect(batches > 0 && batches <= small.count / 4, "\(small.count) small files finished in \(batches) transactions")
         let nonEmpty = small.indices.filter { Self.size($0) > 0 }.count
-        let segments = try cluster.database.scalar("SELECT count(*) FROM segments s JOIN transfers t ON t.id = s.transfer_id WHERE \(smallDone) AND s.state = 'done'")
+        let segments = try cluster.database.scalar(
+            "SELECT count(*) FROM segments s JOIN transfers t ON t.id = s.transfer_id WHERE \(smallDone) AND s.state = 'done'")
         #expect(segments == String(nonEmpty), "one done segment row per non-empty file")
         // Reused connections: far fewer than one per file.
         var connections: Set<Substring> = []
