@@ -33,6 +33,34 @@ extension TransferLeases {
         }
     }
 
+    /// Some done segments' part files are gone from storage: queue those segments again from
+    /// their first byte and move the transfer back to downloading, fenced by the finalizing lease.
+    /// - Returns: `false` when the lease was lost (another finalizer decides).
+    public func refetch(_ claim: Claim, segments indexes: [Int], reason: String) throws -> Bool {
+        try db.transaction {
+            let fenced = try db.query(
+                """
+                UPDATE transfers SET state = 'downloading', lease_token = NULL, lease_expires_at = NULL, error = $3, updated_at = now()
+                WHERE id = $1 AND lease_token = $2::uuid AND state = 'finalizing'
+                """, [claim.info.id, claim.leaseToken, reason]
+            ).affectedRows
+            guard fenced == 1 else { return false }
+            try db.query(
+                """
+                DELETE FROM segment_parts p USING segments s
+                WHERE p.segment_id = s.id AND s.transfer_id = $1 AND s.generation = $2 AND s.idx = ANY($3::int[])
+                """, [claim.info.id, claim.generation, indexes])
+            try db.query(
+                """
+                UPDATE segments SET state = 'queued', bytes_done = 0, lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, last_error = $4,
+                       updated_at = now()
+                WHERE transfer_id = $1 AND generation = $2 AND idx = ANY($3::int[])
+                """, [claim.info.id, claim.generation, indexes, reason])
+            try db.query("NOTIFY haul_work")
+            return true
+        }
+    }
+
     /// Fails a transfer with a reason the operator will read in `haul status`.
     public func failTransfer(_ id: Int64, code: String, message: String) throws {
         try db.transaction {

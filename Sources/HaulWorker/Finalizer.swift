@@ -25,15 +25,19 @@ struct Finalizer: LaneRole {
             }
         } catch let error as HaulError where error.code == "lease-lost" {
             Log.warning("finalizing lease lost; stopped before publishing", fields)
+        } catch let error as HaulError where error.code == "parts-missing" {
+            Log.warning("part files are missing from storage; their segments are fetched again", fields + [("error", error.description)])
         } catch let error as HaulError where error.code == "checksum-mismatch" {
             _ = try? database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description) }
             Log.error("checksum mismatch", fields + [("error", error.description)])
         } catch {
+            // A transient failure is retried with backoff, but not forever: the transfer's claims
+            // (planning and finalizing) count against its attempts.
             let haulError = (error as? HaulError) ?? HaulError("internal", "\(error)", transient: true)
-            let delay = config.backoff.delay(afterAttempt: 1, jitter: Double.random(in: 0..<1))
+            let delay = config.backoff.delay(afterAttempt: claim.attempts, jitter: Double.random(in: 0..<1))
             _ = try? database.run(patient: true) { conn in
                 try TransferLeases(conn, workerID: config.workerID).postpone(
-                    claim, error: haulError, retryAfter: delay, attempts: 1, maxAttempts: haulError.isTransient ? 2 : 1)
+                    claim, error: haulError, retryAfter: delay, attempts: claim.attempts, maxAttempts: claim.info.options.maxAttempts ?? config.maxAttempts)
             }
             Log.error("finalizing failed", fields + [("error", haulError.description)])
         }
@@ -82,6 +86,11 @@ struct Finalizer: LaneRole {
             let pieces = segments.flatMap { segment in
                 segment.parts.map { Assembler.Piece(path: config.storage.path + "/" + $0.path, offset: $0.offset, length: $0.length) }
             }
+            let lost = segments.filter { segment in segment.parts.contains { Assembler.size(of: config.storage.path + "/" + $0.path) == nil } }
+            if !lost.isEmpty {
+                if let earlier = try confirmEarlierPublish(claim, files: files, size: size, keepAlive: keepAlive) { return earlier.digest }
+                try refetch(lost.map(\.index), of: claim)
+            }
             source = files.assembly(generation: claim.generation, lease: claim.leaseToken)
             try Assembler.concatenate(pieces, into: source, keepAlive: keepAlive.renewIfDue)
         } else {
@@ -102,6 +111,17 @@ struct Finalizer: LaneRole {
         try keepAlive.renew()
         try Assembler.publish(source, as: files, generation: claim.generation)
         return digest
+    }
+
+    /// Queues segments whose part files are gone again (the transfer goes back to downloading)
+    /// and stops this finalizer with `parts-missing`.
+    private func refetch(_ indexes: [Int], of claim: TransferLeases.Claim) throws -> Never {
+        let reason = "part files of segments \(indexes.map(String.init).joined(separator: ", ")) were missing from storage; fetching them again"
+        let requeued = try database.run(patient: true) { conn in
+            try TransferLeases(conn, workerID: shared.config.workerID).refetch(claim, segments: indexes, reason: reason)
+        }
+        guard requeued else { throw HaulError("lease-lost", "another finalizer holds transfer \(claim.info.id) now") }
+        throw HaulError("parts-missing", reason, transient: true)
     }
 
     /// An earlier finalizer of this transfer may have renamed the file into place and lost its

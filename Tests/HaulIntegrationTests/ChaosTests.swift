@@ -42,7 +42,9 @@ struct WorkerFaultTests {
             kills += 1
             workers[victim] = try cluster.startWorker(flags)
         }
-        #expect(try cluster.waitFinal([id], timeout: 30) == ["done"])
+        let outcome = try cluster.waitFinal([id], timeout: 30)
+        let log = workers.map(\.stderr).joined(separator: "\n").split(separator: "\n").filter { $0.contains("WARN") || $0.contains("ERROR") }
+        #expect(outcome == ["done"], "\((try? cluster.error(id)) ?? "") — the live workers' warnings: \(log.suffix(12).joined(separator: "\n"))")
         #expect(cluster.sha256("chaos.bin") == file.sha256, "byte-identical after \(kills) kills")
         #expect(kills >= 3, "the chaos was real: \(kills) workers killed mid-transfer")
         #expect(try cluster.status(id)["bytes_done"] as? Int == size)

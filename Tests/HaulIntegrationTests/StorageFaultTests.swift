@@ -64,3 +64,28 @@ struct StorageFaultTests {
         withExtendedLifetime(mount) {}
     }
 }
+
+extension StorageFaultTests {
+    @Test("a part file lost from storage before finalizing: its segment is fetched again and the file arrives whole")
+    func lostPart() throws {
+        let cluster = try Cluster("lost-part")
+        let file = try Origin.file("storage/lost-part.bin", size: 3 * Int(Self.mib) + 777)
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "lost.bin", "--segment-size", "1MiB", "--layout", "parts"])
+        // Fetch only: every segment done, nobody to finalize.
+        let fetcher = try cluster.startWorker(["--roles", "planner,fetcher"])
+        try #require(Harness.waitUntil(timeout: 30) { try cluster.state(id) == "finalizing" })
+        fetcher.signal(SIGTERM)
+        _ = fetcher.wait(timeout: 15)
+        let parts = try FileManager.default.contentsOfDirectory(atPath: cluster.storage + "/lost.bin.haul-parts").sorted()
+        let victim = try #require(parts.first { $0.hasPrefix("g0-s1-") }, "\(parts)")
+        try FileManager.default.removeItem(atPath: cluster.storage + "/lost.bin.haul-parts/" + victim)
+
+        let finisher = try cluster.startWorker()
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"], "\((try? cluster.error(id)) ?? "")")
+        #expect(cluster.sha256("lost.bin") == file.sha256)
+        #expect(finisher.stderr.contains("part files are missing from storage; their segments are fetched again"), "\(finisher.stderr)")
+        let segments = try cluster.database.segments(id)
+        #expect(segments.filter { $0.attempts > 1 }.map(\.index) == [1], "only segment 1 was fetched again: \(segments)")
+        #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
+    }
+}
