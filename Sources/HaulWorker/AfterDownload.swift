@@ -13,12 +13,15 @@ struct AfterDownload {
     let shared: WorkerShared
     let database: Database
     let claim: TransferLeases.Claim
+    /// Renews the finalizing lease meanwhile; an upload stops once it is lost.
+    let keeper: LeaseKeeper
 
     /// Runs the stages that are asked for and not yet done.
     func run(file: String, progress: TransferLeases.Progress) throws {
         let options = claim.info.options
         if options.extract == true, !progress.extracted {
             try extract(file)
+            try keeper.check()
             try database.run(patient: true) { conn in try leases(conn).mark(claim, stage: "extracted_at") }
         }
         if let target = options.uploadTo {
@@ -51,12 +54,7 @@ struct AfterDownload {
         let options = claim.info.options
         let headers: [String] = []
         let tls = shared.tls(for: claim.info)
-        var lastRenewal = Date()
-        let renew: (Int64, Int64) -> Void = { _, _ in
-            guard Date().timeIntervalSince(lastRenewal) >= shared.config.heartbeat else { return }
-            lastRenewal = Date()
-            _ = try? database.run { conn in try leases(conn).renew(claim, lease: shared.config.lease) }
-        }
+        let shouldCancel = { shared.isStopping() || keeper.isLost }
         let response: UploadResponse
         do {
             if options.uploadProtocol == "tus" {
@@ -64,11 +62,11 @@ struct AfterDownload {
                 response = try TusUploader.upload(
                     request, resumeURL: resumeURL,
                     onUploadURL: { created in _ = try? database.run(patient: true) { conn in try leases(conn).recordUpload(claim, url: created) } },
-                    progress: renew, shouldCancel: { shared.isStopping() })
+                    progress: { _, _ in }, shouldCancel: shouldCancel)
             } else {
                 var request = MultipartRequest(url: url, files: [file], headers: headers, caBundle: tls.caBundle, insecure: tls.insecure)
                 request.fields = try (options.uploadFields ?? []).map(MultipartRequest.parseField)
-                response = try MultipartUploader.send(request, progress: renew, shouldCancel: { shared.isStopping() })
+                response = try MultipartUploader.send(request, progress: { _, _ in }, shouldCancel: shouldCancel)
             }
         } catch let error as HaulError {
             throw HaulError(

@@ -15,8 +15,10 @@ struct Finalizer: LaneRole {
             return false
         }
         let fields = [("transfer", String(claim.info.id))]
+        let keeper = LeaseKeeper(lane: lane, claim: claim)
+        defer { keeper.stop() }
         do {
-            let digest = try finalize(claim)
+            let digest = try finalize(claim, keeper: keeper)
             let finished = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).finish(claim, computedDigest: digest) }
             if finished {
                 Log.info("transfer done", fields + [("dest", claim.info.dest ?? "")] + (digest.map { [("digest", $0)] } ?? []))
@@ -46,7 +48,7 @@ struct Finalizer: LaneRole {
 
     /// Publishes the verified file (unless an earlier attempt did), then extracts and uploads
     /// as asked; returns the digest to record.
-    private func finalize(_ claim: TransferLeases.Claim) throws -> String? {
+    private func finalize(_ claim: TransferLeases.Claim, keeper: LeaseKeeper) throws -> String? {
         let config = shared.config
         guard let dest = claim.info.dest else { throw HaulError("unplanned", "transfer \(claim.info.id) has no destination") }
         let files = try TransferFiles(root: config.storage, relative: dest)
@@ -56,20 +58,20 @@ struct Finalizer: LaneRole {
             digest = try database.run { conn in try conn.query("SELECT computed_digest FROM transfers WHERE id = $1", [claim.info.id]).first?["computed_digest"]
             }
         } else {
-            digest = try publish(claim, files: files)
+            digest = try publish(claim, files: files, keeper: keeper)
             try database.run(patient: true) { conn in
                 try conn.query("UPDATE transfers SET computed_digest = $2 WHERE id = $1", [claim.info.id, digest])
                 try TransferLeases(conn, workerID: config.workerID).mark(claim, stage: "published_at")
             }
         }
-        try AfterDownload(shared: shared, database: database, claim: claim).run(file: files.destination, progress: progress)
+        try AfterDownload(shared: shared, database: database, claim: claim, keeper: keeper).run(file: files.destination, progress: progress)
         return digest
     }
 
     /// Builds the file from its segments, verifies size and digest, and renames it into place.
-    /// The lease is renewed while copying and hashing, and checked once more just before the
-    /// rename, so a finalizer that lost its lease never publishes.
-    private func publish(_ claim: TransferLeases.Claim, files: TransferFiles) throws -> String? {
+    /// `keeper` renews the lease meanwhile; it is checked while copying and hashing and renewed
+    /// once more just before the rename, so a finalizer that lost its lease never publishes.
+    private func publish(_ claim: TransferLeases.Claim, files: TransferFiles, keeper keepAlive: LeaseKeeper) throws -> String? {
         let config = shared.config
         let dest = claim.info.dest ?? ""
         let segments = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).segments(of: claim) }
@@ -77,7 +79,6 @@ struct Finalizer: LaneRole {
         if let short = segments.first(where: { $0.bytesDone != $0.length }) {
             throw HaulError("incomplete", "segment \(short.index) holds \(short.bytesDone) of \(short.length) bytes", hint: "run 'haul retry \(claim.info.id)'")
         }
-        let keepAlive = LeaseKeeper(lane: lane, claim: claim)
         let source: String
         if segments.isEmpty {
             source = files.partial(generation: claim.generation)
@@ -92,7 +93,7 @@ struct Finalizer: LaneRole {
                 try refetch(lost.map(\.index), of: claim)
             }
             source = files.assembly(generation: claim.generation, lease: claim.leaseToken)
-            try Assembler.concatenate(pieces, into: source, keepAlive: keepAlive.renewIfDue)
+            try Assembler.concatenate(pieces, into: source, keepAlive: keepAlive.check)
         } else {
             source = files.partial(generation: claim.generation)
         }
@@ -107,7 +108,7 @@ struct Finalizer: LaneRole {
             throw HaulError(
                 "size-mismatch", "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run 'haul retry \(claim.info.id)'")
         }
-        let digest = try verifyDigest(claim, path: source, keepAlive: keepAlive.renewIfDue)
+        let digest = try verifyDigest(claim, path: source, keepAlive: keepAlive.check)
         try keepAlive.renew()
         try Assembler.publish(source, as: files, generation: claim.generation)
         return digest
@@ -129,7 +130,7 @@ struct Finalizer: LaneRole {
     /// that publish stands. - Returns: `nil` if it does not check out.
     private func confirmEarlierPublish(_ claim: TransferLeases.Claim, files: TransferFiles, size: Int64, keepAlive: LeaseKeeper) throws -> EarlierPublish? {
         guard Assembler.size(of: files.destination) == size else { return nil }
-        let digest = try verifyDigest(claim, path: files.destination, keepAlive: keepAlive.renewIfDue)
+        let digest = try verifyDigest(claim, path: files.destination, keepAlive: keepAlive.check)
         files.removeTemporaries(generation: claim.generation)
         return EarlierPublish(digest: digest)
     }
@@ -151,32 +152,5 @@ struct Finalizer: LaneRole {
         }
         guard claim.info.options.recordDigest == true else { return nil }
         return try Assembler.digest(of: path, algorithm: .sha256, keepAlive: keepAlive).description
-    }
-}
-
-/// Renews a finalizer's lease on its transfer during long work; throws `lease-lost` when another
-/// finalizer has it now, which stops this one before it publishes anything.
-final class LeaseKeeper {
-    private let lane: Lane
-    private let claim: TransferLeases.Claim
-    private var last = Date()
-
-    init(lane: Lane, claim: TransferLeases.Claim) {
-        self.lane = lane
-        self.claim = claim
-    }
-
-    /// Renews when a third of the lease has passed since the last renewal.
-    func renewIfDue() throws {
-        guard Date().timeIntervalSince(last) >= lane.shared.config.heartbeat else { return }
-        try renew()
-    }
-
-    /// Renews now (a fenced UPDATE).
-    func renew() throws {
-        let config = lane.shared.config
-        let held = try lane.database.run { conn in try TransferLeases(conn, workerID: config.workerID).renew(claim, lease: config.lease) }
-        guard held else { throw HaulError("lease-lost", "another finalizer holds transfer \(claim.info.id) now") }
-        last = Date()
     }
 }
