@@ -62,11 +62,11 @@ struct AfterDownload {
                 response = try TusUploader.upload(
                     request, resumeURL: resumeURL,
                     onUploadURL: { created in _ = try? database.run(patient: true) { conn in try leases(conn).recordUpload(claim, url: created) } },
-                    progress: { _, _ in }, shouldCancel: shouldCancel)
+                    shouldCancel: shouldCancel)
             } else {
                 var request = MultipartRequest(url: url, files: [file], headers: headers, caBundle: tls.caBundle, insecure: tls.insecure)
                 request.fields = try (options.uploadFields ?? []).map(MultipartRequest.parseField)
-                response = try MultipartUploader.send(request, progress: { _, _ in }, shouldCancel: shouldCancel)
+                response = try MultipartUploader.send(request, shouldCancel: shouldCancel)
             }
         } catch let error as HaulError {
             throw HaulError(

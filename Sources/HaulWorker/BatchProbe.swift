@@ -212,11 +212,7 @@ private final class Probe {
         destination = files.destination
         descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Errno.storageError(errno, "create \(partial)") }
-        if let expected = info.expectedDigest.flatMap({ try? Checksum(parsing: $0) }) {
-            digester = Digester(expected.algorithm)
-        } else if info.options.recordDigest == true {
-            digester = Digester(.sha256)
-        }
+        digester = info.digestAlgorithm.map(Digester.init)
         self.plan = plan
         verdict = .whole
     }
@@ -250,13 +246,7 @@ private final class Probe {
             guard received == size else {
                 throw HaulError("incomplete", "the origin sent \(received) of the \(size) bytes it announced", transient: true)
             }
-            let actual = digester?.finish()
-            if let expected = claim.info.expectedDigest.flatMap({ try? Checksum(parsing: $0) }), let actual, actual != expected {
-                throw HaulError(
-                    "checksum-mismatch", "checksum mismatch: expected \(expected) but the downloaded file is \(actual)",
-                    hint: "check the published digest; 'haul retry \(claim.info.id)' downloads it again")
-            }
-            digest = actual?.description
+            digest = try digester.map { try claim.info.verified($0.finish()) }
         } catch {
             discard()
             verdict = leaseLost ? .lost : .failed(error)

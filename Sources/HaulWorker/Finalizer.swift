@@ -141,16 +141,7 @@ struct Finalizer: LaneRole {
     }
 
     private func verifyDigest(_ claim: TransferLeases.Claim, path: String, keepAlive: () throws -> Void) throws -> String? {
-        if let expected = claim.info.expectedDigest.flatMap({ try? Checksum(parsing: $0) }) {
-            let actual = try Assembler.digest(of: path, algorithm: expected.algorithm, keepAlive: keepAlive)
-            guard actual == expected else {
-                throw HaulError(
-                    "checksum-mismatch", "checksum mismatch: expected \(expected) but the downloaded file is \(actual)",
-                    hint: "check the published digest; 'haul retry \(claim.info.id)' downloads it again")
-            }
-            return actual.description
-        }
-        guard claim.info.options.recordDigest == true else { return nil }
-        return try Assembler.digest(of: path, algorithm: .sha256, keepAlive: keepAlive).description
+        guard let algorithm = claim.info.digestAlgorithm else { return nil }
+        return try claim.info.verified(Assembler.digest(of: path, algorithm: algorithm, keepAlive: keepAlive))
     }
 }

@@ -1,0 +1,24 @@
+import HaulCore
+import HaulQueue
+
+/// Which digest a finished file gets and how it is judged, for the finalizer and the batch probe alike.
+extension TransferInfo {
+    /// The algorithm to hash the finished file with: the expected digest's, sha256 for
+    /// `--record-digest`, none otherwise.
+    var digestAlgorithm: Checksum.Algorithm? {
+        expectedChecksum?.algorithm ?? (options.recordDigest == true ? .sha256 : nil)
+    }
+
+    /// The computed digest as it is recorded, after checking it against the expected one.
+    /// - Throws: `checksum-mismatch` when they differ.
+    func verified(_ actual: Checksum) throws -> String {
+        if let expected = expectedChecksum, actual != expected {
+            throw HaulError(
+                "checksum-mismatch", "checksum mismatch: expected \(expected) but the downloaded file is \(actual)",
+                hint: "check the published digest; 'haul retry \(id)' downloads it again")
+        }
+        return actual.description
+    }
+
+    private var expectedChecksum: Checksum? { expectedDigest.flatMap { try? Checksum(parsing: $0) } }
+}
