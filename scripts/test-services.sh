@@ -2,12 +2,14 @@
 # Starts (or stops) the real services the test suite talks to, on loopback only:
 #   PostgreSQL  127.0.0.1:55432 (runs as the 'postgres' user; initdb refuses root)
 #   nginx       http://127.0.0.1:18080 and https://127.0.0.1:18443 (certificate from a CA made here)
+# The ports can be moved with HAUL_TEST_PG_PORT, HAUL_TEST_HTTP_PORT and HAUL_TEST_HTTPS_PORT,
+# so that two checkouts can run their suites side by side.
 # Usage: test-services.sh start|stop|env     (env prints the variables the tests read)
 set -euo pipefail
 work=${HAUL_CI_WORK:-/tmp/haul-ci}
-pgport=55432
-http_port=18080
-https_port=18443
+pgport=${HAUL_TEST_PG_PORT:-55432}
+http_port=${HAUL_TEST_HTTP_PORT:-18080}
+https_port=${HAUL_TEST_HTTPS_PORT:-18443}
 
 env_lines() {
   cat <<ENV
