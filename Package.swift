@@ -1,9 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Haul runs on Linux only: storage uses copy_file_range, syncfs and fdatasync, the
+// embedded database expects a Debian-style PostgreSQL install, and the C shims assume glibc.
 let package = Package(
     name: "Haul",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "haul", targets: ["haul"]),
     ],

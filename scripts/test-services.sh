@@ -86,6 +86,18 @@ CONF
   nginx -c "$work/nginx/nginx.conf"
 }
 
+# Ends every process whose command line names the work folder: what a failed or interrupted
+# test left running (workers, PgBouncer, embedded servers, test origins) under "$work".
+stop_leftovers() {
+  local pids
+  pids=$(pgrep -f -- "$work/" || true)
+  [[ -z $pids ]] && return
+  kill $pids 2>/dev/null || true
+  sleep 1
+  pids=$(pgrep -f -- "$work/" || true)
+  [[ -n $pids ]] && kill -9 $pids 2>/dev/null || true
+}
+
 case ${1:-} in
   start)
     mkdir -p "$work"
@@ -101,6 +113,7 @@ case ${1:-} in
       bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
       runuser -u postgres -- "$bin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null 2>&1 || true
     fi
+    stop_leftovers
     ;;
   env) env_lines ;;
   *) echo "usage: $0 start|stop|env" >&2; exit 2 ;;

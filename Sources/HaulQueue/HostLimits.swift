@@ -1,7 +1,7 @@
 import HaulCore
 import HaulPostgres
 
-/// Cluster-wide limits on running segments per origin host (DESIGN.md "Claim, lease, fence").
+/// Cluster-wide limits on running segments per origin host (docs/ARCHITECTURE.md "Claim, lease, fence").
 ///
 /// Counting running rows without a lock races: two claimers would both see the last free
 /// slot. So a claim first locks the host's row in `origin_hosts` (`FOR UPDATE SKIP LOCKED`),

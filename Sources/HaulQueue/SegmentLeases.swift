@@ -1,7 +1,7 @@
 import HaulCore
 import HaulPostgres
 
-/// The fetcher's side of the claim / lease / fence protocol (DESIGN.md).
+/// The fetcher's side of the claim / lease / fence protocol (docs/ARCHITECTURE.md "Claim, lease, fence").
 ///
 /// Every write after the claim names the segment *and* its lease token; zero rows updated
 /// means the lease is gone and the caller must stop work on that segment at once.

@@ -1,7 +1,7 @@
 import Foundation
 import HaulCore
 
-/// Where a transfer's bytes live while it downloads, for both storage layouts (DESIGN.md "Storage").
+/// Where a transfer's bytes live while it downloads, for both storage layouts (docs/ARCHITECTURE.md "Storage layouts").
 public struct TransferFiles: Sendable {
     /// The final file's absolute path.
     public let destination: String

@@ -3,7 +3,7 @@ import HaulCore
 import HaulHTTP
 import HaulStorage
 
-/// The roles a worker process can play (DESIGN.md "Roles").
+/// The roles a worker process can play (docs/ARCHITECTURE.md "One binary, many roles").
 public enum Role: String, Sendable, CaseIterable {
     case planner, fetcher, finalizer, rescuer
 

@@ -52,16 +52,6 @@ struct CommandLineTests {
         }
     }
 
-    @Test("the CLI contract operators' scripts rely on holds")
-    func contract() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("shared/contract/check-cli.sh").path
-        try #require(FileManager.default.fileExists(atPath: script), "shared/contract/check-cli.sh is beside the repository")
-        let database = try TestDatabase()
-        let result = try Run.program("/bin/bash", [script, Harness.haulBinary, database.url], environment: [:])
-        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-    }
-
     @Test("secrets in URLs and headers never appear in status, list or logs")
     func secretsRedacted() throws {
         let cluster = try Cluster("secrets")

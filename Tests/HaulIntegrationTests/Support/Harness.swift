@@ -52,13 +52,15 @@ struct TestDatabase {
     let url: String
     let name: String
 
-    init() throws {
+    /// Creates the database, and runs `haul migrate` on it unless `migrated` is false.
+    init(migrated: Bool = true) throws {
         name = "haul_t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
         let server = Harness.databaseServer
         let admin = try Run.psql(server, "CREATE DATABASE \(name)")
         guard admin.status == 0 else { throw TestFailure("cannot create database: \(admin.stderr)") }
         guard let slash = server.range(of: "/", options: .backwards) else { throw TestFailure("HAUL_TEST_DATABASE_URL has no database name") }
         url = server[..<slash.lowerBound] + "/" + name
+        guard migrated else { return }
         let migrate = try Run.haul(["migrate"], database: url)
         guard migrate.status == 0 else { throw TestFailure("haul migrate failed: \(migrate.stderr)") }
     }
