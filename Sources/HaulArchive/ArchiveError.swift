@@ -6,56 +6,56 @@ import HaulCore
     import Darwin
 #endif
 
-/// The stable error codes the archive module throws, so callers can switch on `HaulError.code`.
-public enum ArchiveErrorCode {
+/// The error kinds the archive module throws.
+extension HaulError.Code {
     /// A name that is absolute, has a `..` component, a backslash, a drive prefix, a NUL, or is empty.
-    public static let unsafeEntryName = "unsafe-entry-name"
+    public static let unsafeEntryName: Self = "unsafe-entry-name"
     /// Two entries with the same path, or an entry inside a path that is a file or a symlink.
-    public static let duplicateEntry = "duplicate-entry"
+    public static let duplicateEntry: Self = "duplicate-entry"
     /// Entry data overlapping another entry or the central directory (a non-recursive zip bomb).
-    public static let overlappingEntries = "overlapping-entries"
+    public static let overlappingEntries: Self = "overlapping-entries"
     /// An entry that inflates past its declared size.
-    public static let zipBomb = "zip-bomb"
+    public static let zipBomb: Self = "zip-bomb"
     /// The declared or written total passes the size limit.
-    public static let tooLarge = "too-large"
+    public static let tooLarge: Self = "too-large"
     /// More entries than the entry limit.
-    public static let tooManyEntries = "too-many-entries"
+    public static let tooManyEntries: Self = "too-many-entries"
     /// Truncated, garbled or inconsistent input, including CRC mismatches.
-    public static let corruptArchive = "corrupt-archive"
+    public static let corruptArchive: Self = "corrupt-archive"
     /// The local header and the central directory disagree on an entry's name, method or flags.
-    public static let headerMismatch = "header-mismatch"
+    public static let headerMismatch: Self = "header-mismatch"
     /// A compression method other than stored (0) or deflate (8).
-    public static let unsupportedMethod = "unsupported-method"
+    public static let unsupportedMethod: Self = "unsupported-method"
     /// An encrypted entry; Haul never decrypts.
-    public static let encryptedEntry = "encrypted-entry"
+    public static let encryptedEntry: Self = "encrypted-entry"
     /// A symlink entry while symlinks are not allowed.
-    public static let symlinkRefused = "symlink-refused"
+    public static let symlinkRefused: Self = "symlink-refused"
     /// A symlink whose target is absolute or resolves outside the destination.
-    public static let unsafeSymlink = "unsafe-symlink"
+    public static let unsafeSymlink: Self = "unsafe-symlink"
     /// An entry kind Haul does not extract: hard links, devices, FIFOs, sparse files, multi-disk archives.
-    public static let unsupportedEntry = "unsupported-entry"
+    public static let unsupportedEntry: Self = "unsupported-entry"
     /// Content that is none of zip, tar, gzip.
-    public static let unknownFormat = "unknown-format"
+    public static let unknownFormat: Self = "unknown-format"
     /// The destination exists and is not an empty directory.
-    public static let destinationNotEmpty = "destination-not-empty"
+    public static let destinationNotEmpty: Self = "destination-not-empty"
     /// A system call failed (permissions, full disk, missing directory).
-    public static let io = "io-error"
+    public static let io: Self = "io-error"
 }
 
 extension HaulError {
     static func corrupt(_ message: String) -> HaulError {
-        HaulError(ArchiveErrorCode.corruptArchive, message, hint: "the archive is damaged or truncated; download it again")
+        HaulError(HaulError.Code.corruptArchive, message, hint: "the archive is damaged or truncated; download it again")
     }
 
     static func unsafeName(_ name: String, _ reason: String) -> HaulError {
         HaulError(
-            ArchiveErrorCode.unsafeEntryName, "refusing archive: entry '\(printable(name))' \(reason)",
+            HaulError.Code.unsafeEntryName, "refusing archive: entry '\(printable(name))' \(reason)",
             hint: "nothing was extracted; the archive may be hostile")
     }
 
     static func archiveIO(_ what: String, _ path: String, errno code: Int32) -> HaulError {
         let reason = String(cString: strerror(code))
-        return HaulError(ArchiveErrorCode.io, "cannot \(what) '\(path)': \(reason)", transient: code == ENOSPC || code == EIO)
+        return HaulError(HaulError.Code.io, "cannot \(what) '\(path)': \(reason)", transient: code == ENOSPC || code == EIO)
     }
 
     /// A name as it may be shown in a message: control characters escaped, at most 200 characters.

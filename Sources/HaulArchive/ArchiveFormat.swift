@@ -28,7 +28,7 @@ public enum ArchiveFormat: String, Sendable, Equatable, CaseIterable {
         }
         if head.count == 512, TarHeader.looksLikeTar(head) { return .tar }
         throw HaulError(
-            ArchiveErrorCode.unknownFormat, "'\(file.path)' is not a zip, tar, tar.gz or gz archive",
+            HaulError.Code.unknownFormat, "'\(file.path)' is not a zip, tar, tar.gz or gz archive",
             hint: "Haul detects the format from the content, not the file name")
     }
 }

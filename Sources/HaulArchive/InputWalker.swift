@@ -54,7 +54,7 @@ enum InputWalker {
         var seen = Set<String>()
         for entry in entries where !seen.insert(entry.name).inserted {
             throw HaulError(
-                ArchiveErrorCode.duplicateEntry, "two inputs would both be stored as '\(entry.name)'",
+                HaulError.Code.duplicateEntry, "two inputs would both be stored as '\(entry.name)'",
                 hint: "put the files in one directory and add that directory instead")
         }
         return entries
@@ -88,7 +88,7 @@ enum InputWalker {
             let target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return WriteEntry(name: name, source: path, kind: .symlink(target: target), mode: mode, modificationTime: mtime, size: Int64(count))
         default:
-            throw HaulError(ArchiveErrorCode.unsupportedEntry, "'\(path)' is a device, FIFO or socket, which a zip cannot hold")
+            throw HaulError(HaulError.Code.unsupportedEntry, "'\(path)' is a device, FIFO or socket, which a zip cannot hold")
         }
     }
 }

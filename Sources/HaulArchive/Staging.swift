@@ -22,7 +22,7 @@ final class Staging {
         if lstat(trimmed, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR, try Staging.isEmptyDirectory(trimmed) else {
                 throw HaulError(
-                    ArchiveErrorCode.destinationNotEmpty, "the destination '\(trimmed)' exists and is not an empty directory",
+                    HaulError.Code.destinationNotEmpty, "the destination '\(trimmed)' exists and is not an empty directory",
                     hint: "choose a new destination or remove the existing one")
             }
         } else if errno != ENOENT {
@@ -119,7 +119,7 @@ final class Staging {
 
     static func collision(_ relative: String) -> HaulError {
         HaulError(
-            ArchiveErrorCode.duplicateEntry, "refusing archive: entry '\(HaulError.printable(relative))' collides with another entry",
+            HaulError.Code.duplicateEntry, "refusing archive: entry '\(HaulError.printable(relative))' collides with another entry",
             hint: "two names that the file system treats as one, or a file used as a directory")
     }
 

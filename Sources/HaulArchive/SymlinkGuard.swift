@@ -61,7 +61,7 @@ enum SymlinkGuard {
 
     private static func refuse(_ shown: String, _ target: String, _ reason: String) -> HaulError {
         HaulError(
-            ArchiveErrorCode.unsafeSymlink, "refusing archive: symlink '\(shown)' → '\(HaulError.printable(target))' \(reason)",
+            HaulError.Code.unsafeSymlink, "refusing archive: symlink '\(shown)' → '\(HaulError.printable(target))' \(reason)",
             hint: "nothing was extracted; the archive may be hostile")
     }
 }

@@ -59,7 +59,7 @@ struct TarExtraction {
                 continue
             }
             guard seen.insert(path).inserted else {
-                throw HaulError(ArchiveErrorCode.duplicateEntry, "refusing archive: entry '\(HaulError.printable(path))' appears twice")
+                throw HaulError(HaulError.Code.duplicateEntry, "refusing archive: entry '\(HaulError.printable(path))' appears twice")
             }
             switch header.type {
             case 0, UInt8(ascii: "0"), UInt8(ascii: "7"):
@@ -81,14 +81,14 @@ struct TarExtraction {
             case UInt8(ascii: "2"):
                 guard allowSymlinks else {
                     throw HaulError(
-                        ArchiveErrorCode.symlinkRefused, "refusing archive: entry '\(HaulError.printable(path))' is a symlink",
+                        HaulError.Code.symlinkRefused, "refusing archive: entry '\(HaulError.printable(path))' is a symlink",
                         hint: "pass --allow-symlinks to create symlinks that stay inside the destination")
                 }
                 symlinks.append((path, target))
                 try copy(source, size, buffer, to: nil)
             default:
                 throw HaulError(
-                    ArchiveErrorCode.unsupportedEntry,
+                    HaulError.Code.unsupportedEntry,
                     "refusing archive: entry '\(HaulError.printable(path))' is a \(TarExtraction.describe(header.type)), which Haul does not extract")
             }
         }

@@ -94,7 +94,7 @@ struct ZipArchiveBuilder {
         info.compressedSize = info.size
         guard info.zip64InLocalHeader || info.size < ZipSignature.max32 else {
             throw HaulError(
-                ArchiveErrorCode.io, "'\(entry.source)' grew past 4 GiB while it was being archived", hint: "archive it again once it stops changing")
+                HaulError.Code.io, "'\(entry.source)' grew past 4 GiB while it was being archived", hint: "archive it again once it stops changing")
         }
         try output.patch(ZipRecordEncoder.localHeader(info), at: info.localHeaderOffset)
     }

@@ -36,7 +36,7 @@ struct ZipCatalog {
         for (index, entry) in central.enumerated() {
             guard let plan = try plan(entry, allowSymlinks: allowSymlinks) else { continue }
             if kinds.updateValue(plan.kind, forKey: plan.path) != nil {
-                throw HaulError(ArchiveErrorCode.duplicateEntry, "refusing archive: entry '\(HaulError.printable(plan.path))' appears twice")
+                throw HaulError(HaulError.Code.duplicateEntry, "refusing archive: entry '\(HaulError.printable(plan.path))' appears twice")
             }
             let (sum, overflow) = total.addingReportingOverflow(plan.size)
             total = sum
@@ -58,11 +58,11 @@ struct ZipCatalog {
         let shown = HaulError.printable(name)
         if entry.isEncrypted {
             throw HaulError(
-                ArchiveErrorCode.encryptedEntry, "refusing archive: entry '\(shown)' is encrypted", hint: "Haul does not decrypt archives")
+                HaulError.Code.encryptedEntry, "refusing archive: entry '\(shown)' is encrypted", hint: "Haul does not decrypt archives")
         }
         guard entry.method == 0 || entry.method == 8 else {
             throw HaulError(
-                ArchiveErrorCode.unsupportedMethod, "refusing archive: entry '\(shown)' uses compression method \(entry.method)",
+                HaulError.Code.unsupportedMethod, "refusing archive: entry '\(shown)' uses compression method \(entry.method)",
                 hint: "only stored (0) and deflate (8) are supported")
         }
         let type = (entry.unixMode ?? 0) & 0o170000
@@ -73,12 +73,12 @@ struct ZipCatalog {
         } else if type == 0o120000 {
             guard allowSymlinks else {
                 throw HaulError(
-                    ArchiveErrorCode.symlinkRefused, "refusing archive: entry '\(shown)' is a symlink",
+                    HaulError.Code.symlinkRefused, "refusing archive: entry '\(shown)' is a symlink",
                     hint: "pass --allow-symlinks to create symlinks that stay inside the destination")
             }
             kind = .symlink
         } else if type != 0 && type != 0o100000 {
-            throw HaulError(ArchiveErrorCode.unsupportedEntry, "refusing archive: entry '\(shown)' is a device, FIFO or socket")
+            throw HaulError(HaulError.Code.unsupportedEntry, "refusing archive: entry '\(shown)' is a device, FIFO or socket")
         }
         let mtime = entry.modificationTime ?? DOSTime.unixTime(date: entry.dosDate, time: entry.dosTime)
         return ZipEntryPlan(
@@ -93,7 +93,7 @@ struct ZipCatalog {
                 switch kinds[ancestor] {
                 case .file:
                     throw HaulError(
-                        ArchiveErrorCode.duplicateEntry,
+                        HaulError.Code.duplicateEntry,
                         "refusing archive: entry '\(HaulError.printable(plan.path))' lies inside '\(HaulError.printable(ancestor))', which is a file")
                 case .symlink:
                     throw HaulError.unsafeName(plan.path, "lies under the symlink '\(HaulError.printable(ancestor))'")
@@ -106,14 +106,14 @@ struct ZipCatalog {
 
     static func tooManyEntries(_ count: UInt64, _ limits: Limits) -> HaulError {
         HaulError(
-            ArchiveErrorCode.tooManyEntries, "refusing archive: it has \(count) entries, more than the limit of \(limits.maxEntries)",
+            HaulError.Code.tooManyEntries, "refusing archive: it has \(count) entries, more than the limit of \(limits.maxEntries)",
             hint: "raise --max-entries if the archive is trusted")
     }
 
     static func tooLarge(declared: UInt64, overflow: Bool, _ limits: Limits) -> HaulError {
         let size = overflow ? "more than 16 EiB" : ByteSize.format(Int64(clamping: declared))
         return HaulError(
-            ArchiveErrorCode.tooLarge, "refusing archive: it expands to \(size), more than the limit of \(ByteSize.format(limits.maxSize))",
+            HaulError.Code.tooLarge, "refusing archive: it expands to \(size), more than the limit of \(ByteSize.format(limits.maxSize))",
             hint: "free space or raise --max-size if the archive is trusted")
     }
 }

@@ -22,7 +22,7 @@ final class ZipEntryDecoder {
             produced += UInt64(count)
             guard produced <= plan.size else {
                 throw HaulError(
-                    ArchiveErrorCode.zipBomb,
+                    HaulError.Code.zipBomb,
                     "refusing archive: entry '\(HaulError.printable(plan.path))' inflates past its declared size of \(plan.size) bytes",
                     hint: "the archive is damaged or a zip bomb; nothing was kept")
             }

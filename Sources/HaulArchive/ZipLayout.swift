@@ -24,13 +24,13 @@ enum ZipLayout {
         for (index, span) in sorted.enumerated() {
             if span.end > directoryStart {
                 throw HaulError(
-                    ArchiveErrorCode.overlappingEntries,
+                    HaulError.Code.overlappingEntries,
                     "refusing archive: the data of entry '\(HaulError.printable(span.name))' overlaps the central directory",
                     hint: "this is how zip bombs and damaged archives look; nothing was extracted")
             }
             if index + 1 < sorted.count, span.end > sorted[index + 1].start {
                 throw HaulError(
-                    ArchiveErrorCode.overlappingEntries,
+                    HaulError.Code.overlappingEntries,
                     "refusing archive: entries '\(HaulError.printable(span.name))' and '\(HaulError.printable(sorted[index + 1].name))' overlap",
                     hint: "this is how zip bombs and damaged archives look; nothing was extracted")
             }
@@ -83,7 +83,7 @@ enum ZipLayout {
 
     private static func mismatch(_ name: String, _ field: String) -> HaulError {
         HaulError(
-            ArchiveErrorCode.headerMismatch,
+            HaulError.Code.headerMismatch,
             "refusing archive: the local header of '\(HaulError.printable(name))' disagrees with the central directory on the \(field)",
             hint: "the archive is damaged or crafted to fool some extractors; nothing was extracted")
     }

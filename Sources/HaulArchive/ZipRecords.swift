@@ -87,7 +87,7 @@ struct ZipEnd: Equatable {
 
     private static func multiDisk() -> HaulError {
         HaulError(
-            ArchiveErrorCode.unsupportedEntry, "multi-disk (split) zip archives are not supported", hint: "join the parts with 'zip -s 0' first")
+            HaulError.Code.unsupportedEntry, "multi-disk (split) zip archives are not supported", hint: "join the parts with 'zip -s 0' first")
     }
 }
 
@@ -182,7 +182,7 @@ struct CentralEntry {
                 if try u.u32() == crc { unicodeName = String(validating: field[5...], as: UTF8.self) }
             }
         }
-        guard disk == 0 else { throw HaulError(ArchiveErrorCode.unsupportedEntry, "multi-disk (split) zip archives are not supported") }
+        guard disk == 0 else { throw HaulError(HaulError.Code.unsupportedEntry, "multi-disk (split) zip archives are not supported") }
         if [size, compressed, offset].contains(ZipSignature.max32) {
             throw HaulError.corrupt("a zip entry needs a zip64 extra field that is missing")
         }

@@ -6,7 +6,7 @@
 /// must, and print `description` otherwise. Never put a secret in `message` or `hint`.
 public struct HaulError: Error, CustomStringConvertible, Sendable, Equatable {
     /// A stable identifier of the error's kind, such as `bad-url` or `origin-changed`.
-    public var code: String
+    public var code: Code
     /// What happened, as one sentence without a trailing full stop.
     public var message: String
     /// What the user can do about it, if anything.
@@ -16,8 +16,8 @@ public struct HaulError: Error, CustomStringConvertible, Sendable, Equatable {
     /// Seconds the other side asked us to wait before retrying (`Retry-After`), if it said.
     public var retryAfter: Double?
 
-    /// Creates an error; `code` should be a short kebab-case word that stays the same across versions.
-    public init(_ code: String, _ message: String, hint: String? = nil, transient: Bool = false) {
+    /// Creates an error; `code` is one of the `Code` constants, stable across versions.
+    public init(_ code: Code, _ message: String, hint: String? = nil, transient: Bool = false) {
         self.code = code
         self.message = message
         self.hint = hint
@@ -33,6 +33,24 @@ public struct HaulError: Error, CustomStringConvertible, Sendable, Equatable {
 }
 
 extension HaulError {
+    /// A stable, machine-readable kind of error: a short kebab-case word stored in
+    /// `transfers.error_code`, printed by `--json`, and matched by callers that must tell kinds
+    /// apart. A struct with static members rather than an enum, so that modules can add their
+    /// own kinds without a central switch (the swift-service-lifecycle and postgres-nio pattern).
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+        /// The kebab-case word.
+        public let rawValue: String
+
+        /// Wraps a stored or received code.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// A code written in the source, such as `"origin-changed"`.
+        public init(stringLiteral value: String) { rawValue = value }
+
+        /// The kebab-case word.
+        public var description: String { rawValue }
+    }
+
     /// Bad input from the command line or a manifest: the process exits with status 2.
     public static func usage(_ message: String, hint: String? = nil) -> HaulError {
         HaulError("usage", message, hint: hint)

@@ -1,3 +1,5 @@
+import HaulCore
+
 /// A Swift value that can be sent as a query parameter in PostgreSQL's text format.
 public protocol PostgresBindable: Sendable {
     /// The parameter's text form, or `nil` for SQL `NULL`.
@@ -63,4 +65,9 @@ extension Array: PostgresBindable where Element: PostgresBindable {
         literal.append(UInt8(ascii: "}"))
         return String(decoding: literal, as: UTF8.self)
     }
+}
+
+extension HaulError.Code: PostgresBindable {
+    /// The kebab-case word, as stored in `transfers.error_code`.
+    public var postgresText: String? { rawValue }
 }

@@ -62,7 +62,7 @@ extension TransferLeases {
     }
 
     /// Fails a transfer with a reason the operator will read in `haul status`.
-    public func failTransfer(_ id: Int64, code: String, message: String) throws {
+    public func failTransfer(_ id: Int64, code: HaulError.Code, message: String) throws {
         try db.transaction {
             try db.query(
                 """

@@ -19,7 +19,7 @@ final class CurlTransfer {
     var sources: [FileSource] = []
     /// Called with (bytes sent, bytes to send) of this request's body; total is 0 while unknown.
     var progress: ((Int64, Int64) -> Void)?
-    /// Polled during the transfer; returning true aborts it with a `cancelled` error.
+    /// Polled during the transfer; returning true aborts it with a `canceled` error.
     var shouldCancel: (() -> Bool)?
 
     /// A request to `url` with the caller's `headers` (`Name: value` lines) plus `Expect:` (no
@@ -78,12 +78,12 @@ final class CurlTransfer {
 
     /// Runs the request to completion on the calling thread.
     /// - Returns: the server's answer, whatever its status.
-    /// - Throws: `cancelled`, the source's `file-changed`, or a `network` error (transient).
+    /// - Throws: `canceled`, the source's `file-changed`, or a `network` error (transient).
     func perform() throws(HaulError) -> UploadResponse {
         collected = UploadResponse(status: 0)
         let code = curl_easy_perform(handle)
         if let failure = sources.lazy.compactMap(\.failure).first { throw failure }
-        if cancelled { throw HaulError("cancelled", "\(action) was cancelled") }
+        if cancelled { throw HaulError(.canceled, "\(action) was canceled") }
         guard code == CURLE_OK else { throw networkError(code) }
         var status = 0
         haul_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)

@@ -12,12 +12,12 @@ public enum MultipartUploader {
     ///   - retry: how many attempts and how long to wait between them.
     ///   - mimeTypes: the extension table for file parts without ``MultipartRequest/contentType``.
     ///   - progress: called often with (body bytes sent, body size) of the current attempt.
-    ///   - shouldCancel: polled during the upload and the waits; true stops with error `cancelled`.
+    ///   - shouldCancel: polled during the upload and the waits; true stops with error `canceled`.
     ///   Both closures run on the calling thread, inside libcurl callbacks: keep them short.
     /// - Returns: the server's 2xx answer.
     /// - Throws: ``HaulCore/HaulError`` — `upload-rejected` (3xx, 4xx but 408/429: at once),
     ///   `server-error` or `network` (after the last attempt; `retryAfter` set when the server
-    ///   sent one), `tls`, `bad-url`, `file-changed`, `file-unreadable`, `cancelled`, `usage`.
+    ///   sent one), `tls`, `bad-url`, `file-changed`, `file-unreadable`, `canceled`, `usage`.
     public static func send(
         _ request: MultipartRequest, retry: RetryPolicy = RetryPolicy(), mimeTypes: MimeTypes = MimeTypes(),
         progress: ((_ sent: Int64, _ total: Int64) -> Void)? = nil, shouldCancel: (() -> Bool)? = nil

@@ -26,7 +26,7 @@ struct RetryLoop {
         }
         var remaining = policy.delay(forAttempt: failures, retryAfter: error.retryAfter, jitter: .random(in: 0..<1))
         while remaining > 0 {
-            if shouldCancel() { throw HaulError("cancelled", "upload was cancelled while waiting to retry") }
+            if shouldCancel() { throw HaulError(.canceled, "upload was canceled while waiting to retry") }
             let slice = min(remaining, 0.1)
             Thread.sleep(forTimeInterval: slice)
             remaining -= slice

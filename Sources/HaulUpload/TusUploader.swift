@@ -20,13 +20,13 @@ public enum TusUploader {
     ///   - onUploadURL: called with the absolute upload URL as soon as the server created it;
     ///     persist it to resume after a crash. It is a capability: treat it as a secret.
     ///   - progress: called often with (bytes the server has or is receiving, file size).
-    ///   - shouldCancel: polled during transfers and waits; true stops with error `cancelled`.
+    ///   - shouldCancel: polled during transfers and waits; true stops with error `canceled`.
     ///   All three closures run on the calling thread, inside libcurl callbacks: keep them short.
     /// - Returns: the answer to the last request: `204` of the final `PATCH`, usually; `201` of
     ///   the creation for an empty file; `200` of the `HEAD` when a resumed upload was complete.
     /// - Throws: ``HaulCore/HaulError`` — `upload-rejected` (3xx, 4xx but 408/409/423/429),
     ///   `server-error` or `network` (attempts spent), `tls`, `bad-url`, `upload-mismatch`,
-    ///   `bad-server`, `file-changed`, `file-unreadable`, `cancelled`, `usage`.
+    ///   `bad-server`, `file-changed`, `file-unreadable`, `canceled`, `usage`.
     public static func upload(
         _ request: TusRequest, resumeURL: String? = nil, retry: RetryPolicy = RetryPolicy(), mimeTypes: MimeTypes = MimeTypes(),
         onUploadURL: (String) -> Void, progress: ((_ sent: Int64, _ total: Int64) -> Void)? = nil, shouldCancel: (() -> Bool)? = nil

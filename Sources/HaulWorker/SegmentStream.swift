@@ -187,7 +187,7 @@ final class SegmentStream {
         _ = try? database.run(patient: true) { conn in
             try SegmentLeases(conn, workerID: config.workerID).fail(segment, error: error, retryAfter: delay, maxAttempts: maxAttempts)
         }
-        metrics.retried(reason: error.code)
+        metrics.retried(reason: error.code.rawValue)
         Log.warning("segment attempt failed", fields(segment) + [("error", error.description), ("retry_in", String(format: "%.1fs", delay))])
         self.segment = nil
     }

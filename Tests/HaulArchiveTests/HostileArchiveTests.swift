@@ -6,7 +6,7 @@ import Testing
 /// One archive of the corpus Fixtures/hostile.py writes, and how Haul must refuse it.
 struct HostileCase: Sendable, CustomTestStringConvertible {
     var file: String
-    var code: String
+    var code: HaulError.Code
     var allowSymlinks = false
     var limits = ExtractionLimits()
 
