@@ -134,6 +134,6 @@ import Testing
                 MultipartRequest(url: receiver.base + "/upload", files: [file]), retry: fast,
                 progress: { now, _ in sent.value = now }, shouldCancel: { sent.value > 8 << 20 })
         }
-        #expect(error?.code == "cancelled")
+        #expect(error?.code == .canceled)
     }
 }

@@ -25,7 +25,7 @@ import Testing
                 request, retry: fast, onUploadURL: { recorded.value = $0 }, progress: { sent, _ in position.value = sent },
                 shouldCancel: { position.value > 21 << 20 })
         }
-        #expect(interrupted?.code == "cancelled")
+        #expect(interrupted?.code == .canceled)
         try receiver.waitUntilIdle()
         let uploadURL = try #require(recorded.value)
         let sentBefore = try #require(try receiver.json("/stats")["patch_bytes"] as? Int)
