@@ -17,18 +17,21 @@ public enum SegmentState: String, Sendable, CaseIterable {
 public enum OperatorAction: String, Sendable {
     case cancel, retry, pause, resume
 
-    /// The states this action may leave, and the one it enters.
+    /// The event of the transition table this action is.
+    public var event: TransferEvent {
+        switch self {
+        case .cancel: return .cancel
+        case .retry: return .retry
+        case .pause: return .pause
+        case .resume: return .resume
+        }
+    }
+
+    /// The states this action may leave (`TransferTransitions`).
     ///
     /// Pure, so the CLI can explain a refusal before touching the database; the UPDATE
     /// repeats the guard so a race with a worker cannot slip through.
-    public var allowedFrom: Set<TransferState> {
-        switch self {
-        case .cancel: return [.pending, .planning, .downloading, .finalizing, .paused, .failed]
-        case .retry: return [.failed, .canceled]
-        case .pause: return [.pending, .planning, .downloading]
-        case .resume: return [.paused]
-        }
-    }
+    public var allowedFrom: Set<TransferState> { TransferTransitions.rule(event).from }
 
     /// The error for a transfer in `state`, or `nil` when the action is allowed.
     public func refusal(transfer id: Int64, state: TransferState) -> HaulError? {

@@ -40,28 +40,6 @@ struct PlanningTests {
     }
 }
 
-@Suite("operator transitions")
-struct TransitionTests {
-    @Test("each action is allowed from exactly its states")
-    func table() {
-        let expected: [OperatorAction: Set<TransferState>] = [
-            .cancel: [.pending, .planning, .downloading, .finalizing, .paused, .failed],
-            .retry: [.failed, .canceled],
-            .pause: [.pending, .planning, .downloading],
-            .resume: [.paused],
-        ]
-        for (action, allowed) in expected {
-            for state in TransferState.allCases {
-                let refusal = action.refusal(transfer: 7, state: state)
-                #expect((refusal == nil) == allowed.contains(state), "\(action) from \(state)")
-                if let refusal {
-                    #expect(refusal.code == "invalid-transition" && refusal.message.contains("transfer 7 is \(state.rawValue)"))
-                }
-            }
-        }
-    }
-}
-
 @Suite("manifests")
 struct ManifestTests {
     let base = NewTransfer(url: "http://placeholder/", dest: nil, segmentSize: 1 << 20)

@@ -1,0 +1,142 @@
+import Foundation
+import HaulCore
+import HaulPostgres
+import HaulQueue
+import Synchronization
+import Testing
+
+/// The claim / lease / fence protocol driven in-process against the real server, as River's
+/// driver tests do: no worker process, no origin, only HaulQueue's functions and the rows.
+@Suite("lease protocol")
+struct LeaseProtocolTests {
+    /// A transfer in `downloading` with `segments` queued segments of 1 MiB, on host `host`.
+    static func downloading(_ database: TestDatabase, segments: Int, host: String = "origin.test:80") throws -> Int64 {
+        let enqueued = try Run.haul(["enqueue", "http://\(host)/f.bin", "--dest", "f-\(UUID().uuidString.prefix(8)).bin", "--json"], database: database.url)
+        try #require(enqueued.status == 0, "\(enqueued.stderr)")
+        let connection = try PostgresConnection(conninfo: database.url)
+        let id = try #require(try connection.query("SELECT max(id) AS id FROM transfers").first?.int64("id"))
+        try connection.query(
+            "UPDATE transfers SET state = 'downloading', size = $2, accepts_ranges = true, dest = coalesce(dest, 'f.bin') WHERE id = $1",
+            [id, Int64(segments) << 20])
+        try connection.query(
+            """
+            INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length)
+            SELECT $1, 0, i, $3, i * 1048576, 1048576 FROM generate_series(0, $2 - 1) AS i
+            """, [id, segments, host])
+        return id
+    }
+
+    /// Makes every running lease look expired.
+    static func expireLeases(_ connection: PostgresConnection) throws {
+        try connection.query("UPDATE segments SET lease_expires_at = now() - interval '1 second' WHERE state = 'running'")
+    }
+
+    @Test("after a lease moves to another worker, the first holder's checkpoint and completion change nothing")
+    func fenceAfterLeaseMoves() throws {
+        let database = try TestDatabase()
+        _ = try Self.downloading(database, segments: 1)
+        let connection = try PostgresConnection(conninfo: database.url)
+        let first = try #require(try SegmentLeases(connection, workerID: "a").claim(limit: 1, lease: 60).first)
+        #expect(try SegmentLeases(connection, workerID: "a").checkpoint(first, bytesDone: 1000, lease: 60, part: nil) == .recorded)
+
+        try Self.expireLeases(connection)
+        #expect(try SegmentLeases.rescueExpired(on: connection) == 1)
+        let second = try #require(try SegmentLeases(connection, workerID: "b").claim(limit: 1, lease: 60).first)
+        #expect(second.id == first.id && second.bytesDone == 1000, "the rescue kept the checkpointed bytes")
+
+        #expect(try SegmentLeases(connection, workerID: "a").checkpoint(first, bytesDone: 500_000, lease: 60, part: nil) == .leaseLost)
+        #expect(try SegmentLeases(connection, workerID: "a").complete(first, bytesDone: 1 << 20, part: nil) == .leaseLost)
+        #expect(try connection.query("SELECT bytes_done FROM segments WHERE id = $1", [first.id]).first?.int64("bytes_done") == 1000)
+        #expect(try SegmentLeases(connection, workerID: "b").complete(second, bytesDone: 1 << 20, part: nil) == .transferReady)
+        #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "finalizing")
+    }
+
+    @Test("many threads claiming one host never hold more segments than its limit, and every segment is done once")
+    func hostLimitUnderManyThreads() throws {
+        let database = try TestDatabase()
+        let id = try Self.downloading(database, segments: 60)
+        let limit = 3
+        let admin = try PostgresConnection(conninfo: database.url)
+        try admin.query("INSERT INTO origin_hosts (host, max_running) VALUES ('origin.test:80', $1) ON CONFLICT (host) DO UPDATE SET max_running = $1", [limit])
+        let held = Atomic<Int>(0)
+        let peak = Atomic<Int>(0)
+        let completions = Mutex<[Int64]>([])
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 12) { thread in
+            do {
+                let connection = try PostgresConnection(conninfo: database.url)
+                let leases = SegmentLeases(connection, workerID: "w\(thread)")
+                var idle = 0
+                while idle < 20 {
+                    let claimed = try leases.claim(limit: 2, lease: 60)
+                    guard !claimed.isEmpty else {
+                        idle += 1
+                        usleep(5_000)
+                        continue
+                    }
+                    idle = 0
+                    let now = held.add(claimed.count, ordering: .sequentiallyConsistent).newValue
+                    peak.max(now, ordering: .sequentiallyConsistent)
+                    usleep(2_000)
+                    for segment in claimed {
+                        // Leave the count before the row, so the count is never below the truth.
+                        held.subtract(1, ordering: .sequentiallyConsistent)
+                        _ = try leases.complete(segment, bytesDone: 1 << 20, part: nil)
+                        completions.withLock { $0.append(segment.id) }
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        #expect(peak.load(ordering: .sequentiallyConsistent) <= limit, "at most \(limit) segments held at once")
+        let done = completions.withLock { $0 }
+        #expect(done.count == 60 && Set(done).count == 60, "each segment completed exactly once")
+        #expect(try admin.query("SELECT state FROM transfers WHERE id = $1", [id]).first?["state"] == "finalizing")
+    }
+
+    @Test("a new generation fences out every write of the old one")
+    func generations() throws {
+        let database = try TestDatabase()
+        let id = try Self.downloading(database, segments: 2)
+        let connection = try PostgresConnection(conninfo: database.url)
+        let old = try SegmentLeases(connection, workerID: "a").claim(limit: 2, lease: 60)
+        try #require(old.count == 2)
+        #expect(try TransferLeases(connection, workerID: "a").originChanged(id, generation: 0, reason: "ETag changed"))
+        #expect(try connection.query("SELECT state, generation FROM transfers").first.map { [$0["state"], $0["generation"]] } == ["pending", "1"])
+        for segment in old {
+            #expect(try SegmentLeases(connection, workerID: "a").checkpoint(segment, bytesDone: 10, lease: 60, part: nil) == .leaseLost)
+            #expect(try SegmentLeases(connection, workerID: "a").complete(segment, bytesDone: 1 << 20, part: nil) == .leaseLost)
+        }
+        #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "pending", "a late completion does not move the new generation")
+        // A second change fails the transfer instead of looping; a late report from generation 0 touches nothing.
+        #expect(try !TransferLeases(connection, workerID: "a").originChanged(id, generation: 0, reason: "late"))
+        #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "pending")
+    }
+
+    @Test("each operator action's SQL guard agrees with the transition table, from every state")
+    func operatorGuardsMatchTheTable() throws {
+        let database = try TestDatabase()
+        let connection = try PostgresConnection(conninfo: database.url)
+        let store = TransferStore(connection)
+        for action in [OperatorAction.cancel, .retry, .pause, .resume] {
+            for state in TransferState.allCases {
+                let id = try Self.downloading(database, segments: 2)
+                try connection.query(
+                    "UPDATE transfers SET state = $2, paused_from = CASE WHEN $2 = 'paused' THEN 'downloading' END WHERE id = $1", [id, state.rawValue])
+                let allowed = TransferTransitions.allows(action.event, from: state)
+                var refusal: HaulError?
+                do { try store.apply(action, to: id) } catch let error as HaulError { refusal = error }
+                let after = try #require(TransferState(rawValue: try connection.query("SELECT state FROM transfers WHERE id = $1", [id]).first?["state"] ?? ""))
+                if allowed {
+                    #expect(refusal == nil, "\(action) from \(state): \(refusal.map(String.init(describing:)) ?? "")")
+                    #expect(TransferTransitions.targets(of: action.event, from: state).contains(after), "\(action) from \(state) entered \(after)")
+                } else {
+                    #expect(refusal?.code == .invalidTransition, "\(action) from \(state)")
+                    #expect(after == state, "a refused \(action) left \(state) alone")
+                }
+            }
+        }
+    }
+}
