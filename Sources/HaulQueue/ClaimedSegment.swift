@@ -46,9 +46,6 @@ public struct ClaimedSegment: Sendable {
         copy.length = length
         return copy
     }
-
-    /// Whether every byte of the segment is durable.
-    public var isComplete: Bool { length.map { bytesDone >= $0 } ?? false }
 }
 
 /// What a worker knows of a transfer while it works on it.

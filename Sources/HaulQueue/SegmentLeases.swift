@@ -148,7 +148,7 @@ public struct SegmentLeases {
         let row: PostgresRow?
         do {
             row = try splitStatement(minimumPiece: minimumPiece)
-        } catch let error as PostgresError where error.sqlState == "23505" {
+        } catch let error as PostgresError where error.isUniqueViolation {
             // Two workers split segments of one transfer at the same moment and picked the same
             // new index: the statement that lost left everything as it was. Nothing to do now.
             return false

@@ -2,7 +2,7 @@ import Foundation
 import HaulPostgres
 import Testing
 
-/// Issue 3: workers die, freeze, are stopped, and the database restarts; the file still
+/// Workers die, freeze, are stopped, and the database restarts; the file still
 /// arrives byte for byte, finalized once, and checkpointed bytes are not fetched again.
 @Suite("reliability: workers and database")
 struct WorkerFaultTests {

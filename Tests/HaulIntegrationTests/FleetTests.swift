@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Batch mirrors and fleet operation (issue 6) against real PostgreSQL, nginx and workers.
+/// Batch mirrors and fleet operation against real PostgreSQL, nginx and workers.
 @Suite("fleet")
 struct FleetTests {
     private func manifestFile(_ text: String) throws -> String {

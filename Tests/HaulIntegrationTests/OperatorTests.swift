@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 3: `haul cancel|retry|pause|resume` on live transfers with real workers.
+/// `haul cancel|retry|pause|resume` on live transfers with real workers.
 @Suite("reliability: operator commands")
 struct OperatorTests {
     static let mib = Reliability.mebibyte

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 3: whatever the origin does wrong, a transfer ends with exactly the right bytes or a
+/// Whatever the origin does wrong, a transfer ends with exactly the right bytes or a
 /// clear failure, never a corrupt or mixed file, and downloaded work is not thrown away.
 /// Every test has its own fault origin (Faults/origin.py), database and storage.
 @Suite("reliability: origin faults")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 3: storage errors fail the attempt with a reason an operator can act on, are retried
+/// Storage errors fail the attempt with a reason an operator can act on, are retried
 /// with backoff, and the transfer completes once the storage is usable again.
 @Suite("reliability: storage errors")
 struct StorageFaultTests {

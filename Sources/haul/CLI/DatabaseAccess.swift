@@ -12,9 +12,6 @@ final class DatabaseSession {
     let connection: PostgresConnection
     private let embedded: EmbeddedServer?
 
-    /// Whether this session runs on the embedded server.
-    var isEmbedded: Bool { embedded != nil }
-
     /// Connects (starting the embedded server if needed) and checks the schema.
     /// - Parameter migrating: `haul migrate` itself, which must not require a current schema.
     init(migrating: Bool = false) throws {
