@@ -13,7 +13,7 @@ import Synchronization
 /// lease fence. A fetcher never waits for a checkpoint — it reads the outcome of its latest one
 /// on the next chunk — except to complete or release a segment, which must be settled first.
 final class Durability: @unchecked Sendable {
-    // `condition` guards `queue` and `stopping`; `database` and `descriptors` belong to the syncer thread.
+    // `condition` guards `queue`, `stopping` and `thread`; `database` and `descriptors` belong to the syncer thread.
     private let condition = NSCondition()
     private var queue: [Request] = []
     private var stopping = false
@@ -22,7 +22,7 @@ final class Durability: @unchecked Sendable {
     private let lease: Double
     private let wakeup: Wakeup
     private var descriptors: [String: Int32] = [:]
-    private let finished = DispatchSemaphore(value: 0)
+    private var thread: ServiceThread?
 
     /// What a fetcher learns about one checkpoint or completion.
     enum Settlement: Sendable {
@@ -75,21 +75,20 @@ final class Durability: @unchecked Sendable {
 
     /// Starts the syncer thread.
     func start() {
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "durability"
-        thread.start()
+        let service = ServiceThread("checkpoints") { [self] in run() }
+        condition.lock()
+        thread = service
+        condition.unlock()
     }
 
     /// Drains what is queued, then ends the thread (call after every fetcher has stopped).
     func stop(timeout: Double) {
         condition.lock()
         stopping = true
+        let service = thread
         condition.broadcast()
         condition.unlock()
-        _ = finished.wait(timeout: .now() + timeout)
+        service?.join(until: .now() + timeout)
     }
 
     /// Queues a checkpoint (or the completion) of `segment` at `bytesDone`, whose bytes are

@@ -10,10 +10,11 @@ import HaulQueue
 /// The finalizer calls `check()` between steps (it throws once a renewal found the lease gone)
 /// and `renew()` right before it publishes.
 final class LeaseKeeper: @unchecked Sendable {
-    // `condition` guards `stopped` and `lost`.
+    // `condition` guards `stopped`, `lost` and `thread`.
     private let condition = NSCondition()
     private var stopped = false
     private var lost = false
+    private var thread: ServiceThread?
     private let lane: Lane
     private let claim: TransferLeases.Claim
 
@@ -22,7 +23,7 @@ final class LeaseKeeper: @unchecked Sendable {
         self.lane = lane
         self.claim = claim
         let config = lane.shared.config
-        let thread = Thread { [self, claim] in
+        let service = ServiceThread("lease-keeper") { [self, claim] in
             var connection: PostgresConnection?
             condition.lock()
             while !stopped {
@@ -40,16 +41,21 @@ final class LeaseKeeper: @unchecked Sendable {
             }
             condition.unlock()
         }
-        thread.name = "lease-keeper"
-        thread.start()
+        condition.lock()
+        thread = service
+        condition.unlock()
     }
 
-    /// Ends the renewals (the finalizer is done with the transfer, one way or the other).
+    /// Ends the renewals (the finalizer is done with the transfer, one way or the other) and
+    /// joins the thread; a renewal still waiting on an unreachable database is given one
+    /// heartbeat, after which the thread ends on its own when the database answers.
     func stop() {
         condition.lock()
         stopped = true
+        let service = thread
         condition.broadcast()
         condition.unlock()
+        service?.join(until: .now() + lane.shared.config.heartbeat)
     }
 
     /// Whether a renewal found another finalizer holding the transfer.

@@ -42,7 +42,8 @@ final class WorkerShared: Sendable {
 /// been checkpointed and released.
 public final class Worker: Sendable {
     private let shared: WorkerShared
-    private let group = DispatchGroup()
+    /// The role threads (lanes, housekeeper, listener), joined by `waitUntilStopped`.
+    private let services = Mutex<[ServiceThread]>([])
     private let metricsServer = Mutex<MetricsServer?>(nil)
 
     /// Prepares a worker; nothing runs until `run()`.
@@ -65,12 +66,8 @@ public final class Worker: Sendable {
         }
         spawn("housekeeper", interval: config.heartbeat) { [shared] in Housekeeper(shared: shared).step }
         if !config.pollOnly {
-            // Not part of `group`: it only wakes others and holds nothing, so stopping never waits for it.
-            let thread = Thread { [shared] in
-                Listener(shared: shared).run()
-            }
-            thread.name = "listener"
-            thread.start()
+            let listener = ServiceThread("listener") { [shared] in Listener(shared: shared).run() }
+            services.withLock { $0.append(listener) }
         }
         Log.info(
             "worker started",
@@ -89,13 +86,8 @@ public final class Worker: Sendable {
     /// Waits at most `timeout` seconds for the threads to finish, then marks this worker
     /// stopped in the registry. - Returns: whether they all finished.
     public func waitUntilStopped(timeout: Double) -> Bool {
-        let finished: Bool
-        if timeout.isInfinite {
-            group.wait()
-            finished = true
-        } else {
-            finished = group.wait(timeout: .now() + timeout) == .success
-        }
+        let deadline: DispatchTime = timeout.isInfinite ? .distantFuture : .now() + timeout
+        let finished = services.withLock { $0 }.allSatisfy { $0.join(until: deadline) }
         metricsServer.withLock { $0?.stop() }
         // Past the grace period (the database is likely gone) nothing more is waited for:
         // unrecorded leases simply expire and are rescued.
@@ -112,8 +104,7 @@ public final class Worker: Sendable {
 
     /// Runs `makeStep()`'s step in a loop on its own thread until stopped, sleeping when idle.
     private func spawn(_ name: String, interval: Double? = nil, _ makeStep: @escaping @Sendable () -> () throws -> Bool) {
-        group.enter()
-        let thread = Thread { [shared, group] in
+        let service = ServiceThread(name) { [shared] in
             let step = makeStep()
             var failures = 0
             while !shared.isStopping() {
@@ -129,10 +120,7 @@ public final class Worker: Sendable {
                     while !shared.isStopping(), until.timeIntervalSinceNow > 0 { shared.wakeup.wait(timeout: until.timeIntervalSinceNow) }
                 }
             }
-            group.leave()
         }
-        thread.name = name
-        thread.stackSize = 1 << 20
-        thread.start()
+        services.withLock { $0.append(service) }
     }
 }
