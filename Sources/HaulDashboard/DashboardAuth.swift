@@ -110,7 +110,9 @@ public struct DashboardAuth: Sendable {
         } else {
             name = host.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)[0]
         }
-        return name == "localhost" || name == "[::1]" || name.hasPrefix("127.") && name.split(separator: ".").count == 4
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+        let dottedQuad = octets.count == 4 && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
+        return name == "localhost" || name == "[::1]" || dottedQuad && octets[0] == "127"
     }
 
     /// The value of cookie `name` in a `Cookie` header field.
