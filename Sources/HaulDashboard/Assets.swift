@@ -100,12 +100,22 @@ enum Assets {
     }
   }
 
+  // The transfer list polls for the rows it shows (ids=…), so that a row that stops matching
+  // the filter (a canceled transfer in a list of downloading ones) still shows its new state.
+  function liveURL() {
+    const rows = Array.from(document.querySelectorAll('tr[data-transfer-id]')).map((r) => r.dataset.transferId);
+    const live = main.dataset.live;
+    const isList = live === '/api/transfers' || live.startsWith('/api/transfers?');
+    if (!isList || !rows.length) return live;
+    return live + (live.includes('?') ? '&' : '?') + 'ids=' + rows.join(',');
+  }
+
   async function poll() {
     timer = null;
     let wait = 2000;
     if (!document.hidden) {
       try {
-        const response = await fetch(main.dataset.live, { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+        const response = await fetch(liveURL(), { credentials: 'same-origin', headers: { Accept: 'application/json' } });
         if (response.status === 401) { location.href = '/login'; return; }
         if (response.ok) {
           const data = await response.json();

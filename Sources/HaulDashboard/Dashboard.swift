@@ -30,7 +30,7 @@ public final class Dashboard: Sendable {
     }
 
     /// Sent with every response: no script or style from anywhere but this server, no framing,
-    /// no sniffing, no referrer, no caching of pages that show the fleet.
+    /// no sniffing, no referrer to other sites, no caching of pages that show the fleet.
     static let securityHeaders = [
         HTTPResponse.Header(
             "Content-Security-Policy",
@@ -38,7 +38,8 @@ public final class Dashboard: Sendable {
         ),
         HTTPResponse.Header("X-Frame-Options", "DENY"),
         HTTPResponse.Header("X-Content-Type-Options", "nosniff"),
-        HTTPResponse.Header("Referrer-Policy", "no-referrer"),
+        // Not no-referrer: under it a browser sends `Origin: null` with its own form posts, which the Origin check must refuse.
+        HTTPResponse.Header("Referrer-Policy", "same-origin"),
         HTTPResponse.Header("Cache-Control", "no-store"),
     ]
 
@@ -62,7 +63,7 @@ public final class Dashboard: Sendable {
             if let refusal = auth.writeRefusal(
                 identity: identity, csrf: request.header("x-csrf-token") ?? form["csrf"], origin: request.header("origin"), host: request.header("host"))
             {
-                return isAPI || form["return"] == nil ? Reply.json(403, ["ok": false, "error": refusal]) : Reply.page(403, Pages.message("Refused", refusal))
+                return form["return"] == nil ? Reply.json(403, ["ok": false, "error": refusal]) : Reply.page(403, Pages.message("Refused", refusal))
             }
             if parts == ["logout"] {
                 return Reply.redirect("/login", cookie: DashboardAuth.clearedCookie)

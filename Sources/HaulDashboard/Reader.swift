@@ -51,7 +51,8 @@ struct Reader {
             state: value("state").flatMap(TransferState.init(rawValue:)), batch: value("batch"), host: value("host"), text: value("q"))
         let perPage = min(Dashboard.maxPerPage, max(1, value("per").flatMap { Int($0) } ?? Dashboard.perPage))
         let page = max(1, value("page").flatMap { Int($0) } ?? 1)
-        let (rows, total) = try FleetView(db).transfers(filter, offset: (page - 1) * perPage, limit: perPage)
+        let only = value("ids").map { $0.split(separator: ",").compactMap { Int64($0) } }
+        let (rows, total) = try FleetView(db).transfers(filter, offset: (page - 1) * perPage, limit: perPage, only: only)
         return TransferPage(
             filter: filter, rows: rows, total: total, page: page, perPage: perPage, pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
     }

@@ -34,14 +34,22 @@ extension FleetView {
         """
 
     /// Transfers matching `filter`, newest first, `limit` from `offset`, and how many match in all.
-    public func transfers(_ filter: TransferFilter, offset: Int, limit: Int) throws -> (rows: [TransferRow], total: Int) {
+    /// With `only`, the rows are those transfers instead (a page that is already shown, polled
+    /// for updates: its rows stay even when they no longer match), and `total` still counts the filter.
+    public func transfers(_ filter: TransferFilter, offset: Int, limit: Int, only: [Int64]? = nil) throws -> (rows: [TransferRow], total: Int) {
         let text = filter.text.map { $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") }
         let parameters: [any PostgresBindable] = [filter.state?.rawValue, filter.batch, filter.host, text]
         let total = try db.query("SELECT count(*) AS n FROM transfers t WHERE " + Self.filterSQL, parameters).first?.int("n") ?? 0
-        let statuses = try db.query(
-            TransferStatus.selectSQL + " WHERE " + Self.filterSQL + " ORDER BY t.id DESC OFFSET $5 LIMIT $6",
-            parameters + [max(0, offset), max(1, limit)]
-        ).rows.map(TransferStatus.init)
+        let statuses: [TransferStatus]
+        if let only {
+            statuses = try db.query(TransferStatus.selectSQL + " WHERE t.id = ANY($1::bigint[]) ORDER BY t.id DESC", [Array(only.prefix(limit))])
+                .rows.map(TransferStatus.init)
+        } else {
+            statuses = try db.query(
+                TransferStatus.selectSQL + " WHERE " + Self.filterSQL + " ORDER BY t.id DESC OFFSET $5 LIMIT $6",
+                parameters + [max(0, offset), max(1, limit)]
+            ).rows.map(TransferStatus.init)
+        }
         let ids = statuses.map(\.id)
         var places: [Int64: (host: String, batch: String?)] = [:]
         for row in try db.query(
