@@ -239,6 +239,7 @@ figure { margin: 0; }
   table.transfers td { border: 0; padding: .15rem .3rem; }
   table.transfers td.url { grid-column: 1 / -1; min-width: 0; max-width: none; }
   table.transfers td:last-child { grid-column: 1 / -1; }
+  table.transfers td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: .85rem; }
   dl.facts { grid-template-columns: 1fr; }
   dl.facts dt { margin-top: .4rem; }
 }

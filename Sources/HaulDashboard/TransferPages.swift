@@ -60,10 +60,10 @@ enum TransferPages {
             \(row.batch.map { " · batch " + e($0) } ?? "")</small></td>\
             <td><span class="state state-\(status.state.rawValue)" data-field="state">\(status.state.rawValue)</span></td>\
             <td class="progress">\(progress(status))</td>\
-            <td>\(segmentMap(row.segments))</td>\
-            <td data-field="rate">\(rate(status))</td>\
-            <td data-field="eta">\(eta(status).map(formatSeconds) ?? "")</td>\
-            <td data-field="attempts">\(status.attempts)</td>\
+            <td data-label="Segments">\(segmentMap(row.segments))</td>\
+            <td data-label="Rate" data-field="rate">\(rate(status))</td>\
+            <td data-label="ETA" data-field="eta">\(eta(status).map(formatSeconds) ?? "")</td>\
+            <td data-label="Attempts" data-field="attempts">\(status.attempts)</td>\
             <td><span class="err wrap" data-field="error">\(e(status.error ?? ""))</span></td>\
             <td>\(actions(status, view: view, back: back))</td></tr>
             """

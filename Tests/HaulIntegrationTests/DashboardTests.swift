@@ -170,6 +170,30 @@ import Testing
         #expect(object?["total"] as? Int == 111)
     }
 
+    @Test func theChartAddsUpWhatWorkersReceived() throws {
+        let served = try Served("dash-chart")
+        let file = try Origin.file("dash-chart-\(served.port).bin", size: 6 << 20)
+        let id = try served.cluster.enqueue(Harness.origin + file.path, ["--dest", "chart.bin"])
+        try served.cluster.startWorker(["--lease", "3s"])
+        #expect(try served.cluster.waitFinal([id]) == ["done"])
+        // The heartbeat after the last byte records it (one per second with a 3 s lease).
+        let recorded = try Harness.waitUntil(timeout: 20) {
+            try served.cluster.database.scalar("SELECT coalesce(sum(bytes), 0) FROM worker_throughput") == String(6 << 20)
+        }
+        #expect(recorded)
+        #expect(try served.cluster.database.scalar("SELECT sum(bytes_fetched) FROM workers") == String(6 << 20))
+        let overview = try served.request("GET", "/api/overview", headers: ["Authorization: Bearer op-token"]).body
+        let object = try JSONSerialization.jsonObject(with: Data(overview.utf8)) as? [String: Any]
+        let minutes = object?["throughput"] as? [[String: Any]] ?? []
+        #expect(minutes.count == 60)
+        #expect(minutes.compactMap { ($0["bytes"] as? NSNumber)?.int64Value }.reduce(0, +) == 6 << 20)
+        #expect((object?["states"] as? [String: Int])?["done"] == 1)
+        #expect(object?["workers_alive"] as? Int == 1)
+        let history = try served.cluster.database.scalar("SELECT string_agg(to_state, ',' ORDER BY id) FROM transfer_events WHERE transfer_id = \(id)")
+        #expect(history.hasSuffix("finalizing,done"), "\(history)")
+        #expect(history.hasPrefix("planning"), "\(history)")
+    }
+
     @Test func withoutATokenItIsReadOnlyAndStaysOnLoopback() throws {
         let served = try Served("dash-readonly", token: nil)
         let id = try served.cluster.enqueue(Self.idleURL)
