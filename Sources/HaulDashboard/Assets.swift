@@ -85,8 +85,21 @@ enum Assets {
     }
   }
 
+  // Rows the page already shows: failures by reason and hosts (a new reason or host shows on reload).
+  function updateRows(attribute, items, key, fields) {
+    items.forEach((item) => {
+      const row = document.querySelector('tr[' + attribute + '="' + CSS.escape(item[key]) + '"]');
+      if (!row) return;
+      fields.forEach((field) => setText(row, '[data-field="' + field + '"]', String(item[field])));
+      const meter = row.querySelector('meter');
+      if (meter && item.limit != null) { meter.max = item.limit; meter.value = Math.min(item.running, item.limit); }
+    });
+  }
+
   function apply(data) {
-    if (Array.isArray(data.transfers)) {
+    if (Array.isArray(data)) {
+      updateRows('data-host', data, 'host', ['running', 'limit', 'queued']);
+    } else if (Array.isArray(data.transfers)) {
       data.transfers.forEach((t) => {
         const row = document.querySelector('[data-transfer-id="' + t.id + '"]');
         if (row) updateTransfer(row, t);
@@ -94,6 +107,8 @@ enum Assets {
       setText(document, '[data-total]', String(data.total));
     } else if (data.states) {
       updateOverview(data);
+      updateRows('data-reason', data.failures, 'code', ['count']);
+      updateRows('data-host', data.hosts, 'host', ['running', 'limit', 'queued']);
     } else if (data.id != null) {
       const el = document.querySelector('[data-transfer-id="' + data.id + '"]');
       if (el) updateTransfer(el, data);

@@ -71,7 +71,8 @@ enum Pages {
             ? "<p class=\"muted\">No failed transfers.</p>"
             : table(
                 ["Reason", "Transfers", "Example"],
-                overview.failures.map { ["<code>\(e($0.code))</code>", "\($0.count)", "<span class=\"err\">\(e($0.example))</span>"] })
+                overview.failures.map { ["<code>\(e($0.code))</code>", "<span data-field=\"count\">\($0.count)</span>", "<span class=\"err\">\(e($0.example))</span>"] },
+                rowAttributes: overview.failures.map { "data-reason=\"\(e($0.code))\"" })
         let alive = overview.workers.filter { $0.state == "alive" }
         return layout(
             "Overview", current: "/", view: view, live: "/api/overview",
@@ -112,7 +113,7 @@ enum Pages {
     }
 
     static func hosts(_ hosts: [FleetView.HostLoad], view: PageContext) -> String {
-        layout("Hosts", current: "/hosts", view: view, "<h1>Hosts and their limits</h1>" + hostTable(hosts, view: view))
+        layout("Hosts", current: "/hosts", view: view, live: "/api/hosts", "<h1>Hosts and their limits</h1>" + hostTable(hosts, view: view))
     }
 
     static func workerTable(_ workers: [FleetView.WorkerInfo]) -> String {
@@ -134,8 +135,8 @@ enum Pages {
             hosts.map { host in
                 var cells = [
                     e(host.host == "*" ? "* (default)" : host.host + (host.explicit ? "" : " (default)")),
-                    "<meter min=\"0\" max=\"\(host.limit)\" value=\"\(min(host.running, host.limit))\"></meter> \(host.running) / \(host.limit)",
-                    "\(host.queued)",
+                    "<meter min=\"0\" max=\"\(host.limit)\" value=\"\(min(host.running, host.limit))\"></meter> <span data-field=\"running\">\(host.running)</span> / <span data-field=\"limit\">\(host.limit)</span>",
+                    "<span data-field=\"queued\">\(host.queued)</span>",
                 ]
                 if let view, view.canAct, let csrf = view.csrf {
                     cells.append(
@@ -147,7 +148,7 @@ enum Pages {
                         """)
                 }
                 return cells
-            })
+            }, rowAttributes: hosts.map { "data-host=\"\(e($0.host))\"" })
     }
 
     /// A no-JavaScript form posting one action; app.js sends the same request with fetch.

@@ -217,6 +217,11 @@ def browse(driver, base, live, hostile):
                 screenshot(driver, name, width, height, dark)
     print("screenshots in " + shots, flush=True)
 
+    # Nothing the pages do breaks their own Content-Security-Policy, and no script error.
+    problems = [entry["message"] for entry in driver.get_log("browser")
+                if "Content Security Policy" in entry["message"] or "Uncaught" in entry["message"]]
+    check(not problems, "no CSP violation or script error in the console: %s" % problems[:3])
+
 
 def forge_file_path():
     return os.path.join(DOCROOT, "dash-forge-%d.html" % os.getpid())
