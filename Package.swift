@@ -26,7 +26,8 @@ let package = Package(
         .target(name: "HaulMetrics", dependencies: ["CMicroHTTPD", "HaulCore"]),
         .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),
         .target(name: "HaulWorker", dependencies: ["CLinux", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulMetrics", "HaulPostgres", "HaulCore"]),
-        .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
+        .target(name: "HaulDashboard", dependencies: ["CCrypto", "HaulMetrics", "HaulQueue", "HaulPostgres", "HaulCore"]),
+        .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulDashboard", "HaulMetrics", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
 
         .executableTarget(name: "haul-bench", dependencies: ["HaulQueue", "HaulPostgres"], path: "Sources/haul-bench"),
         .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations"),
@@ -37,6 +38,7 @@ let package = Package(
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore"]),
         .testTarget(name: "HaulIntegrationTests", dependencies: ["HaulCore", "HaulPostgres", "HaulQueue"], exclude: ["Faults/origin.py"]),
         .testTarget(name: "HaulUploadTests", dependencies: ["CCurl", "HaulCore", "HaulUpload"], exclude: ["Receivers"]),
+        .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "HaulMetrics", "HaulQueue", "HaulCore"]),
         .testTarget(name: "HaulMetricsTests", dependencies: ["HaulMetrics", "HaulCore"]),
         .testTarget(name: "HaulArchiveTests", dependencies: ["HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
     ]

@@ -1,10 +1,13 @@
 #ifndef HAUL_CMICROHTTPD_SHIM_H
 #define HAUL_CMICROHTTPD_SHIM_H
-// libmicrohttpd for HaulMetrics. Swift cannot call the variadic MHD_start_daemon nor see
-// the HTTP status macros, so the few calls HaulMetrics needs are wrapped here.
+// libmicrohttpd for HaulMetrics' HTTPServer. Swift cannot call the variadic MHD_start_daemon
+// nor see the HTTP status macros, so the few calls the server needs are wrapped here, with the
+// collection of request bodies (which arrive in pieces over several callbacks).
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -15,33 +18,113 @@ static const unsigned int HAUL_MHD_HTTP_NOT_FOUND = MHD_HTTP_NOT_FOUND;
 static const unsigned int HAUL_MHD_HTTP_METHOD_NOT_ALLOWED = MHD_HTTP_METHOD_NOT_ALLOWED;
 static const unsigned int HAUL_MHD_HTTP_SERVICE_UNAVAILABLE = MHD_HTTP_SERVICE_UNAVAILABLE;
 
+/// Called once per request when its whole body has arrived (`body` is NULL when there is none;
+/// `too_large` is non-zero when it passed the server's limit and was dropped).
+typedef enum MHD_Result (*haul_mhd_handler)(void *context, struct MHD_Connection *connection, const char *url,
+                                            const char *method, const char *body, size_t length, int too_large);
+
+/// What the daemon's callbacks share: the Swift handler, its context and the body limit.
+struct haul_mhd_server {
+    haul_mhd_handler handler;
+    void *context;
+    size_t max_body;
+};
+
+/// One request's body as it arrives.
+struct haul_mhd_request {
+    char *body;
+    size_t length;
+    int too_large;
+};
+
+static inline enum MHD_Result haul_mhd_access(void *cls, struct MHD_Connection *connection, const char *url,
+                                              const char *method, const char *version, const char *upload_data,
+                                              size_t *upload_data_size, void **request_context) {
+    (void)version;
+    struct haul_mhd_server *server = cls;
+    struct haul_mhd_request *request = *request_context;
+    if (request == NULL) {
+        request = calloc(1, sizeof *request);
+        if (request == NULL) return MHD_NO;
+        *request_context = request;
+        return MHD_YES;
+    }
+    if (*upload_data_size != 0) {
+        size_t more = *upload_data_size;
+        if (!request->too_large && request->length + more > server->max_body) {
+            request->too_large = 1;
+        } else if (!request->too_large) {
+            char *grown = realloc(request->body, request->length + more);
+            if (grown == NULL) return MHD_NO;
+            memcpy(grown + request->length, upload_data, more);
+            request->body = grown;
+            request->length += more;
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    return server->handler(server->context, connection, url, method, request->body, request->length, request->too_large);
+}
+
+static inline void haul_mhd_completed(void *cls, struct MHD_Connection *connection, void **request_context,
+                                      enum MHD_RequestTerminationCode code) {
+    (void)cls; (void)connection; (void)code;
+    struct haul_mhd_request *request = *request_context;
+    if (request == NULL) return;
+    free(request->body);
+    free(request);
+    *request_context = NULL;
+}
+
 /// Starts a daemon that polls on an internal thread and answers from a pool of `threads`
 /// threads, listening only on `address` (a `struct sockaddr_in`, or a `struct sockaddr_in6`
-/// when `ipv6` is non-zero). Returns NULL when it cannot start (address in use, no threads).
+/// when `ipv6` is non-zero), calling `handler` once per complete request. `*server` receives
+/// the callbacks' shared state, to be freed with `haul_mhd_stop`. Returns NULL when it cannot
+/// start (address in use, no threads).
 static inline struct MHD_Daemon *haul_mhd_start(const struct sockaddr *address, int ipv6,
                                                 unsigned int threads, unsigned int timeout_seconds,
-                                                unsigned int connection_limit,
-                                                MHD_AccessHandlerCallback handler, void *context) {
+                                                unsigned int connection_limit, size_t max_body,
+                                                haul_mhd_handler handler, void *context,
+                                                struct haul_mhd_server **server) {
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
     if (ipv6) flags |= MHD_USE_IPv6;
-    return MHD_start_daemon(flags, 0, NULL, NULL, handler, context,
+    struct haul_mhd_server *shared = malloc(sizeof *shared);
+    if (shared == NULL) return NULL;
+    shared->handler = handler;
+    shared->context = context;
+    shared->max_body = max_body;
+    struct MHD_Daemon *daemon = MHD_start_daemon(flags, 0, NULL, NULL, haul_mhd_access, shared,
                             MHD_OPTION_SOCK_ADDR, address,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_NOTIFY_COMPLETED, haul_mhd_completed, NULL,
                             MHD_OPTION_END);
+    if (daemon == NULL) { free(shared); return NULL; }
+    *server = shared;
+    return daemon;
 }
 
-/// Queues a complete response (the body is copied) with a Content-Type and, when `allow`
-/// is not NULL, an Allow header. Returns MHD_NO when the connection should be closed.
+/// Stops a daemon started by `haul_mhd_start` (waiting for its threads) and frees its state.
+static inline void haul_mhd_stop(struct MHD_Daemon *daemon, struct haul_mhd_server *server) {
+    MHD_stop_daemon(daemon);
+    free(server);
+}
+
+/// The request's header fields (`headers` non-zero) or query arguments, one `iterator` call each.
+static inline int haul_mhd_values(struct MHD_Connection *connection, int headers, MHD_KeyValueIterator iterator, void *context) {
+    return MHD_get_connection_values(connection, headers ? MHD_HEADER_KIND : MHD_GET_ARGUMENT_KIND, iterator, context);
+}
+
+/// Queues a complete response (the body is copied) with `count` header fields.
+/// Returns MHD_NO when the connection should be closed.
 static inline enum MHD_Result haul_mhd_respond(struct MHD_Connection *connection, unsigned int status,
-                                               const char *content_type, const char *allow,
+                                               const char *const *names, const char *const *values, size_t count,
                                                const void *body, size_t length) {
     struct MHD_Response *response =
         MHD_create_response_from_buffer(length, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (response == NULL) return MHD_NO;
-    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    if (allow != NULL) MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, allow);
+    for (size_t i = 0; i < count; i++) MHD_add_response_header(response, names[i], values[i]);
     enum MHD_Result result = MHD_queue_response(connection, status, response);
     MHD_destroy_response(response);
     return result;

@@ -29,11 +29,21 @@ public struct MetricsAddress: Sendable, Equatable, CustomStringConvertible {
     /// The text it was parsed from, such as `127.0.0.1:9464`.
     public var description: String { text }
 
+    /// Whether only this host can reach the address (127.0.0.0/8 or ::1).
+    public var isLoopback: Bool {
+        switch family {
+        case .ipv4: return bytes.first == 127
+        case .ipv6: return bytes == [UInt8](repeating: 0, count: 15) + [1]
+        }
+    }
+
     /// Parses `HOST:PORT`; throws a `usage` HaulError saying what is wrong and what a valid
-    /// value looks like.
-    public static func parse(_ text: String) throws(HaulError) -> MetricsAddress {
+    /// value looks like. `option` and `port` name the flag and an example port in that message.
+    public static func parse(_ text: String, option: String = "--metrics-addr", port examplePort: Int = 9464) throws(HaulError) -> MetricsAddress {
         func invalid(_ why: String) -> HaulError {
-            .usage("invalid --metrics-addr '\(text)': \(why)", hint: "use HOST:PORT such as 127.0.0.1:9464, 0.0.0.0:9464 or [::1]:9464")
+            .usage(
+                "invalid \(option) '\(text)': \(why)",
+                hint: "use HOST:PORT such as 127.0.0.1:\(examplePort), 0.0.0.0:\(examplePort) or [::1]:\(examplePort)")
         }
         let host: Substring
         let portText: Substring
@@ -47,7 +57,7 @@ public struct MetricsAddress: Sendable, Equatable, CustomStringConvertible {
             guard let colon = text.lastIndex(of: ":") else { throw invalid("missing ':PORT'") }
             host = text[..<colon]
             portText = text[text.index(after: colon)...]
-            if host.contains(":") { throw invalid("an IPv6 address must be written in brackets, as [::1]:9464") }
+            if host.contains(":") { throw invalid("an IPv6 address must be written in brackets, as [::1]:\(examplePort)") }
         }
         guard let port = parsePort(portText) else { throw invalid("the port must be a number from 1 to 65535") }
         if host.isEmpty { throw invalid("missing host (write 0.0.0.0:\(portText) to listen on every interface)") }

@@ -43,7 +43,8 @@ public enum OperatorAction: String, Sendable {
         return HaulError("invalid-transition", "transfer \(id) is \(state.rawValue), so it cannot be \(pastTense)", hint: hint)
     }
 
-    private var pastTense: String {
+    /// `canceled`, `retried`, `paused`, `resumed`.
+    public var pastTense: String {
         switch self {
         case .cancel: return "canceled"
         case .retry: return "retried"

@@ -18,6 +18,7 @@ let commands: [(name: String, summary: String, help: String, run: ([String]) thr
     }
     list.append((WaitCommand.name, WaitCommand.summary, WaitCommand.help, WaitCommand.run))
     list.append((WorkersCommand.name, WorkersCommand.summary, WorkersCommand.help, WorkersCommand.run))
+    list.append((DashboardCommand.name, DashboardCommand.summary, DashboardCommand.help, DashboardCommand.run))
     list.append((HostLimitCommand.name, HostLimitCommand.summary, HostLimitCommand.help, HostLimitCommand.run))
     list.append((PruneCommand.name, PruneCommand.summary, PruneCommand.help, PruneCommand.run))
     list.append((UploadCommand.name, UploadCommand.summary, UploadCommand.help, UploadCommand.run))
@@ -42,6 +43,7 @@ let overview = """
       HAUL_STORAGE   storage root for 'haul worker' (or --storage)
       HAUL_CA_BUNDLE CA bundle trusted for HTTPS origins
       HAUL_RETENTION how long workers keep finished transfers before pruning them (default 7d, 'off')
+      HAUL_DASHBOARD_TOKEN  the operator token of 'haul dashboard' (unset: read-only, loopback only)
 
     exit status: 0 success, 1 failure, 2 bad arguments, 130 interrupted
     """

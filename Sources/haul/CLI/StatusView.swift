@@ -48,15 +48,6 @@ enum StatusView {
     /// One character per segment (`#` done, `>` running, `.` queued, `!` failed), squeezed to
     /// `width` characters by showing the least advanced state of each group.
     static func map(_ segments: [SegmentState], width: Int) -> String {
-        guard !segments.isEmpty, width > 0 else { return "" }
-        let columns = min(width, segments.count)
-        return String(
-            (0..<columns).map { column -> Character in
-                let group = segments[(column * segments.count / columns)..<((column + 1) * segments.count / columns)]
-                if group.contains(.failed) { return "!" }
-                if group.contains(.running) { return ">" }
-                if group.contains(.queued) { return "." }
-                return "#"
-            })
+        SegmentMap.text(segments, width: width)
     }
 }

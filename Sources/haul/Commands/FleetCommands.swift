@@ -21,14 +21,9 @@ enum HostLimitCommand: Command {
         switch arguments.positionals.first {
         case "set":
             let words = try arguments.expect(3, "HOST and N")
-            guard let limit = Int(words[2]), limit > 0 else { throw HaulError.usage("'\(words[2])' is not a positive whole number") }
-            let host = words[1].lowercased()
-            guard host == "*" || (!host.isEmpty && !host.contains("/") && !host.contains(" ")) else {
-                throw HaulError.usage(
-                    "'\(words[1])' is not HOST or HOST:PORT", hint: "write it as it appears in URLs, e.g. mirror.example.org or 10.0.0.5:8080")
-            }
+            let (host, limit) = try HostLimits.parse(host: words[1], limit: words[2])
             try HostLimits.set(session.connection, host: host, limit: limit)
-            Output.line(host == "*" ? "default limit: \(limit) running segments per host" : "\(host): at most \(limit) running segments")
+            Output.line(HostLimits.describe(host: host, limit: limit))
         case "list":
             _ = try arguments.expect(1, "")
             let rows = try HostLimits.list(session.connection)

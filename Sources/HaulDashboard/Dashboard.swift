@@ -1,0 +1,186 @@
+import Foundation
+import HaulCore
+import HaulMetrics
+import HaulPostgres
+import HaulQueue
+
+/// The operator dashboard: routes each request to a page, a JSON answer or an action, after
+/// the checks of `DashboardAuth`. Runs on the HTTP server's threads; thread-safe.
+public final class Dashboard: Sendable {
+    let auth: DashboardAuth
+    let pool: ConnectionPool
+    let clock: @Sendable () -> Double
+
+    /// Serves through `pool` with the checks of `auth`; `clock` gives Unix seconds (tests set it).
+    public init(auth: DashboardAuth, pool: ConnectionPool, clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.auth = auth
+        self.pool = pool
+        self.clock = clock
+    }
+
+    /// Transfers per page unless `per` says otherwise (at most `maxPerPage`).
+    static let perPage = 50
+    static let maxPerPage = 200
+
+    /// Answers one request, with the security header fields on every response.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        var response = route(request)
+        response.headers += Self.securityHeaders
+        return response
+    }
+
+    /// Sent with every response: no script or style from anywhere but this server, no framing,
+    /// no sniffing, no referrer to other sites, no caching of pages that show the fleet.
+    static let securityHeaders = [
+        HTTPResponse.Header(
+            "Content-Security-Policy",
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        ),
+        HTTPResponse.Header("X-Frame-Options", "DENY"),
+        HTTPResponse.Header("X-Content-Type-Options", "nosniff"),
+        // Not no-referrer: under it a browser sends `Origin: null` with its own form posts, which the Origin check must refuse.
+        HTTPResponse.Header("Referrer-Policy", "same-origin"),
+        HTTPResponse.Header("Cache-Control", "no-store"),
+    ]
+
+    private func route(_ request: HTTPRequest) -> HTTPResponse {
+        if auth.isReadOnly && !DashboardAuth.loopbackHost(request.header("host")) {
+            return Reply.text(403, "a dashboard without a token answers only to loopback host names (127.0.0.1, localhost, [::1])\n")
+        }
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        if parts.first == "static", parts.count == 2, request.method == "GET" || request.method == "HEAD" {
+            return Assets.response(parts[1])
+        }
+        if parts == ["login"] { return login(request) }
+        let identity = auth.identify(cookie: request.header("cookie"), authorization: request.header("authorization"), now: clock())
+        let isAPI = parts.first == "api"
+        if identity == .none {
+            return isAPI ? Reply.json(401, ["ok": false, "error": "not logged in: send Authorization: Bearer TOKEN"]) : Reply.redirect("/login")
+        }
+        if request.method == "POST" {
+            if request.bodyTooLarge { return Reply.text(413, "request body too large\n") }
+            let form = HTML.formFields(request.body)
+            if let refusal = auth.writeRefusal(
+                identity: identity, csrf: request.header("x-csrf-token") ?? form["csrf"], origin: request.header("origin"), host: request.header("host"))
+            {
+                return form["return"] == nil ? Reply.json(403, ["ok": false, "error": refusal]) : Reply.page(403, Pages.message("Refused", refusal))
+            }
+            if parts == ["logout"] {
+                return Reply.redirect("/login", cookie: DashboardAuth.clearedCookie)
+            }
+            guard isAPI else { return Reply.text(404, "not found\n") }
+            return act(Array(parts.dropFirst()), form: form)
+        }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return Reply.text(405, "method \(request.method) not allowed\n", headers: [HTTPResponse.Header("Allow", "GET, HEAD, POST")])
+        }
+        let view = PageContext(identity: identity, csrf: csrf(identity), readOnly: auth.isReadOnly)
+        return read(parts, query: request.query, view: view)
+    }
+
+    private func csrf(_ identity: DashboardAuth.Identity) -> String? {
+        if case .session(let session) = identity { return auth.csrfToken(session: session) }
+        return nil
+    }
+
+    /// `GET /login` shows the form; `POST /login` with the right `token` starts a session.
+    private func login(_ request: HTTPRequest) -> HTTPResponse {
+        guard !auth.isReadOnly else { return Reply.redirect("/") }
+        if request.method != "POST" { return Reply.page(200, Pages.login(error: nil)) }
+        if let origin = request.header("origin"), !DashboardAuth.originMatches(origin, host: request.header("host")) {
+            return Reply.page(403, Pages.message("Refused", "cross-site login refused"))
+        }
+        let form = HTML.formFields(request.body)
+        guard let token = form["token"], auth.tokenMatches(token) else {
+            return Reply.page(401, Pages.login(error: "That is not the dashboard token."))
+        }
+        var nonce = SystemRandomNumberGenerator()
+        let session = auth.newSession(now: clock(), nonce: String(nonce.next(), radix: 36) + String(nonce.next(), radix: 36))
+        return Reply.redirect("/", cookie: DashboardAuth.sessionCookie(session))
+    }
+
+    /// GET pages and JSON.
+    private func read(_ parts: [String], query: [String: String], view: PageContext) -> HTTPResponse {
+        do {
+            return try pool.with { db in
+                let reader = Reader(db: db, query: query)
+                switch parts {
+                case []: return Reply.page(200, Pages.overview(try reader.overview(), view: view))
+                case ["api", "overview"]: return Reply.json(200, try reader.overview().json)
+                case ["transfers"]: return Reply.page(200, TransferPages.list(try reader.transfers(), view: view))
+                case ["api", "transfers"]: return Reply.json(200, try reader.transfers().json)
+                case ["batches"]: return Reply.page(200, Pages.batches(try FleetView(db).batches(), view: view))
+                case ["api", "batches"]: return Reply.json(200, JSON.batches(try FleetView(db).batches()))
+                case ["workers"]: return Reply.page(200, Pages.workers(try FleetView(db).workers(includeStopped: query["all"] != nil), view: view))
+                case ["api", "workers"]: return Reply.json(200, JSON.workers(try FleetView(db).workers(includeStopped: query["all"] != nil)))
+                case ["hosts"]: return Reply.page(200, Pages.hosts(try FleetView(db).hostLoads(), view: view))
+                case ["api", "hosts"]: return Reply.json(200, JSON.hosts(try FleetView(db).hostLoads()))
+                case let path where path.count == 2 && path[0] == "transfers", let path where path.count == 3 && path[0] == "api" && path[1] == "transfers":
+                    guard let id = Int64(path.last!), let detail = try reader.transfer(id) else {
+                        return path[0] == "api"
+                            ? Reply.json(404, ["ok": false, "code": "no-such-transfer", "error": "there is no transfer \(path.last!)"])
+                            : Reply.page(404, Pages.message("Not found", "There is no transfer \(path.last!)."))
+                    }
+                    return path[0] == "api" ? Reply.json(200, detail.json) : Reply.page(200, TransferPages.detail(detail, view: view))
+                default:
+                    return Reply.text(404, "not found\n")
+                }
+            }
+        } catch {
+            return Reply.text(503, "haul: \(Self.describe(error))\n")
+        }
+    }
+
+    /// POST /api/…: the operator actions, with the CLI's refusals and messages.
+    private func act(_ parts: [String], form: [String: String]) -> HTTPResponse {
+        let back = form["return"].flatMap(Self.localPath)
+        do {
+            let message: String = try pool.with { db in
+                switch parts {
+                case let path where path.count == 3 && path[0] == "transfers":
+                    guard let id = Int64(path[1]), let action = OperatorAction(rawValue: path[2]) else { throw Self.notFound }
+                    try TransferStore(db).apply(action, to: id)
+                    return "transfer \(id): \(action.rawValue) done"
+                case let path where path.count == 3 && path[0] == "batches":
+                    guard let action = OperatorAction(rawValue: path[2]) else { throw Self.notFound }
+                    let outcome = try TransferStore(db).apply(action, toBatch: path[1])
+                    return "batch \(path[1]): \(action.rawValue) done for \(outcome.applied) transfers, \(outcome.skipped) left as they were"
+                case let path where path.count == 3 && path[0] == "hosts" && path[2] == "limit":
+                    let (host, limit) = try HostLimits.parse(host: path[1], limit: form["limit"] ?? "")
+                    try HostLimits.set(db, host: host, limit: limit)
+                    return HostLimits.describe(host: host, limit: limit)
+                default:
+                    throw Self.notFound
+                }
+            }
+            if let back { return Reply.redirect(back) }
+            return Reply.json(200, ["ok": true, "message": message])
+        } catch let error as HaulError {
+            let status: UInt32 =
+                switch error.code {
+                case "not-found", "no-such-transfer", "no-such-batch": 404
+                case "usage": 400
+                case "invalid-transition", "conflict": 409
+                default: 500
+                }
+            if back != nil { return Reply.page(status, Pages.message("Refused", error.description, back: back)) }
+            return Reply.json(status, ["ok": false, "code": error.code, "error": error.description])
+        } catch {
+            return Reply.json(503, ["ok": false, "code": "database", "error": Self.describe(error)])
+        }
+    }
+
+    private static let notFound = HaulError("not-found", "no such action", hint: "POST /api/transfers/ID/ACTION, /api/batches/NAME/ACTION or /api/hosts/HOST/limit")
+
+    /// A path on this server (`/…`, never `//host…`) to send a form's browser back to.
+    static func localPath(_ text: String) -> String? {
+        guard text.hasPrefix("/"), !text.hasPrefix("//"), !text.contains("\\"), !text.contains(where: \.isNewline) else { return nil }
+        return text
+    }
+
+    static func describe(_ error: Error) -> String {
+        if let error = error as? PostgresError { return "database error: \(error.description)" }
+        if let error = error as? HaulError { return error.description }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import HaulCore
+import HaulQueue
+
+/// The JSON API's objects (`GET /api/…`), built from the same values as the pages.
+enum JSON {
+    /// Width of the segment map in the list (as `haul status` draws it).
+    static let mapWidth = 60
+
+    static func transfer(_ status: TransferStatus, host: String, batch: String?, segments: [SegmentState]) -> [String: Any] {
+        [
+            "id": status.id, "url": status.url, "dest": status.dest ?? NSNull(), "state": status.state.rawValue, "host": host,
+            "batch": batch ?? NSNull(), "size": status.size ?? NSNull(), "bytes_done": status.bytesDone,
+            "rate": status.rate.map { ($0 * 10).rounded() / 10 } ?? NSNull(), "eta_seconds": eta(status).map { $0.rounded() } ?? NSNull(),
+            "attempts": status.attempts, "error": status.error ?? NSNull(), "error_code": status.errorCode ?? NSNull(),
+            "segments": ["total": status.segmentCount, "done": status.segmentsDone, "running": status.segmentsRunning],
+            "segment_map": SegmentMap.text(segments, width: mapWidth), "actions": allowedActions(status.state).map(\.rawValue),
+            "created_at": status.createdAt, "finished_at": status.finishedAt ?? NSNull(),
+        ]
+    }
+
+    static func workers(_ workers: [FleetView.WorkerInfo]) -> [[String: Any]] {
+        workers.map {
+            [
+                "id": $0.id, "host": $0.host, "pid": $0.pid, "roles": $0.roles, "version": $0.version, "started_at": $0.startedAt,
+                "heartbeat_age": ($0.silentFor * 10).rounded() / 10, "state": $0.state, "segments_held": $0.segmentsHeld,
+                "rate": ($0.rate * 10).rounded() / 10,
+            ]
+        }
+    }
+
+    static func hosts(_ hosts: [FleetView.HostLoad]) -> [[String: Any]] {
+        hosts.map { ["host": $0.host, "limit": $0.limit, "explicit": $0.explicit, "running": $0.running, "queued": $0.queued] }
+    }
+
+    static func batches(_ batches: [FleetView.BatchRow]) -> [[String: Any]] {
+        batches.map { batch in
+            var states: [String: Int] = [:]
+            for state in TransferState.allCases { states[state.rawValue] = batch.countsByState[state] ?? 0 }
+            return ["name": batch.name, "created_at": batch.createdAt, "total": batch.total, "states": states]
+        }
+    }
+
+    static func states(_ counts: [TransferState: Int]) -> [String: Int] {
+        var states: [String: Int] = [:]
+        for state in TransferState.allCases { states[state.rawValue] = counts[state] ?? 0 }
+        return states
+    }
+}
+
+extension Reader.Overview {
+    var json: [String: Any] {
+        [
+            "states": JSON.states(counts), "throughput": throughput.map { ["minute": $0.minute, "bytes": $0.bytes] },
+            "workers_alive": workers.filter { $0.state == "alive" }.count, "workers": JSON.workers(workers),
+            "failures": failures.map { ["code": $0.code, "count": $0.count, "example": $0.example] }, "hosts": JSON.hosts(hosts),
+            "poll_after_ms": pollAfter,
+        ]
+    }
+}
+
+extension Reader.TransferPage {
+    var json: [String: Any] {
+        [
+            "total": total, "page": page, "per_page": perPage, "poll_after_ms": pollAfter,
+            "transfers": rows.map { JSON.transfer($0.status, host: $0.host, batch: $0.batch, segments: $0.segments) },
+        ]
+    }
+}
+
+extension Reader.TransferDetail {
+    var json: [String: Any] {
+        var object = JSON.transfer(status, host: host, batch: batch, segments: segments.map(\.state))
+        object["etag"] = status.etag ?? NSNull()
+        object["last_modified"] = status.lastModified ?? NSNull()
+        object["expected_digest"] = status.expectedDigest ?? NSNull()
+        object["digest"] = status.computedDigest ?? NSNull()
+        object["segment_list"] = segments.map {
+            [
+                "index": $0.index, "state": $0.state.rawValue, "offset": $0.offset, "length": $0.length ?? NSNull(), "bytes_done": $0.bytesDone,
+                "attempts": $0.attempts, "worker": $0.worker ?? NSNull(), "last_error": $0.lastError ?? NSNull(),
+            ] as [String: Any]
+        }
+        object["history"] = history.map { ["at": $0.at, "from": $0.from, "to": $0.to, "error": $0.error ?? NSNull()] as [String: Any] }
+        object["poll_after_ms"] = pollAfter
+        return object
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import HaulCore
+import HaulQueue
+
+/// Escapes text for HTML (short, because templates use it on every value).
+func e(_ text: String) -> String { HTML.escape(text) }
+
+/// The server-rendered pages (readable without JavaScript; `/static/app.js` makes them live).
+enum Pages {
+    static let sections = [("Overview", "/"), ("Transfers", "/transfers"), ("Batches", "/batches"), ("Workers", "/workers"), ("Hosts", "/hosts")]
+
+    /// The frame of every page: head (CSP-clean: no inline script or style), navigation, main.
+    static func layout(_ title: String, current: String?, view: PageContext?, live: String? = nil, _ main: String) -> String {
+        var head = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta name="color-scheme" content="light dark">
+            <title>\(e(title)) · haul</title>
+            <link rel="stylesheet" href="/static/app.css">
+            <script src="/static/app.js" defer></script>
+            """
+        if let csrf = view?.csrf { head += "\n<meta name=\"csrf-token\" content=\"\(e(csrf))\">" }
+        var nav = sections.map { name, path in
+            "<a href=\"\(path)\"\(path == current ? " aria-current=\"page\"" : "")>\(name)</a>"
+        }.joined()
+        if let view {
+            if view.readOnly {
+                nav += "<span class=\"badge\">read-only</span>"
+            } else if let csrf = view.csrf {
+                nav += "<form method=\"post\" action=\"/logout\" class=\"logout\"><input type=\"hidden\" name=\"csrf\" value=\"\(e(csrf))\"><input type=\"hidden\" name=\"return\" value=\"/login\"><button type=\"submit\">Log out</button></form>"
+            }
+        }
+        return head + """
+            </head><body>
+            <header><strong class="brand">haul</strong><nav>\(nav)</nav></header>
+            <main\(live.map { " data-live=\"\(e($0))\"" } ?? "")>
+            <p id="flash" role="status" aria-live="polite"></p>
+            \(main)
+            </main></body></html>
+            """
+    }
+
+    static func login(error: String?) -> String {
+        layout(
+            "Log in", current: nil, view: nil,
+            """
+            <h1>Log in</h1>
+            \(error.map { "<p class=\"error\">\(e($0))</p>" } ?? "")
+            <form method="post" action="/login" class="login">
+            <label for="token">Dashboard token</label>
+            <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+            <button type="submit">Log in</button>
+            </form>
+            """)
+    }
+
+    static func message(_ title: String, _ text: String, back: String? = nil) -> String {
+        layout(
+            title, current: nil, view: nil,
+            "<h1>\(e(title))</h1><p class=\"error\">\(e(text))</p>" + (back.map { "<p><a href=\"\(e($0))\">Back</a></p>" } ?? ""))
+    }
+
+    static func overview(_ overview: Reader.Overview, view: PageContext) -> String {
+        let states = TransferState.allCases.map { state in
+            let count = overview.counts[state] ?? 0
+            return "<a class=\"tile state-\(state.rawValue)\" href=\"/transfers?state=\(state.rawValue)\"><span data-count=\"\(state.rawValue)\">\(count)</span> \(state.rawValue)</a>"
+        }.joined()
+        let failures =
+            overview.failures.isEmpty
+            ? "<p class=\"muted\">No failed transfers.</p>"
+            : table(
+                ["Reason", "Transfers", "Example"],
+                overview.failures.map { ["<code>\(e($0.code))</code>", "<span data-field=\"count\">\($0.count)</span>", "<span class=\"err\">\(e($0.example))</span>"] },
+                rowAttributes: overview.failures.map { "data-reason=\"\(e($0.code))\"" })
+        let alive = overview.workers.filter { $0.state == "alive" }
+        return layout(
+            "Overview", current: "/", view: view, live: "/api/overview",
+            """
+            <h1>Overview</h1>
+            <section class="tiles">\(states)</section>
+            <section><h2>Bytes per second, last hour</h2>\(Chart.svg(overview.throughput))</section>
+            <section><h2>Live workers: <span data-count="workers">\(alive.count)</span></h2>\(workerTable(alive))</section>
+            <section><h2>Failures by reason</h2>\(failures)</section>
+            <section><h2>Queue by host</h2>\(hostTable(overview.hosts, view: nil))</section>
+            """)
+    }
+
+    static func batches(_ batches: [FleetView.BatchRow], view: PageContext) -> String {
+        let rows = batches.map { batch -> [String] in
+            let done = batch.countsByState[.done] ?? 0
+            let failed = batch.countsByState[.failed] ?? 0
+            let counts = TransferState.allCases.compactMap { state in batch.countsByState[state].map { "\(state.rawValue) \($0)" } }.joined(separator: ", ")
+            let actions =
+                view.canAct
+                ? [OperatorAction.pause, .resume, .retry, .cancel].map { actionForm("/api/batches/\(HTML.urlComponent(batch.name))/\($0.rawValue)", $0, view: view, back: "/batches") }.joined()
+                : ""
+            return [
+                "<a href=\"/transfers?batch=\(HTML.urlComponent(batch.name))\">\(e(batch.name))</a>",
+                "<progress max=\"\(max(1, batch.total))\" value=\"\(done)\"></progress> \(done)/\(batch.total)", "\(failed)", e(counts),
+                e(batch.createdAt), "<div class=\"actions\">\(actions)</div>",
+            ]
+        }
+        return layout(
+            "Batches", current: "/batches", view: view,
+            "<h1>Batches</h1>" + (rows.isEmpty ? "<p class=\"muted\">No batches.</p>" : table(["Batch", "Done", "Failed", "States", "Created", ""], rows)))
+    }
+
+    static func workers(_ workers: [FleetView.WorkerInfo], view: PageContext) -> String {
+        layout(
+            "Workers", current: "/workers", view: view,
+            "<h1>Workers</h1><p><a href=\"/workers?all=1\">Include stopped workers</a></p>" + workerTable(workers))
+    }
+
+    static func hosts(_ hosts: [FleetView.HostLoad], view: PageContext) -> String {
+        layout("Hosts", current: "/hosts", view: view, live: "/api/hosts", "<h1>Hosts and their limits</h1>" + hostTable(hosts, view: view))
+    }
+
+    static func workerTable(_ workers: [FleetView.WorkerInfo]) -> String {
+        guard !workers.isEmpty else { return "<p class=\"muted\">No workers.</p>" }
+        return table(
+            ["Worker", "Host", "PID", "State", "Held", "Rate", "Heartbeat", "Roles"],
+            workers.map {
+                [
+                    "<code>\(e($0.id))</code>", e($0.host), "\($0.pid)", "<span class=\"state-\(e($0.state))\">\(e($0.state))</span>",
+                    "\($0.segmentsHeld)", "\(ByteSize.format(Int64($0.rate)))/s", String(format: "%.1fs ago", $0.silentFor), e($0.roles),
+                ]
+            })
+    }
+
+    static func hostTable(_ hosts: [FleetView.HostLoad], view: PageContext?) -> String {
+        guard !hosts.isEmpty else { return "<p class=\"muted\">No hosts.</p>" }
+        return table(
+            ["Host", "Running / limit", "Queued", view?.canAct == true ? "Set limit" : nil].compactMap { $0 },
+            hosts.map { host in
+                var cells = [
+                    e(host.host == "*" ? "* (default)" : host.host + (host.explicit ? "" : " (default)")),
+                    "<meter min=\"0\" max=\"\(host.limit)\" value=\"\(min(host.running, host.limit))\"></meter> <span data-field=\"running\">\(host.running)</span> / <span data-field=\"limit\">\(host.limit)</span>",
+                    "<span data-field=\"queued\">\(host.queued)</span>",
+                ]
+                if let view, view.canAct, let csrf = view.csrf {
+                    cells.append(
+                        """
+                        <form method="post" action="/api/hosts/\(HTML.urlComponent(host.host))/limit" class="inline">\
+                        <input type="hidden" name="csrf" value="\(e(csrf))"><input type="hidden" name="return" value="/hosts">\
+                        <input name="limit" type="number" min="1" value="\(host.limit)" aria-label="limit for \(e(host.host))">\
+                        <button type="submit" data-action="set-limit">Set</button></form>
+                        """)
+                }
+                return cells
+            }, rowAttributes: hosts.map { "data-host=\"\(e($0.host))\"" })
+    }
+
+    /// A no-JavaScript form posting one action; app.js sends the same request with fetch.
+    static func actionForm(_ path: String, _ action: OperatorAction, view: PageContext, back: String, enabled: Bool = true) -> String {
+        """
+        <form method="post" action="\(e(path))" class="inline"><input type="hidden" name="csrf" value="\(e(view.csrf ?? ""))">\
+        <input type="hidden" name="return" value="\(e(back))">\
+        <button type="submit" data-action="\(action.rawValue)" class="act-\(action.rawValue)"\(enabled ? "" : " disabled")>\(action.rawValue.capitalized)</button></form>
+        """
+    }
+
+    /// A table whose cells are already HTML.
+    static func table(_ headings: [String], _ rows: [[String]], rowAttributes: [String]? = nil) -> String {
+        let head = headings.map { "<th scope=\"col\">\(e($0))</th>" }.joined()
+        let body = rows.enumerated().map { index, cells in
+            "<tr\(rowAttributes.map { " " + $0[index] } ?? "")>" + cells.map { "<td>\($0)</td>" }.joined() + "</tr>"
+        }.joined(separator: "\n")
+        return "<div class=\"scroll\"><table><thead><tr>\(head)</tr></thead><tbody>\n\(body)\n</tbody></table></div>"
+    }
+}
+
+/// The throughput chart: an SVG polyline (no script, no style attribute: CSP-clean).
+enum Chart {
+    static let width = 600
+    static let height = 120
+
+    /// Points of the polyline for per-minute byte counts, scaled to `peak` bytes per second.
+    static func points(_ samples: [(minute: Int64, bytes: Int64)], peak: Double) -> String {
+        guard samples.count > 1 else { return "" }
+        return samples.enumerated().map { index, sample in
+            let x = Double(index) * Double(width) / Double(samples.count - 1)
+            let y = Double(height) - (Double(sample.bytes) / 60) / max(peak, 1) * Double(height - 10)
+            return String(format: "%.1f,%.1f", x, y)
+        }.joined(separator: " ")
+    }
+
+    static func svg(_ samples: [(minute: Int64, bytes: Int64)]) -> String {
+        let peak = samples.map { Double($0.bytes) / 60 }.max() ?? 0
+        let latest = samples.dropLast().last.map { Double($0.bytes) / 60 } ?? 0
+        return """
+            <figure class="chart"><svg viewBox="0 0 \(width) \(height)" preserveAspectRatio="none" role="img" aria-label="bytes per second per minute over the last hour">\
+            <polyline data-chart="throughput" points="\(points(samples, peak: peak))"></polyline></svg>\
+            <figcaption>peak <span data-chart-peak>\(ByteSize.format(Int64(peak)))/s</span> · last full minute \
+            <span data-chart-last>\(ByteSize.format(Int64(latest)))/s</span> · 60 min</figcaption></figure>
+            """
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import HaulCore
+import HaulPostgres
+import HaulQueue
+
+/// What a page shows, read through the queue's named queries, and how long reading took
+/// (which sets how soon the page polls again).
+struct Reader {
+    let db: PostgresConnection
+    let query: [String: String]
+
+    /// Minutes of the throughput chart.
+    static let chartMinutes = 60
+
+    /// The overview: states, the last hour's bytes per minute, live workers, failures, hosts.
+    struct Overview {
+        var counts: [TransferState: Int]
+        var throughput: [(minute: Int64, bytes: Int64)]
+        var workers: [FleetView.WorkerInfo]
+        var failures: [FleetView.FailureReason]
+        var hosts: [FleetView.HostLoad]
+        var pollAfter: Int
+    }
+
+    func overview() throws -> Overview {
+        let started = Date()
+        let view = FleetView(db)
+        var result = Overview(
+            counts: try view.transferCounts(), throughput: try view.throughput(minutes: Self.chartMinutes),
+            workers: try view.workers(includeStopped: false), failures: try view.failureReasons(), hosts: try view.hostLoads(), pollAfter: 0)
+        result.pollAfter = Self.pollAfter(Date().timeIntervalSince(started))
+        return result
+    }
+
+    /// A page of the transfer list and the filter that chose it.
+    struct TransferPage {
+        var filter: FleetView.TransferFilter
+        var rows: [FleetView.TransferRow]
+        var total: Int
+        var page: Int
+        var perPage: Int
+        var pollAfter: Int
+    }
+
+    func transfers() throws -> TransferPage {
+        let started = Date()
+        func value(_ name: String) -> String? {
+            query[name].flatMap { $0.trimmingWhitespace().isEmpty ? nil : $0.trimmingWhitespace() }
+        }
+        let filter = FleetView.TransferFilter(
+            state: value("state").flatMap(TransferState.init(rawValue:)), batch: value("batch"), host: value("host"), text: value("q"))
+        let perPage = min(Dashboard.maxPerPage, max(1, value("per").flatMap { Int($0) } ?? Dashboard.perPage))
+        let page = max(1, value("page").flatMap { Int($0) } ?? 1)
+        let only = value("ids").map { $0.split(separator: ",").compactMap { Int64($0) } }
+        let (rows, total) = try FleetView(db).transfers(filter, offset: (page - 1) * perPage, limit: perPage, only: only)
+        return TransferPage(
+            filter: filter, rows: rows, total: total, page: page, perPage: perPage, pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
+    }
+
+    /// One transfer with everything the transfer page shows.
+    struct TransferDetail {
+        var status: TransferStatus
+        var host: String
+        var batch: String?
+        var segments: [FleetView.SegmentDetail]
+        var history: [FleetView.TransferEvent]
+        var pollAfter: Int
+    }
+
+    func transfer(_ id: Int64) throws -> TransferDetail? {
+        let started = Date()
+        guard let status = try TransferStore(db).status(id), let place = try FleetView(db).place(of: id) else { return nil }
+        let view = FleetView(db)
+        return TransferDetail(
+            status: status, host: place.host, batch: place.batch, segments: try view.segments(of: id), history: try view.history(of: id),
+            pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
+    }
+
+    /// Milliseconds until the page polls again: as `haul wait`, at most a tenth of the time on
+    /// the database, and never more often than once a second (nor less than every 10 s).
+    static func pollAfter(_ cost: Double) -> Int {
+        Int(min(10, max(1, cost * 10)) * 1000)
+    }
+}
+
+/// Seconds until a transfer finishes at its current average rate, if it is downloading.
+func eta(_ status: TransferStatus) -> Double? {
+    guard status.state == .downloading, let size = status.size, let rate = status.rate, rate > 0 else { return nil }
+    return Double(max(0, size - status.bytesDone)) / rate
+}
+
+/// `1h 02m`, `3m 05s`, `42s`.
+func formatSeconds(_ seconds: Double) -> String {
+    let total = Int(seconds.rounded())
+    if total >= 3600 { return "\(total / 3600)h \(String(format: "%02d", total % 3600 / 60))m" }
+    if total >= 60 { return "\(total / 60)m \(String(format: "%02d", total % 60))s" }
+    return "\(total)s"
+}
+
+/// The operator actions a transfer in `state` allows, in button order.
+func allowedActions(_ state: TransferState) -> [OperatorAction] {
+    [OperatorAction.pause, .resume, .retry, .cancel].filter { $0.allowedFrom.contains(state) }
+}

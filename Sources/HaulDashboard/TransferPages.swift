@@ -1,0 +1,146 @@
+import Foundation
+import HaulCore
+import HaulQueue
+
+/// The transfer list and the page of one transfer.
+enum TransferPages {
+    static func list(_ page: Reader.TransferPage, view: PageContext) -> String {
+        let filter = page.filter
+        let query = HTML.query([
+            ("state", filter.state?.rawValue), ("batch", filter.batch), ("host", filter.host), ("q", filter.text),
+            ("per", page.perPage == Dashboard.perPage ? nil : String(page.perPage)), ("page", page.page == 1 ? nil : String(page.page)),
+        ])
+        let back = "/transfers" + query
+        let stateOptions = (["" as String] + TransferState.allCases.map(\.rawValue)).map { state in
+            "<option value=\"\(state)\"\(state == (filter.state?.rawValue ?? "") ? " selected" : "")>\(state.isEmpty ? "any state" : state)</option>"
+        }.joined()
+        let form = """
+            <form method="get" action="/transfers" class="filters">
+            <label>State <select name="state">\(stateOptions)</select></label>
+            <label>Batch <input name="batch" value="\(e(filter.batch ?? ""))"></label>
+            <label>Host <input name="host" value="\(e(filter.host ?? ""))"></label>
+            <label>Search <input name="q" type="search" value="\(e(filter.text ?? ""))" placeholder="URL, destination or id"></label>
+            <button type="submit">Filter</button>
+            </form>
+            """
+        let rows = page.rows.map { row($0, view: view, back: back) }.joined(separator: "\n")
+        let pages = max(1, (page.total + page.perPage - 1) / page.perPage)
+        func link(_ number: Int, _ label: String) -> String {
+            let target = "/transfers" + HTML.query([
+                ("state", filter.state?.rawValue), ("batch", filter.batch), ("host", filter.host), ("q", filter.text),
+                ("per", page.perPage == Dashboard.perPage ? nil : String(page.perPage)), ("page", String(number)),
+            ])
+            return "<a href=\"\(e(target))\" rel=\"\(label == "Next" ? "next" : "prev")\">\(label)</a>"
+        }
+        let pager = """
+            <nav class="pager" aria-label="pages">\(page.page > 1 ? link(page.page - 1, "Previous") : "")\
+            <span>page <span data-page>\(page.page)</span> of \(pages) · <span data-total>\(page.total)</span> transfers</span>\
+            \(page.page < pages ? link(page.page + 1, "Next") : "")</nav>
+            """
+        let table = """
+            <div class="scroll"><table class="transfers"><thead><tr><th scope="col">ID</th><th scope="col">Transfer</th><th scope="col">State</th>\
+            <th scope="col">Progress</th><th scope="col">Segments</th><th scope="col">Rate</th><th scope="col">ETA</th><th scope="col">Attempts</th>\
+            <th scope="col">Last error</th><th scope="col"></th></tr></thead><tbody>
+            \(rows)
+            </tbody></table></div>
+            """
+        return Pages.layout(
+            "Transfers", current: "/transfers", view: view, live: "/api/transfers" + query,
+            "<h1>Transfers</h1>" + form + pager + (page.rows.isEmpty ? "<p class=\"muted\">No transfers match.</p>" : table) + pager)
+    }
+
+    /// One row, with the contract attributes `data-transfer-id`, `data-state`, `data-bytes-done`
+    /// and `data-action` that app.js (and users' scripts) find things by.
+    static func row(_ row: FleetView.TransferRow, view: PageContext, back: String) -> String {
+        let status = row.status
+        return """
+            <tr data-transfer-id="\(status.id)" data-state="\(status.state.rawValue)">\
+            <td><a href="/transfers/\(status.id)">\(status.id)</a></td>\
+            <td class="url"><span class="wrap">\(e(status.url))</span><small class="wrap">\(e(status.dest ?? "(named from the response)"))\
+            \(row.batch.map { " · batch " + e($0) } ?? "")</small></td>\
+            <td><span class="state state-\(status.state.rawValue)" data-field="state">\(status.state.rawValue)</span></td>\
+            <td class="progress">\(progress(status))</td>\
+            <td data-label="Segments">\(segmentMap(row.segments))</td>\
+            <td data-label="Rate" data-field="rate">\(rate(status))</td>\
+            <td data-label="ETA" data-field="eta">\(eta(status).map(formatSeconds) ?? "")</td>\
+            <td data-label="Attempts" data-field="attempts">\(status.attempts)</td>\
+            <td><span class="err wrap" data-field="error">\(e(status.error ?? ""))</span></td>\
+            <td>\(actions(status, view: view, back: back))</td></tr>
+            """
+    }
+
+    static func progress(_ status: TransferStatus) -> String {
+        let size = status.size ?? 0
+        let sizeText = status.size.map { ByteSize.format($0) } ?? "?"
+        return """
+            <progress max="\(max(1, size))" value="\(min(status.bytesDone, max(1, size)))"></progress>\
+            <span class="bytes"><span data-bytes-done="\(status.bytesDone)">\(ByteSize.format(status.bytesDone))</span> / <span data-field="size">\(sizeText)</span></span>
+            """
+    }
+
+    static func rate(_ status: TransferStatus) -> String {
+        guard status.state == .downloading, let rate = status.rate else { return "" }
+        return "\(ByteSize.format(Int64(rate)))/s"
+    }
+
+    /// The segment map as coloured cells, one per column, with the CLI's characters as text.
+    static func segmentMap(_ segments: [SegmentState]) -> String {
+        let cells = SegmentMap.columns(segments, width: JSON.mapWidth).map { "<i class=\"seg seg-\($0.rawValue)\">\(SegmentMap.symbol($0))</i>" }
+        return "<span class=\"segmap\" data-field=\"segment-map\" title=\"# done, &gt; running, . queued, ! failed\">\(cells.joined())</span>"
+    }
+
+    static func actions(_ status: TransferStatus, view: PageContext, back: String) -> String {
+        guard view.canAct else { return "" }
+        let allowed = Set(allowedActions(status.state))
+        return "<div class=\"actions\">"
+            + [OperatorAction.pause, .resume, .retry, .cancel].map {
+                Pages.actionForm("/api/transfers/\(status.id)/\($0.rawValue)", $0, view: view, back: back, enabled: allowed.contains($0))
+            }.joined() + "</div>"
+    }
+
+    static func detail(_ detail: Reader.TransferDetail, view: PageContext) -> String {
+        let status = detail.status
+        let facts: [(String, String)] = [
+            ("URL", "<span class=\"wrap\">\(e(status.url))</span>"), ("Destination", e(status.dest ?? "(named from the response)")),
+            ("Host", "<a href=\"/transfers?host=\(HTML.urlComponent(detail.host))\">\(e(detail.host))</a>"),
+            ("Batch", detail.batch.map { "<a href=\"/transfers?batch=\(HTML.urlComponent($0))\">\(e($0))</a>" } ?? "—"),
+            ("State", "<span class=\"state state-\(status.state.rawValue)\" data-field=\"state\">\(status.state.rawValue)</span>"),
+            ("Progress", progress(status)), ("Rate", "<span data-field=\"rate\">\(rate(status))</span>"),
+            ("ETA", "<span data-field=\"eta\">\(eta(status).map(formatSeconds) ?? "")</span>"),
+            ("Attempts", "<span data-field=\"attempts\">\(status.attempts)</span>"),
+            ("Error", "<span class=\"err wrap\" data-field=\"error\">\(e(status.error ?? ""))</span>\(status.errorCode.map { " <code>\(e($0))</code>" } ?? "")"),
+            ("ETag", e(status.etag ?? "—")), ("Last-Modified", e(status.lastModified ?? "—")),
+            ("Expected digest", "<code class=\"wrap\">\(e(status.expectedDigest ?? "—"))</code>"),
+            ("Digest", "<code class=\"wrap\">\(e(status.computedDigest ?? "—"))</code>"),
+            ("Layout", e(status.layout)), ("Priority", "\(status.priority)"), ("Created", e(status.createdAt)), ("Finished", e(status.finishedAt ?? "—")),
+        ]
+        let list = facts.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }.joined()
+        let segments = Pages.table(
+            ["#", "State", "Offset", "Bytes", "Attempts", "Holder", "Last error"],
+            detail.segments.map {
+                [
+                    "\($0.index)", "<span class=\"state-\($0.state.rawValue)\">\($0.state.rawValue)</span>", ByteSize.format($0.offset),
+                    "\(ByteSize.format($0.bytesDone)) / \($0.length.map { ByteSize.format($0) } ?? "?")", "\($0.attempts)",
+                    $0.state == .running ? "<code>\(e($0.worker ?? ""))</code>" : "<span class=\"muted\">\(e($0.worker ?? ""))</span>",
+                    "<span class=\"err wrap\">\(e($0.lastError ?? ""))</span>",
+                ]
+            })
+        let history = Pages.table(
+            ["When", "From", "To", "Error"],
+            [["\(e(status.createdAt))", "", "pending (created)", ""]]
+                + detail.history.map { [e($0.at), e($0.from), e($0.to), "<span class=\"err wrap\">\(e($0.error ?? ""))</span>"] })
+        let back = "/transfers/\(status.id)"
+        return Pages.layout(
+            "Transfer \(status.id)", current: "/transfers", view: view, live: "/api/transfers/\(status.id)",
+            """
+            <h1>Transfer \(status.id)</h1>
+            <div data-transfer-id="\(status.id)" data-state="\(status.state.rawValue)" class="detail">
+            <dl class="facts">\(list)</dl>
+            <p>\(segmentMap(detail.segments.map(\.state)))</p>
+            \(actions(status, view: view, back: back))
+            </div>
+            <h2>Segments</h2>\(segments)
+            <h2>History</h2>\(history)
+            """)
+    }
+}

@@ -1,0 +1,127 @@
+import HaulCore
+import HaulPostgres
+
+extension FleetView {
+    /// Which transfers a page shows; nil fields do not filter.
+    public struct TransferFilter: Sendable, Equatable {
+        public var state: TransferState?
+        public var batch: String?
+        public var host: String?
+        /// Matched case-insensitively against the URL and destination, or exactly against the id.
+        public var text: String?
+
+        public init(state: TransferState? = nil, batch: String? = nil, host: String? = nil, text: String? = nil) {
+            self.state = state
+            self.batch = batch
+            self.host = host
+            self.text = text
+        }
+    }
+
+    /// One row of the transfer list: its status plus where it belongs.
+    public struct TransferRow: Sendable {
+        public let status: TransferStatus
+        public let host: String
+        public let batch: String?
+        /// Segment states in file order (the current generation).
+        public let segments: [SegmentState]
+    }
+
+    private static let filterSQL = """
+        ($1::text IS NULL OR t.state = $1) AND ($2::text IS NULL OR t.batch_id = (SELECT id FROM batches WHERE name = $2))
+        AND ($3::text IS NULL OR t.host = $3)
+        AND ($4::text IS NULL OR t.url ILIKE '%' || $4 || '%' OR t.dest ILIKE '%' || $4 || '%' OR t.id::text = $4)
+        """
+
+    /// Transfers matching `filter`, newest first, `limit` from `offset`, and how many match in all.
+    /// With `only`, the rows are those transfers instead (a page that is already shown, polled
+    /// for updates: its rows stay even when they no longer match), and `total` still counts the filter.
+    public func transfers(_ filter: TransferFilter, offset: Int, limit: Int, only: [Int64]? = nil) throws -> (rows: [TransferRow], total: Int) {
+        let text = filter.text.map { $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") }
+        let parameters: [any PostgresBindable] = [filter.state?.rawValue, filter.batch, filter.host, text]
+        let total = try db.query("SELECT count(*) AS n FROM transfers t WHERE " + Self.filterSQL, parameters).first?.int("n") ?? 0
+        let statuses: [TransferStatus]
+        if let only {
+            statuses = try db.query(TransferStatus.selectSQL + " WHERE t.id = ANY($1::bigint[]) ORDER BY t.id DESC", [Array(only.prefix(limit))])
+                .rows.map(TransferStatus.init)
+        } else {
+            statuses = try db.query(
+                TransferStatus.selectSQL + " WHERE " + Self.filterSQL + " ORDER BY t.id DESC OFFSET $5 LIMIT $6",
+                parameters + [max(0, offset), max(1, limit)]
+            ).rows.map(TransferStatus.init)
+        }
+        let ids = statuses.map(\.id)
+        var places: [Int64: (host: String, batch: String?)] = [:]
+        for row in try db.query(
+            "SELECT t.id, t.host, b.name AS batch FROM transfers t LEFT JOIN batches b ON b.id = t.batch_id WHERE t.id = ANY($1::bigint[])", [ids]
+        ).rows {
+            places[try row.int64("id")] = (try row.string("host"), row["batch"])
+        }
+        var segments: [Int64: [SegmentState]] = [:]
+        for row in try db.query(
+            """
+            SELECT s.transfer_id, s.state FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.generation = s.generation
+            WHERE t.id = ANY($1::bigint[]) ORDER BY s.transfer_id, s.byte_offset
+            """, [ids]
+        ).rows {
+            if let state = SegmentState(rawValue: try row.string("state")) { segments[try row.int64("transfer_id"), default: []].append(state) }
+        }
+        let rows = statuses.map {
+            TransferRow(status: $0, host: places[$0.id]?.host ?? "", batch: places[$0.id]?.batch ?? nil, segments: segments[$0.id] ?? [])
+        }
+        return (rows, total)
+    }
+
+    /// One segment of a transfer's current generation, for the transfer's page.
+    public struct SegmentDetail: Sendable {
+        public let index: Int
+        public let state: SegmentState
+        public let offset: Int64
+        public let length: Int64?
+        public let bytesDone: Int64
+        public let attempts: Int
+        /// The worker holding it (running) or that last held it.
+        public let worker: String?
+        public let lastError: String?
+    }
+
+    /// The segments of transfer `id`'s current generation, in file order.
+    public func segments(of id: Int64) throws -> [SegmentDetail] {
+        try db.query(
+            """
+            SELECT s.idx, s.state, s.byte_offset, s.length, s.bytes_done, s.attempts, s.worker_id, s.last_error
+            FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.generation = s.generation WHERE t.id = $1 ORDER BY s.byte_offset
+            """, [id]
+        ).rows.map {
+            SegmentDetail(
+                index: try $0.int("idx"), state: SegmentState(rawValue: try $0.string("state")) ?? .failed, offset: try $0.int64("byte_offset"),
+                length: try $0.optionalInt64("length"), bytesDone: try $0.int64("bytes_done"), attempts: try $0.int("attempts"),
+                worker: $0["worker_id"], lastError: $0["last_error"])
+        }
+    }
+
+    /// One change of a transfer's state.
+    public struct TransferEvent: Sendable {
+        public let at: String
+        public let from: String
+        public let to: String
+        public let error: String?
+    }
+
+    /// Transfer `id`'s changes of state, oldest first (at most the last `limit`).
+    public func history(of id: Int64, limit: Int = 200) throws -> [TransferEvent] {
+        try db.query(
+            """
+            SELECT at::text AS at, from_state, to_state, error FROM (
+                SELECT * FROM transfer_events WHERE transfer_id = $1 ORDER BY id DESC LIMIT $2) e ORDER BY id
+            """, [id, limit]
+        ).rows.map { TransferEvent(at: try $0.string("at"), from: try $0.string("from_state"), to: try $0.string("to_state"), error: $0["error"]) }
+    }
+
+    /// Where transfer `id` belongs: its origin host and batch name.
+    public func place(of id: Int64) throws -> (host: String, batch: String?)? {
+        try db.query("SELECT t.host, b.name AS batch FROM transfers t LEFT JOIN batches b ON b.id = t.batch_id WHERE t.id = $1", [id]).first.map {
+            (try $0.string("host"), $0["batch"])
+        }
+    }
+}

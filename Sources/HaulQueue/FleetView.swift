@@ -1,0 +1,152 @@
+import HaulCore
+import HaulPostgres
+
+/// What the operator dashboard reads: the fleet at a glance, pages of transfers, one transfer's
+/// segments and history. Read-only; every query is bounded (a page, an hour, a top list).
+/// Secrets are redacted as in `TransferStatus`.
+public struct FleetView {
+    let db: PostgresConnection
+
+    /// Works through `connection`, which the caller owns.
+    public init(_ connection: PostgresConnection) {
+        self.db = connection
+    }
+
+    /// How many transfers are in each state.
+    public func transferCounts() throws -> [TransferState: Int] {
+        var counts: [TransferState: Int] = [:]
+        for row in try db.query("SELECT state, count(*) AS n FROM transfers GROUP BY state").rows {
+            if let state = TransferState(rawValue: try row.string("state")) { counts[state] = try row.int("n") }
+        }
+        return counts
+    }
+
+    /// Bytes the whole fleet received in each of the last `minutes` minutes (oldest first, the
+    /// current, unfinished minute last), from what the workers' heartbeats recorded.
+    public func throughput(minutes: Int) throws -> [(minute: Int64, bytes: Int64)] {
+        try db.query(
+            """
+            SELECT extract(epoch FROM m.minute)::bigint AS minute, coalesce(sum(w.bytes), 0)::bigint AS bytes
+            FROM generate_series(date_trunc('minute', now()) - make_interval(mins => $1 - 1), date_trunc('minute', now()), interval '1 minute') AS m(minute)
+            LEFT JOIN worker_throughput w ON w.minute = m.minute
+            GROUP BY m.minute ORDER BY m.minute
+            """, [max(1, minutes)]
+        ).rows.map { (try $0.int64("minute"), try $0.int64("bytes")) }
+    }
+
+    /// Failed transfers grouped by error code, most frequent first, each with one example message.
+    public struct FailureReason: Sendable {
+        public let code: String
+        public let count: Int
+        public let example: String
+    }
+
+    /// The `limit` most frequent reasons transfers failed for.
+    public func failureReasons(limit: Int = 20) throws -> [FailureReason] {
+        try db.query(
+            """
+            SELECT coalesce(error_code, 'unknown') AS code, count(*) AS n, coalesce(min(error), '') AS example
+            FROM transfers WHERE state = 'failed' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $1
+            """, [limit]
+        ).rows.map { FailureReason(code: try $0.string("code"), count: try $0.int("n"), example: try $0.string("example")) }
+    }
+
+    /// One origin host: its limit, what runs against it and what waits for it.
+    public struct HostLoad: Sendable {
+        public let host: String
+        public let limit: Int
+        /// Whether the limit is the host's own (not the `*` default).
+        public let explicit: Bool
+        /// Running segments and probes, as the claim counts them.
+        public let running: Int
+        /// Queued segments plus pending transfers.
+        public let queued: Int
+    }
+
+    /// Every host with its limit and load (`HostLimits.list` plus the queue behind each host).
+    public func hostLoads() throws -> [HostLoad] {
+        var queued: [String: Int] = [:]
+        for row in try db.query(
+            """
+            SELECT host, sum(n)::bigint AS n FROM (
+                SELECT host, count(*) AS n FROM segments WHERE state = 'queued' GROUP BY host
+                UNION ALL SELECT host, count(*) FROM transfers WHERE state = 'pending' GROUP BY host) q
+            GROUP BY host
+            """
+        ).rows {
+            queued[try row.string("host")] = try row.int("n")
+        }
+        return try HostLimits.list(db).map {
+            HostLoad(host: $0.host, limit: $0.limit, explicit: $0.explicit, running: $0.running, queued: queued[$0.host] ?? 0)
+        }
+    }
+
+    /// A worker process as its heartbeats describe it (the rows of `haul workers`).
+    public struct WorkerInfo: Sendable {
+        public let id: String
+        public let host: String
+        public let pid: Int
+        public let roles: String
+        public let version: String
+        public let startedAt: String
+        /// Seconds since its last heartbeat.
+        public let silentFor: Double
+        public let stopped: Bool
+        /// Segments it holds now.
+        public let segmentsHeld: Int
+        /// Bytes per second between its last two heartbeats.
+        public let rate: Double
+        /// `alive`, `dead` (silent for more than `deadAfter` seconds) or `stopped`.
+        public var state: String { stopped ? "stopped" : silentFor > FleetView.deadAfter ? "dead" : "alive" }
+    }
+
+    /// Seconds of silence after which a worker is shown as dead (as `haul workers` does).
+    public static let deadAfter = 30.0
+
+    /// Workers in start order; stopped ones only with `includeStopped`.
+    public func workers(includeStopped: Bool) throws -> [WorkerInfo] {
+        try db.query(
+            """
+            SELECT w.id, w.host, w.pid, w.roles, w.version, w.started_at::text AS started_at,
+                   extract(epoch FROM now() - w.heartbeat_at)::float8 AS silent, w.stopped_at IS NOT NULL AS stopped, w.rate,
+                   (SELECT count(*) FROM segments s WHERE s.worker_id = w.id AND s.state = 'running') AS held
+            FROM workers w WHERE $1 OR w.stopped_at IS NULL ORDER BY w.started_at
+            """, [includeStopped]
+        ).rows.map {
+            WorkerInfo(
+                id: try $0.string("id"), host: try $0.string("host"), pid: try $0.int("pid"), roles: try $0.string("roles"),
+                version: try $0.string("version"), startedAt: try $0.string("started_at"), silentFor: try $0.optionalDouble("silent") ?? 0,
+                stopped: try $0.bool("stopped"), segmentsHeld: try $0.int("held"), rate: try $0.optionalDouble("rate") ?? 0)
+        }
+    }
+
+    /// A batch's counts, for the batch list.
+    public struct BatchRow: Sendable {
+        public let name: String
+        public let createdAt: String
+        public let countsByState: [TransferState: Int]
+        public var total: Int { countsByState.values.reduce(0, +) }
+    }
+
+    /// Batches, newest first (at most `limit`).
+    public func batches(limit: Int = 200) throws -> [BatchRow] {
+        var order: [String] = []
+        var created: [String: String] = [:]
+        var counts: [String: [TransferState: Int]] = [:]
+        for row in try db.query(
+            """
+            SELECT b.name, b.created_at::text AS created_at, t.state, count(t.id) AS n
+            FROM (SELECT * FROM batches ORDER BY id DESC LIMIT $1) b LEFT JOIN transfers t ON t.batch_id = b.id
+            GROUP BY b.id, b.name, b.created_at, t.state ORDER BY b.id DESC
+            """, [limit]
+        ).rows {
+            let name = try row.string("name")
+            if created[name] == nil {
+                order.append(name)
+                created[name] = try row.string("created_at")
+            }
+            if let state = row["state"].flatMap(TransferState.init(rawValue:)) { counts[name, default: [:]][state] = try row.int("n") }
+        }
+        return order.map { BatchRow(name: $0, createdAt: created[$0] ?? "", countsByState: counts[$0] ?? [:]) }
+    }
+}

@@ -1,0 +1,19 @@
+import HaulCore
+
+extension HostLimits {
+    /// Checks an operator's `HOST[:PORT]` (or `*`) and limit as typed, for `haul host-limit set`
+    /// and the dashboard alike. - Throws: a `usage` HaulError saying what is wrong.
+    public static func parse(host text: String, limit limitText: String) throws -> (host: String, limit: Int) {
+        guard let limit = Int(limitText), limit > 0 else { throw HaulError.usage("'\(limitText)' is not a positive whole number") }
+        let host = text.lowercased()
+        guard host == "*" || (!host.isEmpty && !host.contains("/") && !host.contains(" ")) else {
+            throw HaulError.usage("'\(text)' is not HOST or HOST:PORT", hint: "write it as it appears in URLs, e.g. mirror.example.org or 10.0.0.5:8080")
+        }
+        return (host, limit)
+    }
+
+    /// What setting a limit did, in words.
+    public static func describe(host: String, limit: Int) -> String {
+        host == "*" ? "default limit: \(limit) running segments per host" : "\(host): at most \(limit) running segments"
+    }
+}
