@@ -79,8 +79,10 @@ enum ZipLayout {
                 var descriptor = ByteCursor(tail, context: "the data descriptor of '\(name)'")
                 let signed = try descriptor.u32() == ZipSignature.dataDescriptor
                 if !signed { descriptor = ByteCursor(tail, context: "the data descriptor of '\(name)'") }
-                let written = (crc: try descriptor.u32(), compressed: zip64 ? try descriptor.u64() : UInt64(try descriptor.u32()),
-                    size: zip64 ? try descriptor.u64() : UInt64(try descriptor.u32()))
+                let written = (
+                    crc: try descriptor.u32(), compressed: zip64 ? try descriptor.u64() : UInt64(try descriptor.u32()),
+                    size: zip64 ? try descriptor.u64() : UInt64(try descriptor.u32())
+                )
                 guard written.crc == entry.crc, written.compressed == entry.compressedSize, written.size == entry.size else {
                     throw mismatch(name, "sizes or CRC in its data descriptor")
                 }

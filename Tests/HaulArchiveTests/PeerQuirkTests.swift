@@ -27,9 +27,12 @@ import Testing
         return path
     }
 
-    @Test("GNU sparse tar formats extract to the real file, as GNU tar extracts them",
-          arguments: [["--format=pax", "--sparse-version=0.0"], ["--format=pax", "--sparse-version=0.1"],
-                      ["--format=pax", "--sparse-version=1.0"], ["--format=gnu"]])
+    @Test(
+        "GNU sparse tar formats extract to the real file, as GNU tar extracts them",
+        arguments: [
+            ["--format=pax", "--sparse-version=0.0"], ["--format=pax", "--sparse-version=0.1"],
+            ["--format=pax", "--sparse-version=1.0"], ["--format=gnu"],
+        ])
     func gnuSparse(flags: [String]) throws {
         let temp = try TemporaryDirectory()
         try makeSparseTree(at: temp.sub("tree"))

@@ -87,7 +87,8 @@ struct DestinationSafetyTests {
         #expect(second.stderr.contains("transfer \(id)"), "\(second.stderr)")
 
         let manifest = work + "/manifest.txt"
-        try "\(Harness.origin)/safety/c.bin shared/c.bin\n\(Harness.origin)/safety/b.bin shared/a.bin\n".write(toFile: manifest, atomically: true, encoding: .utf8)
+        try "\(Harness.origin)/safety/c.bin shared/c.bin\n\(Harness.origin)/safety/b.bin shared/a.bin\n".write(
+            toFile: manifest, atomically: true, encoding: .utf8)
         let all = try Run.haul(["enqueue", "--manifest", manifest, "--batch", "b1"], database: database.url)
         #expect(all.status == 2, "\(all.stderr)")
         #expect(all.stderr.contains("line 2:") && all.stderr.contains("transfer \(id)"), "\(all.stderr)")
