@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test(
-        "GNU sparse tar formats extract to the real file, as GNU tar extracts them",
+        "GNU sparse tar formats extract to the real file, as GNU tar and bsdtar extract them",
         arguments: [
             ["--format=pax", "--sparse-version=0.0"], ["--format=pax", "--sparse-version=0.1"],
             ["--format=pax", "--sparse-version=1.0"], ["--format=gnu"],
@@ -39,11 +39,14 @@ import Testing
         try runChecked(["tar", "--sparse", "-cf", temp.sub("sparse.tar")] + flags + ["-C", temp.sub("tree"), "."])
         try FileManager.default.createDirectory(atPath: temp.sub("gnu"), withIntermediateDirectories: true)
         try runChecked(["tar", "-xf", temp.sub("sparse.tar"), "-C", temp.sub("gnu")])
+        try FileManager.default.createDirectory(atPath: temp.sub("bsd"), withIntermediateDirectories: true)
+        try runChecked(["bsdtar", "-xf", temp.sub("sparse.tar"), "-C", temp.sub("bsd")])
         let summary = try Extractor.extract(archive: temp.sub("sparse.tar"), to: temp.sub("out"))
         #expect(summary.files == 3)
         #expect(summary.bytes == (5 << 20) + (2 << 20) + 6)
         let ours = try snapshot(temp.sub("out"))
         #expect(ours == (try snapshot(temp.sub("gnu"))))
+        #expect(ours == (try snapshot(temp.sub("bsd"))))
         #expect(ours == (try snapshot(temp.sub("tree"))))
     }
 
