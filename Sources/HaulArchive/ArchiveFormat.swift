@@ -27,6 +27,16 @@ public enum ArchiveFormat: String, Sendable, Equatable, CaseIterable {
             return got == 512 && TarHeader.looksLikeTar(block) ? .tarGzip : .gzip
         }
         if head.count == 512, TarHeader.looksLikeTar(head) { return .tar }
+        // The first part of a split zip opens with the spanning marker; a later part with entry data.
+        if head.starts(with: [0x50, 0x4B, 0x07, 0x08]) { throw ZipEnd.multiDisk() }
+        // A self-extracting zip (a program in front of the archive), or the last part of a split
+        // one (its end record names another disk: reading it as a zip gives the multi-disk refusal).
+        do {
+            _ = try ZipEnd.locate(fileSize: UInt64(file.size)) { try file.bytes($1, at: Int64($0), what: "the zip end record") }
+            return .zip
+        } catch let error as HaulError where error.code == HaulError.Code.unsupportedEntry {
+            return .zip
+        } catch {}
         throw HaulError(
             HaulError.Code.unknownFormat, "'\(file.path)' is not a zip, tar, tar.gz or gz archive",
             hint: "Haul detects the format from the content, not the file name")

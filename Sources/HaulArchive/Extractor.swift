@@ -57,7 +57,7 @@ public enum Extractor {
     ///   - limits: refuse the archive past these totals (`too-large`, `too-many-entries`).
     ///   - allowSymlinks: create symlink entries (last, and only if they resolve inside `destination`);
     ///     otherwise any symlink entry refuses the archive (`symlink-refused`).
-    /// - Throws: `HaulError` with a code from `ArchiveErrorCode`.
+    /// - Throws: `HaulError` with one of the archive codes (`ArchiveError.swift`).
     public static func extract(
         archive: String, to destination: String, limits: ExtractionLimits = ExtractionLimits(), allowSymlinks: Bool = false
     ) throws -> ExtractionSummary {

@@ -6,7 +6,7 @@ import HaulCore
     import Darwin
 #endif
 
-/// Streams a tar archive (ustar, pax, GNU long names) into a staging directory in one pass.
+/// Streams a tar archive (ustar, pax, GNU long names, GNU sparse files) into a staging directory in one pass.
 ///
 /// Unlike zip there is no directory to validate up front; every rule is enforced as the entry arrives and
 /// the staging directory makes the outcome all-or-nothing. Symlinks are created last.
@@ -20,6 +20,7 @@ struct TarExtraction {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: ioChunkSize, alignment: 16)
         defer { buffer.deallocate() }
         var pax: [String: String] = [:]
+        var sparseRecords: [(key: String, value: String)] = []
         var longName: String?
         var longLink: String?
         var seen = Set<String>()
@@ -28,7 +29,9 @@ struct TarExtraction {
         while let header = try nextHeader(source, buffer) {
             switch header.type {
             case UInt8(ascii: "x"):
-                pax.merge(try TarHeader.parsePax(try readSmall(source, header.size, buffer)), uniquingKeysWith: { $1 })
+                let records = try TarHeader.parsePaxRecords(try readSmall(source, header.size, buffer))
+                pax.merge(records.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+                sparseRecords += records.filter { $0.key.hasPrefix("GNU.sparse.") }
                 continue
             case UInt8(ascii: "g"):
                 _ = try readSmall(source, header.size, buffer)
@@ -42,7 +45,7 @@ struct TarExtraction {
             default:
                 break
             }
-            let name = pax["path"] ?? longName ?? header.name
+            let name = pax["GNU.sparse.name"] ?? pax["path"] ?? longName ?? header.name
             let target = pax["linkpath"] ?? longLink ?? header.linkName
             let size =
                 try pax["size"].map { text in
@@ -51,15 +54,21 @@ struct TarExtraction {
                 } ?? header.size
             guard size < 1 << 60 else { throw HaulError.corrupt("a tar entry claims \(size) bytes") }
             let mtime = pax["mtime"].flatMap { Int64($0.prefix { $0 != "." }) } ?? header.modificationTime
-            (pax, longName, longLink) = ([:], nil, nil)
+            let sparse = try SparseMap.fromPax(sparseRecords)
+            (pax, longName, longLink, sparseRecords) = ([:], nil, nil, [])
             entries += 1
             if entries > limits.maxEntries { throw ZipCatalog.tooManyEntries(UInt64(entries), limits) }
             guard let path = try EntryPath.normalize(name) else {
+                guard header.type == UInt8(ascii: "5") else { throw HaulError.unsafeName(name, "names the destination itself but is not a directory") }
                 try copy(source, size, buffer, to: nil)
                 continue
             }
             guard seen.insert(path).inserted else {
                 throw HaulError(HaulError.Code.duplicateEntry, "refusing archive: entry '\(HaulError.printable(path))' appears twice")
+            }
+            if header.oldSparse != nil || (sparse != nil && [0, UInt8(ascii: "0"), UInt8(ascii: "7")].contains(header.type)) {
+                try extractSparse(path, header: header, pax: sparse, size: size, mtime: mtime, source, buffer, &summary)
+                continue
             }
             switch header.type {
             case 0, UInt8(ascii: "0"), UInt8(ascii: "7"):
@@ -100,7 +109,9 @@ struct TarExtraction {
 
     private func nextHeader(_ source: any ByteSource, _ buffer: UnsafeMutableRawPointer) throws -> TarHeader? {
         let got = try source.readFully(into: buffer, count: 512)
-        guard got == 512 else { throw HaulError.corrupt("the tar archive ends without its end-of-archive marker") }
+        // GNU tar and bsdtar accept an archive that simply stops after an entry's last block.
+        if got == 0 { return nil }
+        guard got == 512 else { throw HaulError.corrupt("the tar archive is truncated inside a header") }
         return try TarHeader.parse(Array(UnsafeRawBufferPointer(start: buffer, count: 512)))
     }
 
@@ -112,14 +123,14 @@ struct TarExtraction {
         return data
     }
 
-    private func copy(_ source: any ByteSource, _ size: Int64, _ buffer: UnsafeMutableRawPointer, to file: (fd: Int32, path: String)?) throws {
+    func copy(_ source: any ByteSource, _ size: Int64, _ buffer: UnsafeMutableRawPointer, to file: (fd: Int32, path: String)?) throws {
         try copy(source, size, buffer) { chunk in
             if let file { try writeAll(file.fd, chunk.baseAddress!, chunk.count, path: file.path) }
         }
     }
 
     /// Passes `size` bytes of entry data to `sink` in chunks, then skips the padding to the next block.
-    private func copy(_ source: any ByteSource, _ size: Int64, _ buffer: UnsafeMutableRawPointer, sink: (UnsafeRawBufferPointer) throws -> Void)
+    func copy(_ source: any ByteSource, _ size: Int64, _ buffer: UnsafeMutableRawPointer, sink: (UnsafeRawBufferPointer) throws -> Void)
         throws
     {
         let padded = (size + 511) / 512 * 512

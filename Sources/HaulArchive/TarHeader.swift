@@ -8,6 +8,8 @@ struct TarHeader: Equatable {
     var modificationTime: Int64
     var type: UInt8
     var linkName: String
+    /// The sparse map in an old GNU sparse header (type `S`), and whether extension blocks follow.
+    var oldSparse: OldGNUSparse? = nil
 
     /// Whether `block` has the ustar magic and a valid checksum.
     static func looksLikeTar(_ block: [UInt8]) -> Bool {
@@ -24,14 +26,24 @@ struct TarHeader: Equatable {
         }
         let size = try number(block[124..<136], "size")
         guard size >= 0 else { throw HaulError.corrupt("a tar header has a negative size") }
-        return TarHeader(
+        var header = TarHeader(
             name: name, mode: UInt32(truncatingIfNeeded: try number(block[100..<108], "mode")), size: size,
             modificationTime: try number(block[136..<148], "modification time"), type: block[156], linkName: text(block[157..<257]))
+        if header.type == UInt8(ascii: "S") {
+            let (numbers, more) = try SparseMap.oldGNUEntries(block, isExtension: false)
+            header.oldSparse = OldGNUSparse(numbers: numbers, extended: more, realSize: try SparseMap.oldGNURealSize(block))
+        }
+        return header
     }
 
-    /// Parses pax extended header records (`<length> <key>=<value>\n`).
+    /// Parses pax extended header records (`<length> <key>=<value>\n`); a repeated key keeps its last value.
     static func parsePax(_ data: [UInt8]) throws -> [String: String] {
-        var records: [String: String] = [:]
+        Dictionary(try parsePaxRecords(data), uniquingKeysWith: { $1 })
+    }
+
+    /// Parses pax extended header records in order, repeats kept (GNU sparse 0.0 repeats its keys).
+    static func parsePaxRecords(_ data: [UInt8]) throws -> [(key: String, value: String)] {
+        var records: [(key: String, value: String)] = []
         var index = 0
         while index < data.count {
             guard let space = data[index...].firstIndex(of: 0x20), let length = Int(String(decoding: data[index..<space], as: UTF8.self)),
@@ -41,7 +53,7 @@ struct TarHeader: Equatable {
                 throw HaulError.corrupt("a pax extended header record is malformed")
             }
             let key = String(decoding: data[(space + 1)..<equals], as: UTF8.self)
-            records[key] = decodeName(Array(data[(equals + 1)..<(index + length - 1)]))
+            records.append((key, decodeName(Array(data[(equals + 1)..<(index + length - 1)]))))
             index += length
         }
         return records

@@ -28,7 +28,12 @@ struct ZipCatalog {
             throw HaulError.corrupt("the zip central directory size (\(end.directorySize) bytes) does not fit \(end.entryCount) entries")
         }
         let directory = try file.bytes(Int(end.directorySize), at: Int64(end.directoryOffset), what: "the zip central directory")
-        let central = try CentralEntry.parseDirectory(directory, count: end.entryCount)
+        var central = try CentralEntry.parseDirectory(directory, count: end.entryCount)
+        for index in central.indices where end.prefix > 0 {
+            let (moved, overflow) = central[index].localHeaderOffset.addingReportingOverflow(end.prefix)
+            guard !overflow else { throw HaulError.corrupt("a zip entry's offset lies past the end of the file") }
+            central[index].localHeaderOffset = moved
+        }
         var plans: [ZipEntryPlan] = []
         var kinds: [String: ZipEntryPlan.Kind] = [:]
         var total: UInt64 = 0
@@ -54,8 +59,12 @@ struct ZipCatalog {
 
     private static func plan(_ entry: CentralEntry, allowSymlinks: Bool) throws -> ZipEntryPlan? {
         let name = try entry.decodedName()
-        guard let path = try EntryPath.normalize(name) else { return nil }
         let shown = HaulError.printable(name)
+        let type = (entry.unixMode ?? 0) & 0o170000
+        guard let path = try EntryPath.normalize(name) else {
+            guard name.hasSuffix("/") || type == 0o040000 else { throw HaulError.unsafeName(name, "names the destination itself but is not a directory") }
+            return nil
+        }
         if entry.isEncrypted {
             throw HaulError(
                 HaulError.Code.encryptedEntry, "refusing archive: entry '\(shown)' is encrypted", hint: "Haul does not decrypt archives")
@@ -65,7 +74,6 @@ struct ZipCatalog {
                 HaulError.Code.unsupportedMethod, "refusing archive: entry '\(shown)' uses compression method \(entry.method)",
                 hint: "only stored (0) and deflate (8) are supported")
         }
-        let type = (entry.unixMode ?? 0) & 0o170000
         var kind = ZipEntryPlan.Kind.file
         if name.hasSuffix("/") || type == 0o040000 {
             guard entry.size == 0 else { throw HaulError.corrupt("directory entry '\(shown)' declares \(entry.size) bytes of content") }
@@ -77,7 +85,9 @@ struct ZipCatalog {
                     hint: "pass --allow-symlinks to create symlinks that stay inside the destination")
             }
             kind = .symlink
-        } else if type != 0 && type != 0o100000 {
+        } else if type != 0 && type != 0o100000 && type != 0o010000 {
+            // A FIFO mode is what Info-ZIP records for data it read from a pipe (`zip - -`): its
+            // content is a regular file's, and unzip writes it as one.
             throw HaulError(HaulError.Code.unsupportedEntry, "refusing archive: entry '\(shown)' is a device, FIFO or socket")
         }
         let mtime = entry.modificationTime ?? DOSTime.unixTime(date: entry.dosDate, time: entry.dosTime)

@@ -51,7 +51,10 @@ enum ZipLayout {
             try cursor.skip(2)
             let flags = try cursor.u16()
             let method = try cursor.u16()
-            try cursor.skip(16)
+            try cursor.skip(4)
+            let crc = try cursor.u32()
+            let compressed = UInt64(try cursor.u32())
+            let size = UInt64(try cursor.u32())
             let nameLength = Int(try cursor.u16())
             let extraLength = UInt64(try cursor.u16())
             guard nameLength == entry.rawName.count, try cursor.take(nameLength) == entry.rawName else {
@@ -63,13 +66,35 @@ enum ZipLayout {
             let (dataEnd, overflow) = dataOffset.addingReportingOverflow(entry.compressedSize)
             guard !overflow, dataEnd <= UInt64(file.size) else { throw HaulError.corrupt("the data of '\(name)' lies past the end of the file") }
             var end = dataEnd
+            let extra = try file.bytes(Int(extraLength), at: Int64(dataOffset - extraLength), what: "the local extra field of '\(name)'")
+            var local64: [UInt8]?
+            try forEachExtra(extra) { id, field in if id == ZipSignature.zip64Extra { local64 = field } }
             if entry.hasDataDescriptor {
-                let extra = try file.bytes(Int(extraLength), at: Int64(dataOffset - extraLength), what: "the local extra field of '\(name)'")
-                var zip64 = entry.size >= ZipSignature.max32 || entry.compressedSize >= ZipSignature.max32
-                try forEachExtra(extra) { id, _ in zip64 = zip64 || id == ZipSignature.zip64Extra }
-                var signature = ByteCursor(try file.bytes(4, at: Int64(dataEnd), what: "the data descriptor of '\(name)'"), context: name)
-                let signed = try signature.u32() == ZipSignature.dataDescriptor
+                // The local fields may be zero (the usual streaming case); the descriptor must agree.
+                guard crc == 0 || crc == entry.crc, [0, entry.compressedSize].contains(compressed) || compressed == ZipSignature.max32,
+                    [0, entry.size].contains(size) || size == ZipSignature.max32
+                else { throw mismatch(name, "sizes or CRC") }
+                let zip64 = entry.size >= ZipSignature.max32 || entry.compressedSize >= ZipSignature.max32 || local64 != nil
+                let tail = try file.bytes(min(24, Int(UInt64(file.size) - dataEnd)), at: Int64(dataEnd), what: "the data descriptor of '\(name)'")
+                var descriptor = ByteCursor(tail, context: "the data descriptor of '\(name)'")
+                let signed = try descriptor.u32() == ZipSignature.dataDescriptor
+                if !signed { descriptor = ByteCursor(tail, context: "the data descriptor of '\(name)'") }
+                let written = (
+                    crc: try descriptor.u32(), compressed: zip64 ? try descriptor.u64() : UInt64(try descriptor.u32()),
+                    size: zip64 ? try descriptor.u64() : UInt64(try descriptor.u32())
+                )
+                guard written.crc == entry.crc, written.compressed == entry.compressedSize, written.size == entry.size else {
+                    throw mismatch(name, "sizes or CRC in its data descriptor")
+                }
                 end += (signed ? 4 : 0) + (zip64 ? 20 : 12)
+            } else {
+                var sizes = (size, compressed)
+                if size == ZipSignature.max32 || compressed == ZipSignature.max32, let local64 {
+                    var z = ByteCursor(local64, context: "the local zip64 extra field of '\(name)'")
+                    if size == ZipSignature.max32 { sizes.0 = try z.u64() }
+                    if compressed == ZipSignature.max32 { sizes.1 = try z.u64() }
+                }
+                guard crc == entry.crc, sizes.0 == entry.size, sizes.1 == entry.compressedSize else { throw mismatch(name, "sizes or CRC") }
             }
             spans.append(Span(start: entry.localHeaderOffset, end: end, name: name))
             offsets.append(dataOffset)

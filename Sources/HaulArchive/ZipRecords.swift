@@ -22,6 +22,9 @@ struct ZipEnd: Equatable {
     var directorySize: UInt64
     /// Where the central directory must end: the start of the ZIP64 end record, or of the end record.
     var directoryEnd: UInt64
+    /// Bytes in front of the zip that its offsets do not count (a self-extractor's stub not fixed by
+    /// `zip -A`); add them to every offset the archive records, as unzip does.
+    var prefix: UInt64 = 0
 
     /// Finds and resolves the end records of a zip of `fileSize` bytes; `read(offset, count)` returns file bytes.
     ///
@@ -79,15 +82,19 @@ struct ZipEnd: Equatable {
         } else {
             guard disk == 0, directoryDisk == 0, entriesOnDisk == entries else { throw multiDisk() }
         }
-        guard result.directoryOffset <= result.directoryEnd, result.directoryEnd - result.directoryOffset == result.directorySize else {
-            throw HaulError.corrupt("the zip central directory does not end where the end record starts (prepended data or truncation)")
+        guard result.directorySize <= result.directoryEnd, result.directoryOffset <= result.directoryEnd - result.directorySize else {
+            throw HaulError.corrupt("the zip central directory does not end where the end record starts (truncated or damaged)")
         }
+        result.prefix = result.directoryEnd - result.directorySize - result.directoryOffset
+        result.directoryOffset += result.prefix
         return result
     }
 
-    private static func multiDisk() -> HaulError {
+    /// The refusal of a split (spanned) zip or one of its parts.
+    static func multiDisk() -> HaulError {
         HaulError(
-            HaulError.Code.unsupportedEntry, "multi-disk (split) zip archives are not supported", hint: "join the parts with 'zip -s 0' first")
+            HaulError.Code.unsupportedEntry, "refusing archive: it is (part of) a split zip; multi-disk archives are not supported",
+            hint: "join the parts first: zip -s 0 split.zip --out whole.zip")
     }
 }
 
@@ -182,7 +189,7 @@ struct CentralEntry {
                 if try u.u32() == crc { unicodeName = String(validating: field[5...], as: UTF8.self) }
             }
         }
-        guard disk == 0 else { throw HaulError(HaulError.Code.unsupportedEntry, "multi-disk (split) zip archives are not supported") }
+        guard disk == 0 else { throw ZipEnd.multiDisk() }
         if [size, compressed, offset].contains(ZipSignature.max32) {
             throw HaulError.corrupt("a zip entry needs a zip64 extra field that is missing")
         }

@@ -10,12 +10,24 @@ public struct Batches {
         self.db = connection
     }
 
+    /// An entry whose destination an active transfer outside this batch (or of another URL) already writes.
+    public struct Busy: Sendable {
+        /// The entry's index in the array given to `enqueue`.
+        public let index: Int
+        /// The `destination-busy` refusal, naming the transfer.
+        public let error: HaulError
+    }
+
     /// Inserts all `entries` under batch `name` in one transaction, with array parameters
     /// (a few statements for 100 000 lines, not a round trip per line). Entries already in the
-    /// batch (same URL and destination) are left alone.
-    /// - Returns: how many were new.
-    public func enqueue(_ entries: [NewTransfer], batch name: String) throws -> (batchID: Int64, inserted: Int) {
-        let result = try insert(entries, batch: name)
+    /// batch (same URL and destination) are left alone. Entries whose destination an active
+    /// transfer already writes are returned as `busy`: with `skipBusy` the others are inserted,
+    /// without it nothing is.
+    /// - Returns: the batch's id (`nil` when nothing was inserted because of busy entries), how many were new, the busy entries.
+    public func enqueue(_ entries: [NewTransfer], batch name: String, skipBusy: Bool = false) throws -> (
+        batchID: Int64?, inserted: Int, busy: [Busy]
+    ) {
+        let result = try insert(entries, batch: name, skipBusy: skipBusy)
         if result.inserted >= Self.analyzeAfter {
             // Until autovacuum gets round to it, the planner believes the table holds the rows it
             // held before: the claims would sort thousands of rows where an index scan reads a few.
@@ -28,8 +40,13 @@ public struct Batches {
     /// Bulk inserts of at least this many rows refresh the planner's statistics at once.
     static let analyzeAfter = 1000
 
-    private func insert(_ entries: [NewTransfer], batch name: String) throws -> (batchID: Int64, inserted: Int) {
+    private func insert(_ entries: [NewTransfer], batch name: String, skipBusy: Bool) throws -> (batchID: Int64?, inserted: Int, busy: [Busy]) {
         try db.transaction {
+            try TransferStore.lockDestinations(db)
+            let busy = try busyEntries(entries, batch: name)
+            if !busy.isEmpty && !skipBusy { return (nil, 0, busy) }
+            let skipped = Set(busy.map(\.index))
+            let entries = skipped.isEmpty ? entries : entries.enumerated().filter { !skipped.contains($0.offset) }.map(\.element)
             let batchID = try db.query(
                 "INSERT INTO batches (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id", [name]
             ).first!.int64("id")
@@ -56,7 +73,26 @@ public struct Batches {
                 start += chunk.count
             }
             try db.query("NOTIFY haul_work")
-            return (batchID, inserted)
+            return (batchID, inserted, busy)
+        }
+    }
+
+    /// Entries whose destination an active transfer already writes, unless it is the same URL in the same batch.
+    private func busyEntries(_ entries: [NewTransfer], batch name: String) throws -> [Busy] {
+        let rows = try db.query(
+            """
+            SELECT DISTINCT ON (e.i) e.i, e.d, t.id, t.state
+            FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS e(u, d, i)
+            JOIN transfers t ON t.dest = e.d AND t.owner IS NULL AND t.state = ANY($3::text[])
+            LEFT JOIN batches b ON b.id = t.batch_id
+            WHERE NOT (b.name IS NOT DISTINCT FROM $4 AND t.url = e.u)
+            ORDER BY e.i, t.id
+            """, [entries.map(\.url), entries.map { $0.dest ?? "" }, TransferStore.activeStates, name]
+        ).rows
+        return try rows.map { row in
+            Busy(
+                index: Int(try row.int64("i")) - 1,
+                error: TransferStore.busy(try row.string("d"), id: try row.int64("id"), state: try row.string("state")))
         }
     }
 

@@ -16,13 +16,26 @@ public enum Manifest {
         public let line: Int
         public let reason: String
         public var description: String { "line \(line): \(reason)" }
+
+        /// A reject of line `line` (1-based) for `reason`.
+        public init(line: Int, reason: String) {
+            self.line = line
+            self.reason = reason
+        }
     }
 
     /// Parses every line; `base` supplies the settings a line does not give (segment size, layout…).
     public static func parse(_ text: String, base: NewTransfer) -> (entries: [NewTransfer], rejects: [Reject]) {
-        var entries: [NewTransfer] = []
+        let (numbered, rejects) = parseNumbered(text, base: base)
+        return (numbered.map(\.transfer), rejects)
+    }
+
+    /// `parse`, with each entry's 1-based line number, to report what the database refuses per line.
+    public static func parseNumbered(_ text: String, base: NewTransfer) -> (entries: [(line: Int, transfer: NewTransfer)], rejects: [Reject]) {
+        var entries: [(line: Int, transfer: NewTransfer)] = []
         var rejects: [Reject] = []
         var seen = Set<String>()
+        var destinations: [String: Int] = [:]
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmingWhitespace()
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
@@ -32,7 +45,11 @@ public enum Manifest {
                 guard seen.insert(key).inserted else {
                     throw HaulError.usage("the same URL and destination appear on an earlier line")
                 }
-                entries.append(entry)
+                if let dest = entry.dest {
+                    if let earlier = destinations[dest] { throw HaulError.usage("line \(earlier) already writes '\(dest)'") }
+                    destinations[dest] = index + 1
+                }
+                entries.append((index + 1, entry))
             } catch let error as HaulError {
                 rejects.append(Reject(line: index + 1, reason: error.description))
             } catch {

@@ -15,7 +15,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     public var extractTo: String?
     /// Upload the finished file to this URL.
     public var uploadTo: String?
-    /// Text fields sent with a multipart upload.
+    /// `NAME=VALUE` fields sent with the upload: multipart form fields, or tus `Upload-Metadata`.
     public var uploadFields: [String]?
     /// `multipart` (default) or `tus`.
     public var uploadProtocol: String?
@@ -27,6 +27,8 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     public var automaticSegments: Bool?
     /// For `haul get`: the local file (or folder, when named by the origin) it writes, so a rerun resumes it.
     public var localTarget: String?
+    /// For `haul get` without `--force`: a name taken from the origin never replaces an existing file.
+    public var keepExisting: Bool?
 
     /// No options set.
     public init() {}
@@ -35,6 +37,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
         case insecure, caCert = "ca_cert", recordDigest = "record_digest", extract, extractTo = "extract_to"
         case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
         case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", localTarget = "local_target", automaticSegments = "automatic_segments"
+        case keepExisting = "keep_existing"
     }
 
     /// The options as the JSON text stored in the database.

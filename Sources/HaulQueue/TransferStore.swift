@@ -12,9 +12,14 @@ public struct TransferStore {
 
     /// Inserts a pending transfer and wakes idle workers.
     /// - Returns: the new transfer's id.
+    /// - Throws: `destination-busy` when an active transfer (not a `haul get`) already targets `request.dest`.
     public func enqueue(_ request: NewTransfer) throws -> Int64 {
         let host = OriginURL.hostKey(request.url)
         let row = try db.transaction {
+            if let dest = request.dest, request.owner == nil {
+                try Self.lockDestinations(db)
+                try Self.refuseBusy(dest, db)
+            }
             try db.query("INSERT INTO origin_hosts (host) VALUES ($1) ON CONFLICT DO NOTHING", [host])
             return try db.query(
                 """

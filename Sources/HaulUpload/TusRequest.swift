@@ -12,6 +12,9 @@ public struct TusRequest: Sendable {
     public var filename: String?
     /// The type sent as `filetype` metadata instead of the `/etc/mime.types` lookup.
     public var contentType: String?
+    /// Extra `Upload-Metadata` pairs (`--field NAME=VALUE`), sent after `filename` and `filetype`;
+    /// a field named `filename` or `filetype` replaces that default.
+    public var fields: [(name: String, value: String)]
     /// Extra request headers as `Name: value` lines, sent on every request (redacted in errors).
     public var headers: [String]
     /// A PEM file of CA certificates to trust instead of the system's.
@@ -25,8 +28,10 @@ public struct TusRequest: Sendable {
     /// A request; only `url` and `file` are required.
     public init(
         url: String, file: String, chunkSize: Int64 = TusRequest.defaultChunkSize, filename: String? = nil,
-        contentType: String? = nil, headers: [String] = [], caBundle: String? = nil, insecure: Bool = false
+        contentType: String? = nil, fields: [(name: String, value: String)] = [], headers: [String] = [], caBundle: String? = nil,
+        insecure: Bool = false
     ) {
+        self.fields = fields
         self.url = url
         self.file = file
         self.chunkSize = chunkSize
@@ -41,5 +46,13 @@ public struct TusRequest: Sendable {
     func validate() throws {
         if chunkSize < 1 { throw HaulError.usage("chunk size must be at least 1 byte") }
         try MultipartRequest.validateHeaders(headers, contentType: contentType)
+        var seen = Set<String>()
+        for (name, _) in fields {
+            // tus 1.0.0: a metadata key is non-empty ASCII without spaces or commas, and unique.
+            guard name.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0 != "," && $0.value != 127 }) else {
+                throw HaulError.usage("tus metadata key '\(name)' must be ASCII without spaces or commas", hint: "rename the --field")
+            }
+            guard seen.insert(name).inserted else { throw HaulError.usage("--field '\(name)' is given twice; tus metadata keys are unique") }
+        }
     }
 }

@@ -58,7 +58,9 @@ struct AfterDownload {
         let response: UploadResponse
         do {
             if options.uploadProtocol == "tus" {
-                let request = TusRequest(url: url, file: file, headers: headers, caBundle: tls.caBundle, insecure: tls.insecure)
+                let request = TusRequest(
+                    url: url, file: file, fields: try (options.uploadFields ?? []).map(MultipartRequest.parseField), headers: headers,
+                    caBundle: tls.caBundle, insecure: tls.insecure)
                 response = try TusUploader.upload(
                     request, resumeURL: resumeURL,
                     onUploadURL: { created in _ = try? database.run(patient: true) { conn in try leases(conn).recordUpload(claim, url: created) } },

@@ -200,7 +200,7 @@ private final class Probe {
             verdict = .unchanged
             return
         }
-        let plan = try Planner.plan(outcome, head: head, info: info)
+        let plan = try Planner.plan(outcome, head: head, info: info, storage: root)
         let staged = info.options.extract == true || info.options.uploadTo != nil
         guard plan.ranges.count <= 1, !plan.unknownLength, (plan.size ?? 0) <= BatchProbe.wholeFileLimit, !staged else {
             verdict = .handOff(plan)

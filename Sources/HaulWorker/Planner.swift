@@ -56,7 +56,7 @@ struct Planner: LaneRole {
                         }
                         return
                     }
-                    let plan = try Self.plan(outcome, head: head, info: info)
+                    let plan = try Self.plan(outcome, head: head, info: info, storage: config.storage)
                     let written = try record(plan, of: claim, keepFirst: true)
                     result = written
                     switch written {
@@ -128,9 +128,11 @@ struct Planner: LaneRole {
         Log.warning("probe failed", fields + [("error", haulError.description)])
     }
 
-    /// Turns a probe's outcome into segment ranges and a destination. Pure apart from naming.
-    static func plan(_ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo) throws -> TransferLeases.Plan {
+    /// Turns a probe's outcome into segment ranges and a destination. Pure apart from naming, and
+    /// from looking for a file the origin's name would overwrite when the transfer keeps existing files.
+    static func plan(_ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot) throws -> TransferLeases.Plan {
         let dest = try info.dest ?? name(head: head, url: info.url)
+        if info.dest == nil, info.options.keepExisting == true { try refuseExisting(dest, storage: storage) }
         let host = OriginURL.hostKey(info.url)
         let etag = head.etag
         let lastModified = head["last-modified"]
@@ -152,6 +154,15 @@ struct Planner: LaneRole {
                 dest: dest, host: host, size: 0, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false, ranges: [],
                 unknownLength: false)
         }
+    }
+
+    /// `haul get` without `--force`: a name that came from the origin must not replace a file that is there already.
+    static func refuseExisting(_ dest: String, storage: StorageRoot) throws {
+        var attributes = stat()
+        guard lstat(storage.path + "/" + dest, &attributes) == 0 else { return }
+        throw HaulError(
+            "destination-exists", "'\(storage.path)/\(dest)' already exists; haul did not write it and leaves it alone",
+            hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
     }
 
     /// The size of the transfer's destination file on this worker's storage, if it exists.

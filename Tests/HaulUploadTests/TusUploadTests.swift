@@ -76,4 +76,32 @@ import Testing
         let id = try #require(fresh.split(separator: "/").last)
         #expect(try sha256(ofFile: "\(stored)/\(id)") == (try sha256(ofFile: file)))
     }
+
+    @Test func fieldsReachTheServerAsUploadMetadata() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.makeFile("report.csv", size: 4096)
+        let stored = directory.path + "/server"
+        let receiver = try Receiver("tus_receiver.py", [stored])
+        let recorded = Box<String?>(nil)
+        let request = TusRequest(
+            url: receiver.base + "/files", file: file, fields: [("project", "x"), ("note", "héllo, wörld = 1"), ("filetype", "text/plain")])
+        _ = try TusUploader.upload(request, retry: fast, onUploadURL: { recorded.value = $0 })
+        let id = try #require(recorded.value?.split(separator: "/").last)
+        let info = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(stored)/\(id).info"))) as? [String: Any])
+        let metadata = try #require(info["metadata"] as? [String: Any], "\(info)")
+        #expect(metadata["project"] as? String == "x")
+        #expect(metadata["note"] as? String == "héllo, wörld = 1")
+        #expect(metadata["filename"] as? String == "report.csv")
+        #expect(metadata["filetype"] as? String == "text/plain")
+    }
+
+    @Test func aFieldNameTusCannotCarryIsRefusedBeforeAnyRequest() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.makeFile("a.bin", size: 16)
+        let error = #expect(throws: HaulError.self) {
+            try TusUploader.upload(TusRequest(url: "http://127.0.0.1:9/files", file: file, fields: [("two words", "x")]), onUploadURL: { _ in })
+        }
+        #expect(error?.code == "usage")
+    }
 }

@@ -26,7 +26,7 @@ enum TransferFlags {
           --extract             extract the finished zip/tar/tar.gz/gz (refusing unsafe archives)
           --extract-to REL      where to extract (default: the file's name without .zip/.tar.gz/...)
           --upload-to URL       then upload the file as multipart/form-data (or tus) to URL
-          --field NAME=VALUE    a text field sent with the upload (repeatable)
+          --field NAME=VALUE    a text field sent with the upload (repeatable; tus: Upload-Metadata)
           --upload-protocol multipart|tus  (default multipart)
           --delete-after-upload remove the local file once the upload succeeded
         """

@@ -57,25 +57,34 @@ extension EnqueueCommand {
         guard arguments.value("--dest") == nil else { throw HaulError.usage("--dest does not go with --manifest; put DEST on each line") }
         let text = try readManifest(source)
         let base = try TransferFlags.build(url: "http://manifest.invalid/", dest: nil, arguments)
-        let (entries, rejects) = Manifest.parse(text, base: base)
-        if !rejects.isEmpty {
-            for reject in rejects.prefix(50) { Output.error("\(source): \(reject)") }
-            if rejects.count > 50 { Output.error("\(source): … and \(rejects.count - 50) more invalid lines") }
-            guard arguments.has("--skip-invalid") else {
-                throw HaulError.usage(
-                    "\(rejects.count) invalid line\(rejects.count == 1 ? "" : "s") in the manifest; nothing was enqueued",
-                    hint: "fix them, or pass --skip-invalid to enqueue the rest")
-            }
-        }
+        let (numbered, invalid) = Manifest.parseNumbered(text, base: base)
+        try report(invalid, source: source, arguments)
         let session = try DatabaseSession()
         defer { session.close() }
-        let (_, inserted) = try Batches(session.connection).enqueue(entries, batch: batch)
+        let entries = numbered.map(\.transfer)
+        let (_, inserted, busy) = try Batches(session.connection).enqueue(entries, batch: batch, skipBusy: arguments.has("--skip-invalid"))
+        let busyRejects = busy.map { Manifest.Reject(line: numbered[$0.index].line, reason: $0.error.description) }
+        try report(busyRejects, source: source, arguments)
+        let rejects = invalid + busyRejects
+        let existing = entries.count - busy.count - inserted
         if arguments.has("--json") {
-            Output.json(["batch": batch, "inserted": inserted, "existing": entries.count - inserted, "rejected": rejects.count])
+            Output.json(["batch": batch, "inserted": inserted, "existing": existing, "rejected": rejects.count])
         } else {
-            Output.line("batch \(batch): \(inserted) enqueued, \(entries.count - inserted) already there, \(rejects.count) rejected")
+            Output.line("batch \(batch): \(inserted) enqueued, \(existing) already there, \(rejects.count) rejected")
         }
         return ExitCode.success
+    }
+
+    /// Prints rejected lines; without --skip-invalid any reject stops the command with nothing enqueued.
+    private static func report(_ rejects: [Manifest.Reject], source: String, _ arguments: Arguments) throws {
+        guard !rejects.isEmpty else { return }
+        for reject in rejects.prefix(50) { Output.error("\(source): \(reject)") }
+        if rejects.count > 50 { Output.error("\(source): … and \(rejects.count - 50) more invalid lines") }
+        guard arguments.has("--skip-invalid") else {
+            throw HaulError.usage(
+                "\(rejects.count) invalid line\(rejects.count == 1 ? "" : "s") in the manifest; nothing was enqueued",
+                hint: "fix them, or pass --skip-invalid to enqueue the rest")
+        }
     }
 
     private static func readManifest(_ source: String) throws -> String {

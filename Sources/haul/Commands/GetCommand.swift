@@ -17,7 +17,9 @@ enum GetCommand: Command {
 
           -o, --output PATH     where to save; a directory (or a path ending in /) keeps
                                 the origin's name (default: the current directory, named
-                                from Content-Disposition or the URL like curl -OJ)
+                                from Content-Disposition or the URL like curl -OJ);
+                                - writes the file to standard output
+          --force               overwrite a file haul did not write (refused otherwise)
           --connections N       segments downloaded at once (default 4)
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
           --quiet               no progress bar; only errors
@@ -29,10 +31,15 @@ enum GetCommand: Command {
         let normalized = words.map { $0 == "-o" ? "--output" : $0 }
         let arguments = try Arguments(
             normalized, options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease"]),
-            flags: TransferFlags.flags.union(["--quiet"]))
+            flags: TransferFlags.flags.union(["--quiet", "--force"]))
         let url = try arguments.expect(1, "URL")[0]
-        let (root, dest) = try target(arguments.value("--output"))
+        let toStandardOutput = arguments.value("--output") == "-"
+        let scratch = toStandardOutput ? try StandardOutputFile.scratchFolder(arguments) : nil
+        defer { scratch.map(StandardOutputFile.remove) }
+        let (root, dest) = try scratch.map { ($0, "download") } ?? target(arguments.value("--output"))
         var request = try TransferFlags.build(url: url, dest: dest, arguments)
+        let force = arguments.has("--force")
+        request.options.keepExisting = force ? nil : true
         let storage = try StorageRoot(root)
         Log.configure(quiet: true)
 
@@ -46,19 +53,27 @@ enum GetCommand: Command {
         let store = TransferStore(session.connection)
         let localTarget = storage.path + "/" + (dest ?? "")
         let id: Int64
+        request.options.localTarget = localTarget
         if let earlier = try store.unfinishedGet(url: url, localTarget: localTarget) {
             id = earlier
+            try store.revise(id, to: request)
             try store.adopt(id, owner: config.workerID)
             if let state = try store.status(id)?.state, state == .failed || state == .paused {
                 try store.apply(state == .failed ? .retry : .resume, to: id)
             }
             if !arguments.has("--quiet") { Output.error("resuming transfer \(id)") }
         } else {
+            if dest != nil, !force, FileManager.default.fileExists(atPath: localTarget), !(try store.finishedGet(url: url, localTarget: localTarget)) {
+                throw HaulError(
+                    "destination-exists", "'\(localTarget)' already exists; haul did not write it and leaves it alone",
+                    hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
+            }
             request.owner = config.workerID
-            request.options.localTarget = localTarget
             id = try store.enqueue(request)
         }
-        return try follow(id, store: store, config: config, quiet: arguments.has("--quiet"))
+        let status = try follow(id, store: store, config: config, quiet: arguments.has("--quiet"), announce: scratch == nil)
+        if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(localTarget) }
+        return status
     }
 
     /// Splits `-o` into a storage root and a destination relative to it (`nil`: name from the origin).
@@ -75,7 +90,7 @@ enum GetCommand: Command {
     }
 
     /// Runs the worker and the progress display until transfer `id` is final or a signal arrives.
-    private static func follow(_ id: Int64, store: TransferStore, config: WorkerConfig, quiet: Bool) throws -> Int32 {
+    private static func follow(_ id: Int64, store: TransferStore, config: WorkerConfig, quiet: Bool, announce: Bool) throws -> Int32 {
         let progress = ProgressCounter()
         let worker = Worker(config: config, progress: progress)
         Signals.install()
@@ -100,14 +115,14 @@ enum GetCommand: Command {
         }
         switch final.state {
         case .done:
-            if !quiet {
+            if !quiet && announce {
                 let path = config.storage.path + "/" + (final.dest ?? "")
                 Output.error("saved \(path) (\(ByteSize.format(final.size ?? 0)))\(final.computedDigest.map { ", \($0)" } ?? "")")
             }
             return ExitCode.success
         default:
             Output.error("haul: transfer \(id) \(final.state.rawValue): \(final.error ?? "no reason recorded")")
-            return ExitCode.failure
+            return final.errorCode == "destination-exists" ? ExitCode.usage : ExitCode.failure
         }
     }
 }

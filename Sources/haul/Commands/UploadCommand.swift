@@ -65,7 +65,7 @@ enum UploadCommand: Command {
             guard files.count == 1 else { throw HaulError.usage("tus uploads one file at a time", hint: "run haul upload once per file") }
             var request = TusRequest(
                 url: url, file: files[0], filename: arguments.value("--filename"), contentType: arguments.value("--type"),
-                headers: headers, caBundle: caBundle, insecure: arguments.has("--insecure"))
+                fields: try arguments.all("--field").map(MultipartRequest.parseField), headers: headers, caBundle: caBundle, insecure: arguments.has("--insecure"))
             request.chunkSize = try arguments.size("--chunk-size") ?? request.chunkSize
             response = try TusUploader.upload(
                 request, resumeURL: arguments.value("--resume"), retry: retry,

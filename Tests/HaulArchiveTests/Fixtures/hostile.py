@@ -34,8 +34,8 @@ def build(entries, comment=b"", trailing=b""):
         offset = len(out)
         local_name = e.get("local_name", e["name"])
         out += struct.pack(
-            "<IHHHHHIIIHH", 0x04034B50, 20, e["flags"], e.get("local_method", e["method"]), 0, 0x21, e["crc"],
-            len(e["data"]), e["usize"], len(local_name), 0)
+            "<IHHHHHIIIHH", 0x04034B50, 20, e["flags"], e.get("local_method", e["method"]), 0, 0x21, e.get("local_crc", e["crc"]),
+            e.get("local_csize", len(e["data"])), e.get("local_usize", e["usize"]), len(local_name), 0)
         out += local_name + e["data"]
         central += struct.pack(
             "<IHHHHHHIIIHHHHHII", 0x02014B50, e["made_by"], 20, e["flags"], e["method"], 0, 0x21, e["crc"],
@@ -87,6 +87,8 @@ def cases():
     yield "overlap-directory.zip", build([entry(b"big.txt", b"A" * 10, csize=30, usize=30)])
     yield "name-mismatch.zip", build([entry(b"ok.txt", b"fine\n", local_name=b"ko.txt")])
     yield "method-mismatch.zip", build([entry(b"ok.txt", b"fine\n", local_method=8)])
+    yield "size-mismatch.zip", build([entry(b"ok.txt", b"fine\n", local_usize=4, local_csize=4)])
+    yield "dot-with-data.zip", build([ok, entry(b".", b"hidden data")])
     yield "inflates-past-size.zip", build([entry(b"bomb.bin", b"", method=8, data=bomb, usize=1000, crc=0)])
     yield "crc-mismatch.zip", build([entry(b"ok.txt", b"fine\n", crc=1234)])
     yield "unsupported-method.zip", build([entry(b"x.bz2", b"data", method=12)])
@@ -106,6 +108,7 @@ def cases():
         (tar_member("a/f"), b"escaped")])
     yield "hardlink.tar", tar([(tar_member("ok.txt"), b"fine"), (tar_member("hard", tarfile.LNKTYPE, "ok.txt"), b"")])
     yield "fifo.tar", tar([(tar_member("pipe", tarfile.FIFOTYPE), b"")])
+    yield "dot-with-data.tar", tar([(tar_member("ok.txt"), b"fine"), (tar_member("."), b"hidden data")])
     yield "duplicate.tar.gz", tar([(tar_member("a.txt"), b"1"), (tar_member("a.txt"), b"2")], compressed=True)
     full = tar([(tar_member("ok.txt"), b"fine" * 1000)], compressed=True)
     yield "truncated.tar.gz", full[: len(full) - 12]

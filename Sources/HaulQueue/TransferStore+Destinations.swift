@@ -1,0 +1,75 @@
+import HaulCore
+import HaulPostgres
+
+/// Keeping two transfers (or a transfer and a user) from writing one file.
+extension TransferStore {
+    /// The states of a transfer that may still write its destination.
+    static let activeStates = ["pending", "planning", "downloading", "finalizing", "paused"]
+
+    /// Takes the transaction-scoped lock every enqueue holds while it checks and inserts destinations,
+    /// so two enqueues of one destination cannot both see it free.
+    static func lockDestinations(_ db: PostgresConnection) throws {
+        try db.query("SELECT pg_advisory_xact_lock(7235842)")
+    }
+
+    /// Refuses a destination that an active transfer (other than a `haul get`) already targets.
+    /// Call inside the enqueue transaction, after `lockDestinations`.
+    static func refuseBusy(_ dest: String, _ db: PostgresConnection) throws {
+        guard
+            let row = try db.query(
+                "SELECT id, state FROM transfers WHERE dest = $1 AND owner IS NULL AND state = ANY($2::text[]) ORDER BY id LIMIT 1",
+                [dest, activeStates]
+            ).first
+        else { return }
+        throw busy(dest, id: try row.int64("id"), state: try row.string("state"))
+    }
+
+    /// The `destination-busy` refusal naming the transfer that holds `dest`.
+    static func busy(_ dest: String, id: Int64, state: String) -> HaulError {
+        HaulError(
+            "destination-busy", "transfer \(id) (\(state)) already writes '\(dest)'",
+            hint: "wait for it ('haul wait \(id)'), cancel it, or choose another destination")
+    }
+
+    /// Gives an unfinished `haul get` transfer the options of the command that resumes it (digest,
+    /// headers, priority, finalizer options), so a rerun never fails again on stale ones. The
+    /// layout and the segments already planned stay as they are.
+    public func revise(_ id: Int64, to request: NewTransfer) throws {
+        try db.query(
+            """
+            UPDATE transfers SET expected_digest = $2, headers = $3::jsonb, options = $4::jsonb, priority = $5, updated_at = now()
+            WHERE id = $1 AND state NOT IN ('done', 'canceled')
+            """, [id, request.checksum?.description, Header.json(request.headers), request.options.json, request.priority])
+    }
+
+    /// Whether an earlier `haul get` of `url` finished writing `localTarget` (so the file there is haul's own).
+    public func finishedGet(url: String, localTarget: String) throws -> Bool {
+        try !db.query(
+            "SELECT 1 FROM transfers WHERE url = $1 AND options->>'local_target' = $2 AND state = 'done' LIMIT 1", [url, localTarget]
+        ).rows.isEmpty
+    }
+
+    /// The file or folder a `haul get` transfer saves to; `nil` for a transfer enqueued for the workers.
+    public func localTarget(of id: Int64) throws -> String? {
+        try db.query("SELECT options->>'local_target' AS target FROM transfers WHERE id = $1", [id]).first?["target"]
+    }
+
+    /// A canceled `haul get` transfer whose partial data nobody removed yet: marks it removed and returns
+    /// where its files are (the folder it was saved into, its destination in there, its generation).
+    /// `nil` for any other transfer.
+    public func claimLocalCleanup(_ id: Int64) throws -> (root: String, dest: String, generation: Int)? {
+        guard
+            let row = try db.query(
+                """
+                UPDATE transfers SET cleanup_pending = false
+                WHERE id = $1 AND state = 'canceled' AND cleanup_pending AND options ? 'local_target' AND dest IS NOT NULL
+                RETURNING dest, generation, options->>'local_target' AS target
+                """, [id]
+            ).first
+        else { return nil }
+        let dest = try row.string("dest")
+        let target = try row.string("target")
+        let root = target.hasSuffix("/") ? String(target.dropLast()) : String(target.dropLast(dest.count + 1))
+        return (root, dest, try row.int("generation"))
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+
+/// Never destroy a user's file: `haul get` does not overwrite what it did not write, two transfers
+/// never share a destination, a rerun never fails on stale options, and cancel leaves nothing behind.
+@Suite("destination safety")
+struct DestinationSafetyTests {
+    private func contents(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    @Test("haul get refuses a file it did not write (named by -o or by the origin); --force overwrites")
+    func getKeepsExistingFiles() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("keep")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("safety/report.bin", size: 300_000)
+        let mine = Data("my own notes\n".utf8)
+        try mine.write(to: URL(fileURLWithPath: work + "/explicit.bin"))
+        try mine.write(to: URL(fileURLWithPath: work + "/report.bin"))
+
+        let explicit = try Run.haul(["get", Harness.origin + file.path, "-o", work + "/explicit.bin"], database: database.url)
+        #expect(explicit.status == 2, "\(explicit.stderr)")
+        #expect(explicit.stderr.contains("--force") && explicit.stderr.contains("-o"), "\(explicit.stderr)")
+        let named = try Run.haul(["get", Harness.origin + file.path], database: database.url, directory: work)
+        #expect(named.status == 2, "\(named.stderr)")
+        #expect(named.stderr.contains("--force") && named.stderr.contains("-o"), "\(named.stderr)")
+        #expect(contents(work + "/explicit.bin") == mine)
+        #expect(contents(work + "/report.bin") == mine)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).sorted() == ["explicit.bin", "report.bin"])
+
+        let forced = try Run.haul(["get", Harness.origin + file.path, "-o", work + "/explicit.bin", "--force"], database: database.url)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(Origin.sha256(file: work + "/explicit.bin") == file.sha256)
+        // What haul wrote itself it may fetch again.
+        let again = try Run.haul(["get", Harness.origin + file.path, "-o", work + "/explicit.bin"], database: database.url)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(Origin.sha256(file: work + "/explicit.bin") == file.sha256)
+    }
+
+    @Test("-o - writes the file to standard output and nothing to the folder")
+    func getToStandardOutput() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("stdout")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let elsewhere = Harness.temporaryDirectory("stdout-out")
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        let file = try Origin.file("safety/stream.bin", size: 2 * 1_048_576 + 17)
+        let result = try Run.program(
+            "/bin/sh", ["-c", "\"$0\" get \"$1\" -o - --segment-size 1MiB > \"$2\"", Harness.haulBinary, Harness.origin + file.path, elsewhere + "/out.bin"],
+            environment: ["DATABASE_URL": database.url], directory: work)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(Origin.sha256(file: elsewhere + "/out.bin") == file.sha256)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+    }
+
+    @Test("a rerun with another --checksum uses it instead of failing again; retry of a get points at haul get")
+    func rerunWithNewChecksum() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("rerun")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("safety/digest.bin", size: 500_000)
+        let target = work + "/digest.bin"
+        let wrong = String(repeating: "0", count: 64)
+        let first = try Run.haul(["get", Harness.origin + file.path, "-o", target, "--checksum", "sha256:\(wrong)"], database: database.url)
+        #expect(first.status == 1, "\(first.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: target))
+        let listed = try Run.haul(["list", "--json"], database: database.url)
+        let id = try #require(listed.stdout.firstMatch(of: /"id"\s*:\s*(\d+)/).map { String($0.1) })
+        let retry = try Run.haul(["retry", id], database: database.url)
+        #expect(retry.status == 0, "\(retry.stderr)")
+        #expect(retry.stderr.contains("haul get"), "\(retry.stderr)")
+
+        let second = try Run.haul(["get", Harness.origin + file.path, "-o", target, "--checksum", "sha256:\(file.sha256)"], database: database.url)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(Origin.sha256(file: target) == file.sha256)
+    }
+
+    @Test("a second enqueue to a destination an active transfer writes is refused, also per manifest line")
+    func oneActiveTransferPerDestination() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("busy")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let first = try Run.haul(["enqueue", Harness.origin + "/safety/a.bin", "--dest", "shared/a.bin"], database: database.url)
+        #expect(first.status == 0, "\(first.stderr)")
+        let id = first.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let second = try Run.haul(["enqueue", Harness.origin + "/safety/b.bin", "--dest", "shared/a.bin"], database: database.url)
+        #expect(second.status == 2, "\(second.stderr)")
+        #expect(second.stderr.contains("transfer \(id)"), "\(second.stderr)")
+
+        let manifest = work + "/manifest.txt"
+        try "\(Harness.origin)/safety/c.bin shared/c.bin\n\(Harness.origin)/safety/b.bin shared/a.bin\n".write(
+            toFile: manifest, atomically: true, encoding: .utf8)
+        let all = try Run.haul(["enqueue", "--manifest", manifest, "--batch", "b1"], database: database.url)
+        #expect(all.status == 2, "\(all.stderr)")
+        #expect(all.stderr.contains("line 2:") && all.stderr.contains("transfer \(id)"), "\(all.stderr)")
+        let skipping = try Run.haul(["enqueue", "--manifest", manifest, "--batch", "b1", "--skip-invalid", "--json"], database: database.url)
+        #expect(skipping.status == 0, "\(skipping.stderr)")
+        #expect(skipping.stdout.contains("\"inserted\":1") || skipping.stdout.contains("\"inserted\" : 1"), "\(skipping.stdout)")
+        #expect(try database.scalar("SELECT count(*) FROM transfers") == "2")
+        // The same batch enqueued again is no conflict with itself.
+        let repeated = try Run.haul(["enqueue", "--manifest", manifest, "--batch", "b1", "--skip-invalid"], database: database.url)
+        #expect(repeated.status == 0, "\(repeated.stderr)")
+        #expect(repeated.stdout.contains("0 enqueued, 1 already there, 1 rejected"), "\(repeated.stdout)")
+        // Once the first transfer is over, its destination is free again.
+        #expect(try Run.haul(["cancel", id], database: database.url).status == 0)
+        let after = try Run.haul(["enqueue", Harness.origin + "/safety/b.bin", "--dest", "shared/a.bin"], database: database.url)
+        #expect(after.status == 0, "\(after.stderr)")
+    }
+
+    @Test("haul cancel of an interrupted get removes its partial file")
+    func cancelRemovesThePartial() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("cancel")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("safety/big.bin", size: 48 * 1_048_576)
+        let get = try Child(
+            Harness.haulBinary, ["get", Harness.origin + "/slow" + file.path, "-o", work + "/big.bin", "--connections", "1", "--segment-size", "16MiB"],
+            environment: ["DATABASE_URL": database.url])
+        let partial = work + "/big.bin.haul-partial"
+        let started = Harness.waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: partial) }
+        get.signal(SIGKILL)
+        _ = get.wait(timeout: 10)
+        try #require(started, "the get never created its partial file: \(get.stderr)")
+        let id = try database.scalar("SELECT id FROM transfers")
+        let cancel = try Run.haul(["cancel", id], database: database.url)
+        #expect(cancel.status == 0, "\(cancel.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+    }
+}
