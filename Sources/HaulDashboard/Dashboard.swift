@@ -164,7 +164,7 @@ public final class Dashboard: Sendable {
                 default: 500
                 }
             if back != nil { return Reply.page(status, Pages.message("Refused", error.description, back: back)) }
-            return Reply.json(status, ["ok": false, "code": error.code, "error": error.description])
+            return Reply.json(status, ["ok": false, "code": error.code.rawValue, "error": error.description])
         } catch {
             return Reply.json(503, ["ok": false, "code": "database", "error": Self.describe(error)])
         }
