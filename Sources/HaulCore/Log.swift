@@ -37,7 +37,7 @@ public enum Log {
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
             line = String(decoding: data, as: UTF8.self) + "\n"
         }
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardStream.write(line, to: 2)
     }
 
     /// `2026-11-30T02:52:50.278Z`: a time in seconds since 1970 as UTC with milliseconds

@@ -40,7 +40,8 @@ struct Arguments {
             } else if allowedFlags.contains(name), inline == nil {
                 flags.insert(name)
             } else {
-                throw HaulError.usage("unknown option '\(name)'", hint: "see --help for the options this command takes")
+                let hint = Suggestion.hint(for: name, among: Array(options) + Array(allowedFlags) + ["--help"])
+                throw HaulError.usage("unknown option '\(name)'", hint: (hint.isEmpty ? "" : hint + " ") + "see --help for the options this command takes")
             }
         }
     }
@@ -75,9 +76,9 @@ struct Arguments {
         try value(name).map { try ByteSize.parse($0, flag: name) }
     }
 
-    /// A duration option such as `30s`, in seconds.
-    func duration(_ name: String) throws -> Double? {
-        try value(name).map { try Duration.parseSeconds($0, flag: name) }
+    /// A duration option such as `30s` or `1h30m`, in seconds.
+    func duration(_ name: String, allowZero: Bool = false) throws -> Double? {
+        try value(name).map { try Duration.parseSeconds($0, flag: name, allowZero: allowZero) }
     }
 
     /// Exactly `count` positionals, or a usage error that says what was expected.

@@ -26,16 +26,16 @@ struct ProgressBar {
         }
         let line = Self.render(bytes: bytes, size: size, rate: rate, segments: segments, state: state)
         if terminal {
-            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+            StandardStream.write("\r\u{1B}[K" + line, to: 2)
         } else if now.timeIntervalSince(lastLine) >= 5, size != nil || bytes > 0 {
             lastLine = now
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            StandardStream.write(line + "\n", to: 2)
         }
     }
 
     /// Ends the bar's line on a terminal.
     func finish() {
-        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        if terminal { StandardStream.write("\n", to: 2) }
     }
 
     /// The bar's text. Pure, for tests: `[#####>    ]  45% 1.2 GiB/2.6 GiB 350.0 MiB/s ETA 4s [##>>..]`.

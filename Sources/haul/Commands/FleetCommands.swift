@@ -8,6 +8,7 @@ enum HostLimitCommand: Command {
     static let help = """
         usage: haul host-limit set HOST[:PORT] N
                haul host-limit set '*' N        (the default for hosts without their own, 8 at first)
+               haul host-limit unset HOST[:PORT]   (back to the default; 'unset *' restores 8)
                haul host-limit list [--json]
 
         The whole fleet together never holds more than N running segments against
@@ -29,6 +30,12 @@ enum HostLimitCommand: Command {
             }
             try HostLimits.set(session.connection, host: host, limit: limit)
             Output.line(host == "*" ? "default limit: \(limit) running segments per host" : "\(host): at most \(limit) running segments")
+        case "unset":
+            let host = try arguments.expect(2, "HOST")[1].lowercased()
+            let had = try HostLimits.unset(session.connection, host: host)
+            Output.line(
+                host == "*" ? "default limit: \(HostLimits.fallbackDefault) running segments per host"
+                    : had ? "\(host): back to the default limit" : "\(host) had no limit of its own; nothing changed")
         case "list":
             _ = try arguments.expect(1, "")
             let rows = try HostLimits.list(session.connection)
@@ -44,7 +51,7 @@ enum HostLimitCommand: Command {
                 }
             }
         default:
-            throw HaulError.usage("haul host-limit takes 'set HOST N' or 'list'")
+            throw HaulError.usage("haul host-limit takes 'set HOST N', 'unset HOST' or 'list'")
         }
         return ExitCode.success
     }
@@ -110,23 +117,43 @@ enum PruneCommand: Command {
     static let name = "prune"
     static let summary = "delete finished transfers older than a retention"
     static let help = """
-        usage: haul prune --older-than DURATION [--json]
+        usage: haul prune --older-than DURATION [--state done|failed|canceled]... [--dry-run] [--json]
 
         Deletes done, failed and canceled transfers that finished more than DURATION
-        ago (e.g. 7d), with their segments, and batches left empty. Files on storage are
-        not touched. Workers also prune by themselves with HAUL_RETENTION (default 7d).
+        ago (e.g. 7d, 1h30m; 0s for all of them), with their segments, and batches left
+        empty. Files on storage are not touched. Workers also prune by themselves with
+        HAUL_RETENTION (default 7d).
+          --state STATE   only transfers in this final state (repeatable; default all three)
+          --dry-run       count what would be deleted, delete nothing
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let arguments = try Arguments(words, options: ["--older-than"], flags: ["--json"])
+        let arguments = try Arguments(words, options: ["--older-than", "--state"], flags: ["--json", "--dry-run"])
         _ = try arguments.expect(0, "")
-        guard let age = try arguments.duration("--older-than") else {
+        guard let age = try arguments.duration("--older-than", allowZero: true) else {
             throw HaulError.usage("--older-than is required", hint: "e.g. haul prune --older-than 7d")
+        }
+        var states = Retention.prunableStates
+        if !arguments.all("--state").isEmpty {
+            states = try arguments.all("--state").map { text in
+                guard let state = TransferState(rawValue: text), state.isFinal else {
+                    throw HaulError.usage("--state '\(text)' cannot be pruned", hint: "prune takes done, failed or canceled")
+                }
+                return state
+            }
         }
         let session = try DatabaseSession()
         defer { session.close() }
-        let deleted = try Retention.prune(session.connection, olderThan: age)
-        if arguments.has("--json") { Output.json(["deleted": deleted]) } else { Output.line("deleted \(deleted) finished transfers") }
+        let dryRun = arguments.has("--dry-run")
+        let count =
+            dryRun
+            ? try Retention.countPrunable(session.connection, olderThan: age, states: states)
+            : try Retention.prune(session.connection, olderThan: age, states: states)
+        if arguments.has("--json") {
+            Output.json([dryRun ? "would_delete" : "deleted": count])
+        } else {
+            Output.line("\(dryRun ? "would delete" : "deleted") \(count) finished transfer\(count == 1 ? "" : "s") (\(states.map(\.rawValue).joined(separator: ", ")))")
+        }
         return ExitCode.success
     }
 }
