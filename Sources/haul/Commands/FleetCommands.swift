@@ -75,22 +75,11 @@ enum WorkersCommand: Command {
         _ = try arguments.expect(0, "")
         let session = try DatabaseSession()
         defer { session.close() }
-        let rows = try session.connection.query(
-            """
-            SELECT w.id, w.host, w.pid, w.roles, w.version, w.started_at::text AS started_at,
-                   extract(epoch FROM now() - w.heartbeat_at)::float8 AS silent, w.stopped_at IS NOT NULL AS stopped, w.rate,
-                   (SELECT count(*) FROM segments s WHERE s.worker_id = w.id AND s.state = 'running') AS held
-            FROM workers w WHERE $1 OR w.stopped_at IS NULL ORDER BY w.started_at
-            """, [arguments.has("--all")]
-        ).rows
-        let list: [[String: Any]] = try rows.map { row in
-            let silent = try row.optionalDouble("silent") ?? 0
-            let state = try row.bool("stopped") ? "stopped" : silent > 30 ? "dead" : "alive"
-            return [
-                "id": try row.string("id"), "host": try row.string("host"), "pid": try row.int("pid"), "roles": try row.string("roles"),
-                "version": try row.string("version"), "started_at": try row.string("started_at"), "heartbeat_age": (silent * 10).rounded() / 10,
-                "state": state, "segments_held": try row.int("held"),
-                "rate": ((try row.optionalDouble("rate") ?? 0) * 10).rounded() / 10,
+        let list: [[String: Any]] = try WorkerRegistry(session.connection).list(includeStopped: arguments.has("--all")).map { worker in
+            [
+                "id": worker.id, "host": worker.host, "pid": worker.pid, "roles": worker.roles, "version": worker.version, "started_at": worker.startedAt,
+                "heartbeat_age": (worker.silentFor * 10).rounded() / 10, "state": worker.state, "segments_held": worker.segmentsHeld,
+                "rate": (worker.rate * 10).rounded() / 10,
             ]
         }
         if arguments.has("--json") {
