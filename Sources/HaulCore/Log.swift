@@ -16,9 +16,10 @@ public enum Log {
 
     private static let settings = Mutex<(format: Format, minimum: Level, quiet: Bool)>((.text, .info, false))
 
-    /// Chooses the output format, the lowest level printed, and whether to print nothing at all.
-    public static func configure(format: Format = .text, verbose: Bool = false, quiet: Bool = false) {
-        settings.withLock { $0 = (format, verbose ? .debug : .info, quiet) }
+    /// Chooses the output format, the lowest level printed (`minimum`, else debug when
+    /// `verbose`, else info), and whether to print nothing at all.
+    public static func configure(format: Format = .text, verbose: Bool = false, quiet: Bool = false, minimum: Level? = nil) {
+        settings.withLock { $0 = (format, minimum ?? (verbose ? .debug : .info), quiet) }
     }
 
     /// Writes one line.

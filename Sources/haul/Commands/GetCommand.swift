@@ -8,7 +8,7 @@ enum GetCommand: Command {
     static let name = "get"
     static let summary = "download one URL on this machine with several connections, with a progress bar"
     static let help = """
-        usage: haul get URL [-o PATH] [--connections N] [options]
+        usage: haul get URL [-o PATH] [-x N] [-q|-v] [options]
 
         Enqueues URL, runs a worker in this process until the transfer is final, and
         shows a progress bar (log lines when stderr is not a terminal). With no
@@ -18,23 +18,26 @@ enum GetCommand: Command {
           -o, --output PATH     where to save; a directory (or a path ending in /) keeps
                                 the origin's name (default: the current directory, named
                                 from Content-Disposition or the URL like curl -OJ)
-          --connections N       segments downloaded at once (default 4)
+          -x, --connections N   segments downloaded at once (default 4)
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
-          --quiet               no progress bar; only errors
+          -q, --quiet           no progress bar; only errors
+          -v, --verbose         also print the in-process worker's log lines
+        On a terminal the progress line is redrawn in place and fits its width (TERM=dumb:
+        no escape sequences); otherwise a line with a timestamp and the rate since the
+        previous line is written every 5 s. Haul writes no colours (NO_COLOR is honoured).
         \(TransferFlags.help)
         Exit status: 0 done, 1 failed, 2 bad arguments, 130 interrupted.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let normalized = words.map { $0 == "-o" ? "--output" : $0 }
         let arguments = try Arguments(
-            normalized, options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease"]),
-            flags: TransferFlags.flags.union(["--quiet"]))
+            words, options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease"]),
+            flags: TransferFlags.flags.union(["--quiet", "--verbose"]), short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose"])
         let url = try arguments.expect(1, "URL")[0]
         let (root, dest) = try target(arguments.value("--output"))
         var request = try TransferFlags.build(url: url, dest: dest, arguments)
         let storage = try StorageRoot(root)
-        Log.configure(quiet: true)
+        Log.configure(verbose: arguments.has("--verbose"), quiet: !arguments.has("--verbose"))
 
         let session = try DatabaseSession()
         defer { session.close() }

@@ -16,7 +16,7 @@ enum WorkerCommand: Command {
           --storage DIR         storage root on this host (or HAUL_STORAGE); required. It
                                 must exist and be writable, or the worker refuses to start
           --create-storage      create the storage root when it does not exist
-          --concurrency N       segments fetched at once (default 4)
+          -x, --concurrency N   segments fetched at once (default 4)
           --probe-batch N       pending files of one origin claimed and probed as one batch
                                 over up to --concurrency connections (default 64); files
                                 that fit in one segment finish in their probe, the batch
@@ -32,7 +32,8 @@ enum WorkerCommand: Command {
                                 (healthz is 503 when the database stopped answering or
                                 the storage root stopped being writable)
           --log-format text|json  log line format (default text)
-          --verbose             log every segment
+          -v, --verbose         log every segment
+          -q, --quiet           log only warnings and errors
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -43,14 +44,15 @@ enum WorkerCommand: Command {
                 "--log-format",
                 "--metrics-addr",
             ],
-            flags: ["--poll-only", "--verbose", "--create-storage"])
+            flags: ["--poll-only", "--verbose", "--quiet", "--create-storage"], short: ["v": "--verbose", "q": "--quiet", "x": "--concurrency"])
         _ = try arguments.expect(0, "")
         guard let storagePath = arguments.value("--storage") ?? ProcessInfo.processInfo.environment["HAUL_STORAGE"] else {
             throw HaulError.usage("no storage root", hint: "pass --storage DIR or set HAUL_STORAGE to the shared storage mount")
         }
         let format = arguments.value("--log-format") ?? "text"
         guard let logFormat = Log.Format(rawValue: format) else { throw HaulError.usage("--log-format '\(format)' is not text or json") }
-        Log.configure(format: logFormat, verbose: arguments.has("--verbose"))
+        guard !(arguments.has("--verbose") && arguments.has("--quiet")) else { throw HaulError.usage("--verbose and --quiet contradict each other") }
+        Log.configure(format: logFormat, verbose: arguments.has("--verbose"), minimum: arguments.has("--quiet") ? .warning : nil)
         let grace = try arguments.duration("--grace") ?? 10
         let storage: StorageRoot
         do {
