@@ -8,7 +8,8 @@ enum GetCommand: Command {
     static let name = "get"
     static let summary = "download one URL on this machine with several connections, with a progress bar"
     static let help = """
-        usage: haul get URL [-o PATH] [-x N] [-q|-v] [options]
+        usage: haul get URL... [-o PATH] [-x N] [-q|-v] [options]
+               haul get -i FILE [-o DIR/] [options]
 
         Enqueues URL, runs a worker in this process until the transfer is final, and
         shows a progress bar (log lines when stderr is not a terminal). With no
@@ -18,7 +19,13 @@ enum GetCommand: Command {
           -o, --output PATH     where to save; a directory (or a path ending in /) keeps
                                 the origin's name (default: the current directory, named
                                 from Content-Disposition or the URL like curl -OJ)
+          -i, --input-file FILE more URLs, one a line ('#' comments; - for stdin), as wget -i
+                                and aria2c -i; with several URLs, -o must be a directory
           -x, --connections N   segments downloaded at once (default 4)
+          --proxy URL           proxy for http and https (http://host:3128, socks5h://…);
+                                http_proxy, https_proxy and no_proxy work without it
+          --json                print the result on stdout: {"id", "url", "state", "path",
+                                "size", "digest", "error"} ({"transfers": [...]} for several)
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
           -q, --quiet           no progress bar; only errors
           -v, --verbose         also print the in-process worker's log lines
@@ -31,11 +38,18 @@ enum GetCommand: Command {
 
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
-            words, options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease"]),
-            flags: TransferFlags.flags.union(["--quiet", "--verbose"]), short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose"])
-        let url = try arguments.expect(1, "URL")[0]
+            words, options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease", "--input-file", "--proxy"]),
+            flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json"]),
+            short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file"])
+        let urls = try arguments.positionals + inputURLs(arguments.value("--input-file"))
+        guard !urls.isEmpty else { throw HaulError.usage("missing URL", hint: "haul get URL... or haul get -i FILE") }
         let (root, dest) = try target(arguments.value("--output"))
-        var request = try TransferFlags.build(url: url, dest: dest, arguments)
+        guard urls.count == 1 || dest == nil else {
+            throw HaulError.usage("-o names one file but there are \(urls.count) URLs", hint: "give -o a directory (ending in /) to keep the origins' names")
+        }
+        // Every URL and flag is checked before anything is written.
+        let requests = try urls.map { try TransferFlags.build(url: $0, dest: dest, arguments) }
+        if let proxy = arguments.value("--proxy") { try useProxy(proxy) }
         let storage = try StorageRoot(root)
         Log.configure(verbose: arguments.has("--verbose"), quiet: !arguments.has("--verbose"))
 
@@ -47,21 +61,43 @@ enum GetCommand: Command {
         config.lease = try arguments.duration("--lease") ?? config.lease
 
         let store = TransferStore(session.connection)
-        let localTarget = storage.path + "/" + (dest ?? "")
-        let id: Int64
-        if let earlier = try store.unfinishedGet(url: url, localTarget: localTarget) {
-            id = earlier
-            try store.adopt(id, owner: config.workerID)
-            if let state = try store.status(id)?.state, state == .failed || state == .paused {
-                try store.apply(state == .failed ? .retry : .resume, to: id)
+        var ids: [Int64] = []
+        for var request in requests {
+            let localTarget = storage.path + "/" + (dest ?? "")
+            if let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget), !ids.contains(earlier) {
+                try store.adopt(earlier, owner: config.workerID)
+                if let state = try store.status(earlier)?.state, state == .failed || state == .paused {
+                    try store.apply(state == .failed ? .retry : .resume, to: earlier)
+                }
+                if !arguments.has("--quiet") { Output.error("resuming transfer \(earlier)") }
+                ids.append(earlier)
+            } else {
+                request.owner = config.workerID
+                request.options.localTarget = localTarget
+                ids.append(try store.enqueue(request))
             }
-            if !arguments.has("--quiet") { Output.error("resuming transfer \(id)") }
-        } else {
-            request.owner = config.workerID
-            request.options.localTarget = localTarget
-            id = try store.enqueue(request)
         }
-        return try follow(id, store: store, config: config, quiet: arguments.has("--quiet"))
+        return try follow(ids, store: store, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"))
+    }
+
+    /// The URLs of `-i FILE` (`-` for stdin): one a line, blank lines and `#` comments skipped.
+    static func inputURLs(_ source: String?) throws -> [String] {
+        guard let source else { return [] }
+        let data = source == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: source)
+        guard let data else { throw HaulError.usage("cannot read -i '\(source)'", hint: "give a file with one URL a line, or - for stdin") }
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }
+
+    /// `--proxy URL`: the in-process worker's libcurl handles use it for http and https, as
+    /// they would `http_proxy` / `https_proxy` (which work without the flag, as for curl).
+    static func useProxy(_ proxy: String) throws {
+        guard let components = URLComponents(string: proxy), let scheme = components.scheme, ["http", "https", "socks5", "socks5h"].contains(scheme),
+            components.host?.isEmpty == false
+        else {
+            throw HaulError.usage("--proxy '\(Redaction.url(proxy))' is not a proxy URL", hint: "write it like http://proxy.example:3128")
+        }
+        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY"] { setenv(name, proxy, 1) }
     }
 
     /// Splits `-o` into a storage root and a destination relative to it (`nil`: name from the origin).
@@ -77,40 +113,49 @@ enum GetCommand: Command {
         return (url.deletingLastPathComponent().path, url.lastPathComponent)
     }
 
-    /// Runs the worker and the progress display until transfer `id` is final or a signal arrives.
-    private static func follow(_ id: Int64, store: TransferStore, config: WorkerConfig, quiet: Bool) throws -> Int32 {
+    /// Runs the worker and the progress display until every transfer is final or a signal arrives.
+    private static func follow(_ ids: [Int64], store: TransferStore, config: WorkerConfig, quiet: Bool, json: Bool) throws -> Int32 {
         let progress = ProgressCounter()
         let worker = Worker(config: config, progress: progress)
         Signals.install()
         worker.start()
         var bar = ProgressBar(terminal: Output.stderrIsTerminal)
-        var status = try store.status(id)
-        while let current = status, !current.state.isFinal, !Signals.stopRequested {
+        var statuses = try ids.compactMap { try store.status($0) }
+        while !statuses.allSatisfy(\.state.isFinal), !Signals.stopRequested {
             if !quiet {
-                let segments = StatusView.map(try store.segmentStates(id), width: 20)
-                let bytes = min(current.size ?? .max, max(current.bytesDone, progress.bytes(for: id)))
-                bar.update(bytes: bytes, size: current.size, segments: segments, state: current.state.rawValue)
+                let segments = ids.count == 1 ? StatusView.map(try store.segmentStates(ids[0]), width: 20) : ""
+                let bytes = statuses.map { min($0.size ?? .max, max($0.bytesDone, progress.bytes(for: $0.id))) }.reduce(0, +)
+                let sizes = statuses.compactMap(\.size)
+                let state = ids.count == 1 ? statuses[0].state.rawValue : "\(statuses.filter { $0.state == .done }.count)/\(ids.count) done"
+                bar.update(bytes: bytes, size: sizes.count == statuses.count ? sizes.reduce(0, +) : nil, segments: segments, state: state)
             }
             usleep(200_000)
-            status = try store.status(id)
+            statuses = try ids.compactMap { try store.status($0) }
         }
         if !quiet { bar.finish() }
         worker.stop()
         let drained = worker.waitUntilStopped(timeout: 10)
-        guard let final = status, final.state.isFinal else {
+        guard statuses.count == ids.count, statuses.allSatisfy(\.state.isFinal) else {
             Output.error("haul: interrupted\(drained ? "; progress kept" : ""): run the same command again to resume")
             return ExitCode.interrupted
         }
-        switch final.state {
-        case .done:
-            if !quiet {
-                let path = config.storage.path + "/" + (final.dest ?? "")
-                Output.error("saved \(path) (\(ByteSize.format(final.size ?? 0)))\(final.computedDigest.map { ", \($0)" } ?? "")")
+        var results: [[String: Any]] = []
+        for final in statuses {
+            let path = config.storage.path + "/" + (final.dest ?? "")
+            results.append([
+                "id": final.id, "url": final.url, "state": final.state.rawValue, "path": final.state == .done ? path : NSNull(),
+                "size": final.size ?? NSNull(), "digest": final.computedDigest ?? NSNull(), "error": final.error ?? NSNull(),
+            ])
+            if final.state == .done {
+                if !quiet { Output.error("saved \(path) (\(ByteSize.format(final.size ?? 0)))\(final.computedDigest.map { ", \($0)" } ?? "")") }
+            } else {
+                Output.error("haul: transfer \(final.id) \(final.state.rawValue): \(final.error ?? "no reason recorded")")
             }
-            return ExitCode.success
-        default:
-            Output.error("haul: transfer \(id) \(final.state.rawValue): \(final.error ?? "no reason recorded")")
-            return ExitCode.failure
         }
+        if json {
+            let object: [String: Any] = ids.count == 1 ? results[0] : ["transfers": results]
+            Output.json(object)
+        }
+        return statuses.allSatisfy { $0.state == .done } ? ExitCode.success : ExitCode.failure
     }
 }
