@@ -16,9 +16,10 @@ public enum Log {
 
     private static let settings = Mutex<(format: Format, minimum: Level, quiet: Bool)>((.text, .info, false))
 
-    /// Chooses the output format, the lowest level printed, and whether to print nothing at all.
-    public static func configure(format: Format = .text, verbose: Bool = false, quiet: Bool = false) {
-        settings.withLock { $0 = (format, verbose ? .debug : .info, quiet) }
+    /// Chooses the output format, the lowest level printed (`minimum`, else debug when
+    /// `verbose`, else info), and whether to print nothing at all.
+    public static func configure(format: Format = .text, verbose: Bool = false, quiet: Bool = false, minimum: Level? = nil) {
+        settings.withLock { $0 = (format, minimum ?? (verbose ? .debug : .info), quiet) }
     }
 
     /// Writes one line.
@@ -32,12 +33,25 @@ public enum Log {
             let context = fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
             line = "\(time) \(level.rawValue.uppercased()) \(message)\(context.isEmpty ? "" : " " + context)\n"
         case .json:
-            var object: [String: String] = ["time": time, "level": level.rawValue, "msg": message]
-            for (key, value) in fields { object[key] = value }
+            var object: [String: Any] = ["time": time, "level": level.rawValue, "msg": message]
+            for (key, value) in fields { object[key] = jsonValue(key, value) }
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
             line = String(decoding: data, as: UTF8.self) + "\n"
         }
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardStream.write(line, to: 2)
+    }
+
+    /// Fields that hold names, never quantities, even when they look like numbers (`dest=2024`).
+    private static let textFields: Set<String> = ["id", "dest", "url", "host", "path", "file", "folder", "etag", "target", "database", "storage", "error"]
+
+    /// A field for a JSON line: a number when it is a count, id or size written in digits
+    /// (`transfer`, `segment`, `bytes`), a string otherwise.
+    static func jsonValue(_ key: String, _ value: String) -> Any {
+        guard !textFields.contains(key), let first = value.first, first.isNumber || first == "-",
+            value.allSatisfy({ $0.isASCIIDigit || $0 == "." || $0 == "-" }), let number = Double(value), number.isFinite
+        else { return value }
+        if let whole = Int64(value) { return whole }
+        return number
     }
 
     /// `2026-11-30T02:52:50.278Z`: a time in seconds since 1970 as UTC with milliseconds

@@ -85,6 +85,13 @@ public enum HostLimits {
             [host, limit])
     }
 
+    /// Removes a host's own limit, so the default applies again (`*`: the default goes back to
+    /// `fallbackDefault`). - Returns: whether the host had a limit of its own.
+    @discardableResult
+    public static func unset(_ db: PostgresConnection, host: String) throws -> Bool {
+        try db.query("UPDATE origin_hosts SET max_running = NULL WHERE host = $1 AND max_running IS NOT NULL", [host]).affectedRows > 0
+    }
+
     /// Every host with its limit (explicit or default) and its running segments now.
     public static func list(_ db: PostgresConnection) throws -> [(host: String, limit: Int, explicit: Bool, running: Int)] {
         try db.query(

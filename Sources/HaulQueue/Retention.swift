@@ -2,20 +2,33 @@ import HaulPostgres
 
 /// Removes finished transfers after a retention so the hot tables stay small.
 public enum Retention {
-    /// Deletes done, failed and canceled transfers finished more than `seconds` ago (segments
-    /// cascade) and batches left empty. - Returns: how many transfers were deleted.
+    /// The final states pruning removes.
+    public static let prunableStates: [TransferState] = [.done, .failed, .canceled]
+
+    /// Deletes transfers in `states` (final ones only) finished more than `seconds` ago (segments
+    /// cascade), batches left empty and workers silent as long. - Returns: how many transfers were deleted.
     @discardableResult
-    public static func prune(_ db: PostgresConnection, olderThan seconds: Double) throws -> Int {
+    public static func prune(_ db: PostgresConnection, olderThan seconds: Double, states: [TransferState] = prunableStates) throws -> Int {
         try db.transaction {
             let count = try db.query(
-                "DELETE FROM transfers WHERE state IN ('done','failed','canceled') AND NOT cleanup_pending AND finished_at < now() - make_interval(secs => $1)",
-                [seconds]
+                "DELETE FROM transfers WHERE " + prunableSQL, [seconds, states.filter(\.isFinal).map(\.rawValue)]
             ).affectedRows
             try db.query("DELETE FROM batches b WHERE NOT EXISTS (SELECT 1 FROM transfers t WHERE t.batch_id = b.id)")
-            try db.query("DELETE FROM workers WHERE coalesce(stopped_at, heartbeat_at) < now() - make_interval(secs => $1)", [seconds])
+            // A live worker heartbeats every few seconds: keep registry rows an hour at least, so
+            // `prune --older-than 0s` never removes a worker that is running.
+            try db.query("DELETE FROM workers WHERE coalesce(stopped_at, heartbeat_at) < now() - make_interval(secs => greatest($1::float8, 3600))", [seconds])
             return count
         }
     }
+
+    /// How many transfers `prune` would delete now, deleting nothing (`haul prune --dry-run`).
+    public static func countPrunable(_ db: PostgresConnection, olderThan seconds: Double, states: [TransferState] = prunableStates) throws -> Int {
+        try db.query("SELECT count(*) AS n FROM transfers WHERE " + prunableSQL, [seconds, states.filter(\.isFinal).map(\.rawValue)]).first?.int("n") ?? 0
+    }
+
+    /// `$1` age in seconds, `$2` the states.
+    private static let prunableSQL =
+        "state = ANY($2::text[]) AND NOT cleanup_pending AND finished_at <= now() - make_interval(secs => $1)"
 
     /// Prunes if no other worker is doing it now (a transaction-scoped advisory lock, which
     /// works behind a transaction-mode pooler) and returns whether it ran.

@@ -33,6 +33,22 @@ public enum OperatorAction: String, Sendable {
     /// repeats the guard so a race with a worker cannot slip through.
     public var allowedFrom: Set<TransferState> { TransferTransitions.rule(event).from }
 
+    /// What the action does to a transfer in `state`.
+    public enum Verdict: Sendable, Equatable {
+        /// Change it.
+        case apply
+        /// It is already where the action leads (pausing a paused transfer): succeed, change nothing.
+        case alreadyDone
+        /// Its state does not allow the action.
+        case refuse(HaulError)
+    }
+
+    /// Judges the action on a transfer in `state`. Pure; the caller locks the row first.
+    public func verdict(transfer id: Int64, state: TransferState) -> Verdict {
+        if self == .pause && state == .paused { return .alreadyDone }
+        return refusal(transfer: id, state: state).map(Verdict.refuse) ?? .apply
+    }
+
     /// The error for a transfer in `state`, or `nil` when the action is allowed.
     public func refusal(transfer id: Int64, state: TransferState) -> HaulError? {
         guard !allowedFrom.contains(state) else { return nil }

@@ -20,17 +20,24 @@ extension TransferLeases {
     /// The finished file's digest did not match: fail the transfer and queue every segment
     /// again from its first byte, so that `haul retry` downloads a fresh copy.
     public func failChecksum(_ claim: Claim, message: String) throws {
-        try db.transaction {
+        let failed = try db.transaction { () -> Bool in
             let fenced = try db.query(
                 "UPDATE transfers SET state = 'failed', error = $3, error_code = 'checksum-mismatch', lease_token = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid",
                 [claim.info.id, claim.leaseToken, message]
             ).affectedRows
-            guard fenced == 1 else { return }
+            guard fenced == 1 else { return false }
             try db.query(
                 "UPDATE segments SET state = 'queued', bytes_done = 0, attempts = 0, lease_token = NULL, last_error = 'checksum mismatch' WHERE transfer_id = $1 AND generation = $2",
                 [claim.info.id, claim.generation])
             try db.query("DELETE FROM segment_parts p USING segments s WHERE p.segment_id = s.id AND s.transfer_id = $1", [claim.info.id])
+            return true
         }
+        if failed { Self.logFailure(claim.info.id, code: "checksum-mismatch", message: message) }
+    }
+
+    /// The one ERROR line a transfer's failure gets, written once its row says `failed`.
+    static func logFailure(_ id: Int64, code: HaulError.Code, message: String) {
+        Log.error("transfer failed", [("transfer", String(id)), ("code", code.rawValue), ("error", message)])
     }
 
     /// Some done segments' part files are gone from storage: queue those segments again from
@@ -63,16 +70,19 @@ extension TransferLeases {
 
     /// Fails a transfer with a reason the operator will read in `haul status`.
     public func failTransfer(_ id: Int64, code: HaulError.Code, message: String) throws {
-        try db.transaction {
-            try db.query(
+        let failed = try db.transaction { () -> Int in
+            let count = try db.query(
                 """
                 UPDATE transfers SET state = 'failed', error = $2, error_code = $3, lease_token = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now()
                 WHERE id = $1 AND state IN ('pending','planning','downloading','finalizing')
-                """, [id, message, code])
+                """, [id, message, code]
+            ).affectedRows
             try db.query(
                 "UPDATE segments SET state = 'failed', lease_token = NULL, last_error = coalesce(last_error, 'transfer failed'), updated_at = now() WHERE transfer_id = $1 AND state IN ('queued','running')",
                 [id])
+            return count
         }
+        if failed == 1 { Self.logFailure(id, code: code, message: message) }
     }
 
     /// The origin's file changed under a download: start over once with the new version,
@@ -80,7 +90,8 @@ extension TransferLeases {
     /// - Returns: `true` if the transfer was restarted, `false` if it failed.
     @discardableResult
     public func originChanged(_ id: Int64, generation: Int, reason: String) throws -> Bool {
-        try db.transaction { () -> Bool in
+        let message = "origin changed while downloading (\(reason)); run 'haul retry \(id)' to start over"
+        let (restarted, failed) = try db.transaction { () -> (Bool, Bool) in
             let restarted =
                 try db.query(
                     """
@@ -102,16 +113,19 @@ extension TransferLeases {
                     """
                     UPDATE transfers SET state = 'failed', error = $3, error_code = 'origin-changed', lease_token = NULL, finished_at = now(), updated_at = now()
                     WHERE id = $1 AND generation = $2 AND state IN ('planning','downloading','finalizing')
-                    """, [id, generation, "origin changed while downloading (\(reason)); run 'haul retry \(id)' to start over"]
+                    """, [id, generation, message]
                 ).affectedRows
                 if failed == 1 {
                     try db.query(
                         "UPDATE segments SET state = 'failed', lease_token = NULL WHERE transfer_id = $1 AND generation = $2 AND state IN ('queued','running')",
                         [id, generation])
+                    return (false, true)
                 }
             }
-            return restarted
+            return (restarted, false)
         }
+        if failed { Self.logFailure(id, code: "origin-changed", message: message) }
+        return restarted
     }
 
     /// A canceled transfer whose partial data is still on storage.

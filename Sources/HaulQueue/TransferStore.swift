@@ -56,11 +56,31 @@ public struct TransferStore {
         try db.query(TransferStatus.selectSQL + " WHERE t.id = $1", [id]).first.map(TransferStatus.init)
     }
 
-    /// Transfers, newest first, optionally only those in `state`.
-    public func list(state: TransferState?, limit: Int = 1000) throws -> [TransferStatus] {
-        try db.query(TransferStatus.selectSQL + " WHERE ($1::text IS NULL OR t.state = $1) ORDER BY t.id DESC LIMIT $2", [state?.rawValue, limit])
-            .rows.map(TransferStatus.init)
+    /// Transfers, newest first, optionally only those in `state`, of batch `batch` and of origin
+    /// host `host` (`HOST` or `HOST:PORT`, as `host-limit` names it).
+    public func list(state: TransferState?, batch: String? = nil, host: String? = nil, limit: Int = 1000) throws -> [TransferStatus] {
+        try db.query(
+            TransferStatus.selectSQL + " WHERE " + Self.filterSQL + " ORDER BY t.id DESC LIMIT $4", [state?.rawValue, batch, host?.lowercased(), limit]
+        ).rows.map(TransferStatus.init)
     }
+
+    /// The ids of the transfers in `state` and/or of batch `batch`, oldest first (what a bulk
+    /// `cancel --state failed` or `retry --batch NAME` acts on).
+    public func select(state: TransferState?, batch: String?, host: String? = nil) throws -> [(id: Int64, state: TransferState)] {
+        try db.query("SELECT t.id, t.state FROM transfers t WHERE " + Self.filterSQL + " ORDER BY t.id", [state?.rawValue, batch, host?.lowercased()])
+            .rows.map { (try $0.int64("id"), TransferState(rawValue: try $0.string("state")) ?? .failed) }
+    }
+
+    /// Whether a batch of this name exists.
+    public func batchExists(_ name: String) throws -> Bool {
+        try db.query("SELECT 1 FROM batches WHERE name = $1", [name]).first != nil
+    }
+
+    /// `$1` state, `$2` batch name, `$3` host; each NULL to ignore it.
+    private static let filterSQL = """
+        ($1::text IS NULL OR t.state = $1) AND ($2::text IS NULL OR t.batch_id = (SELECT b.id FROM batches b WHERE b.name = $2))
+          AND ($3::text IS NULL OR t.host = $3)
+        """
 
     /// The state of each segment of the transfer's current generation, in file order.
     public func segmentStates(_ id: Int64) throws -> [SegmentState] {
@@ -68,74 +88,5 @@ public struct TransferStore {
             "SELECT s.state FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.generation = s.generation WHERE t.id = $1 ORDER BY s.byte_offset",
             [id]
         ).rows.compactMap { SegmentState(rawValue: try $0.string("state")) }
-    }
-
-    /// Applies an operator action, refusing transitions that `OperatorAction` does not allow.
-    public func apply(_ action: OperatorAction, to id: Int64) throws {
-        guard let current = try status(id) else {
-            throw HaulError("no-such-transfer", "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
-        }
-        if let refusal = action.refusal(transfer: id, state: current.state) { throw refusal }
-        let allowed = action.allowedFrom.map(\.rawValue)
-        let updated: Int
-        switch action {
-        case .cancel:
-            updated = try db.transaction {
-                let count = try db.query(
-                    "UPDATE transfers SET state = 'canceled', cleanup_pending = true, lease_token = NULL, finished_at = now(), updated_at = now(), error = NULL, error_code = NULL WHERE id = $1 AND state = ANY($2::text[])",
-                    [id, allowed]
-                ).affectedRows
-                try db.query(
-                    "UPDATE segments SET state = 'failed', last_error = 'canceled', lease_token = NULL, updated_at = now() WHERE transfer_id = $1 AND state IN ('queued','running')",
-                    [id])
-                return count
-            }
-        case .retry where current.state == .canceled || current.errorCode == "origin-changed":
-            // Canceled: its partial data is (being) removed. Origin changed: its bytes are of an
-            // older version. Either way start over as a new generation, whose files have other
-            // names than whatever a late cleanup still deletes.
-            updated = try db.query(
-                """
-                UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = 0, size = NULL, etag = NULL, last_modified = NULL,
-                       accepts_ranges = NULL, published_at = NULL, extracted_at = NULL, upload_url = NULL, upload_result = NULL,
-                       error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0,
-                       next_attempt_at = now(), updated_at = now()
-                WHERE id = $1 AND state IN ('canceled', 'failed')
-                """, [id]
-            ).affectedRows
-        case .retry:
-            updated = try db.transaction {
-                let count = try db.query(
-                    """
-                    UPDATE transfers SET state = CASE WHEN NOT EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = $1 AND s.generation = transfers.generation)
-                                                      THEN (CASE WHEN size = 0 THEN 'finalizing' ELSE 'pending' END)
-                                                      WHEN EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = $1 AND s.generation = transfers.generation AND s.state <> 'done') THEN 'downloading'
-                                                      ELSE 'finalizing' END,
-                        error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0, next_attempt_at = now(), updated_at = now()
-                    WHERE id = $1 AND state = 'failed'
-                    """, [id]
-                ).affectedRows
-                try db.query(
-                    """
-                    UPDATE segments s SET state = 'queued', attempts = 0, next_attempt_at = now(), last_error = NULL, lease_token = NULL, updated_at = now()
-                    FROM transfers t WHERE t.id = $1 AND s.transfer_id = t.id AND s.generation = t.generation AND s.state IN ('failed','running')
-                    """, [id])
-                return count
-            }
-        case .pause:
-            updated = try db.query(
-                "UPDATE transfers SET paused_from = state, state = 'paused', updated_at = now() WHERE id = $1 AND state = ANY($2::text[])", [id, allowed]
-            ).affectedRows
-        case .resume:
-            updated = try db.query(
-                "UPDATE transfers SET state = CASE WHEN paused_from = 'planning' THEN 'pending' ELSE coalesce(paused_from, 'pending') END, paused_from = NULL, lease_token = NULL, updated_at = now() WHERE id = $1 AND state = 'paused'",
-                [id]
-            ).affectedRows
-        }
-        guard updated == 1 else {
-            throw HaulError(
-                "conflict", "transfer \(id) changed state while \(action.rawValue) was being applied", hint: "look at 'haul status \(id)' and try again")
-        }
-        try db.query("NOTIFY haul_work")
     }
 }

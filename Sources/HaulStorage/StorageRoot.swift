@@ -6,9 +6,21 @@ public struct StorageRoot: Sendable {
     /// Absolute path of the root on this host, symlinks resolved.
     public let path: String
 
-    /// Opens a root, creating it if missing.
-    public init(_ path: String) throws {
+    /// Opens a root.
+    /// - Parameter create: create it (and its parents) when missing; otherwise a missing root
+    ///   is a `storage-missing` error, so a worker never fills a forgotten mount point.
+    public init(_ path: String, create: Bool = true) throws {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) {
+            guard create else {
+                throw HaulError(
+                    "storage-missing", "the storage root \(absolute) does not exist",
+                    hint: "mount or create it, or pass --create-storage to let haul create it")
+            }
+        } else if !isDirectory.boolValue {
+            throw HaulError("storage", "the storage root \(absolute) is not a directory", hint: "pass a directory with --storage or HAUL_STORAGE")
+        }
         do {
             try FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true)
         } catch {
@@ -20,6 +32,17 @@ public struct StorageRoot: Sendable {
             throw Errno.storageError(errno, "resolve the storage root \(absolute)")
         }
         self.path = resolved
+    }
+
+    /// Why this process cannot write to the root now (it creates and removes a probe file, which
+    /// catches read-only mounts, permissions and a vanished mount alike), or `nil` when it can.
+    public func writeProblem() -> String? {
+        let probe = path + "/.haul-write-check-\(getpid())"
+        let descriptor = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return "storage root \(path) is not writable: \(String(cString: strerror(errno)))" }
+        close(descriptor)
+        unlink(probe)
+        return nil
     }
 
     /// `realpath(3)`: the absolute path with every symbolic link resolved, `nil` if it does not exist.

@@ -67,21 +67,12 @@ final class Housekeeper {
         }
     }
 
-    /// Updates the queue gauges from the partial indexes (cheap however many rows are finished).
+    /// Updates the queue gauges from `QueueFigures`, the definition `workers` and `status` share.
     private func sampleQueue() throws {
-        let row = try database.run { conn in
-            try conn.query(
-                """
-                SELECT (SELECT count(*) FROM segments WHERE state = 'queued' AND next_attempt_at <= now()) AS due,
-                       (SELECT count(*) FROM segments WHERE state = 'queued') AS queued,
-                       (SELECT count(*) FROM segments WHERE state = 'running') AS running
-                """
-            ).first
-        }
-        guard let row else { return }
+        let figures = try database.run { conn in try QueueFigures.sample(conn) }
         shared.metrics.databaseAnswered()
-        shared.metrics.queueDepth.set(try row.int("due"))
-        shared.metrics.segments(["queued": try row.int("queued"), "running": try row.int("running")])
+        shared.metrics.queueDepth.set(figures.due)
+        shared.metrics.segments(figures.segments)
     }
 
     private func heartbeat() throws {

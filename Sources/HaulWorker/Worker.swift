@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulMetrics
+import HaulPostgres
 import HaulQueue
 import Synchronization
 
@@ -71,15 +72,25 @@ public final class Worker: Sendable {
         }
         Log.info(
             "worker started",
-            [("id", config.workerID), ("roles", config.roles.map(\.rawValue).sorted().joined(separator: ",")), ("concurrency", String(config.concurrency))])
+            [
+                ("id", config.workerID), ("roles", config.roles.map(\.rawValue).sorted().joined(separator: ",")), ("concurrency", String(config.concurrency)),
+                ("storage", config.storage.path), ("database", ConnectionTarget.describe(config.conninfo)),
+            ])
     }
 
     /// Serves `/metrics` and `/healthz` on `address` (`HOST:PORT`) until the worker stops.
-    /// Healthy while the database answered within three heartbeats.
+    /// Healthy while the database answered within three heartbeats and the storage root is writable.
     public func serveMetrics(on address: String) throws {
         let metrics = shared.metrics
         let window = max(15, shared.config.heartbeat * 3)
-        let server = try MetricsServer(address: address, registry: metrics.registry, health: { metrics.health(window: window) })
+        let storage = shared.config.storage
+        let server = try MetricsServer(
+            address: address, registry: metrics.registry,
+            health: {
+                let database = metrics.health(window: window)
+                guard database.ok else { return database }
+                return storage.writeProblem().map { (false, $0) } ?? database
+            })
         metricsServer.withLock { $0 = server }
     }
 

@@ -45,8 +45,12 @@ let overview = """
       HAUL_RETENTION how long workers keep finished transfers before pruning them (default 7d, 'off')
       HAUL_DASHBOARD_TOKEN  the operator token of 'haul dashboard' (unset: read-only, loopback only)
 
+    haul --version (or -V, or 'haul version') prints the version.
     exit status: 0 success, 1 failure, 2 bad arguments, 130 interrupted
     """
+
+/// Words that print the version, like git's and curl's.
+let versionWords: Set<String> = ["--version", "-V", "version"]
 
 @MainActor
 func main(_ arguments: [String]) -> Int32 {
@@ -54,13 +58,20 @@ func main(_ arguments: [String]) -> Int32 {
         Output.line(overview)
         return ExitCode.success
     }
-    if name == "--version" {
+    if versionWords.contains(name) {
         Output.line("haul \(HaulVersion.current)")
         return ExitCode.success
     }
     let commandName = name == "help" ? arguments[1] : name
     guard let command = commands.first(where: { $0.name == commandName }) else {
-        Output.error("haul: unknown command '\(commandName)'; run 'haul --help' for the list")
+        let known = commands.map(\.name) + ["help", "version"]
+        if commandName.hasPrefix("-") {
+            let hint = Suggestion.hint(for: commandName, among: ["--help", "--version"])
+            Output.error("haul: unknown option '\(commandName)'; \(hint.isEmpty ? "" : hint + " ")run 'haul --help' for usage")
+        } else {
+            let hint = Suggestion.hint(for: commandName, among: known)
+            Output.error("haul: unknown command '\(commandName)'; \(hint.isEmpty ? "" : hint + " ")run 'haul --help' for the list")
+        }
         return ExitCode.usage
     }
     let rest = Array(arguments.dropFirst())
@@ -83,5 +94,6 @@ func main(_ arguments: [String]) -> Int32 {
     }
 }
 
+StandardStream.ignoreBrokenPipes()
 Curl.initialize()
 exit(main(Array(CommandLine.arguments.dropFirst())))

@@ -20,16 +20,24 @@ struct ParsingTests {
         #expect(throws: HaulError.self) { try ByteSize.parse(text, flag: "--segment-size") }
     }
 
-    static let durationCases: [(String, Double)] = [("500ms", 0.5), ("30s", 30), ("5m", 300), ("2h", 7200), ("7d", 604_800), ("10", 10), ("1.5s", 1.5)]
+    static let durationCases: [(String, Double)] = [("500ms", 0.5), ("30s", 30), ("5m", 300), ("2h", 7200), ("7d", 604_800), ("10", 10), ("1.5s", 1.5), ("1h30m", 5400), ("2d12h", 216_000), ("1m30s", 90), ("1s500ms", 1.5)]
 
     @Test("durations", arguments: durationCases)
     func durations(text: String, seconds: Double) {
         #expect(Duration.parseSeconds(text) == seconds)
     }
 
-    @Test("durations that are refused", arguments: ["", "soon", "0s", "-1s", "5 minutes", "s"])
+    @Test("durations that are refused", arguments: ["", "soon", "0s", "-1s", "5 minutes", "s", "1h30", "h30m", "1x", "1h 30m", "0"])
     func badDurations(text: String) {
         #expect(Duration.parseSeconds(text) == nil)
+    }
+
+    @Test("zero is a duration only where a flag allows it (prune --older-than 0s)")
+    func zeroDuration() {
+        #expect(Duration.parseSeconds("0s", allowZero: true) == 0)
+        #expect(Duration.parseSeconds("0", allowZero: true) == 0)
+        #expect(Duration.parseSeconds("0h0m", allowZero: true) == 0)
+        #expect(Duration.parseSeconds("-1s", allowZero: true) == nil)
     }
 
     @Test("checksums: known algorithms, right length, hex only")

@@ -155,10 +155,11 @@ struct OperatorTests {
         let missing = try cluster.haul(["cancel", "987654"])
         #expect(missing.status == 1 && missing.stderr.contains("no transfer 987654"), "\(missing.stderr)")
 
-        // Valid twice is invalid the second time.
+        // Pausing twice is a no-op the second time (as kubectl treats an unchanged apply); canceling twice is refused.
         #expect(try cluster.haul(["pause", String(running)]).status == 0)
         let again = try cluster.haul(["pause", String(running)])
-        #expect(again.status == 1 && again.stderr.contains("paused"), "\(again.stderr)")
+        #expect(again.status == 0 && again.stdout.contains("already paused"), "\(again.stdout) \(again.stderr)")
+        #expect(try cluster.state(running) == "paused")
         #expect(try cluster.haul(["cancel", String(running)]).status == 0)
         let twice = try cluster.haul(["cancel", String(running)])
         #expect(twice.status == 1 && twice.stderr.contains("canceled"), "\(twice.stderr)")

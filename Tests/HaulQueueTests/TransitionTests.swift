@@ -45,6 +45,17 @@ struct TransitionTests {
         }
     }
 
+    @Test("pausing a paused transfer changes nothing and is not an error; other refusals stay refusals")
+    func idempotentPause() {
+        #expect(OperatorAction.pause.verdict(transfer: 7, state: .paused) == .alreadyDone)
+        #expect(OperatorAction.pause.verdict(transfer: 7, state: .downloading) == .apply)
+        if case .refuse(let error) = OperatorAction.cancel.verdict(transfer: 7, state: .canceled) {
+            #expect(error.code == .invalidTransition)
+        } else {
+            Issue.record("canceling a canceled transfer is refused")
+        }
+    }
+
     @Test("operator actions are the table's rows, and refusals come exactly from it")
     func operatorActions() {
         for action in [OperatorAction.cancel, .retry, .pause, .resume] {

@@ -9,7 +9,9 @@ struct Arguments {
 
     /// Parses `words` given the options that take a value and the flags that do not.
     /// `-o value`, `--name value` and `--name=value` are accepted; `--` ends option parsing.
-    init(_ words: [String], options: Set<String>, flags allowedFlags: Set<String>) throws {
+    /// `short` maps one-letter flags to long names (`-x` to `--connections`); `-x8` and `-qv` work too.
+    init(_ words: [String], options: Set<String>, flags allowedFlags: Set<String>, short: [Character: String] = [:]) throws {
+        let words = Self.expand(words, short: short, options: options)
         var index = 0
         var onlyPositionals = false
         while index < words.count {
@@ -40,9 +42,47 @@ struct Arguments {
             } else if allowedFlags.contains(name), inline == nil {
                 flags.insert(name)
             } else {
-                throw HaulError.usage("unknown option '\(name)'", hint: "see --help for the options this command takes")
+                let hint = Suggestion.hint(for: name, among: Array(options) + Array(allowedFlags) + ["--help"])
+                throw HaulError.usage("unknown option '\(name)'", hint: (hint.isEmpty ? "" : hint + " ") + "see --help for the options this command takes")
             }
         }
+    }
+
+    /// Rewrites short flags to their long names: `-x8` → `--connections 8`, `-qv` → `--quiet --verbose`.
+    /// Words after `--` and words that are not `-` plus letters are left alone.
+    static func expand(_ words: [String], short: [Character: String], options: Set<String>) -> [String] {
+        guard !short.isEmpty else { return words }
+        var result: [String] = []
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if word == "--" {
+                result += words[(index - 1)...]
+                break
+            }
+            guard word.count >= 2, word.hasPrefix("-"), !word.hasPrefix("--"), let letter = word.dropFirst().first, let long = short[letter] else {
+                result.append(word)
+                if let long = result.last, options.contains(long), index < words.count {
+                    result.append(words[index])  // an option's value is never read as flags
+                    index += 1
+                }
+                continue
+            }
+            let rest = String(word.dropFirst(2))
+            result.append(long)
+            if options.contains(long) {
+                if !rest.isEmpty {
+                    result.append(rest)
+                } else if index < words.count {
+                    result.append(words[index])
+                    index += 1
+                }
+            } else if !rest.isEmpty {
+                result += rest.map { short[$0] ?? "-\($0)" }
+            }
+        }
+        return result
     }
 
     /// The last value given for an option.
@@ -75,9 +115,9 @@ struct Arguments {
         try value(name).map { try ByteSize.parse($0, flag: name) }
     }
 
-    /// A duration option such as `30s`, in seconds.
-    func duration(_ name: String) throws -> Double? {
-        try value(name).map { try Duration.parseSeconds($0, flag: name) }
+    /// A duration option such as `30s` or `1h30m`, in seconds.
+    func duration(_ name: String, allowZero: Bool = false) throws -> Double? {
+        try value(name).map { try Duration.parseSeconds($0, flag: name, allowZero: allowZero) }
     }
 
     /// Exactly `count` positionals, or a usage error that says what was expected.

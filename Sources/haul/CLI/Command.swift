@@ -17,12 +17,12 @@ protocol Command {
 enum Output {
     /// Prints a line to standard output.
     static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        StandardStream.write(text + "\n", to: 1)
     }
 
     /// Prints a line to standard error.
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        StandardStream.write(text + "\n", to: 2)
     }
 
     /// Prints a JSON value (dictionary or array) on one line, keys sorted.

@@ -16,12 +16,15 @@ final class DatabaseSession {
     /// - Parameter migrating: `haul migrate` itself, which must not require a current schema.
     init(migrating: Bool = false) throws {
         let environment = ProcessInfo.processInfo.environment
+        var source = "DATABASE_URL"
         if let url = environment["DATABASE_URL"], !url.isEmpty {
             conninfo = url
             embedded = nil
         } else if ["PGHOST", "PGDATABASE", "PGSERVICE", "PGHOSTADDR"].contains(where: { environment[$0] != nil }) {
             conninfo = ""
             embedded = nil
+            let named = ["PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE"].filter { environment[$0] != nil }
+            source = "the PG* variables (\(named.joined(separator: ", ")))"
         } else {
             let home = environment["HAUL_HOME"] ?? (NSHomeDirectory() + "/.local/share/haul")
             let server = try EmbeddedServer(home: home)
@@ -32,7 +35,9 @@ final class DatabaseSession {
             connection = try PostgresConnection(conninfo: conninfo)
         } catch let error as PostgresError {
             embedded?.stop()
-            throw error.unreachable(target: ConnectionTarget.describe(conninfo))
+            throw embedded == nil
+                ? error.connectFailure(target: ConnectionTarget.describe(conninfo), source: source)
+                : error.unreachable(target: ConnectionTarget.describe(conninfo), source: "the embedded server under HAUL_HOME")
         }
         if embedded != nil {
             try Migrations.apply(on: connection)

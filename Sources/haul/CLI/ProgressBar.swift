@@ -1,22 +1,40 @@
 import Foundation
 import HaulCore
 
-/// `haul get`'s progress display: a redrawn bar on a terminal, a log line every few seconds
-/// otherwise. The rate is smoothed over recent samples.
+/// `haul get`'s and `haul upload`'s progress display: a line redrawn in place on a terminal
+/// (fitted to its width), a timestamped log line every few seconds otherwise, with the rate
+/// measured over the time since the previous line.
 struct ProgressBar {
-    private let terminal: Bool
+    private let display: Display
     private var lastBytes: Int64 = 0
     private var lastTime = Date()
     private var rate: Double = 0
-    private var lastLine = Date.distantPast
+    private var lastLine = Date()
+    private var bytesAtLastLine: Int64 = 0
+    private var drawnLength = 0
 
-    init(terminal: Bool) {
-        self.terminal = terminal
+    /// Interval between log lines when stderr is not a terminal.
+    static let logInterval = 5.0
+
+    /// `terminal`: stderr is a terminal (else log lines).
+    init(terminal: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        display = Display(terminal: terminal, environment: environment)
     }
 
     /// Shows the latest figures.
     mutating func update(bytes: Int64, size: Int64?, segments: String, state: String) {
         let now = Date()
+        guard display.terminal else {
+            // A log line carries the average rate since the previous one: never a guess at 0 B/s.
+            let elapsed = now.timeIntervalSince(lastLine)
+            guard elapsed >= Self.logInterval, size != nil || bytes > 0 else { return }
+            let average = Double(max(0, bytes - bytesAtLastLine)) / elapsed
+            let line = Self.render(bytes: bytes, size: size, rate: average, segments: segments, state: state, width: nil)
+            StandardStream.write(Log.timestamp(now.timeIntervalSince1970) + " " + line + "\n", to: 2)
+            lastLine = now
+            bytesAtLastLine = bytes
+            return
+        }
         let elapsed = now.timeIntervalSince(lastTime)
         if elapsed >= 0.5 {
             let instant = Double(max(0, bytes - lastBytes)) / elapsed
@@ -24,30 +42,30 @@ struct ProgressBar {
             lastBytes = bytes
             lastTime = now
         }
-        let line = Self.render(bytes: bytes, size: size, rate: rate, segments: segments, state: state)
-        if terminal {
-            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
-        } else if now.timeIntervalSince(lastLine) >= 5, size != nil || bytes > 0 {
-            lastLine = now
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+        let line = Self.render(bytes: bytes, size: size, rate: rate, segments: segments, state: state, width: display.width() - 1)
+        if display.dumb {
+            // No escape sequences: overwrite the previous line with spaces.
+            StandardStream.write("\r" + line + String(repeating: " ", count: max(0, drawnLength - line.count)), to: 2)
+        } else {
+            StandardStream.write("\r\u{1B}[K" + line, to: 2)
         }
+        drawnLength = line.count
     }
 
     /// Ends the bar's line on a terminal.
     func finish() {
-        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        if display.terminal { StandardStream.write("\n", to: 2) }
     }
 
-    /// The bar's text. Pure, for tests: `[#####>    ]  45% 1.2 GiB/2.6 GiB 350.0 MiB/s ETA 4s [##>>..]`.
-    static func render(bytes: Int64, size: Int64?, rate: Double, segments: String, state: String) -> String {
+    /// The bar's text, at most `width` characters when given. Pure, for tests:
+    /// `[#####>    ]  45% 1.2 GiB/2.6 GiB 350.0 MiB/s ETA 4s [##>>..]`. What does not fit goes,
+    /// in this order: the segment map, the ETA, then the bar shrinks (to nothing at last).
+    static func render(bytes: Int64, size: Int64?, rate: Double, segments: String, state: String, width: Int? = nil) -> String {
         let rateText = "\(ByteSize.format(Int64(rate)))/s"
         guard let size, size > 0 else {
-            return "\(state) \(ByteSize.format(bytes)) \(rateText)"
+            return fit("\(state) \(ByteSize.format(bytes)) \(rateText)", width)
         }
         let fraction = min(1, Double(bytes) / Double(size))
-        let width = 30
-        let filled = Int(fraction * Double(width))
-        let bar = String(repeating: "#", count: filled) + (filled < width ? ">" + String(repeating: " ", count: width - filled - 1) : "")
         let percent = String(format: "%3d%%", Int(fraction * 100))
         var eta = ""
         if rate > 0, bytes < size {
@@ -56,7 +74,42 @@ struct ProgressBar {
                 seconds >= 3600
                 ? " ETA \(seconds / 3600)h\(seconds % 3600 / 60)m" : seconds >= 60 ? " ETA \(seconds / 60)m\(seconds % 60)s" : " ETA \(seconds)s"
         }
-        let map = segments.isEmpty ? "" : " [\(segments)]"
-        return "[\(bar)] \(percent) \(ByteSize.format(bytes))/\(ByteSize.format(size)) \(rateText)\(eta)\(map)"
+        let figures = " \(percent) \(ByteSize.format(bytes))/\(ByteSize.format(size)) \(rateText)"
+        var map = segments.isEmpty ? "" : " [\(segments)]"
+        let limit = width ?? .max
+        var barWidth = 30
+        if figures.count + eta.count + map.count + barWidth + 2 > limit { map = "" }
+        if figures.count + eta.count + barWidth + 2 > limit { eta = "" }
+        if figures.count + eta.count + barWidth + 2 > limit { barWidth = max(0, limit - figures.count - 2) }
+        guard barWidth >= 5 else { return fit(String(figures.dropFirst()), width) }
+        let filled = Int(fraction * Double(barWidth))
+        let bar = String(repeating: "#", count: filled) + (filled < barWidth ? ">" + String(repeating: " ", count: barWidth - filled - 1) : "")
+        return "[\(bar)]\(figures)\(eta)\(map)"
+    }
+
+    private static func fit(_ text: String, _ width: Int?) -> String {
+        guard let width, text.count > width else { return text }
+        return String(text.prefix(max(0, width)))
+    }
+}
+
+/// What the terminal on stderr can show: its width, and whether it understands escape
+/// sequences (`TERM=dumb` does not). `NO_COLOR` needs nothing: Haul never writes colours.
+struct Display {
+    let terminal: Bool
+    let dumb: Bool
+    private let columns: Int?
+
+    init(terminal: Bool, environment: [String: String]) {
+        self.terminal = terminal
+        dumb = environment["TERM"] == "dumb"
+        columns = environment["COLUMNS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// Columns of the terminal on stderr now (it may be resized), else `COLUMNS`, else 80.
+    func width() -> Int {
+        var size = winsize()
+        if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return columns ?? 80
     }
 }

@@ -8,7 +8,7 @@ import HaulStorage
 enum TransferFlags {
     static let options: Set<String> = [
         "--segment-size", "--checksum", "--priority", "--layout", "--header", "--ca-cert", "--max-attempts",
-        "--extract-to", "--upload-to", "--field", "--upload-protocol",
+        "--extract-to", "--upload-to", "--field", "--upload-protocol", "--user-agent",
     ]
     static let flags: Set<String> = ["--insecure", "--record-digest", "--extract", "--delete-after-upload"]
 
@@ -18,6 +18,7 @@ enum TransferFlags {
           --checksum ALGO:HEX   verify the finished file (sha256, sha512, sha1, md5)
           --record-digest       record the file's sha256 even without --checksum
           --header 'Name: value'  extra request header (repeatable; values never shown)
+          --user-agent TEXT     the User-Agent sent to the origin (default haul/VERSION)
           --priority N          higher runs first (default 0)
           --layout inplace|parts  storage layout (default inplace; parts for object-store mounts)
           --max-attempts N      attempts per segment before the transfer fails (default 6)
@@ -45,6 +46,11 @@ enum TransferFlags {
         }
         request.layout = layout
         request.headers = try arguments.all("--header").map(Header.parse)
+        if let agent = arguments.value("--user-agent") {
+            guard !agent.isEmpty, !agent.contains(where: \.isNewline) else { throw HaulError.usage("--user-agent must be one non-empty line") }
+            request.headers.removeAll { $0.name.lowercased() == "user-agent" }
+            request.headers.append(Header(name: "User-Agent", value: agent))
+        }
         request.options.insecure = arguments.has("--insecure") ? true : nil
         request.options.recordDigest = arguments.has("--record-digest") ? true : nil
         request.options.maxAttempts = try arguments.positiveInt("--max-attempts")

@@ -24,6 +24,7 @@ enum BatchStatus {
         Output.line(
             ProgressBar.render(bytes: summary.bytesDone, size: max(summary.bytesKnown, summary.bytesDone), rate: summary.rate ?? 0, segments: "", state: ""))
         for failure in summary.failures { Output.line("  failed \(failure.id): \(failure.error)") }
+        if !summary.isFinished, let warning = try WorkerRegistry(session.connection).noLiveWorkerWarning() { Output.line("  warning: \(warning)") }
         return ExitCode.success
     }
 }
@@ -36,7 +37,8 @@ enum WaitCommand: Command {
                haul wait --batch NAME [--timeout DURATION]
 
         Waits until every named transfer (or every transfer of the batch) is done,
-        failed or canceled, printing progress every few seconds on stderr.
+        failed or canceled, printing progress (counts, bytes, rate) every few seconds on
+        stderr, and a warning while no worker has heartbeaten for 30 s.
         Exit status: 0 all done, 1 any failed or was canceled, 2 bad arguments,
         124 the timeout passed first.
         """
@@ -64,7 +66,8 @@ enum WaitCommand: Command {
                 return 124
             }
             if Date().timeIntervalSince(lastReport) >= 5 {
-                Output.error(line)
+                let warning = try WorkerRegistry(session.connection).noLiveWorkerWarning()
+                Output.error(line + (warning.map { "; warning: \($0)" } ?? ""))
                 lastReport = Date()
             }
             // Poll often while polling is cheap (a script waits no longer than it must), and at
@@ -79,16 +82,28 @@ enum WaitCommand: Command {
                 throw HaulError("no-such-batch", "there is no batch '\(batch)'")
             }
             let failed = (summary.countsByState[.failed] ?? 0) + (summary.countsByState[.canceled] ?? 0)
-            return (summary.isFinished, failed > 0, "batch \(batch): \(summary.countsByState[.done] ?? 0)/\(summary.total) done, \(failed) failed or canceled")
+            let bytes = progress(done: summary.bytesDone, known: summary.bytesKnown, rate: summary.rate)
+            return (
+                summary.isFinished, failed > 0, "batch \(batch): \(summary.countsByState[.done] ?? 0)/\(summary.total) done, \(failed) failed or canceled, \(bytes)"
+            )
         }
         let store = TransferStore(session.connection)
-        var states: [TransferState] = []
+        var statuses: [TransferStatus] = []
         for id in ids {
             guard let status = try store.status(id) else { throw HaulError("no-such-transfer", "there is no transfer \(id)") }
-            states.append(status.state)
+            statuses.append(status)
         }
-        let done = states.filter { $0 == .done }.count
-        let failed = states.filter { $0 == .failed || $0 == .canceled }.count
-        return (states.allSatisfy(\.isFinal), failed > 0, "\(done)/\(ids.count) done, \(failed) failed or canceled")
+        let done = statuses.filter { $0.state == .done }.count
+        let failed = statuses.filter { $0.state == .failed || $0.state == .canceled }.count
+        let rate = statuses.filter { $0.state == .downloading }.compactMap(\.rate).reduce(0, +)
+        let bytes = progress(done: statuses.map(\.bytesDone).reduce(0, +), known: statuses.compactMap(\.size).reduce(0, +), rate: rate)
+        return (statuses.allSatisfy(\.state.isFinal), failed > 0, "\(done)/\(ids.count) done, \(failed) failed or canceled, \(bytes)")
+    }
+
+    /// `1.2 GiB / 4.0 GiB at 35.0 MiB/s` (the rate only while something moves).
+    static func progress(done: Int64, known: Int64, rate: Double?) -> String {
+        let total = known > 0 ? "\(ByteSize.format(done)) / \(ByteSize.format(max(known, done)))" : ByteSize.format(done)
+        guard let rate, rate > 0 else { return total }
+        return "\(total) at \(ByteSize.format(Int64(rate)))/s"
     }
 }

@@ -3,7 +3,8 @@ import HaulCore
 import HaulQueue
 import HaulStorage
 
-/// `haul cancel|retry|pause|resume ID`: one operator action on one transfer.
+/// `haul cancel|retry|pause|resume ID... | --batch NAME | --state STATE`: an operator action on
+/// named transfers, or on every transfer a selector matches after a confirmation.
 struct ControlCommand {
     let action: OperatorAction
     let summary: String
@@ -11,27 +12,100 @@ struct ControlCommand {
 
     var help: String {
         """
-        usage: haul \(action.rawValue) ID
+        usage: haul \(action.rawValue) ID... [--json]
+               haul \(action.rawValue) [--batch NAME] [--state STATE] [--host HOST] [--yes] [--json]
 
         \(detail)
-        Refuses (exit status 1) when the transfer's state does not allow it, saying why.
+        Named ids: each is acted on; one whose state does not allow it is refused with
+        the reason, and the exit status is 1 if any was refused or does not exist.\(action == .pause ? "\nPausing a paused transfer changes nothing and succeeds." : "")
+        Selectors (--batch, --state, --host, combined with AND): every matching transfer
+        the action applies to; the others are skipped and counted. The count is shown
+        and confirmed first: on a terminal you are asked, --yes skips the question, and
+        without a terminal the command refuses (exit status 2) unless --yes is given.
+          -y, --yes    act without asking
+          --json       print {"changed": [...], "unchanged": [...], "refused": [...], "missing": [...]}
         """
     }
 
     func run(_ words: [String]) throws -> Int32 {
-        let arguments = try Arguments(words, options: [], flags: [])
-        let id = try StatusCommand.transferID(arguments.expect(1, "transfer ID")[0])
+        let arguments = try Arguments(words.map { $0 == "-y" ? "--yes" : $0 }, options: ["--batch", "--state", "--host"], flags: ["--yes", "--json"])
+        let ids = try arguments.positionals.map(StatusCommand.transferID)
+        let batch = arguments.value("--batch"), host = arguments.value("--host")
+        let state = try ListCommand.state(arguments.value("--state"))
+        let selecting = batch != nil || state != nil || host != nil
+        guard selecting != !ids.isEmpty else {
+            throw HaulError.usage(
+                selecting ? "name transfer ids or select them with --batch/--state/--host, not both" : "missing transfer ID",
+                hint: "e.g. 'haul \(action.rawValue) 12 13' or 'haul \(action.rawValue) --batch NAME'")
+        }
         let session = try DatabaseSession()
         defer { session.close() }
         let store = TransferStore(session.connection)
-        try store.apply(action, to: id)
-        Output.line("transfer \(id): \(action.rawValue) done")
-        if action == .cancel { try removeLocalPartial(id, store) }
-        if action == .retry, let target = try store.localTarget(of: id) {
-            // A `haul get` transfer is pinned to the get that runs it: no worker picks it up.
-            Output.error("transfer \(id) belongs to 'haul get': run the same 'haul get' again (saving to \(target)) to retry it")
+        guard selecting else {
+            let outcome = try store.apply(action, to: ids)
+            try followUp(outcome.changed, store)
+            return report(outcome, json: arguments.has("--json"), named: true)
         }
-        return ExitCode.success
+
+        if let batch, try !store.batchExists(batch) {
+            throw HaulError("no-such-batch", "there is no batch '\(batch)'", hint: "'haul list' shows transfers and their batches")
+        }
+        let matched = try store.select(state: state, batch: batch, host: host)
+        let chosen = matched.filter { action.verdict(transfer: $0.id, state: $0.state) == .apply }.map(\.id)
+        let what = [batch.map { "batch \($0)" }, state.map { "state \($0.rawValue)" }, host.map { "host \($0)" }].compactMap { $0 }.joined(separator: ", ")
+        let skipped = matched.count - chosen.count
+        if chosen.isEmpty {
+            if arguments.has("--json") { Output.json(["changed": [Int64](), "unchanged": [Int64](), "refused": [Any](), "missing": [Int64]()]) }
+            else { Output.line("nothing to \(action.rawValue): \(matched.count) transfer\(matched.count == 1 ? "" : "s") match \(what), none in a state that allows it") }
+            return ExitCode.success
+        }
+        if !arguments.has("--yes") {
+            let question = "\(action.rawValue) \(chosen.count) transfer\(chosen.count == 1 ? "" : "s") (\(what)\(skipped > 0 ? "; \(skipped) more match but are skipped" : ""))?"
+            guard let answer = Confirmation.ask(question) else {
+                throw HaulError.usage("\(question.dropLast()) needs confirmation", hint: "add --yes to confirm (there is no terminal to ask on)")
+            }
+            guard answer else {
+                Output.error("haul: nothing changed")
+                return ExitCode.failure
+            }
+        }
+        var outcome = try store.apply(action, to: chosen)
+        try followUp(outcome.changed, store)
+        // Rows that changed state between the count and the locked update are skipped, not errors.
+        outcome.refused = []
+        return report(outcome, json: arguments.has("--json"), named: false, skipped: skipped)
+    }
+
+    /// Prints what happened; exit 1 if a named transfer was refused or missing.
+    private func report(_ outcome: ActionOutcome, json: Bool, named: Bool, skipped: Int = 0) -> Int32 {
+        if json {
+            Output.json([
+                "changed": outcome.changed, "unchanged": outcome.unchanged, "missing": outcome.missing,
+                "refused": outcome.refused.map { ["id": $0.id, "error": $0.error.description] },
+            ])
+        } else if named {
+            for id in outcome.changed { Output.line("transfer \(id): \(action.rawValue) done") }
+            for id in outcome.unchanged { Output.line("transfer \(id): already paused, nothing to do") }
+        } else {
+            Output.line("\(action.rawValue): \(outcome.changed.count) transfer\(outcome.changed.count == 1 ? "" : "s") changed\(skipped > 0 ? ", \(skipped) skipped (state does not allow it)" : "")")
+        }
+        if !json {
+            for refusal in outcome.refused { Output.error("haul: \(refusal.error.description)") }
+            for id in outcome.missing { Output.error("haul: there is no transfer \(id); 'haul list' shows the transfers there are") }
+        }
+        return outcome.refused.isEmpty && outcome.missing.isEmpty ? ExitCode.success : ExitCode.failure
+    }
+
+    /// What a changed `haul get` transfer needs beyond its row: a canceled one's partial file
+    /// is removed here, and a retried one is run by its own `haul get`, not by a worker.
+    private func followUp(_ changed: [Int64], _ store: TransferStore) throws {
+        for id in changed {
+            if action == .cancel { try removeLocalPartial(id, store) }
+            if action == .retry, let target = try store.localTarget(of: id) {
+                // A `haul get` transfer is pinned to the get that runs it: no worker picks it up.
+                Output.error("transfer \(id) belongs to 'haul get': run the same 'haul get' again (saving to \(target)) to retry it")
+            }
+        }
     }
 
     /// A canceled `haul get` transfer: its partial file lies in the folder that get saved into, which
@@ -45,13 +119,13 @@ struct ControlCommand {
 
     static let all: [ControlCommand] = [
         ControlCommand(
-            action: .cancel, summary: "stop a transfer for good and remove its partial data",
+            action: .cancel, summary: "stop transfers for good and remove their partial data",
             detail: """
                 In-flight segments stop at their next checkpoint; a worker removes the partial data (for a
                 'haul get' transfer, this command removes it, or the get itself if it is still running).
                 """),
         ControlCommand(
-            action: .retry, summary: "resume a failed transfer (only what is missing) or start a canceled one over",
+            action: .retry, summary: "resume failed transfers (only what is missing) or start canceled ones over",
             detail: """
                 Failed segments are queued again with fresh attempts; bytes already checkpointed are kept, and a
                 transfer that failed while finalizing redoes only the stage that failed (publish, extraction or
@@ -59,10 +133,22 @@ struct ControlCommand {
                 runs when that same 'haul get' command is run again.
                 """),
         ControlCommand(
-            action: .pause, summary: "pause a transfer, keeping its progress",
+            action: .pause, summary: "pause transfers, keeping their progress",
             detail: "Running segments are released at their next checkpoint; 'haul resume ID' continues."),
         ControlCommand(
-            action: .resume, summary: "continue a paused transfer",
+            action: .resume, summary: "continue paused transfers",
             detail: "The transfer goes back to where it was paused."),
     ]
+}
+
+/// Asking a yes/no question on the terminal before a bulk change.
+enum Confirmation {
+    /// Asks `question [y/N]` on stderr and reads the answer from stdin.
+    /// - Returns: `nil` when stdin or stderr is not a terminal (nobody to ask), else whether the answer was yes.
+    static func ask(_ question: String) -> Bool? {
+        guard isatty(0) == 1, isatty(2) == 1 else { return nil }
+        StandardStream.write(question + " [y/N] ", to: 2)
+        let answer = readLine()?.trimmingWhitespace().lowercased() ?? ""
+        return answer == "y" || answer == "yes"
+    }
 }

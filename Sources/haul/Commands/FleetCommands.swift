@@ -8,6 +8,7 @@ enum HostLimitCommand: Command {
     static let help = """
         usage: haul host-limit set HOST[:PORT] N
                haul host-limit set '*' N        (the default for hosts without their own, 8 at first)
+               haul host-limit unset HOST[:PORT]   (back to the default; 'unset *' restores 8)
                haul host-limit list [--json]
 
         The whole fleet together never holds more than N running segments against
@@ -24,6 +25,12 @@ enum HostLimitCommand: Command {
             let (host, limit) = try HostLimits.parse(host: words[1], limit: words[2])
             try HostLimits.set(session.connection, host: host, limit: limit)
             Output.line(HostLimits.describe(host: host, limit: limit))
+        case "unset":
+            let host = try arguments.expect(2, "HOST")[1].lowercased()
+            let had = try HostLimits.unset(session.connection, host: host)
+            Output.line(
+                host == "*" ? "default limit: \(HostLimits.fallbackDefault) running segments per host"
+                    : had ? "\(host): back to the default limit" : "\(host) had no limit of its own; nothing changed")
         case "list":
             _ = try arguments.expect(1, "")
             let rows = try HostLimits.list(session.connection)
@@ -39,7 +46,7 @@ enum HostLimitCommand: Command {
                 }
             }
         default:
-            throw HaulError.usage("haul host-limit takes 'set HOST N' or 'list'")
+            throw HaulError.usage("haul host-limit takes 'set HOST N', 'unset HOST' or 'list'")
         }
         return ExitCode.success
     }
@@ -63,22 +70,11 @@ enum WorkersCommand: Command {
         _ = try arguments.expect(0, "")
         let session = try DatabaseSession()
         defer { session.close() }
-        let rows = try session.connection.query(
-            """
-            SELECT w.id, w.host, w.pid, w.roles, w.version, w.started_at::text AS started_at,
-                   extract(epoch FROM now() - w.heartbeat_at)::float8 AS silent, w.stopped_at IS NOT NULL AS stopped, w.rate,
-                   (SELECT count(*) FROM segments s WHERE s.worker_id = w.id AND s.state = 'running') AS held
-            FROM workers w WHERE $1 OR w.stopped_at IS NULL ORDER BY w.started_at
-            """, [arguments.has("--all")]
-        ).rows
-        let list: [[String: Any]] = try rows.map { row in
-            let silent = try row.optionalDouble("silent") ?? 0
-            let state = try row.bool("stopped") ? "stopped" : silent > 30 ? "dead" : "alive"
-            return [
-                "id": try row.string("id"), "host": try row.string("host"), "pid": try row.int("pid"), "roles": try row.string("roles"),
-                "version": try row.string("version"), "started_at": try row.string("started_at"), "heartbeat_age": (silent * 10).rounded() / 10,
-                "state": state, "segments_held": try row.int("held"),
-                "rate": ((try row.optionalDouble("rate") ?? 0) * 10).rounded() / 10,
+        let list: [[String: Any]] = try WorkerRegistry(session.connection).list(includeStopped: arguments.has("--all")).map { worker in
+            [
+                "id": worker.id, "host": worker.host, "pid": worker.pid, "roles": worker.roles, "version": worker.version, "started_at": worker.startedAt,
+                "heartbeat_age": (worker.silentFor * 10).rounded() / 10, "state": worker.state, "segments_held": worker.segmentsHeld,
+                "rate": (worker.rate * 10).rounded() / 10,
             ]
         }
         if arguments.has("--json") {
@@ -105,23 +101,43 @@ enum PruneCommand: Command {
     static let name = "prune"
     static let summary = "delete finished transfers older than a retention"
     static let help = """
-        usage: haul prune --older-than DURATION [--json]
+        usage: haul prune --older-than DURATION [--state done|failed|canceled]... [--dry-run] [--json]
 
         Deletes done, failed and canceled transfers that finished more than DURATION
-        ago (e.g. 7d), with their segments, and batches left empty. Files on storage are
-        not touched. Workers also prune by themselves with HAUL_RETENTION (default 7d).
+        ago (e.g. 7d, 1h30m; 0s for all of them), with their segments, and batches left
+        empty. Files on storage are not touched. Workers also prune by themselves with
+        HAUL_RETENTION (default 7d).
+          --state STATE   only transfers in this final state (repeatable; default all three)
+          --dry-run       count what would be deleted, delete nothing
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let arguments = try Arguments(words, options: ["--older-than"], flags: ["--json"])
+        let arguments = try Arguments(words, options: ["--older-than", "--state"], flags: ["--json", "--dry-run"])
         _ = try arguments.expect(0, "")
-        guard let age = try arguments.duration("--older-than") else {
+        guard let age = try arguments.duration("--older-than", allowZero: true) else {
             throw HaulError.usage("--older-than is required", hint: "e.g. haul prune --older-than 7d")
+        }
+        var states = Retention.prunableStates
+        if !arguments.all("--state").isEmpty {
+            states = try arguments.all("--state").map { text in
+                guard let state = TransferState(rawValue: text), state.isFinal else {
+                    throw HaulError.usage("--state '\(text)' cannot be pruned", hint: "prune takes done, failed or canceled")
+                }
+                return state
+            }
         }
         let session = try DatabaseSession()
         defer { session.close() }
-        let deleted = try Retention.prune(session.connection, olderThan: age)
-        if arguments.has("--json") { Output.json(["deleted": deleted]) } else { Output.line("deleted \(deleted) finished transfers") }
+        let dryRun = arguments.has("--dry-run")
+        let count =
+            dryRun
+            ? try Retention.countPrunable(session.connection, olderThan: age, states: states)
+            : try Retention.prune(session.connection, olderThan: age, states: states)
+        if arguments.has("--json") {
+            Output.json([dryRun ? "would_delete" : "deleted": count])
+        } else {
+            Output.line("\(dryRun ? "would delete" : "deleted") \(count) finished transfer\(count == 1 ? "" : "s") (\(states.map(\.rawValue).joined(separator: ", ")))")
+        }
         return ExitCode.success
     }
 }

@@ -6,9 +6,10 @@ import HaulWorker
 
 enum GetCommand: Command {
     static let name = "get"
-    static let summary = "download one URL on this machine with several connections, with a progress bar"
+    static let summary = "download URLs on this machine with several connections, with a progress bar"
     static let help = """
-        usage: haul get URL [-o PATH] [--connections N] [options]
+        usage: haul get URL... [-o PATH] [-x N] [-q|-v] [options]
+               haul get -i FILE [-o DIR/] [options]
 
         Enqueues URL, runs a worker in this process until the transfer is final, and
         shows a progress bar (log lines when stderr is not a terminal). With no
@@ -20,28 +21,50 @@ enum GetCommand: Command {
                                 from Content-Disposition or the URL like curl -OJ);
                                 - writes the file to standard output
           --force               overwrite a file haul did not write (refused otherwise)
-          --connections N       segments downloaded at once (default 4)
+          -i, --input-file FILE more URLs, one a line ('#' comments; - for stdin), as wget -i
+                                and aria2c -i; with several URLs, -o must be a directory
+          -x, --connections N   segments downloaded at once (default 4)
+          --proxy URL           proxy for http and https (http://host:3128, socks5h://…);
+                                http_proxy, https_proxy and no_proxy work without it
+          --json                print the result on stdout: {"id", "url", "state", "path",
+                                "size", "digest", "error"} ({"transfers": [...]} for several)
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
-          --quiet               no progress bar; only errors
+          -q, --quiet           no progress bar; only errors
+          -v, --verbose         also print the in-process worker's log lines
+        On a terminal the progress line is redrawn in place and fits its width (TERM=dumb:
+        no escape sequences); otherwise a line with a timestamp and the rate since the
+        previous line is written every 5 s. Haul writes no colours (NO_COLOR is honoured).
         \(TransferFlags.help)
         Exit status: 0 done, 1 failed, 2 bad arguments, 130 interrupted.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let normalized = words.map { $0 == "-o" ? "--output" : $0 }
         let arguments = try Arguments(
-            normalized, options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease"]),
-            flags: TransferFlags.flags.union(["--quiet", "--force"]))
-        let url = try arguments.expect(1, "URL")[0]
+            words, options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease", "--input-file", "--proxy"]),
+            flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json", "--force"]),
+            short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file"])
+        let urls = try arguments.positionals + inputURLs(arguments.value("--input-file"))
+        guard !urls.isEmpty else { throw HaulError.usage("missing URL", hint: "haul get URL... or haul get -i FILE") }
         let toStandardOutput = arguments.value("--output") == "-"
+        if toStandardOutput && (urls.count > 1 || arguments.has("--json")) {
+            throw HaulError.usage("-o - writes one file to standard output", hint: "give one URL and no --json, or -o DIR/ for several")
+        }
         let scratch = toStandardOutput ? try StandardOutputFile.scratchFolder(arguments) : nil
         defer { scratch.map(StandardOutputFile.remove) }
         let (root, dest) = try scratch.map { ($0, "download") } ?? target(arguments.value("--output"))
-        var request = try TransferFlags.build(url: url, dest: dest, arguments)
+        guard urls.count == 1 || dest == nil else {
+            throw HaulError.usage("-o names one file but there are \(urls.count) URLs", hint: "give -o a directory (ending in /) to keep the origins' names")
+        }
         let force = arguments.has("--force")
-        request.options.keepExisting = force ? nil : true
+        // Every URL and flag is checked before anything is written.
+        let requests = try urls.map { url in
+            var request = try TransferFlags.build(url: url, dest: dest, arguments)
+            request.options.keepExisting = force ? nil : true
+            return request
+        }
+        if let proxy = arguments.value("--proxy") { try useProxy(proxy) }
         let storage = try StorageRoot(root)
-        Log.configure(quiet: true)
+        Log.configure(verbose: arguments.has("--verbose"), quiet: !arguments.has("--verbose"))
 
         let session = try DatabaseSession()
         defer { session.close() }
@@ -51,29 +74,54 @@ enum GetCommand: Command {
         config.lease = try arguments.duration("--lease") ?? config.lease
 
         let store = TransferStore(session.connection)
-        let localTarget = storage.path + "/" + (dest ?? "")
-        let id: Int64
-        request.options.localTarget = localTarget
-        if let earlier = try store.unfinishedGet(url: url, localTarget: localTarget) {
-            id = earlier
-            try store.revise(id, to: request)
-            try store.adopt(id, owner: config.workerID)
-            if let state = try store.status(id)?.state, state == .failed || state == .paused {
-                try store.apply(state == .failed ? .retry : .resume, to: id)
+        var ids: [Int64] = []
+        for var request in requests {
+            let localTarget = storage.path + "/" + (dest ?? "")
+            request.options.localTarget = localTarget
+            if let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget), !ids.contains(earlier) {
+                try store.revise(earlier, to: request)
+                try store.adopt(earlier, owner: config.workerID)
+                if let state = try store.status(earlier)?.state, state == .failed || state == .paused {
+                    try store.apply(state == .failed ? .retry : .resume, to: earlier)
+                }
+                if !arguments.has("--quiet") { Output.error("resuming transfer \(earlier)") }
+                ids.append(earlier)
+            } else {
+                if dest != nil, !force, FileManager.default.fileExists(atPath: localTarget),
+                    !(try store.finishedGet(url: request.url, localTarget: localTarget))
+                {
+                    throw HaulError(
+                        "destination-exists", "'\(localTarget)' already exists; haul did not write it and leaves it alone",
+                        hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
+                }
+                request.owner = config.workerID
+                ids.append(try store.enqueue(request))
             }
-            if !arguments.has("--quiet") { Output.error("resuming transfer \(id)") }
-        } else {
-            if dest != nil, !force, FileManager.default.fileExists(atPath: localTarget), !(try store.finishedGet(url: url, localTarget: localTarget)) {
-                throw HaulError(
-                    "destination-exists", "'\(localTarget)' already exists; haul did not write it and leaves it alone",
-                    hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
-            }
-            request.owner = config.workerID
-            id = try store.enqueue(request)
         }
-        let status = try follow(id, store: store, config: config, quiet: arguments.has("--quiet"), announce: scratch == nil)
-        if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(localTarget) }
+        let status = try follow(
+            ids, store: store, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
+        if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
         return status
+    }
+
+    /// The URLs of `-i FILE` (`-` for stdin): one a line, blank lines and `#` comments skipped.
+    static func inputURLs(_ source: String?) throws -> [String] {
+        guard let source else { return [] }
+        let data = source == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: source)
+        guard let data else { throw HaulError.usage("cannot read -i '\(source)'", hint: "give a file with one URL a line, or - for stdin") }
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }
+
+    /// `--proxy URL`: the in-process worker's libcurl handles use it for http and https, as
+    /// they would `http_proxy` / `https_proxy` (which work without the flag, as for curl).
+    static func useProxy(_ proxy: String) throws {
+        guard let components = URLComponents(string: proxy), let scheme = components.scheme, ["http", "https", "socks5", "socks5h"].contains(scheme),
+            components.host?.isEmpty == false
+        else {
+            throw HaulError.usage("--proxy '\(Redaction.url(proxy))' is not a proxy URL", hint: "write it like http://proxy.example:3128")
+        }
+        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY"] { setenv(name, proxy, 1) }
     }
 
     /// Splits `-o` into a storage root and a destination relative to it (`nil`: name from the origin).
@@ -89,40 +137,52 @@ enum GetCommand: Command {
         return (url.deletingLastPathComponent().path, url.lastPathComponent)
     }
 
-    /// Runs the worker and the progress display until transfer `id` is final or a signal arrives.
-    private static func follow(_ id: Int64, store: TransferStore, config: WorkerConfig, quiet: Bool, announce: Bool) throws -> Int32 {
+    /// Runs the worker and the progress display until every transfer is final or a signal arrives.
+    /// - Parameter announce: print where each file was saved (not when it goes to standard output).
+    private static func follow(_ ids: [Int64], store: TransferStore, config: WorkerConfig, quiet: Bool, json: Bool, announce: Bool) throws -> Int32 {
         let progress = ProgressCounter()
         let worker = Worker(config: config, progress: progress)
         Signals.install()
         worker.start()
         var bar = ProgressBar(terminal: Output.stderrIsTerminal)
-        var status = try store.status(id)
-        while let current = status, !current.state.isFinal, !Signals.stopRequested {
+        var statuses = try ids.compactMap { try store.status($0) }
+        while !statuses.allSatisfy(\.state.isFinal), !Signals.stopRequested {
             if !quiet {
-                let segments = StatusView.map(try store.segmentStates(id), width: 20)
-                let bytes = min(current.size ?? .max, max(current.bytesDone, progress.bytes(for: id)))
-                bar.update(bytes: bytes, size: current.size, segments: segments, state: current.state.rawValue)
+                let segments = ids.count == 1 ? StatusView.map(try store.segmentStates(ids[0]), width: 20) : ""
+                let bytes = statuses.map { min($0.size ?? .max, max($0.bytesDone, progress.bytes(for: $0.id))) }.reduce(0, +)
+                let sizes = statuses.compactMap(\.size)
+                let state = ids.count == 1 ? statuses[0].state.rawValue : "\(statuses.filter { $0.state == .done }.count)/\(ids.count) done"
+                bar.update(bytes: bytes, size: sizes.count == statuses.count ? sizes.reduce(0, +) : nil, segments: segments, state: state)
             }
             usleep(200_000)
-            status = try store.status(id)
+            statuses = try ids.compactMap { try store.status($0) }
         }
         if !quiet { bar.finish() }
         worker.stop()
         let drained = worker.waitUntilStopped(timeout: 10)
-        guard let final = status, final.state.isFinal else {
+        guard statuses.count == ids.count, statuses.allSatisfy(\.state.isFinal) else {
             Output.error("haul: interrupted\(drained ? "; progress kept" : ""): run the same command again to resume")
             return ExitCode.interrupted
         }
-        switch final.state {
-        case .done:
-            if !quiet && announce {
-                let path = config.storage.path + "/" + (final.dest ?? "")
-                Output.error("saved \(path) (\(ByteSize.format(final.size ?? 0)))\(final.computedDigest.map { ", \($0)" } ?? "")")
+        var results: [[String: Any]] = []
+        for final in statuses {
+            let path = config.storage.path + "/" + (final.dest ?? "")
+            results.append([
+                "id": final.id, "url": final.url, "state": final.state.rawValue, "path": final.state == .done ? path : NSNull(),
+                "size": final.size ?? NSNull(), "digest": final.computedDigest ?? NSNull(), "error": final.error ?? NSNull(),
+            ])
+            if final.state == .done {
+                if !quiet && announce { Output.error("saved \(path) (\(ByteSize.format(final.size ?? 0)))\(final.computedDigest.map { ", \($0)" } ?? "")") }
+            } else {
+                Output.error("haul: transfer \(final.id) \(final.state.rawValue): \(final.error ?? "no reason recorded")")
             }
-            return ExitCode.success
-        default:
-            Output.error("haul: transfer \(id) \(final.state.rawValue): \(final.error ?? "no reason recorded")")
-            return final.errorCode == "destination-exists" ? ExitCode.usage : ExitCode.failure
         }
+        if json {
+            let object: [String: Any] = ids.count == 1 ? results[0] : ["transfers": results]
+            Output.json(object)
+        }
+        if statuses.allSatisfy({ $0.state == .done }) { return ExitCode.success }
+        // A refusal to overwrite a user's file is a usage error, as on the command line.
+        return statuses.contains { $0.errorCode == "destination-exists" } ? ExitCode.usage : ExitCode.failure
     }
 }

@@ -5,26 +5,27 @@ enum ListCommand: Command {
     static let name = "list"
     static let summary = "list transfers, newest first"
     static let help = """
-        usage: haul list [--state STATE] [--limit N] [--json]
+        usage: haul list [--state STATE] [--batch NAME] [--host HOST[:PORT]] [--limit N] [--json]
 
         Lists transfers, newest first (at most 1000, or --limit). STATE is one of
-        pending, planning, downloading, finalizing, done, failed, canceled, paused.
+        pending, planning, downloading, finalizing, done, failed, canceled, paused;
+        --batch keeps one batch's transfers, --host those of one origin host (as
+        'haul host-limit list' names it). The filters combine.
         --json prints an array of the objects 'haul status --json' prints.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let arguments = try Arguments(words, options: ["--state", "--limit"], flags: ["--json"])
+        let arguments = try Arguments(words, options: ["--state", "--limit", "--batch", "--host"], flags: ["--json"])
         _ = try arguments.expect(0, "")
-        var state: TransferState?
-        if let text = arguments.value("--state") {
-            guard let value = TransferState(rawValue: text) else {
-                throw HaulError.usage("--state '\(text)' is not a state", hint: "use one of \(TransferState.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            state = value
-        }
+        let state = try Self.state(arguments.value("--state"))
+        let limit = try arguments.positiveInt("--limit") ?? 1000
         let session = try DatabaseSession()
         defer { session.close() }
-        let transfers = try TransferStore(session.connection).list(state: state, limit: try arguments.positiveInt("--limit") ?? 1000)
+        let store = TransferStore(session.connection)
+        if let batch = arguments.value("--batch"), try !store.batchExists(batch) {
+            throw HaulError("no-such-batch", "there is no batch '\(batch)'", hint: "batches are named by 'haul enqueue --manifest FILE --batch NAME'")
+        }
+        let transfers = try store.list(state: state, batch: arguments.value("--batch"), host: arguments.value("--host"), limit: limit)
         if arguments.has("--json") {
             Output.json(transfers.map { StatusView.json($0) })
             return ExitCode.success
@@ -35,6 +36,17 @@ enum ListCommand: Command {
             Output.line(pad(String(status.id), 7) + pad(status.state.rawValue, 12) + pad(StatusView.progress(status), 30) + tail)
         }
         return ExitCode.success
+    }
+
+    /// Parses a `--state` value.
+    static func state(_ text: String?) throws -> TransferState? {
+        guard let text else { return nil }
+        guard let value = TransferState(rawValue: text) else {
+            let hint = Suggestion.hint(for: text, among: TransferState.allCases.map(\.rawValue))
+            throw HaulError.usage(
+                "--state '\(text)' is not a state", hint: (hint.isEmpty ? "" : hint + " ") + "use one of \(TransferState.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return value
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {

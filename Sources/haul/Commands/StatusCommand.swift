@@ -1,3 +1,4 @@
+import Foundation
 import HaulCore
 import HaulQueue
 
@@ -13,6 +14,8 @@ enum StatusCommand: Command {
         --json prints an object with at least id, state, size, bytes_done, error, dest.
         Exit status 1 if there is no such transfer.
         With --batch: the batch's counts by state, bytes, rate and its failures.
+        While a transfer is unfinished and no worker has heartbeaten for 30 s, a warning
+        says so (JSON: "warning"), since nothing will move until one runs.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -31,10 +34,13 @@ enum StatusCommand: Command {
             throw HaulError("no-such-transfer", "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
         }
         let segments = try store.segmentStates(id)
+        let warning = status.state.isFinal || status.state == .paused ? nil : try WorkerRegistry(session.connection).noLiveWorkerWarning()
         if arguments.has("--json") {
-            Output.json(StatusView.json(status, segments: segments))
+            var object = StatusView.json(status, segments: segments)
+            object["warning"] = warning ?? NSNull()
+            Output.json(object)
         } else {
-            Output.line(StatusView.text(status, segments: segments))
+            Output.line(StatusView.text(status, segments: segments) + (warning.map { "\n  warning:   \($0)" } ?? ""))
         }
         return ExitCode.success
     }

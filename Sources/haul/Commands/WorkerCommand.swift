@@ -13,8 +13,10 @@ enum WorkerCommand: Command {
         stops claiming, checkpoints and releases in-flight segments (their bytes are
         kept) and exits within --grace; a second signal exits at once.
 
-          --storage DIR         storage root on this host (or HAUL_STORAGE); required
-          --concurrency N       segments fetched at once (default 4)
+          --storage DIR         storage root on this host (or HAUL_STORAGE); required. It
+                                must exist and be writable, or the worker refuses to start
+          --create-storage      create the storage root when it does not exist
+          -x, --concurrency N   segments fetched at once (default 4)
           --probe-batch N       pending files of one origin claimed and probed as one batch
                                 over up to --concurrency connections (default 64); files
                                 that fit in one segment finish in their probe, the batch
@@ -27,9 +29,11 @@ enum WorkerCommand: Command {
           --poll-interval DURATION  idle poll period (default 1s)
           --poll-only           do not LISTEN (for PgBouncer in transaction mode)
           --metrics-addr HOST:PORT  serve Prometheus /metrics and /healthz there
-                                (healthz is 503 when the database stopped answering)
+                                (healthz is 503 when the database stopped answering or
+                                the storage root stopped being writable)
           --log-format text|json  log line format (default text)
-          --verbose             log every segment
+          -v, --verbose         log every segment
+          -q, --quiet           log only warnings and errors
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -40,18 +44,28 @@ enum WorkerCommand: Command {
                 "--log-format",
                 "--metrics-addr",
             ],
-            flags: ["--poll-only", "--verbose"])
+            flags: ["--poll-only", "--verbose", "--quiet", "--create-storage"], short: ["v": "--verbose", "q": "--quiet", "x": "--concurrency"])
         _ = try arguments.expect(0, "")
         guard let storagePath = arguments.value("--storage") ?? ProcessInfo.processInfo.environment["HAUL_STORAGE"] else {
             throw HaulError.usage("no storage root", hint: "pass --storage DIR or set HAUL_STORAGE to the shared storage mount")
         }
         let format = arguments.value("--log-format") ?? "text"
         guard let logFormat = Log.Format(rawValue: format) else { throw HaulError.usage("--log-format '\(format)' is not text or json") }
-        Log.configure(format: logFormat, verbose: arguments.has("--verbose"))
+        guard !(arguments.has("--verbose") && arguments.has("--quiet")) else { throw HaulError.usage("--verbose and --quiet contradict each other") }
+        Log.configure(format: logFormat, verbose: arguments.has("--verbose"), minimum: arguments.has("--quiet") ? .warning : nil)
         let grace = try arguments.duration("--grace") ?? 10
+        let storage: StorageRoot
+        do {
+            storage = try StorageRoot(storagePath, create: arguments.has("--create-storage"))
+        } catch let error as HaulError {
+            throw HaulError.usage(error.message, hint: error.hint)  // a refusal to start: exit status 2
+        }
+        if let problem = storage.writeProblem() {
+            throw HaulError.usage(problem, hint: "fix the mount or its permissions for this user (uid \(getuid())), or pass another --storage")
+        }
         let session = try DatabaseSession()
         defer { session.close() }
-        var config = WorkerConfig(conninfo: session.conninfo, storage: try StorageRoot(storagePath))
+        var config = WorkerConfig(conninfo: session.conninfo, storage: storage)
         try apply(arguments, to: &config)
         let worker = Worker(config: config)
         if let address = arguments.value("--metrics-addr") { try worker.serveMetrics(on: address) }

@@ -1,0 +1,108 @@
+import HaulCore
+import HaulPostgres
+
+/// What one operator action did to each transfer it named.
+public struct ActionOutcome: Sendable {
+    /// Transfers the action changed.
+    public var changed: [Int64] = []
+    /// Transfers already where the action leads (pausing a paused transfer): nothing to do.
+    public var unchanged: [Int64] = []
+    /// Transfers whose state does not allow the action, with the reason.
+    public var refused: [(id: Int64, error: HaulError)] = []
+    /// Ids with no transfer.
+    public var missing: [Int64] = []
+}
+
+extension TransferStore {
+    /// Applies an operator action to one transfer: no-op when it is already there, an
+    /// `invalid-transition` or `no-such-transfer` error when its state does not allow it.
+    public func apply(_ action: OperatorAction, to id: Int64) throws {
+        let outcome = try apply(action, to: [id])
+        if let refusal = outcome.refused.first { throw refusal.error }
+        if !outcome.missing.isEmpty {
+            throw HaulError("no-such-transfer", "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
+        }
+    }
+
+    /// Applies an operator action to many transfers in one transaction: the rows are locked,
+    /// each is judged by `OperatorAction.verdict`, and those allowed change in a few set-wise
+    /// statements, so a batch of 100 000 costs the same handful of round trips as one.
+    public func apply(_ action: OperatorAction, to ids: [Int64]) throws -> ActionOutcome {
+        var outcome = ActionOutcome()
+        try db.transaction {
+            let rows = try db.query(
+                "SELECT id, state, error_code FROM transfers WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE", [ids]
+            ).rows
+            var found: Set<Int64> = []
+            var restart: [Int64] = []
+            for row in rows {
+                let id = try row.int64("id")
+                found.insert(id)
+                let state = TransferState(rawValue: try row.string("state")) ?? .failed
+                switch action.verdict(transfer: id, state: state) {
+                case .apply:
+                    outcome.changed.append(id)
+                    if action == .retry && (state == .canceled || row["error_code"] == "origin-changed") { restart.append(id) }
+                case .alreadyDone: outcome.unchanged.append(id)
+                case .refuse(let error): outcome.refused.append((id, error))
+                }
+            }
+            outcome.missing = ids.filter { !found.contains($0) }
+            let restartSet = Set(restart)
+            try write(action, ids: outcome.changed.filter { !restartSet.contains($0) }, restart: restart)
+        }
+        if !outcome.changed.isEmpty { try db.query("NOTIFY haul_work") }
+        return outcome
+    }
+
+    /// The UPDATEs of an action on rows already locked and judged allowed.
+    private func write(_ action: OperatorAction, ids: [Int64], restart: [Int64]) throws {
+        switch action {
+        case .cancel:
+            guard !ids.isEmpty else { return }
+            try db.query(
+                "UPDATE transfers SET state = 'canceled', cleanup_pending = true, lease_token = NULL, finished_at = now(), updated_at = now(), error = NULL, error_code = NULL WHERE id = ANY($1::bigint[])",
+                [ids])
+            try db.query(
+                "UPDATE segments SET state = 'failed', last_error = 'canceled', lease_token = NULL, updated_at = now() WHERE transfer_id = ANY($1::bigint[]) AND state IN ('queued','running')",
+                [ids])
+        case .retry:
+            if !restart.isEmpty {
+                // Canceled: its partial data is (being) removed. Origin changed: its bytes are of an
+                // older version. Either way start over as a new generation, whose files have other
+                // names than whatever a late cleanup still deletes.
+                try db.query(
+                    """
+                    UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = 0, size = NULL, etag = NULL, last_modified = NULL,
+                           accepts_ranges = NULL, published_at = NULL, extracted_at = NULL, upload_url = NULL, upload_result = NULL,
+                           error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0,
+                           next_attempt_at = now(), updated_at = now()
+                    WHERE id = ANY($1::bigint[])
+                    """, [restart])
+            }
+            guard !ids.isEmpty else { return }
+            try db.query(
+                """
+                UPDATE transfers SET state = CASE WHEN NOT EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = transfers.id AND s.generation = transfers.generation)
+                                                  THEN (CASE WHEN size = 0 THEN 'finalizing' ELSE 'pending' END)
+                                                  WHEN EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = transfers.id AND s.generation = transfers.generation AND s.state <> 'done') THEN 'downloading'
+                                                  ELSE 'finalizing' END,
+                    error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0, next_attempt_at = now(), updated_at = now()
+                WHERE id = ANY($1::bigint[])
+                """, [ids])
+            try db.query(
+                """
+                UPDATE segments s SET state = 'queued', attempts = 0, next_attempt_at = now(), last_error = NULL, lease_token = NULL, updated_at = now()
+                FROM transfers t WHERE t.id = ANY($1::bigint[]) AND s.transfer_id = t.id AND s.generation = t.generation AND s.state IN ('failed','running')
+                """, [ids])
+        case .pause:
+            guard !ids.isEmpty else { return }
+            try db.query("UPDATE transfers SET paused_from = state, state = 'paused', updated_at = now() WHERE id = ANY($1::bigint[])", [ids])
+        case .resume:
+            guard !ids.isEmpty else { return }
+            try db.query(
+                "UPDATE transfers SET state = CASE WHEN paused_from = 'planning' THEN 'pending' ELSE coalesce(paused_from, 'pending') END, paused_from = NULL, lease_token = NULL, updated_at = now() WHERE id = ANY($1::bigint[])",
+                [ids])
+        }
+    }
+}

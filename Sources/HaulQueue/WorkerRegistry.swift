@@ -1,0 +1,87 @@
+import HaulCore
+import HaulPostgres
+
+/// Reading the `workers` table: who is working against this database, and since when silent.
+public struct WorkerRegistry {
+    let db: PostgresConnection
+
+    /// Works through `connection`, which the caller owns.
+    public init(_ connection: PostgresConnection) {
+        self.db = connection
+    }
+
+    /// A worker silent for longer than this many seconds is dead (its leases expire and are rescued).
+    public static let deadAfter = 30.0
+
+    /// One row of `haul workers`.
+    public struct Entry: Sendable {
+        public let id: String
+        public let host: String
+        public let pid: Int
+        public let roles: String
+        public let version: String
+        public let startedAt: String
+        /// Seconds since its last heartbeat.
+        public let silentFor: Double
+        public let stopped: Bool
+        /// Running segments it holds now.
+        public let segmentsHeld: Int
+        /// Bytes per second it received between its last two heartbeats.
+        public let rate: Double
+
+        /// `alive`, `dead` (silent past `deadAfter`) or `stopped`.
+        public var state: String { stopped ? "stopped" : silentFor > WorkerRegistry.deadAfter ? "dead" : "alive" }
+    }
+
+    /// Workers, oldest first; stopped ones only when `includeStopped`.
+    public func list(includeStopped: Bool) throws -> [Entry] {
+        try db.query(
+            """
+            SELECT w.id, w.host, w.pid, w.roles, w.version, w.started_at::text AS started_at,
+                   extract(epoch FROM now() - w.heartbeat_at)::float8 AS silent, w.stopped_at IS NOT NULL AS stopped, w.rate,
+                   (SELECT count(*) FROM segments s WHERE s.worker_id = w.id AND s.state = 'running') AS held
+            FROM workers w WHERE $1 OR w.stopped_at IS NULL ORDER BY w.started_at
+            """, [includeStopped]
+        ).rows.map { row in
+            Entry(
+                id: try row.string("id"), host: try row.string("host"), pid: try row.int("pid"), roles: try row.string("roles"),
+                version: try row.string("version"), startedAt: try row.string("started_at"), silentFor: try row.optionalDouble("silent") ?? 0,
+                stopped: try row.bool("stopped"), segmentsHeld: try row.int("held"), rate: try row.optionalDouble("rate") ?? 0)
+        }
+    }
+
+    /// Seconds since any worker that has not stopped last heartbeated, `nil` when none has ever
+    /// run (or all stopped cleanly). At most `deadAfter`: at least one worker is alive.
+    public func silence() throws -> (seconds: Double?, everSeen: Bool) {
+        let row = try db.query(
+            """
+            SELECT extract(epoch FROM now() - max(heartbeat_at) FILTER (WHERE stopped_at IS NULL))::float8 AS silent,
+                   extract(epoch FROM now() - max(coalesce(stopped_at, heartbeat_at)))::float8 AS last, count(*) AS n
+            FROM workers
+            """
+        ).first
+        let silent = try row?.optionalDouble("silent")
+        let last = try row?.optionalDouble("last")
+        return (silent ?? last, (try row?.int("n") ?? 0) > 0)
+    }
+
+    /// The warning `status` and `wait` print when no worker is alive, or `nil` when one is.
+    public func noLiveWorkerWarning() throws -> String? {
+        let (seconds, everSeen) = try silence()
+        if let seconds, seconds <= Self.deadAfter { return nil }
+        guard everSeen, let seconds else {
+            return "no worker has ever run against this database; start one with 'haul worker --storage DIR'"
+        }
+        return "no worker has been seen for \(Self.describe(seconds)); is one running against this database?"
+    }
+
+    /// `45 s`, `2 min`, `3 h`, `2 d`.
+    static func describe(_ seconds: Double) -> String {
+        switch seconds {
+        case ..<120: return "\(Int(seconds)) s"
+        case ..<7200: return "\(Int(seconds / 60)) min"
+        case ..<172_800: return "\(Int(seconds / 3600)) h"
+        default: return "\(Int(seconds / 86400)) d"
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+
+/// Operator actions on many transfers at once: several ids, `--batch`, `--state`, `--host`,
+/// confirmation; `list` filters; `host-limit unset`; `prune --dry-run` and `--state`.
+@Suite("bulk operator actions")
+struct BulkOperatorTests {
+    /// A database with batch `nightly` (ids 1-4, host 127.0.0.1:9) and two loose transfers (5-6, host 127.0.0.2:9). No worker runs.
+    static func seeded() throws -> TestDatabase {
+        let database = try TestDatabase()
+        let path = Harness.temporaryDirectory("bulk") + "/manifest.txt"
+        try (1...4).map { "http://127.0.0.1:9/n\($0).bin" }.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try Run.haul(["enqueue", "--manifest", path, "--batch", "nightly"], database: database.url).status == 0)
+        for name in ["a", "b"] {
+            #expect(try Run.haul(["enqueue", "http://127.0.0.2:9/\(name)", "--dest", name], database: database.url).status == 0)
+        }
+        return database
+    }
+
+    static func states(_ database: TestDatabase) throws -> String {
+        try database.scalar("SELECT string_agg(state, ',' ORDER BY id) FROM transfers")
+    }
+
+    @Test("several ids: each is acted on; refused and missing ones are reported and make the exit status 1")
+    func severalIDs() throws {
+        let database = try Self.seeded()
+        let paused = try Run.haul(["pause", "1", "2"], database: database.url)
+        #expect(paused.status == 0 && paused.stdout.contains("transfer 1: pause done") && paused.stdout.contains("transfer 2: pause done"), "\(paused.stdout)")
+        let again = try Run.haul(["pause", "1", "3"], database: database.url)
+        #expect(again.status == 0 && again.stdout.contains("transfer 1: already paused"), "pausing a paused transfer is a no-op: \(again.stdout) \(again.stderr)")
+        let mixed = try Run.haul(["resume", "1", "5", "999"], database: database.url)
+        #expect(mixed.status == 1, "\(mixed.stderr)")
+        #expect(mixed.stdout.contains("transfer 1: resume done"), "the allowed one is done: \(mixed.stdout)")
+        #expect(mixed.stderr.contains("transfer 5 is pending") && mixed.stderr.contains("no transfer 999"), "\(mixed.stderr)")
+        #expect(try Self.states(database) == "pending,paused,paused,pending,pending,pending")
+        let json = try Run.haul(["cancel", "5", "6", "--json"], database: database.url)
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect((object?["changed"] as? [Int]) == [5, 6], "\(json.stdout)")
+    }
+
+    @Test("a selector without a terminal refuses without --yes and changes nothing; with --yes it acts on what it may and counts the rest")
+    func selectors() throws {
+        let database = try Self.seeded()
+        let refused = try Run.haul(["cancel", "--batch", "nightly"], database: database.url)
+        #expect(refused.status == 2 && refused.stderr.contains("cancel 4 transfers") && refused.stderr.contains("--yes"), "\(refused.stderr)")
+        #expect(try Self.states(database) == "pending,pending,pending,pending,pending,pending", "nothing changed")
+
+        #expect(try Run.haul(["pause", "2", "6"], database: database.url).status == 0)
+        let batch = try Run.haul(["pause", "--batch", "nightly", "--yes"], database: database.url)
+        #expect(batch.status == 0 && batch.stdout.contains("3 transfers changed") && batch.stdout.contains("1 skipped"), "\(batch.stdout)")
+        #expect(try Self.states(database) == "paused,paused,paused,paused,pending,paused", "only the batch")
+
+        let byState = try Run.haul(["resume", "--state", "paused", "--host", "127.0.0.1:9", "-y"], database: database.url)
+        #expect(byState.status == 0 && byState.stdout.contains("4 transfers changed"), "\(byState.stdout) \(byState.stderr)")
+        #expect(try Self.states(database) == "pending,pending,pending,pending,pending,paused", "selectors combine: host 127.0.0.2 is untouched")
+
+        let none = try Run.haul(["retry", "--state", "pending", "--yes"], database: database.url)
+        #expect(none.status == 0 && none.stdout.contains("nothing to retry"), "\(none.stdout)")
+        let both = try Run.haul(["cancel", "1", "--batch", "nightly"], database: database.url)
+        #expect(both.status == 2, "ids and selectors are not mixed: \(both.stderr)")
+        let unknown = try Run.haul(["cancel", "--batch", "nope", "--yes"], database: database.url)
+        #expect(unknown.status == 1 && unknown.stderr.contains("no batch 'nope'"), "\(unknown.stderr)")
+    }
+
+    @Test("on a terminal the count is asked about; 'y' acts, anything else changes nothing")
+    func confirmationOnTerminal() throws {
+        let database = try Self.seeded()
+        // script(1) gives haul a pseudo-terminal for stdin and stderr.
+        let command = "printf 'n\\n' | script -qec \"'\(Harness.haulBinary)' cancel --state pending\" /dev/null"
+        let declined = try Run.program("/bin/bash", ["-c", command], environment: ["DATABASE_URL": database.url])
+        #expect(declined.stdout.contains("cancel 6 transfers (state pending)? [y/N]"), "\(declined.stdout)")
+        #expect(try Self.states(database) == "pending,pending,pending,pending,pending,pending")
+        let accepted = try Run.program(
+            "/bin/bash", ["-c", command.replacingOccurrences(of: "'n\\n'", with: "'y\\n'")], environment: ["DATABASE_URL": database.url])
+        #expect(accepted.stdout.contains("6 transfers changed"), "\(accepted.stdout)")
+        #expect(try Self.states(database) == "canceled,canceled,canceled,canceled,canceled,canceled")
+    }
+
+    @Test("list --batch and --host; host-limit unset; prune --dry-run, --state and --older-than 0s")
+    func listHostLimitPrune() throws {
+        let database = try Self.seeded()
+        let batch = try Run.haul(["list", "--batch", "nightly", "--json"], database: database.url)
+        let items = try JSONSerialization.jsonObject(with: Data(batch.stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(items.compactMap { $0["id"] as? Int } == [4, 3, 2, 1], "\(batch.stdout)")
+        let host = try Run.haul(["list", "--host", "127.0.0.2:9"], database: database.url)
+        #expect(host.stdout.split(separator: "\n").count == 3 && host.stdout.contains(" a") && host.stdout.contains(" b"), "\(host.stdout)")
+        #expect(try Run.haul(["list", "--batch", "nope"], database: database.url).status == 1)
+
+        #expect(try Run.haul(["host-limit", "set", "127.0.0.2:9", "3"], database: database.url).status == 0)
+        let unset = try Run.haul(["host-limit", "unset", "127.0.0.2:9"], database: database.url)
+        #expect(unset.status == 0 && unset.stdout.contains("back to the default"), "\(unset.stdout)")
+        #expect(try database.scalar("SELECT coalesce(max_running::text, 'null') FROM origin_hosts WHERE host = '127.0.0.2:9'") == "null")
+        let again = try Run.haul(["host-limit", "unset", "127.0.0.2:9"], database: database.url)
+        #expect(again.status == 0 && again.stdout.contains("nothing changed"), "\(again.stdout)")
+
+        // Finished rows: 1-2 done, 3 failed, 4 canceled (already cleaned up).
+        _ = try Run.psql(database.url, """
+            UPDATE transfers SET state = CASE WHEN id <= 2 THEN 'done' WHEN id = 3 THEN 'failed' ELSE 'canceled' END,
+                   finished_at = now() - interval '1 second' WHERE id <= 4
+            """)
+        let dry = try Run.haul(["prune", "--older-than", "0s", "--dry-run"], database: database.url)
+        #expect(dry.status == 0 && dry.stdout.contains("would delete 4"), "\(dry.stdout) \(dry.stderr)")
+        #expect(try database.scalar("SELECT count(*) FROM transfers") == "6", "a dry run deletes nothing")
+        let hour = try Run.haul(["prune", "--older-than", "1h30m", "--json"], database: database.url)
+        #expect(hour.stdout.contains("\"deleted\":0"), "\(hour.stdout)")
+        let failed = try Run.haul(["prune", "--older-than", "0s", "--state", "failed", "--state", "canceled"], database: database.url)
+        #expect(failed.status == 0 && failed.stdout.contains("deleted 2"), "\(failed.stdout)")
+        #expect(try Self.states(database) == "done,done,pending,pending")
+        let bad = try Run.haul(["prune", "--older-than", "0s", "--state", "pending"], database: database.url)
+        #expect(bad.status == 2, "\(bad.stderr)")
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+/// `haul get` as curl, wget and aria2c users type it: several URLs, `-i FILE`, `--json`,
+/// `--user-agent`, `--proxy` and the `*_proxy` variables.
+@Suite("get options")
+struct GetOptionsTests {
+    static func json(_ text: String) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] ?? [:]
+    }
+
+    @Test("several URLs and -i FILE download into -o DIR/ with the origins' names; --json reports each; --user-agent reaches the origin")
+    func severalURLs() throws {
+        let database = try TestDatabase()
+        let directory = Harness.temporaryDirectory("many")
+        let a = try Origin.file("cli/many-a.bin", size: 150_000)
+        let b = try Origin.file("cli/many-b.bin", size: 250_000)
+        let c = try Origin.file("cli/many-c.bin", size: 50_000)
+        let agent = "haul-test-agent/\(UUID().uuidString.prefix(8))"
+        try "# from a list\n\(Harness.origin + b.path)\n\n\(Harness.origin + c.path)\n".write(toFile: directory + "/urls.txt", atomically: true, encoding: .utf8)
+        let result = try Run.haul(
+            ["get", Harness.origin + a.path, "-i", "urls.txt", "-o", "out/", "--json", "--user-agent", agent], database: database.url, directory: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let transfers = try Self.json(result.stdout)["transfers"] as? [[String: Any]] ?? []
+        #expect(transfers.count == 3 && transfers.allSatisfy { $0["state"] as? String == "done" }, "\(result.stdout)")
+        #expect(Set(transfers.compactMap { ($0["path"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent } }) == ["many-a.bin", "many-b.bin", "many-c.bin"])
+        for file in [a, b, c] {
+            #expect(Origin.sha256(file: directory + "/out/" + URL(fileURLWithPath: file.path).lastPathComponent) == file.sha256)
+            #expect(Origin.requests(for: file.path).contains { $0.contains(agent) }, "the User-Agent reached the origin for \(file.path)")
+        }
+        let single = try Run.haul(["get", Harness.origin + a.path, "-o", "one.bin", "--json", "-q"], database: database.url, directory: directory)
+        let object = try Self.json(single.stdout)
+        #expect(object["state"] as? String == "done" && object["size"] as? Int == 150_000 && (object["path"] as? String)?.hasSuffix("/one.bin") == true, "\(single.stdout)")
+    }
+
+    @Test("bad lists are refused before anything is written")
+    func badInput() throws {
+        let database = try TestDatabase()
+        let directory = Harness.temporaryDirectory("manybad")
+        let cases: [[String]] = [
+            ["get", "http://127.0.0.1:9/a", "http://127.0.0.1:9/b", "-o", "file.bin"],
+            ["get", "-i", "no-such-list.txt"],
+            ["get", "http://127.0.0.1:9/a", "not a url"],
+            ["get"],
+            ["get", "http://127.0.0.1:9/a", "--proxy", "nonsense"],
+            ["get", "http://127.0.0.1:9/a", "--user-agent", ""],
+        ]
+        for words in cases {
+            let result = try Run.haul(words, database: database.url, directory: directory)
+            #expect(result.status == 2 && result.stderr.hasPrefix("haul: ") && result.stderr.split(separator: "\n").count == 1, "\(words): \(result.stderr)")
+        }
+        #expect(try database.scalar("SELECT count(*) FROM transfers") == "0")
+    }
+
+    @Test("--proxy and http_proxy send requests through the proxy (nginx serves absolute-URI requests), and without one the name does not resolve")
+    func proxy() throws {
+        let database = try TestDatabase()
+        let directory = Harness.temporaryDirectory("proxy")
+        let file = try Origin.file("cli/proxied.bin", size: 120_000)
+        let port = URLComponents(string: Harness.origin)!.port!
+        // A host name that cannot resolve: only a proxy can fetch it.
+        let url = "http://haul-proxy-test.invalid:\(port)" + file.path
+        let flag = try Run.haul(["get", url, "-o", "flag.bin", "--proxy", Harness.origin, "-q"], database: database.url, directory: directory)
+        #expect(flag.status == 0 && Origin.sha256(file: directory + "/flag.bin") == file.sha256, "\(flag.stderr)")
+        let variable = try Run.haul(["get", url, "-o", "env.bin", "-q"], database: database.url, environment: ["http_proxy": Harness.origin], directory: directory)
+        #expect(variable.status == 0 && Origin.sha256(file: directory + "/env.bin") == file.sha256, "\(variable.stderr)")
+        let direct = try Run.haul(["get", url, "-o", "direct.bin", "-q"], database: database.url, environment: ["http_proxy": "", "no_proxy": "*"], directory: directory)
+        #expect(direct.status == 1 && direct.stderr.contains("resolve"), "\(direct.stderr)")
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+/// `status` and `wait` say when no worker is alive; `wait` shows bytes and rate.
+@Suite("worker presence")
+struct WorkerPresenceTests {
+    @Test("status and wait warn when no worker has ever run, or none has been seen for minutes")
+    func noWorker() throws {
+        let cluster = try Cluster("noworker")
+        let id = try cluster.enqueue("http://127.0.0.1:9/x.bin", ["--dest", "x.bin"])
+        let never = try cluster.haul(["status", String(id)])
+        #expect(never.status == 0 && never.stdout.contains("warning:   no worker has ever run against this database"), "\(never.stdout)")
+        // A worker that heartbeated 2 minutes ago and then vanished (kill -9, a lost host).
+        _ = try Run.psql(
+            cluster.database.url,
+            "INSERT INTO workers (id, host, pid, roles, version, started_at, heartbeat_at) VALUES ('gone', 'h', 1, 'fetcher', 'x', now() - interval '1 hour', now() - interval '130 seconds')"
+        )
+        let json = try cluster.status(id)
+        #expect((json["warning"] as? String ?? "").contains("no worker has been seen for 2 min; is one running against this database?"), "\(json)")
+        let waited = try cluster.haul(["wait", String(id), "--timeout", "1s"])
+        #expect(waited.status == 124 && waited.stderr.contains("no worker has been seen for 2 min"), "\(waited.stderr)")
+        let batchless = try cluster.haul(["status", String(id)])
+        #expect(batchless.stdout.contains("warning:"))
+    }
+
+    @Test("with a live worker there is no warning, and wait reports bytes and a rate")
+    func liveWorker() throws {
+        let cluster = try Cluster("liveworker")
+        let file = try Origin.file("cli/presence.bin", size: 24 << 20)
+        // nginx's /slow/ location sends 4 MiB/s per connection: the transfer lasts a few seconds.
+        let id = try cluster.enqueue(Harness.origin + "/slow" + file.path, ["--dest", "p.bin", "--segment-size", "8MiB"])
+        try cluster.startWorker(["--concurrency", "3"])
+        try #require(try Harness.waitUntil(timeout: 30) { (try cluster.status(id)["bytes_done"] as? Int ?? 0) > 0 })
+        let status = try cluster.haul(["status", String(id)])
+        #expect(!status.stdout.contains("warning"), "\(status.stdout)")
+        let waited = try cluster.haul(["wait", String(id), "--timeout", "2m"])
+        #expect(waited.status == 0, "\(waited.stderr)")
+        let lines = waited.stderr.split(separator: "\n")
+        #expect(lines.last?.contains("1/1 done, 0 failed or canceled, 24.0 MiB / 24.0 MiB") == true, "\(waited.stderr)")
+        #expect(lines.first?.contains("/s") == true && !waited.stderr.contains("warning"), "the first line has a rate: \(waited.stderr)")
+    }
+}
