@@ -97,7 +97,8 @@ enum Pages {
                 : ""
             return [
                 "<a href=\"/transfers?batch=\(HTML.urlComponent(batch.name))\">\(e(batch.name))</a>",
-                "<progress max=\"\(max(1, batch.total))\" value=\"\(done)\"></progress> \(done)/\(batch.total)", "\(failed)", e(counts),
+                "<progress max=\"\(max(1, batch.total))\" value=\"\(done)\"></progress> \(done)/\(batch.total)",
+                failed == 0 ? "0" : "<a class=\"err\" href=\"/transfers?state=failed&amp;batch=\(HTML.urlComponent(batch.name))\">\(failed)</a>", e(counts),
                 e(batch.createdAt), "<div class=\"actions\">\(actions)</div>",
             ]
         }

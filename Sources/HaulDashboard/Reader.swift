@@ -9,6 +9,9 @@ struct Reader {
     let db: PostgresConnection
     let query: [String: String]
 
+    /// The last page number accepted (a bigger one would overflow the offset).
+    static let maxPage = 1_000_000
+
     /// Minutes of the throughput chart.
     static let chartMinutes = 60
 
@@ -49,12 +52,18 @@ struct Reader {
         }
         let filter = FleetView.TransferFilter(
             state: value("state").flatMap(TransferState.init(rawValue:)), batch: value("batch"), host: value("host"), text: value("q"))
-        let perPage = min(Dashboard.maxPerPage, max(1, value("per").flatMap { Int($0) } ?? Dashboard.perPage))
-        let page = max(1, value("page").flatMap { Int($0) } ?? 1)
+        let (page, perPage, offset) = Self.paging(query)
         let only = value("ids").map { $0.split(separator: ",").compactMap { Int64($0) } }
-        let (rows, total) = try FleetView(db).transfers(filter, offset: (page - 1) * perPage, limit: perPage, only: only)
+        let (rows, total) = try FleetView(db).transfers(filter, offset: offset, limit: perPage, only: only)
         return TransferPage(
             filter: filter, rows: rows, total: total, page: page, perPage: perPage, pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
+    }
+
+    /// The page number, page size and row offset a query asks for, clamped to what can be served.
+    static func paging(_ query: [String: String]) -> (page: Int, perPage: Int, offset: Int) {
+        let perPage = min(Dashboard.maxPerPage, max(1, query["per"].flatMap { Int($0) } ?? Dashboard.perPage))
+        let page = min(maxPage, max(1, query["page"].flatMap { Int($0) } ?? 1))
+        return (page, perPage, (page - 1) * perPage)
     }
 
     /// One transfer with everything the transfer page shows.

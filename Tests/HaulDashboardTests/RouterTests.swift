@@ -103,6 +103,16 @@ import Testing
         #expect(Dashboard.localPath("/\\evil") == nil)
     }
 
+    @Test func absurdPagesAreClamped() {
+        #expect(Reader.paging([:]) == (1, 50, 0))
+        #expect(Reader.paging(["page": "3", "per": "20"]) == (3, 20, 40))
+        #expect(Reader.paging(["page": "-5", "per": "0"]) == (1, 1, 0))
+        #expect(Reader.paging(["per": "99999999999999999999"]) == (1, 50, 0))
+        let huge = Reader.paging(["page": "9223372036854775807", "per": "200"])
+        #expect(huge.page == Reader.maxPage)
+        #expect(huge.offset == (Reader.maxPage - 1) * 200)
+    }
+
     @Test func pollingIsAsCheapAsHaulWait() {
         #expect(Reader.pollAfter(0.001) == 1000)
         #expect(Reader.pollAfter(0.3) == 3000)

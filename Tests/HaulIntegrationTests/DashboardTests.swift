@@ -103,11 +103,15 @@ import Testing
         #expect(batch.body.contains("cancel done for 3 transfers"))
         #expect(try served.cluster.database.scalar("SELECT count(*) FROM transfers WHERE state = 'canceled'") == "3")
         #expect(try served.request("POST", "/api/batches/nightly/cancel", headers: [bearer]).status == 409)
+        let batches = try served.request("GET", "/api/batches", headers: [bearer]).body
+        #expect(batches.contains(#""name":"nightly""#) && batches.contains(#""canceled":3"#))
 
         let limit = try served.request("POST", "/api/hosts/127.0.0.1%3A9/limit", headers: [bearer], form: "limit=2")
         #expect(limit.status == 200)
         #expect(try served.cluster.database.scalar("SELECT max_running FROM origin_hosts WHERE host = '127.0.0.1:9'") == "2")
         #expect(try served.request("POST", "/api/hosts/127.0.0.1%3A9/limit", headers: [bearer], form: "limit=0").status == 400)
+        #expect(try served.request("POST", "/api/hosts/127.0.0.1%3A9/limit", headers: [bearer], form: "limit=99999999999").status == 400)
+        #expect(try served.request("POST", "/api/hosts/a%20b/limit", headers: [bearer], form: "limit=3").status == 400)
         let history = try served.request("GET", "/api/transfers/\(id)", headers: [bearer]).body
         #expect(history.contains(#""from":"pending","to":"paused""#))
         #expect(history.contains(#""from":"paused","to":"pending""#))

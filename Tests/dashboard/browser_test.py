@@ -209,7 +209,7 @@ def browse(driver, base, live, hostile):
           % (timing[0], timing[1], "%.0f" % timing[2] if timing[2] is not None else "n/a"), flush=True)
 
     # Screenshots to look at: 1280 px and phone width, light and dark.
-    for path, name in (("/", "overview"), ("/transfers?state=failed", "transfers"), ("/transfers/%d" % live, "transfer"), ("/hosts", "hosts")):
+    for path, name in (("/", "overview"), ("/transfers?state=failed", "transfers"), ("/transfers/%d" % live, "transfer"), ("/hosts", "hosts"), ("/batches", "batches")):
         driver.get(base + path)
         time.sleep(0.5)
         for width, height in ((1280, 900), (390, 844)):
