@@ -18,6 +18,8 @@ public enum ArchiveErrorCode {
     public static let zipBomb = "zip-bomb"
     /// The declared or written total passes the size limit.
     public static let tooLarge = "too-large"
+    /// A compressed entry (or gzip stream) that expands more than the ratio limit.
+    public static let compressionRatio = "compression-ratio"
     /// More entries than the entry limit.
     public static let tooManyEntries = "too-many-entries"
     /// Truncated, garbled or inconsistent input, including CRC mismatches.

@@ -96,3 +96,38 @@ struct StorageSafetyTests {
         return Int(info.st_mode & 0o7777)
     }
 }
+
+/// Extraction limits through the fleet: the defaults refuse a bomb, a transfer may raise them unless
+/// its worker set a ceiling, and a refusal leaves nothing in the storage root but the archive.
+@Suite("extraction limits in workers")
+struct WorkerExtractionLimitTests {
+    @Test("a tar.gz bomb is refused by default, accepted when its transfer raises the limits, refused again under a worker's ceiling")
+    func perTransferAndPerWorker() throws {
+        let cluster = try Cluster("bomb")
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("HaulArchiveTests/Fixtures/bombs.py").path
+        let generated = try Run.program("/usr/bin/python3", [fixture, Harness.docroot + "/bombs", "40"], environment: [:])
+        #expect(generated.status == 0, "\(generated.stderr)")
+        let url = Harness.origin + "/bombs/zeros.tar.gz"
+        let raised = ["--extract-max-ratio", "5000", "--extract-max-size", "100MiB"]
+        let refused = try cluster.enqueue(url, ["--dest", "a/bomb.tgz", "--extract"])
+        let accepted = try cluster.enqueue(url, ["--dest", "b/bomb.tgz"] + raised)
+        try cluster.startWorker()
+        #expect(try cluster.waitFinal([refused, accepted]) == ["failed", "done"])
+        let error = try cluster.database.scalar("SELECT error FROM transfers WHERE id = \(refused)")
+        #expect(error.contains("expands") && error.contains("more than the limit"), "\(error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cluster.storage + "/a") == ["bomb.tgz"], "no staging left")
+        #expect(Self.size(cluster.storage + "/b/bomb/zeros") == 40 << 20)
+        cluster.stopWorkers()
+
+        let capped = try cluster.enqueue(url, ["--dest", "c/bomb.tgz"] + raised)
+        try cluster.startWorker(["--extract-max-ratio", "100"])
+        #expect(try cluster.waitFinal([capped]) == ["failed"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cluster.storage + "/c") == ["bomb.tgz"], "no staging left")
+    }
+
+    static func size(_ path: String) -> Int64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : -1
+    }
+}
