@@ -69,6 +69,19 @@ struct EmbeddedServerSecurityTests {
         #expect(lstat(loose, &info) == 0 && info.st_mode & 0o777 == 0o777, "modes are never changed")
     }
 
+    @Test("a HAUL_HOME too long for a socket path gets a fresh private socket folder in /tmp, removed at the end")
+    func longHomeUsesATemporarySocketFolder() throws {
+        let base = Harness.temporaryDirectory("home-long")
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let home = base + "/" + String(repeating: "h", count: 100)
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("haul-pg-") })
+        let result = try Run.haul(["list", "--json"], database: nil, environment: ["HAUL_HOME": home], timeout: 120)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: home + "/postgres/PG_VERSION"))
+        let after = Set(try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("haul-pg-") })
+        #expect(after.subtracting(before).isEmpty, "the socket folder is removed when the server stops")
+    }
+
     /// Runs a program as `nobody`.
     static func asNobody(_ words: [String]) throws -> Run.Result {
         try Run.program("/usr/sbin/runuser", ["-u", "nobody", "--"] + words, environment: [:], directory: "/", timeout: 60)
