@@ -51,7 +51,7 @@ struct Limits {
     var maxEntries: Int
     var maxRatio: Int64 = ExtractionLimits.defaultExpansion
     /// Why `maxSize` is what it is, for the refusal's hint.
-    var sizeHint = "raise --max-size if the archive is trusted"
+    var sizeHint = "raise the limit (--max-size, --extract-max-size) if the archive is trusted"
 }
 
 /// What an extraction produced, for printing.
@@ -134,8 +134,8 @@ public enum Extractor {
             maxSize < limits.askedMaxSize(archiveSize: archiveSize)
             ? "that is the destination's free space less a reserve of \(reserve); free space on it"
             : limits.maxSize == nil
-                ? "the default is \(ExtractionLimits.defaultExpansion) times the archive's size; raise --max-size if the archive is trusted"
-                : "raise --max-size if the archive is trusted"
+                ? "the default is \(ExtractionLimits.defaultExpansion) times the archive's size; raise it (--max-size, --extract-max-size) if the archive is trusted"
+                : "raise the limit (--max-size, --extract-max-size) if the archive is trusted"
         return Limits(maxSize: maxSize, maxEntries: limits.maxEntries, maxRatio: limits.maxRatio, sizeHint: hint)
     }
 }

@@ -50,7 +50,8 @@ enum PrivateDirectory {
         guard (followLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { throw failure("inspect", path, errno) }
         let hint = "remove it or fix its owner and mode (chmod go-w, or 0700 for the cluster's own folders), or point HAUL_HOME elsewhere"
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw HaulError("embedded-postgres-unsafe", "refusing to start the embedded PostgreSQL: \(what) \(path) is not a directory (or is a symlink)", hint: hint)
+            throw HaulError(
+                "embedded-postgres-unsafe", "refusing to start the embedded PostgreSQL: \(what) \(path) is not a directory (or is a symlink)", hint: hint)
         }
         guard info.st_uid == owner.uid else {
             let other = getpwuid(info.st_uid).map { String(cString: $0.pointee.pw_name) } ?? "uid \(info.st_uid)"

@@ -29,7 +29,9 @@ public struct StorageRoot: Sendable {
         do {
             return path + "/" + (try SafePath.validate(relative, what: "the recorded path"))
         } catch let error as HaulError {
-            throw HaulError("unsafe-path", "the database holds an unsafe storage path: \(error.message)", hint: "the row was altered; nothing was read or written there")
+            throw HaulError(
+                "unsafe-path", "the database holds an unsafe storage path: \(error.message)",
+                hint: "the row was altered; nothing was read or written there")
         }
     }
 

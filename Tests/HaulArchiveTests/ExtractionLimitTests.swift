@@ -41,8 +41,9 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: temp.sub("out")))
     }
 
-    @Test("a bomb against a small tmpfs volume: refused before it fills it, nothing left, whatever limits are asked for",
-          .enabled(if: getuid() == 0))
+    @Test(
+        "a bomb against a small tmpfs volume: refused before it fills it, nothing left, whatever limits are asked for",
+        .enabled(if: getuid() == 0))
     func aBombCannotFillASmallVolume() throws {
         let temp = try TemporaryDirectory()
         let volume = temp.sub("volume")
@@ -62,7 +63,8 @@ import Testing
         // as too large (not by a full disk), and the space is given back.
         for file in ["zeros.tar.gz", "zeros.zip", "zeros.gz"] {
             error = extractionError {
-                _ = try Extractor.extract(archive: temp.sub("large/\(file)"), to: volume + "/large", limits: ExtractionLimits(maxSize: 1 << 40, maxRatio: 1 << 40))
+                _ = try Extractor.extract(
+                    archive: temp.sub("large/\(file)"), to: volume + "/large", limits: ExtractionLimits(maxSize: 1 << 40, maxRatio: 1 << 40))
             }
             #expect(error?.code == "too-large", "\(file): \(error.map(String.init(describing:)) ?? "no error")")
             #expect(error?.hint?.contains("free space") == true, "\(error?.hint ?? "")")

@@ -5,8 +5,9 @@ import Testing
 /// or extracts gets the modes the process's umask allows.
 @Suite("storage safety")
 struct StorageSafetyTests {
-    @Test("a symlink planted where the partial file goes, pointing outside the root, is never written through",
-          arguments: [(2 * 1_048_576 + 3, ["--segment-size", "1MiB"]), (1000, [])])
+    @Test(
+        "a symlink planted where the partial file goes, pointing outside the root, is never written through",
+        arguments: [(2 * 1_048_576 + 3, ["--segment-size", "1MiB"]), (1000, [])])
     func plantedPartialIsRefused(size: Int, flags: [String]) throws {
         let database = try TestDatabase()
         let work = Harness.temporaryDirectory("planted")
@@ -59,7 +60,8 @@ struct StorageSafetyTests {
         defer { try? FileManager.default.removeItem(atPath: work) }
         for (mask, size, mode) in [("002", 3 * 1_048_576, 0o664), ("077", 5000, 0o600)] {
             let file = try Origin.file("umask/get-\(mask).bin", size: size)
-            let result = try Self.haul(umask: mask, ["get", Harness.origin + file.path, "-o", work + "/\(mask).bin", "--segment-size", "1MiB"], database: database.url)
+            let result = try Self.haul(
+                umask: mask, ["get", Harness.origin + file.path, "-o", work + "/\(mask).bin", "--segment-size", "1MiB"], database: database.url)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(Self.mode(work + "/\(mask).bin") == mode, "umask \(mask): mode \(String(Self.mode(work + "/\(mask).bin"), radix: 8))")
         }

@@ -50,7 +50,8 @@ enum ExtractCommand: Command {
         Unsafe archives are refused as a whole: absolute or '..' names, backslashes,
         duplicate names, overlapping entries (zip bombs), entries inflating past their
         size, encrypted entries, unsupported methods, hard links and devices. Nested
-        archives are never extracted. Files get mode 0755 or 0644; owners are not restored.
+        archives are never extracted. Files get 0666 (0777 if executable) less the umask;
+        owners are not restored.
 
           --max-size SIZE    refuse archives that expand past SIZE, e.g. 10GiB (default:
                              200 times the archive's size); always capped by the free space
