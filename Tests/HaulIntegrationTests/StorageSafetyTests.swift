@@ -67,6 +67,24 @@ struct StorageSafetyTests {
         }
     }
 
+    @Test("a worker under umask 002 creates group-writable folders and files in the storage root")
+    func workerFoldersHonourTheUmask() throws {
+        let cluster = try Cluster("umask-worker")
+        let file = try Origin.file("umask/worker.bin", size: 2 * 1_048_576)
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "deep/er/file.bin", "--segment-size", "1MiB"])
+        let worker = try Child(
+            "/bin/sh", ["-c", "umask 002 && exec \"$0\" \"$@\"", Harness.haulBinary, "worker", "--storage", cluster.storage, "--poll-interval", "200ms"],
+            environment: ["DATABASE_URL": cluster.database.url])
+        defer {
+            worker.signal(SIGTERM)
+            _ = worker.wait(timeout: 15)
+        }
+        #expect(try cluster.waitFinal([id]) == ["done"], "\(worker.stderr)")
+        #expect(Self.mode(cluster.storage + "/deep") == 0o775)
+        #expect(Self.mode(cluster.storage + "/deep/er") == 0o775)
+        #expect(Self.mode(cluster.storage + "/deep/er/file.bin") == 0o664)
+    }
+
     @Test("extracted files and folders have the modes the umask allows")
     func extractedFilesHonourTheUmask() throws {
         let work = Harness.temporaryDirectory("umask-extract")
