@@ -41,7 +41,7 @@ public final class SegmentWriter {
                     "partial-missing", "the partial file \(path) is gone", hint: "it was removed or the transfer started over; the segment will be retried",
                     transient: true)
             }
-            throw Errno.storageError(errno, "open \(path)")
+            throw StorageRoot.openFailure(errno, doing: "open", path)
         }
         self.path = path
         position = offset

@@ -59,8 +59,16 @@ public struct StorageRoot: Sendable {
     /// `descriptor`, throwing a storage error (`unsafe-path` for a symlink) that names `doing`.
     public func openFile(_ absolute: String, _ flags: Int32, doing: String) throws -> Int32 {
         let fd = descriptor(absolute, flags)
-        guard fd >= 0 else { throw Errno.storageError(errno, "\(doing) \(absolute)") }
+        guard fd >= 0 else { throw Self.openFailure(errno, doing: doing, absolute) }
         return fd
+    }
+
+    /// The error for a failed `descriptor`: `unsafe-path` for a symlink, else a storage error.
+    public static func openFailure(_ code: Int32, doing: String, _ absolute: String) -> HaulError {
+        guard code == ELOOP || code == EXDEV else { return Errno.storageError(code, "\(doing) \(absolute)") }
+        return HaulError(
+            "unsafe-path", "refusing to \(doing) \(absolute): a symbolic link there (or on the way) leads elsewhere",
+            hint: "remove the link from the storage root; Haul never writes through one")
     }
 
     /// `realpath(3)`: the absolute path with every symbolic link resolved, `nil` if it does not exist.
@@ -99,10 +107,6 @@ public enum Errno {
     public static func storageError(_ code: Int32, _ doing: String) -> HaulError {
         let reason = String(cString: strerror(code))
         switch code {
-        case ELOOP, EXDEV:
-            return HaulError(
-                "unsafe-path", "refusing to \(doing): a symbolic link there (or on the way) leads elsewhere",
-                hint: "remove the link from the storage root; Haul never writes through one")
         case ENOSPC, EDQUOT:
             return HaulError(
                 "storage-full", "storage is full: cannot \(doing): \(reason)", hint: "free space on the storage root; it will be retried", transient: true)
