@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "HaulPostgres", dependencies: ["CLibPQ", "HaulCore"]),
         .target(name: "HaulHTTP", dependencies: ["CCurl", "HaulCore"]),
         .target(name: "HaulStorage", dependencies: ["CLinux", "HaulCore"]),
-        .target(name: "HaulArchive", dependencies: ["CZlib", "HaulCore"]),
+        .target(name: "HaulArchive", dependencies: ["CLinux", "CZlib", "HaulCore"]),
         .target(name: "HaulUpload", dependencies: ["CCurl", "HaulCore"]),
         .target(name: "HaulMetrics", dependencies: ["CMicroHTTPD", "HaulCore"]),
         .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),

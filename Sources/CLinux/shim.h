@@ -7,4 +7,26 @@
    built with; this is the same prototype with the LP64 types spelled out. */
 extern int syncfs(int fd);
 extern ssize_t copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len, unsigned int flags);
+/* openat2(2) (Linux 5.6) has no glibc wrapper before 2.40: the raw system call, with its own copy of
+   struct open_how so that no kernel header is needed. Returns the descriptor, or -1 with errno set
+   (ENOSYS on an older kernel). */
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+/* O_PATH is hidden behind _GNU_SOURCE too; this is its value on every architecture Swift targets. */
+#define HAUL_O_PATH 010000000
+#define HAUL_RESOLVE_NO_SYMLINKS 0x04
+#define HAUL_RESOLVE_BENEATH 0x08
+struct haul_open_how {
+    uint64_t flags;
+    uint64_t mode;
+    uint64_t resolve;
+};
+static inline int haul_openat2(int dirfd, const char *path, int flags, unsigned int mode, uint64_t resolve) {
+    struct haul_open_how how = {(uint64_t)(unsigned int)flags, mode, resolve};
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
 #endif

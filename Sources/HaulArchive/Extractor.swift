@@ -1,16 +1,47 @@
 import HaulCore
 
 /// Limits that make a hostile or mistaken archive fail before it fills the disk.
+///
+/// Both the total and the free-space cap apply whatever is asked for: an archive never leaves less than
+/// `reserve(fileSystemSize:)` free on the destination's file system.
 public struct ExtractionLimits: Sendable, Equatable {
-    /// The most bytes the archive may expand to; `nil` means the free space of the destination's file system.
+    /// The most bytes the archive may expand to; `nil` means `defaultExpansion` times the archive's size.
     public var maxSize: Int64?
+    /// The most a compressed entry may expand, as a multiple of its compressed size: each zip entry, and
+    /// the whole gzip stream of a `.gz` or `.tar.gz`. Entries under `ratioFloor` bytes are not judged.
+    public var maxRatio: Int64
     /// The most entries (files, directories and symlinks) the archive may hold.
     public var maxEntries: Int
 
-    /// Creates limits; the defaults are the destination's free space and one million entries.
-    public init(maxSize: Int64? = nil, maxEntries: Int = 1_000_000) {
+    /// The default total, as a multiple of the archive's size, and the default `maxRatio`.
+    public static let defaultExpansion: Int64 = 200
+    /// Entries (or gzip output) smaller than this are never refused for their ratio alone.
+    public static let ratioFloor: Int64 = 1 << 20
+
+    /// Creates limits; the defaults are 200 times the archive's size, 200:1 per entry, one million entries.
+    public init(maxSize: Int64? = nil, maxRatio: Int64 = ExtractionLimits.defaultExpansion, maxEntries: Int = 1_000_000) {
         self.maxSize = maxSize
+        self.maxRatio = maxRatio
         self.maxEntries = maxEntries
+    }
+
+    /// Space an extraction always leaves free: 5 % of the file system, at most 1 GiB.
+    public static func reserve(fileSystemSize: Int64) -> Int64 {
+        min(fileSystemSize / 20, 1 << 30)
+    }
+
+    /// The total in bytes for an archive of `archiveSize` bytes on a file system with `free` bytes available
+    /// to unprivileged users out of `fileSystemSize`: the asked-for (or default) total, capped by the free
+    /// space less the reserve. Pure.
+    public func resolvedMaxSize(archiveSize: Int64, free: Int64, fileSystemSize: Int64) -> Int64 {
+        max(0, min(askedMaxSize(archiveSize: archiveSize), free - Self.reserve(fileSystemSize: fileSystemSize)))
+    }
+
+    /// `maxSize`, or else `defaultExpansion` times `archiveSize` (saturating). Pure.
+    public func askedMaxSize(archiveSize: Int64) -> Int64 {
+        if let maxSize { return maxSize }
+        let (product, overflow) = archiveSize.multipliedReportingOverflow(by: Self.defaultExpansion)
+        return overflow ? Int64.max : product
     }
 }
 
@@ -18,6 +49,9 @@ public struct ExtractionLimits: Sendable, Equatable {
 struct Limits {
     var maxSize: Int64
     var maxEntries: Int
+    var maxRatio: Int64 = ExtractionLimits.defaultExpansion
+    /// Why `maxSize` is what it is, for the refusal's hint.
+    var sizeHint = "raise the limit (--max-size, --extract-max-size) if the archive is trusted"
 }
 
 /// What an extraction produced, for printing.
@@ -54,9 +88,11 @@ public enum Extractor {
     /// are inflated on up to eight threads of its own. Prints nothing.
     ///
     /// - Parameters:
-    ///   - limits: refuse the archive past these totals (`too-large`, `too-many-entries`).
-    ///   - allowSymlinks: create symlink entries (last, and only if they resolve inside `destination`);
-    ///     otherwise any symlink entry refuses the archive (`symlink-refused`).
+    ///   - limits: refuse the archive past these totals and ratios (`too-large`, `too-many-entries`,
+    ///     `compression-ratio`); the total is always capped by the free space less a reserve.
+    ///   - allowSymlinks: create symlink entries (last, and only if they resolve inside `destination`, each
+    ///     when created and all of them again once every link is in place); otherwise any symlink entry
+    ///     refuses the archive (`symlink-refused`).
     /// - Throws: `HaulError` with one of the archive codes (`ArchiveError.swift`).
     public static func extract(
         archive: String, to destination: String, limits: ExtractionLimits = ExtractionLimits(), allowSymlinks: Bool = false
@@ -65,26 +101,41 @@ public enum Extractor {
         let format = try ArchiveFormat.detect(file)
         let staging = try Staging(destination: destination)
         do {
-            let resolved = Limits(maxSize: limits.maxSize ?? staging.freeSpace(), maxEntries: limits.maxEntries)
+            let resolved = resolve(limits, archiveSize: Int64(file.size), staging: staging)
             let summary: ExtractionSummary
             switch format {
             case .zip:
                 let catalog = try ZipCatalog.read(file, limits: resolved, allowSymlinks: allowSymlinks)
+                try RatioGuard.check(catalog, resolved)
                 summary = try ZipExtraction.run(catalog, file: file, staging: staging)
             case .tar:
                 summary = try TarExtraction(staging: staging, limits: resolved, allowSymlinks: allowSymlinks)
                     .run(FileSource(file), format: .tar)
             case .tarGzip:
                 summary = try TarExtraction(staging: staging, limits: resolved, allowSymlinks: allowSymlinks)
-                    .run(GzipSource(FileSource(file)), format: .tarGzip)
+                    .run(RatioGuard.gzip(file, resolved), format: .tarGzip)
             case .gzip:
                 summary = try GzipExtraction.run(file, staging: staging, limits: resolved)
             }
+            try SymlinkGuard.verifyAll(in: staging)
             try staging.publish()
             return summary
         } catch {
             staging.discard()
             throw error
         }
+    }
+
+    private static func resolve(_ limits: ExtractionLimits, archiveSize: Int64, staging: Staging) -> Limits {
+        let space = staging.space()
+        let maxSize = limits.resolvedMaxSize(archiveSize: archiveSize, free: space.free, fileSystemSize: space.total)
+        let reserve = ByteSize.format(ExtractionLimits.reserve(fileSystemSize: space.total))
+        let hint =
+            maxSize < limits.askedMaxSize(archiveSize: archiveSize)
+            ? "that is the destination's free space less a reserve of \(reserve); free space on it"
+            : limits.maxSize == nil
+                ? "the default is \(ExtractionLimits.defaultExpansion) times the archive's size; raise it (--max-size, --extract-max-size) if the archive is trusted"
+                : "raise the limit (--max-size, --extract-max-size) if the archive is trusted"
+        return Limits(maxSize: maxSize, maxEntries: limits.maxEntries, maxRatio: limits.maxRatio, sizeHint: hint)
     }
 }

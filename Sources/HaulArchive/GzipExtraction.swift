@@ -17,7 +17,7 @@ enum GzipExtraction {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: ioChunkSize, alignment: 16)
         defer { buffer.deallocate() }
         do {
-            let source = GzipSource(FileSource(file))
+            let source = RatioGuard.gzip(file, limits)
             while case let got = try source.read(into: buffer, count: ioChunkSize), got > 0 {
                 summary.bytes += Int64(got)
                 if summary.bytes > limits.maxSize { throw ZipCatalog.tooLarge(declared: UInt64(summary.bytes), overflow: false, limits) }

@@ -14,6 +14,8 @@ final class Staging {
     let root: String
     let destination: String
     private var directoryTimes: [(path: String, seconds: Int64)] = []
+    /// The symlinks created so far (relative path, target), for `SymlinkGuard.verifyAll`.
+    var symlinks: [(path: String, target: String)] = []
 
     /// Checks the destination and creates `.haul-extract-XXXXXX` in its parent directory.
     init(destination: String) throws {
@@ -37,11 +39,11 @@ final class Staging {
         self.destination = trimmed
     }
 
-    /// Bytes available to unprivileged users on the destination's file system.
-    func freeSpace() -> Int64 {
+    /// Bytes available to unprivileged users on the destination's file system, and its size.
+    func space() -> (free: Int64, total: Int64) {
         var info = statvfs()
-        guard statvfs(root, &info) == 0 else { return Int64.max }
-        return Int64(info.f_bavail) * Int64(info.f_frsize)
+        guard statvfs(root, &info) == 0 else { return (Int64.max, 0) }
+        return (Int64(info.f_bavail) * Int64(info.f_frsize), Int64(info.f_blocks) * Int64(info.f_frsize))
     }
 
     /// The absolute path of an entry's normalised relative path.
@@ -51,7 +53,7 @@ final class Staging {
     func makeDirectory(_ relative: String, modificationTime: Int64? = nil) throws {
         for part in EntryPath.ancestors(of: relative) + [relative] {
             let full = path(part)
-            if mkdir(full, 0o755) != 0 {
+            if mkdir(full, 0o777) != 0 {
                 let code = errno
                 var info = stat()
                 guard code == EEXIST, lstat(full, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
@@ -73,20 +75,21 @@ final class Staging {
         return fd
     }
 
-    /// Gives a written file its final mode (0755 or 0644, nothing else), closes it and sets its time.
+    /// Gives a written file its final mode (0777 or 0666 less the umask, nothing else), closes it and sets its time.
     static func finishFile(_ fd: Int32, _ full: String, executable: Bool, modificationTime: Int64) throws {
         defer { close(fd) }
-        try check("set the mode of", full) { fchmod(fd, executable ? 0o755 : 0o644) }
+        try check("set the mode of", full) { fchmod(fd, FileMode.file(executable: executable)) }
         var times = [timespec(tv_sec: time_t(modificationTime), tv_nsec: 0), timespec(tv_sec: time_t(modificationTime), tv_nsec: 0)]
         try check("set the time of", full) { futimens(fd, &times) }
     }
 
-    /// Gives directories mode 0755 and their recorded times, deepest first, then renames the staging into place.
+    /// Gives directories their recorded times, deepest first, and the staging directory (made 0700 by
+    /// `mkdtemp`) the mode a new directory gets under the umask, then renames it into place.
     func publish() throws {
         for (relative, seconds) in directoryTimes.sorted(by: { $0.path.count > $1.path.count }) {
             setModificationTime(path(relative), seconds: seconds)
         }
-        try check("set the mode of", root) { chmod(root, 0o755) }
+        try check("set the mode of", root) { chmod(root, FileMode.directory) }
         try check("rename the staging directory to", destination) { rename(root, destination) }
     }
 

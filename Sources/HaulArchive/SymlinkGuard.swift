@@ -1,3 +1,4 @@
+import CLinux
 import HaulCore
 
 #if canImport(Glibc)
@@ -24,6 +25,39 @@ enum SymlinkGuard {
         guard symlink(target, staging.path(relative)) == 0 else {
             if errno == EEXIST || errno == ENOTDIR { throw Staging.collision(relative) }
             throw HaulError.archiveIO("create symlink", staging.path(relative), errno: errno)
+        }
+        staging.symlinks.append((relative, target))
+    }
+
+    /// Resolves every created link again, now that all of them are on disk, and refuses the archive if one
+    /// leads out of the staging directory.
+    ///
+    /// Each link was checked when it was created, but a later link can change what an earlier one means
+    /// (`a → b/..` written before `b → .` makes `a` the destination's parent). So, before publishing: the
+    /// kernel resolves each link beneath the staging directory (`openat2` with `RESOLVE_BENEATH`, which
+    /// fails with `EXDEV` on any escape), and the component walk of `create` runs again on the final tree,
+    /// which also judges the parts of a dangling target that the kernel never reaches.
+    static func verifyAll(in staging: Staging) throws {
+        guard !staging.symlinks.isEmpty else { return }
+        let root = open(staging.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard root >= 0 else { throw HaulError.archiveIO("open", staging.root, errno: errno) }
+        defer { close(root) }
+        for (relative, target) in staging.symlinks {
+            let shown = HaulError.printable(relative)
+            let fd = haul_openat2(root, relative, HAUL_O_PATH | O_CLOEXEC, 0, UInt64(HAUL_RESOLVE_BENEATH))
+            if fd >= 0 {
+                close(fd)
+            } else if errno == EXDEV {
+                throw refuse(shown, target, "resolves outside the destination once every link is in place")
+            } else if errno == ELOOP {
+                throw refuse(shown, target, "is part of a loop of links")
+            } else if errno != ENOENT && errno != ENOTDIR && errno != ENOSYS {
+                throw HaulError.archiveIO("resolve symlink", staging.path(relative), errno: errno)
+            }
+            let directory = EntryPath.ancestors(of: relative).last.map { $0.split(separator: "/").map(String.init) } ?? []
+            guard resolvesInside(root: staging.root, from: directory, target: target) else {
+                throw refuse(shown, target, "resolves outside the destination once every link is in place")
+            }
         }
     }
 

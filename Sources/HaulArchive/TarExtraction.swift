@@ -26,7 +26,15 @@ struct TarExtraction {
         var seen = Set<String>()
         var symlinks: [(path: String, target: String)] = []
         var entries = 0
+        var metadata: Int64 = 0
         while let header = try nextHeader(source, buffer) {
+            if [UInt8(ascii: "x"), UInt8(ascii: "g"), UInt8(ascii: "L"), UInt8(ascii: "K")].contains(header.type) {
+                // pax and GNU records before one entry: 1 MiB together, however many headers carry them.
+                metadata += header.size
+                guard metadata <= TarExtraction.maxMetadata else {
+                    throw HaulError.corrupt("the metadata records before one tar entry take more than \(ByteSize.format(TarExtraction.maxMetadata))")
+                }
+            }
             switch header.type {
             case UInt8(ascii: "x"):
                 let records = try TarHeader.parsePaxRecords(try readSmall(source, header.size, buffer))
@@ -55,7 +63,7 @@ struct TarExtraction {
             guard size < 1 << 60 else { throw HaulError.corrupt("a tar entry claims \(size) bytes") }
             let mtime = pax["mtime"].flatMap { Int64($0.prefix { $0 != "." }) } ?? header.modificationTime
             let sparse = try SparseMap.fromPax(sparseRecords)
-            (pax, longName, longLink, sparseRecords) = ([:], nil, nil, [])
+            (pax, longName, longLink, sparseRecords, metadata) = ([:], nil, nil, [], 0)
             entries += 1
             if entries > limits.maxEntries { throw ZipCatalog.tooManyEntries(UInt64(entries), limits) }
             guard let path = try EntryPath.normalize(name) else {
@@ -106,6 +114,9 @@ struct TarExtraction {
         summary.symlinks = symlinks.count
         return summary
     }
+
+    /// The most pax and GNU long-name data allowed before one entry.
+    static let maxMetadata: Int64 = 1 << 20
 
     private func nextHeader(_ source: any ByteSource, _ buffer: UnsafeMutableRawPointer) throws -> TarHeader? {
         let got = try source.readFully(into: buffer, count: 512)

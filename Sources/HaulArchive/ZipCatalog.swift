@@ -124,6 +124,6 @@ struct ZipCatalog {
         let size = overflow ? "more than 16 EiB" : ByteSize.format(Int64(clamping: declared))
         return HaulError(
             HaulError.Code.tooLarge, "refusing archive: it expands to \(size), more than the limit of \(ByteSize.format(limits.maxSize))",
-            hint: "free space or raise --max-size if the archive is trusted")
+            hint: limits.sizeHint)
     }
 }

@@ -68,7 +68,7 @@ public enum ZipWriter {
             defer { close(fd) }
             var info = stat()
             fstat(fd, &info)
-            fchmod(fd, 0o644)
+            fchmod(fd, FileMode.file())
             var skipping = [FileIdentity(info)]
             if stat(archive, &info) == 0 { skipping.append(FileIdentity(info)) }
             let entries = try InputWalker.collect(inputs, skipping: skipping)

@@ -6,44 +6,134 @@ import HaulCore
 /// The cluster lives under `$HAUL_HOME/postgres` and listens only on a Unix socket. As root
 /// (where `initdb` refuses to run) the server runs as the `postgres` system user, and the
 /// cluster moves to `/var/lib/haul` when that user cannot reach `$HAUL_HOME`.
+///
+/// It belongs to the user that runs `haul` alone: `HAUL_HOME` must be theirs and not writable by
+/// others, the cluster's folder is the server user's with mode 0700, the socket sits in that folder
+/// (or, when that path is too long for a socket, in a fresh `mkdtemp` folder under `/tmp`) with mode
+/// 0700, and connections are authenticated by peer credentials mapped to the one user that runs
+/// `haul` (`pg_hba.conf` and `pg_ident.conf` are rewritten at every start). Existing folders are never
+/// chowned or chmodded: a wrong owner or a loose mode refuses the start with `embedded-postgres-unsafe`.
 public final class EmbeddedServer: Sendable {
     /// The conninfo string that reaches the server.
     public let conninfo: String
     private let dataDirectory: String
     private let runAs: String?
+    private let socketDirectory: String
+
+    /// The longest socket folder: `sun_path` holds 107 bytes and a NUL, and PostgreSQL adds `/.s.PGSQL.5432`.
+    static let maxSocketDirectoryLength = 107 - "/.s.PGSQL.5432".utf8.count
 
     /// Starts the cluster (creating it on first use), or joins one that is already running.
     /// - Parameter home: the `HAUL_HOME` directory.
     public init(home: String) throws {
         let binaries = try Self.serverBinaries()
         let runAs = getuid() == 0 ? "postgres" : nil
+        let client = try PrivateDirectory.account(nil)
+        let server = try PrivateDirectory.account(runAs)
         // As root the server's user must be able to pass through (not list) the folders above its cluster.
-        let folderMode = runAs == nil ? 0o700 : 0o711
-        try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: folderMode])
+        let folderMode: mode_t = runAs == nil ? 0o700 : 0o711
+        try? FileManager.default.createDirectory(
+            atPath: (home as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try PrivateDirectory.ensure(home, owner: client, mode: folderMode, forbidden: 0o022, followLinks: true, what: "HAUL_HOME")
         let data = Self.dataDirectory(home: home, runAs: runAs)
-        let socketDirectory = "/tmp/haul-pg-\(Self.shortHash(data))"
+        let parent = (data as NSString).deletingLastPathComponent
+        if parent != home {
+            try PrivateDirectory.ensure(parent, owner: client, mode: folderMode, forbidden: 0o022, followLinks: false, what: "the folder")
+        }
+        try PrivateDirectory.ensure(data, owner: server, mode: 0o700, forbidden: 0o077, followLinks: false, what: "the cluster folder")
         self.dataDirectory = data
         self.runAs = runAs
-        self.conninfo = "host=\(socketDirectory) dbname=postgres user=haul"
 
-        try FileManager.default.createDirectory(
-            atPath: (data as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: folderMode])
-        try Self.prepareDirectory(socketDirectory, owner: runAs)
         if !FileManager.default.fileExists(atPath: data + "/PG_VERSION") {
-            try Self.prepareDirectory(data, owner: runAs)
-            try Self.run(binaries + "/initdb", ["-D", data, "-U", "haul", "--auth=trust", "-E", "UTF8", "--no-instructions"], as: runAs, step: "initdb")
+            try Self.run(
+                binaries + "/initdb", ["-D", data, "-U", "haul", "--auth-local=peer", "--auth-host=reject", "-E", "UTF8", "--no-instructions"],
+                as: runAs, step: "initdb")
         }
         if (try? Self.run(binaries + "/pg_ctl", ["-D", data, "status"], as: runAs, step: "status")) != nil {
+            socketDirectory = try Self.runningSocketDirectory(data: data, server: server)
+            conninfo = Self.conninfo(socketDirectory)
             return
         }
-        let options = "-k \(socketDirectory) -c listen_addresses='' -c unix_socket_permissions=0777 -c max_connections=200 -c fsync=on"
-        try Self.run(binaries + "/pg_ctl", ["-D", data, "-l", data + "/server.log", "-w", "-t", "60", "-o", options, "start"], as: runAs, step: "start")
+        try PrivateDirectory.writeFile(data + "/pg_hba.conf", Self.hostBasedAuthentication, owner: server)
+        try PrivateDirectory.writeFile(data + "/pg_ident.conf", Self.identMap(client: client.name), owner: server)
+        let socket = data.utf8.count <= Self.maxSocketDirectoryLength ? data : try Self.makeTemporarySocketDirectory(server: server)
+        socketDirectory = socket
+        conninfo = Self.conninfo(socket)
+        let options = "-k \(Self.shellQuoted(socket)) -c listen_addresses='' -c unix_socket_permissions=0700 -c max_connections=200 -c fsync=on"
+        do {
+            try Self.run(binaries + "/pg_ctl", ["-D", data, "-l", data + "/server.log", "-w", "-t", "60", "-o", options, "start"], as: runAs, step: "start")
+        } catch {
+            if socket != data { rmdir(socket) }
+            throw error
+        }
+    }
+
+    /// Only the user that runs `haul`, mapped to the database user `haul`, over the Unix socket.
+    static let hostBasedAuthentication = """
+        # Written by haul at every start of its embedded server: the user that runs haul, over the
+        # Unix socket, authenticated by its peer credentials (see pg_ident.conf); nothing else.
+        local all haul peer map=haul
+
+        """
+
+    /// Maps the operating-system user that runs `haul` (root, when the server runs as `postgres`) to `haul`.
+    static func identMap(client: String) -> String {
+        "# Written by haul at every start of its embedded server.\nhaul \"\(client.replacingOccurrences(of: "\"", with: ""))\" haul\n"
+    }
+
+    /// The socket folder a running server announced in `postmaster.pid` (its fifth line), if it is the
+    /// cluster's own folder or a `mkdtemp` folder of the server's user with mode 0700.
+    static func runningSocketDirectory(data: String, server: PrivateDirectory.Account) throws -> String {
+        let lines = ((try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8)) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count > 4, case let socket = String(lines[4]), socket.hasPrefix("/") else {
+            throw HaulError(
+                "embedded-postgres", "the embedded PostgreSQL in \(data) is running but announces no socket folder",
+                hint: "stop it (pg_ctl -D \(data) stop) and run haul again")
+        }
+        let temporary = socket.hasPrefix("/tmp/haul-pg-") && !socket.dropFirst(5).contains("/")
+        guard socket == data || temporary else {
+            throw HaulError(
+                "embedded-postgres-unsafe", "refusing to join the embedded PostgreSQL in \(data): its socket is in \(socket)",
+                hint: "stop it (pg_ctl -D \(data) stop) and run haul again")
+        }
+        try PrivateDirectory.check(socket, owner: server, forbidden: 0o077, followLinks: false, what: "the socket folder")
+        return socket
+    }
+
+    /// A fresh `/tmp/haul-pg-XXXXXX` folder (mode 0700, given to the server's user while empty), for a
+    /// cluster whose own path is too long to hold the socket.
+    private static func makeTemporarySocketDirectory(server: PrivateDirectory.Account) throws -> String {
+        var template = Array("/tmp/haul-pg-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw HaulError(
+                "embedded-postgres", "cannot create a socket folder in /tmp: \(String(cString: strerror(errno)))",
+                hint: "choose a shorter HAUL_HOME, or set DATABASE_URL")
+        }
+        let path = String(cString: made)
+        if server.uid != geteuid(), chown(path, server.uid, server.gid) != 0 {
+            rmdir(path)
+            throw HaulError("embedded-postgres", "cannot give the socket folder \(path) to \(server.name)", hint: "set DATABASE_URL")
+        }
+        try PrivateDirectory.check(path, owner: server, forbidden: 0o077, followLinks: false, what: "the socket folder")
+        return path
+    }
+
+    /// `host=… dbname=postgres user=haul`, the folder quoted for libpq.
+    static func conninfo(_ socket: String) -> String {
+        let quoted = socket.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+        return "host='\(quoted)' dbname=postgres user=haul"
+    }
+
+    /// `text` as one word for the shell that `pg_ctl` runs the server with.
+    static func shellQuoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// Stops the server. The caller decides when: `haul` stops it when no other `haul` is connected.
     public func stop() {
         guard let binaries = try? Self.serverBinaries() else { return }
         _ = try? Self.run(binaries + "/pg_ctl", ["-D", dataDirectory, "-m", "fast", "-w", "stop"], as: runAs, step: "stop")
+        if socketDirectory != dataDirectory { rmdir(socketDirectory) }
     }
 
     static func dataDirectory(home: String, runAs: String?) -> String {
@@ -65,13 +155,6 @@ public final class EmbeddedServer: Sendable {
                 hint: "install the 'postgresql' package (apt-get install postgresql), or set DATABASE_URL")
         }
         return found
-    }
-
-    private static func prepareDirectory(_ path: String, owner: String?) throws {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        if let owner {
-            try run("/bin/chown", [owner + ":", path], as: nil, step: "chown")
-        }
     }
 
     @discardableResult

@@ -13,6 +13,10 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     public var extract: Bool?
     /// Where to extract, relative to the storage root (default: next to the file, without its extension).
     public var extractTo: String?
+    /// Refuse an extraction past this many bytes (lowers, never raises, a worker's own limit).
+    public var extractMaxSize: Int64?
+    /// Refuse a compressed entry that expands more than this many times (lowers, never raises, a worker's own limit).
+    public var extractMaxRatio: Int64?
     /// Upload the finished file to this URL.
     public var uploadTo: String?
     /// `NAME=VALUE` fields sent with the upload: multipart form fields, or tus `Upload-Metadata`.
@@ -35,6 +39,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case insecure, caCert = "ca_cert", recordDigest = "record_digest", extract, extractTo = "extract_to"
+        case extractMaxSize = "extract_max_size", extractMaxRatio = "extract_max_ratio"
         case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
         case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", localTarget = "local_target", automaticSegments = "automatic_segments"
         case keepExisting = "keep_existing"

@@ -22,7 +22,8 @@ public enum Assembler {
 
     /// Concatenates the recorded parts into `target` with `copy_file_range`; refuses gaps and
     /// overlaps. `keepAlive` runs every 256 MiB and may throw to abort.
-    public static func concatenate(_ pieces: [Piece], into target: String, keepAlive: () throws -> Void) throws {
+    /// Every file is opened beneath `root`, never through a symlink.
+    public static func concatenate(_ pieces: [Piece], into target: String, root: StorageRoot, keepAlive: () throws -> Void) throws {
         var expected: Int64 = 0
         for piece in pieces {
             guard piece.offset == expected else {
@@ -33,13 +34,11 @@ public enum Assembler {
             expected += piece.length
         }
         unlink(target)
-        let out = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard out >= 0 else { throw Errno.storageError(errno, "create \(target)") }
+        let out = try root.openFile(target, O_WRONLY | O_CREAT | O_TRUNC, doing: "create")
         defer { close(out) }
         var outOffset: Int64 = 0
         for piece in pieces where piece.length > 0 {
-            let input = open(piece.path, O_RDONLY | O_CLOEXEC)
-            guard input >= 0 else { throw Errno.storageError(errno, "open part \(piece.path)") }
+            let input = try root.openFile(piece.path, O_RDONLY, doing: "open part")
             defer { close(input) }
             var inOffset: Int64 = 0
             while inOffset < piece.length {
@@ -58,9 +57,12 @@ public enum Assembler {
         guard fdatasync(out) == 0 else { throw Errno.storageError(errno, "sync \(target)") }
     }
 
-    /// Cuts the file at `path` to `size` bytes (an unknown-length body retried from its start may have left more).
-    public static func truncate(_ path: String, to size: Int64) throws {
-        guard Foundation.truncate(path, off_t(size)) == 0 else { throw Errno.storageError(errno, "truncate \(path)") }
+    /// Cuts the file at `path` (beneath `root`, never through a symlink) to `size` bytes (an
+    /// unknown-length body retried from its start may have left more).
+    public static func truncate(_ path: String, to size: Int64, root: StorageRoot) throws {
+        let fd = try root.openFile(path, O_WRONLY, doing: "truncate")
+        defer { close(fd) }
+        guard ftruncate(fd, off_t(size)) == 0 else { throw Errno.storageError(errno, "truncate \(path)") }
     }
 
     /// The size of the file at `path`, or `nil` if it does not exist.
@@ -71,9 +73,9 @@ public enum Assembler {
     }
 
     /// Reads the file once and computes its digest; `keepAlive` runs every 256 MiB and may throw to abort.
-    public static func digest(of path: String, algorithm: Checksum.Algorithm, keepAlive: () throws -> Void = {}) throws -> Checksum {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Errno.storageError(errno, "read \(path)") }
+    /// The file is opened beneath `root`, never through a symlink.
+    public static func digest(of path: String, algorithm: Checksum.Algorithm, root: StorageRoot, keepAlive: () throws -> Void = {}) throws -> Checksum {
+        let fd = try root.openFile(path, O_RDONLY, doing: "read")
         defer { close(fd) }
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
         let digester = Digester(algorithm)
@@ -95,13 +97,12 @@ public enum Assembler {
     }
 
     /// Renames the finished file at `source` to its destination and syncs the folder, atomically
-    /// replacing any earlier version. Removes the generation's parts afterwards.
+    /// replacing any earlier version. Removes the generation's parts afterwards. A symlink planted
+    /// where `source` should be is refused, never published.
     public static func publish(_ source: String, as files: TransferFiles, generation: Int) throws {
-        let fd = open(source, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 {
-            fsync(fd)
-            close(fd)
-        }
+        let fd = try files.root.openFile(source, O_RDONLY, doing: "publish")
+        fsync(fd)
+        close(fd)
         guard rename(source, files.destination) == 0 else { throw Errno.storageError(errno, "rename \(source) to \(files.destination)") }
         let folder = open(StorageRoot.folder(of: files.destination), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if folder >= 0 {

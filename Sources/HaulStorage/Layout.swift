@@ -5,6 +5,8 @@ import HaulCore
 public struct TransferFiles: Sendable {
     /// The final file's absolute path.
     public let destination: String
+    /// The storage root every file is opened beneath.
+    public let root: StorageRoot
     /// `inplace`: the full-size file every segment writes into at its offset. A transfer that
     /// started over (generation > 0) gets a new file, so a late writer of the old version
     /// can never touch the new one.
@@ -23,6 +25,7 @@ public struct TransferFiles: Sendable {
     /// Paths for `relative` under `root`, creating parent folders safely.
     public init(root: StorageRoot, relative: String) throws {
         destination = try root.prepare(relative)
+        self.root = root
     }
 
     /// The part file of one attempt at one segment, relative to the storage root.
@@ -34,8 +37,7 @@ public struct TransferFiles: Sendable {
     public func preparePartial(size: Int64?, generation: Int) throws {
         if generation > 0 { unlink(partial(generation: generation - 1)) }
         let partial = partial(generation: generation)
-        let fd = open(partial, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Errno.storageError(errno, "create \(partial)") }
+        let fd = try root.openFile(partial, O_WRONLY | O_CREAT, doing: "create")
         defer { close(fd) }
         guard let size, size > 0 else { return }
         var info = stat()

@@ -31,16 +31,17 @@ public final class SegmentWriter {
     /// Starts writing at `offset` of the file at `path`.
     /// - Parameter create: create the file if missing; otherwise a missing file is an error
     ///   (the planner creates inplace files, so a late writer never recreates a removed one).
-    public func open(path: String, offset: Int64, create: Bool) throws {
+    ///   The file is opened beneath `root` and never through a symlink (`StorageRoot.descriptor`).
+    public func open(path: String, offset: Int64, create: Bool, root: StorageRoot) throws {
         close()
-        fd = Foundation.open(path, O_WRONLY | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
+        fd = root.descriptor(path, O_WRONLY | (create ? O_CREAT : 0))
         guard fd >= 0 else {
             if errno == ENOENT && !create {
                 throw HaulError(
                     "partial-missing", "the partial file \(path) is gone", hint: "it was removed or the transfer started over; the segment will be retried",
                     transient: true)
             }
-            throw Errno.storageError(errno, "open \(path)")
+            throw StorageRoot.openFailure(errno, doing: "open", path)
         }
         self.path = path
         position = offset

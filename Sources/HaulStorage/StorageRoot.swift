@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import HaulCore
 
@@ -43,6 +44,54 @@ public struct StorageRoot: Sendable {
         close(descriptor)
         unlink(probe)
         return nil
+    }
+
+    /// The absolute path of a relative path read back from the database (a destination, a part file),
+    /// refused with `unsafe-path` unless it passes the rules `SafePath` applies to input.
+    public func recorded(_ relative: String) throws -> String {
+        do {
+            return path + "/" + (try SafePath.validate(relative, what: "the recorded path"))
+        } catch let error as HaulError {
+            throw HaulError(
+                "unsafe-path", "the database holds an unsafe storage path: \(error.message)",
+                hint: "the row was altered; nothing was read or written there")
+        }
+    }
+
+    /// Opens `absolute` (a path under the root) relative to a descriptor of the root, so that neither a
+    /// symlink in its last component nor one in a folder leading out of the root is followed: `openat2`
+    /// with `RESOLVE_BENEATH` and `O_NOFOLLOW` (`O_NOFOLLOW` alone on kernels before 5.6). New files get
+    /// `0666` less the umask. Returns the descriptor, or -1 with `errno` set (`ELOOP` or `EXDEV` for a link).
+    public func descriptor(_ absolute: String, _ flags: Int32) -> Int32 {
+        let prefix = path == "/" ? "/" : path + "/"
+        guard absolute.hasPrefix(prefix), absolute.count > prefix.count else {
+            errno = EXDEV
+            return -1
+        }
+        let relative = String(absolute.dropFirst(prefix.count))
+        let root = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard root >= 0 else { return -1 }
+        defer { close(root) }
+        // openat2 refuses a mode without O_CREAT.
+        let mode = UInt32(flags & O_CREAT != 0 ? 0o666 : 0)
+        let fd = haul_openat2(root, relative, flags | O_NOFOLLOW | O_CLOEXEC, mode, UInt64(HAUL_RESOLVE_BENEATH))
+        if fd < 0 && errno == ENOSYS { return openat(root, relative, flags | O_NOFOLLOW | O_CLOEXEC, mode) }
+        return fd
+    }
+
+    /// `descriptor`, throwing a storage error (`unsafe-path` for a symlink) that names `doing`.
+    public func openFile(_ absolute: String, _ flags: Int32, doing: String) throws -> Int32 {
+        let fd = descriptor(absolute, flags)
+        guard fd >= 0 else { throw Self.openFailure(errno, doing: doing, absolute) }
+        return fd
+    }
+
+    /// The error for a failed `descriptor`: `unsafe-path` for a symlink, else a storage error.
+    public static func openFailure(_ code: Int32, doing: String, _ absolute: String) -> HaulError {
+        guard code == ELOOP || code == EXDEV else { return Errno.storageError(code, "\(doing) \(absolute)") }
+        return HaulError(
+            "unsafe-path", "refusing to \(doing) \(absolute): a symbolic link there (or on the way) leads elsewhere",
+            hint: "remove the link from the storage root; Haul never writes through one")
     }
 
     /// `realpath(3)`: the absolute path with every symbolic link resolved, `nil` if it does not exist.

@@ -43,11 +43,21 @@ struct AfterDownload {
         let relative = try SafePath.validate(claim.info.options.extractTo ?? Self.defaultExtractionFolder(for: dest), what: "--extract-to")
         let target = try shared.config.storage.prepare(relative)
         do {
-            let summary = try Extractor.extract(archive: file, to: target)
+            let summary = try Extractor.extract(archive: file, to: target, limits: limits)
             Log.info("extracted", [("transfer", String(claim.info.id)), ("to", relative), ("files", String(summary.files)), ("bytes", String(summary.bytes))])
         } catch let error as HaulError {
             throw HaulError(error.code, "extracting \(dest) into \(relative) was refused: \(error.message)", hint: error.hint, transient: error.isTransient)
         }
+    }
+
+    /// The transfer's extraction limits, each capped by the worker's own.
+    private var limits: ExtractionLimits {
+        let options = claim.info.options
+        let config = shared.config
+        var limits = ExtractionLimits()
+        limits.maxSize = [options.extractMaxSize, config.extractMaxSize].compactMap { $0 }.min()
+        limits.maxRatio = [options.extractMaxRatio, config.extractMaxRatio].compactMap { $0 }.min() ?? limits.maxRatio
+        return limits
     }
 
     private func upload(_ file: String, to url: String, resumeURL: String?) throws {

@@ -210,8 +210,7 @@ private final class Probe {
         self.files = files
         partial = files.partial(generation: claim.generation)
         destination = files.destination
-        descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw Errno.storageError(errno, "create \(partial)") }
+        descriptor = try root.openFile(partial, O_WRONLY | O_CREAT | O_TRUNC, doing: "create")
         digester = info.digestAlgorithm.map(Digester.init)
         self.plan = plan
         verdict = .whole

@@ -84,8 +84,9 @@ struct Finalizer: LaneRole {
             source = files.partial(generation: claim.generation)
             try files.preparePartial(size: 0, generation: claim.generation)
         } else if claim.info.layout == "parts" {
-            let pieces = segments.flatMap { segment in
-                segment.parts.map { Assembler.Piece(path: config.storage.path + "/" + $0.path, offset: $0.offset, length: $0.length) }
+            // Part paths come back from the database: they must pass the same rules as a --dest.
+            let pieces = try segments.flatMap { segment in
+                try segment.parts.map { Assembler.Piece(path: try config.storage.recorded($0.path), offset: $0.offset, length: $0.length) }
             }
             let lost = segments.filter { segment in segment.parts.contains { Assembler.size(of: config.storage.path + "/" + $0.path) == nil } }
             if !lost.isEmpty {
@@ -93,7 +94,7 @@ struct Finalizer: LaneRole {
                 try refetch(lost.map(\.index), of: claim)
             }
             source = files.assembly(generation: claim.generation, lease: claim.leaseToken)
-            try Assembler.concatenate(pieces, into: source, keepAlive: keepAlive.check)
+            try Assembler.concatenate(pieces, into: source, root: config.storage, keepAlive: keepAlive.check)
         } else {
             source = files.partial(generation: claim.generation)
         }
@@ -103,7 +104,7 @@ struct Finalizer: LaneRole {
                 "partial-missing", "the downloaded data for \(dest) is gone from storage",
                 hint: "run 'haul retry \(claim.info.id)' after checking the storage mount")
         }
-        if actual > size { try Assembler.truncate(source, to: size) }
+        if actual > size { try Assembler.truncate(source, to: size, root: config.storage) }
         guard actual >= size else {
             throw HaulError(
                 "size-mismatch", "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run 'haul retry \(claim.info.id)'")
@@ -142,6 +143,6 @@ struct Finalizer: LaneRole {
 
     private func verifyDigest(_ claim: TransferLeases.Claim, path: String, keepAlive: () throws -> Void) throws -> String? {
         guard let algorithm = claim.info.digestAlgorithm else { return nil }
-        return try claim.info.verified(Assembler.digest(of: path, algorithm: algorithm, keepAlive: keepAlive))
+        return try claim.info.verified(Assembler.digest(of: path, algorithm: algorithm, root: shared.config.storage, keepAlive: keepAlive))
     }
 }

@@ -71,10 +71,10 @@ final class SegmentStream {
             let name = TransferFiles.partName(relativeDest: dest, generation: claimed.generation, index: claimed.index, lease: claimed.leaseToken)
             try Directories.create(files.partsDirectory)
             partPath = name
-            try writer.open(path: config.storage.path + "/" + name, offset: 0, create: true)
+            try writer.open(path: config.storage.path + "/" + name, offset: 0, create: true, root: config.storage)
         } else {
             partPath = nil
-            try writer.open(path: files.partial(generation: claimed.generation), offset: claimed.offset + startDone, create: false)
+            try writer.open(path: files.partial(generation: claimed.generation), offset: claimed.offset + startDone, create: false, root: config.storage)
         }
     }
 

@@ -50,6 +50,11 @@ public struct WorkerConfig: Sendable {
     public var checkpointBytes: Int64 = 16 << 20
     /// TLS defaults (a transfer's own options add to these).
     public var tls: TLSOptions = TLSOptions(caBundle: ProcessInfo.processInfo.environment["HAUL_CA_BUNDLE"])
+    /// The operator's extraction limits (`--extract-max-size`, `--extract-max-ratio`): ceilings that a
+    /// transfer's own limits may lower but never raise; `nil` leaves the default (`ExtractionLimits`).
+    public var extractMaxSize: Int64?
+    /// See `extractMaxSize`.
+    public var extractMaxRatio: Int64?
     /// Backoff for transient failures.
     public var backoff = Backoff()
     /// This process's identity in the `workers` table and in leases.

@@ -125,14 +125,18 @@ struct LeaseProtocolTests {
                 let id = try Self.downloading(database, segments: 2)
                 try connection.query(
                     "UPDATE transfers SET state = $2, paused_from = CASE WHEN $2 = 'paused' THEN 'downloading' END WHERE id = $1", [id, state.rawValue])
-                let allowed = TransferTransitions.allows(action.event, from: state)
+                let verdict = action.verdict(transfer: id, state: state)
+                #expect((verdict == .apply) == TransferTransitions.allows(action.event, from: state), "\(action) from \(state)")
                 var refusal: HaulError?
                 do { try store.apply(action, to: id) } catch let error as HaulError { refusal = error }
                 let after = try #require(TransferState(rawValue: try connection.query("SELECT state FROM transfers WHERE id = $1", [id]).first?["state"] ?? ""))
-                if allowed {
+                switch verdict {
+                case .apply:
                     #expect(refusal == nil, "\(action) from \(state): \(refusal.map(String.init(describing:)) ?? "")")
                     #expect(TransferTransitions.targets(of: action.event, from: state).contains(after), "\(action) from \(state) entered \(after)")
-                } else {
+                case .alreadyDone:
+                    #expect(refusal == nil && after == state, "\(action) of a \(state) transfer is a no-op")
+                case .refuse:
                     #expect(refusal?.code == .invalidTransition, "\(action) from \(state)")
                     #expect(after == state, "a refused \(action) left \(state) alone")
                 }

@@ -229,7 +229,20 @@ def check_keda(directory):
 
 
 # ----------------------------------------------------------------- kustomize
+def check_database_urls(directory):
+    """Every example DATABASE_URL in the manifests verifies the server: sslmode=verify-full."""
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".yaml"):
+            continue
+        with open(os.path.join(directory, name)) as f:
+            for number, line in enumerate(f, 1):
+                for url in re.findall(r"postgres(?:ql)?://[^\s'\"]+", line):
+                    if "sslmode=verify-full" not in url:
+                        fail(f"{name}:{number}", "an example DATABASE_URL must use sslmode=verify-full (not require or prefer)")
+
+
 def check_kustomize(directory):
+    check_database_urls(directory)
     path = os.path.join(directory, "kustomization.yaml")
     if not os.path.exists(path):
         fail(directory, "kustomization.yaml missing")

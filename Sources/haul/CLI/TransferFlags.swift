@@ -8,7 +8,7 @@ import HaulStorage
 enum TransferFlags {
     static let options: Set<String> = [
         "--segment-size", "--checksum", "--priority", "--layout", "--header", "--ca-cert", "--max-attempts",
-        "--extract-to", "--upload-to", "--field", "--upload-protocol", "--user-agent",
+        "--extract-to", "--extract-max-size", "--extract-max-ratio", "--upload-to", "--field", "--upload-protocol", "--user-agent",
     ]
     static let flags: Set<String> = ["--insecure", "--record-digest", "--extract", "--delete-after-upload"]
 
@@ -26,6 +26,9 @@ enum TransferFlags {
           --insecure            do not verify the origin's TLS certificate
           --extract             extract the finished zip/tar/tar.gz/gz (refusing unsafe archives)
           --extract-to REL      where to extract (default: the file's name without .zip/.tar.gz/...)
+          --extract-max-size SIZE   refuse archives expanding past SIZE (default: 200 times the
+                                archive; always capped by free space less a reserve)
+          --extract-max-ratio N  refuse a compressed entry expanding more than N times (default 200)
           --upload-to URL       then upload the file as multipart/form-data (or tus) to URL
           --field NAME=VALUE    a text field sent with the upload (repeatable; tus: Upload-Metadata)
           --upload-protocol multipart|tus  (default multipart)
@@ -66,9 +69,12 @@ enum TransferFlags {
     }
 
     private static func addFinalizerOptions(_ arguments: Arguments, to request: inout NewTransfer) throws {
-        if arguments.has("--extract") || arguments.value("--extract-to") != nil {
+        let limits = ["--extract-to", "--extract-max-size", "--extract-max-ratio"]
+        if arguments.has("--extract") || limits.contains(where: { arguments.value($0) != nil }) {
             request.options.extract = true
             request.options.extractTo = try arguments.value("--extract-to").map { try SafePath.validate($0, what: "--extract-to") }
+            request.options.extractMaxSize = try arguments.size("--extract-max-size")
+            request.options.extractMaxRatio = try arguments.positiveInt("--extract-max-ratio").map(Int64.init)
         }
         if let upload = arguments.value("--upload-to") {
             request.options.uploadTo = try OriginURL.validate(upload)

@@ -41,7 +41,7 @@ enum ExtractCommand: Command {
     static let name = "extract"
     static let summary = "extract a zip, tar, tar.gz or gz archive safely"
     static let help = """
-        usage: haul extract ARCHIVE DEST [--max-size SIZE] [--max-entries N] [--allow-symlinks]
+        usage: haul extract ARCHIVE DEST [--max-size SIZE] [--max-ratio N] [--max-entries N] [--allow-symlinks]
 
         Extracts a zip, tar, tar.gz or gz archive (detected from its content, not its
         name) into DEST, which must not exist or must be an empty directory. Everything
@@ -50,21 +50,26 @@ enum ExtractCommand: Command {
         Unsafe archives are refused as a whole: absolute or '..' names, backslashes,
         duplicate names, overlapping entries (zip bombs), entries inflating past their
         size, encrypted entries, unsupported methods, hard links and devices. Nested
-        archives are never extracted. Files get mode 0755 or 0644; owners are not restored.
+        archives are never extracted. Files get 0666 (0777 if executable) less the umask;
+        owners are not restored.
 
-          --max-size SIZE    refuse archives that expand past SIZE, e.g. 10GiB
-                             (default: the free space of DEST's file system)
+          --max-size SIZE    refuse archives that expand past SIZE, e.g. 10GiB (default:
+                             200 times the archive's size); always capped by the free space
+                             of DEST's file system less a reserve (5%, at most 1GiB)
+          --max-ratio N      refuse a compressed entry (a zip entry, the gzip stream of a
+                             .gz or .tar.gz) that expands more than N times (default 200)
           --max-entries N    refuse archives with more than N entries (default 1000000)
           --allow-symlinks   create symlink entries that resolve inside DEST (checked on
                              disk, after everything else); default: refuse them
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let arguments = try Arguments(words, options: ["--max-size", "--max-entries"], flags: ["--allow-symlinks"])
+        let arguments = try Arguments(words, options: ["--max-size", "--max-ratio", "--max-entries"], flags: ["--allow-symlinks"])
         let paths = try arguments.expect(2, "ARCHIVE and DEST")
         var limits = ExtractionLimits()
         limits.maxSize = try arguments.size("--max-size")
         limits.maxEntries = try arguments.positiveInt("--max-entries") ?? limits.maxEntries
+        limits.maxRatio = try arguments.positiveInt("--max-ratio").map(Int64.init) ?? limits.maxRatio
         let summary = try Extractor.extract(archive: paths[0], to: paths[1], limits: limits, allowSymlinks: arguments.has("--allow-symlinks"))
         Output.line(
             "\(paths[1]): \(summary.files) files, \(summary.directories) directories\(summary.symlinks > 0 ? ", \(summary.symlinks) symlinks" : ""), \(ByteSize.format(summary.bytes)) from a \(summary.format.rawValue) archive"

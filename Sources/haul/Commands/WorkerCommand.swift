@@ -31,6 +31,11 @@ enum WorkerCommand: Command {
           --metrics-addr HOST:PORT  serve Prometheus /metrics and /healthz there
                                 (healthz is 503 when the database stopped answering or
                                 the storage root stopped being writable)
+          --extract-max-size SIZE  refuse extractions past SIZE (default: 200 times the archive's
+                                size); a transfer may ask for less, never more; always capped
+                                by the storage's free space less a reserve (5%, at most 1GiB)
+          --extract-max-ratio N  refuse a compressed entry expanding more than N times (default
+                                200); a transfer may ask for less, never more
           --log-format text|json  log line format (default text)
           -v, --verbose         log every segment
           -q, --quiet           log only warnings and errors
@@ -42,7 +47,7 @@ enum WorkerCommand: Command {
             options: [
                 "--storage", "--concurrency", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval",
                 "--log-format",
-                "--metrics-addr",
+                "--metrics-addr", "--extract-max-size", "--extract-max-ratio",
             ],
             flags: ["--poll-only", "--verbose", "--quiet", "--create-storage"], short: ["v": "--verbose", "q": "--quiet", "x": "--concurrency"])
         _ = try arguments.expect(0, "")
@@ -82,6 +87,8 @@ enum WorkerCommand: Command {
         config.maxAttempts = try arguments.positiveInt("--max-attempts") ?? config.maxAttempts
         config.pollInterval = try arguments.duration("--poll-interval") ?? config.pollInterval
         config.pollOnly = arguments.has("--poll-only")
+        config.extractMaxSize = try arguments.size("--extract-max-size") ?? config.extractMaxSize
+        config.extractMaxRatio = try arguments.positiveInt("--extract-max-ratio").map(Int64.init) ?? config.extractMaxRatio
     }
 
     /// Runs `worker` on its own threads until a signal, then drains within `grace` seconds.

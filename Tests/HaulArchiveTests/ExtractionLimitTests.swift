@@ -1,0 +1,81 @@
+import Foundation
+import HaulArchive
+import HaulCore
+import Testing
+
+/// Archives cannot fill the volume they are extracted to: by default an archive may expand to 200 times
+/// its size and no compressed entry more than 200:1, whatever is asked never leaves less than a reserve
+/// free, and a refusal leaves nothing behind. Bombs come from Fixtures/bombs.py.
+@Suite struct ExtractionLimitTests {
+    @Test func theTotalDefaultsTo200TimesTheArchiveAndNeverEatsTheReserve() {
+        let gib: Int64 = 1 << 30
+        let defaults = ExtractionLimits()
+        #expect(defaults.resolvedMaxSize(archiveSize: 1 << 20, free: 100 * gib, fileSystemSize: 200 * gib) == 200 << 20)
+        // Capped by the free space less 5 % of the file system (at most 1 GiB).
+        #expect(defaults.resolvedMaxSize(archiveSize: gib, free: 50 * gib, fileSystemSize: 200 * gib) == 49 * gib)
+        #expect(defaults.resolvedMaxSize(archiveSize: 1 << 20, free: 60 << 20, fileSystemSize: 64 << 20) == (60 << 20) - (64 << 20) / 20)
+        #expect(ExtractionLimits(maxSize: 10 * gib).resolvedMaxSize(archiveSize: 1, free: 5 * gib, fileSystemSize: 10 * gib) == 5 * gib - gib / 2)
+        #expect(defaults.resolvedMaxSize(archiveSize: Int64.max / 2, free: Int64.max, fileSystemSize: 0) == Int64.max)
+        #expect(defaults.resolvedMaxSize(archiveSize: 1, free: 10, fileSystemSize: 1 << 20) == 0)
+    }
+
+    @Test(arguments: ["zeros.tar.gz", "zeros.zip", "zeros.gz"])
+    func aBombIsRefusedByDefault(_ file: String) throws {
+        let temp = try TemporaryDirectory()
+        try runChecked(["python3", fixture("bombs.py"), temp.sub("bombs"), "40"])
+        try FileManager.default.createDirectory(atPath: temp.sub("work"), withIntermediateDirectories: true)
+        let error = extractionError { _ = try Extractor.extract(archive: temp.sub("bombs/\(file)"), to: temp.sub("work/out")) }
+        #expect(["compression-ratio", "too-large"].contains(error?.code ?? ""), "\(error.map(String.init(describing:)) ?? "no error")")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.sub("work")).isEmpty, "no destination and no staging left")
+        // A trusted archive goes through when the limits are raised for it.
+        let summary = try Extractor.extract(
+            archive: temp.sub("bombs/\(file)"), to: temp.sub("work/trusted"), limits: ExtractionLimits(maxSize: 1 << 30, maxRatio: 10_000))
+        #expect(summary.bytes == 40 << 20)
+    }
+
+    @Test func paxRecordsSpreadOverManyHeadersAreBounded() throws {
+        let temp = try TemporaryDirectory()
+        try runChecked(["python3", fixture("bombs.py"), temp.sub("bombs"), "1"])
+        let error = extractionError { _ = try Extractor.extract(archive: temp.sub("bombs/pax-flood.tar"), to: temp.sub("out")) }
+        #expect(error?.code == "corrupt-archive", "\(error.map(String.init(describing:)) ?? "no error")")
+        #expect(!FileManager.default.fileExists(atPath: temp.sub("out")))
+    }
+
+    @Test(
+        "a bomb against a small tmpfs volume: refused before it fills it, nothing left, whatever limits are asked for",
+        .enabled(if: getuid() == 0))
+    func aBombCannotFillASmallVolume() throws {
+        let temp = try TemporaryDirectory()
+        let volume = temp.sub("volume")
+        try FileManager.default.createDirectory(atPath: volume, withIntermediateDirectories: true)
+        try runChecked(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", volume])
+        defer { _ = try? run(["umount", volume]) }
+        try runChecked(["python3", fixture("bombs.py"), temp.sub("small"), "40"])
+        try runChecked(["python3", fixture("bombs.py"), temp.sub("large"), "200"])
+        let free = try Self.freeSpace(volume)
+
+        // Default limits: 40 MiB from 40 KiB would fit the volume, but is far past 200:1.
+        var error = extractionError { _ = try Extractor.extract(archive: temp.sub("small/zeros.tar.gz"), to: volume + "/small") }
+        #expect(["compression-ratio", "too-large"].contains(error?.code ?? ""), "\(error.map(String.init(describing:)) ?? "no error")")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: volume).isEmpty, "no destination and no staging left")
+
+        // Limits raised far past the volume: still capped by its free space less the reserve, refused
+        // as too large (not by a full disk), and the space is given back.
+        for file in ["zeros.tar.gz", "zeros.zip", "zeros.gz"] {
+            error = extractionError {
+                _ = try Extractor.extract(
+                    archive: temp.sub("large/\(file)"), to: volume + "/large", limits: ExtractionLimits(maxSize: 1 << 40, maxRatio: 1 << 40))
+            }
+            #expect(error?.code == "too-large", "\(file): \(error.map(String.init(describing:)) ?? "no error")")
+            #expect(error?.hint?.contains("free space") == true, "\(error?.hint ?? "")")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: volume).isEmpty, "no destination and no staging left")
+            #expect(try Self.freeSpace(volume) == free)
+        }
+    }
+
+    static func freeSpace(_ path: String) throws -> Int64 {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { throw POSIXError(.EIO) }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+}
