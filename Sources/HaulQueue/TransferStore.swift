@@ -76,6 +76,8 @@ public struct TransferStore {
             throw HaulError("no-such-transfer", "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
         }
         if let refusal = action.refusal(transfer: id, state: current.state) { throw refusal }
+        // Not under the enqueue lock (an operator's retry racing an enqueue of the same destination is left to them).
+        if action == .retry { try refuseBusy(retrying: id) }
         let allowed = action.allowedFrom.map(\.rawValue)
         let updated: Int
         switch action {
