@@ -66,9 +66,12 @@ enum ZipLayout {
             let (dataEnd, overflow) = dataOffset.addingReportingOverflow(entry.compressedSize)
             guard !overflow, dataEnd <= UInt64(file.size) else { throw HaulError.corrupt("the data of '\(name)' lies past the end of the file") }
             var end = dataEnd
-            let extra = try file.bytes(Int(extraLength), at: Int64(dataOffset - extraLength), what: "the local extra field of '\(name)'")
+            // The local ZIP64 extra is read only when something depends on it (one pread less per plain entry).
             var local64: [UInt8]?
-            try forEachExtra(extra) { id, field in if id == ZipSignature.zip64Extra { local64 = field } }
+            if entry.hasDataDescriptor || size == ZipSignature.max32 || compressed == ZipSignature.max32 {
+                let extra = try file.bytes(Int(extraLength), at: Int64(dataOffset - extraLength), what: "the local extra field of '\(name)'")
+                try forEachExtra(extra) { id, field in if id == ZipSignature.zip64Extra { local64 = field } }
+            }
             if entry.hasDataDescriptor {
                 // The local fields may be zero (the usual streaming case); the descriptor must agree.
                 guard crc == 0 || crc == entry.crc, [0, entry.compressedSize].contains(compressed) || compressed == ZipSignature.max32,

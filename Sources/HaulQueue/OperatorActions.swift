@@ -41,6 +41,11 @@ extension TransferStore {
                 let state = TransferState(rawValue: try row.string("state")) ?? .failed
                 switch action.verdict(transfer: id, state: state) {
                 case .apply:
+                    // Not under the enqueue lock: an operator's retry racing an enqueue of the same destination is left to them.
+                    if action == .retry, let busy = try busyDestination(retrying: id) {
+                        outcome.refused.append((id, busy))
+                        continue
+                    }
                     outcome.changed.append(id)
                     if action == .retry && (state == .canceled || row["error_code"] == "origin-changed") { restart.append(id) }
                 case .alreadyDone: outcome.unchanged.append(id)

@@ -24,6 +24,20 @@ extension TransferStore {
         throw busy(dest, id: try row.int64("id"), state: try row.string("state"))
     }
 
+    /// The refusal to bring transfer `id` back (retry) while another active transfer writes its
+    /// destination, or `nil` when nothing else writes it.
+    func busyDestination(retrying id: Int64) throws -> HaulError? {
+        guard
+            let row = try db.query(
+                """
+                SELECT t.id, t.state, t.dest FROM transfers o JOIN transfers t ON t.dest = o.dest AND t.id <> o.id
+                WHERE o.id = $1 AND o.owner IS NULL AND t.owner IS NULL AND t.state = ANY($2::text[]) ORDER BY t.id LIMIT 1
+                """, [id, Self.activeStates]
+            ).first
+        else { return nil }
+        return Self.busy(try row.string("dest"), id: try row.int64("id"), state: try row.string("state"))
+    }
+
     /// The `destination-busy` refusal naming the transfer that holds `dest`.
     static func busy(_ dest: String, id: Int64, state: String) -> HaulError {
         HaulError(

@@ -100,10 +100,13 @@ struct DestinationSafetyTests {
         let repeated = try Run.haul(["enqueue", "--manifest", manifest, "--batch", "b1", "--skip-invalid"], database: database.url)
         #expect(repeated.status == 0, "\(repeated.stderr)")
         #expect(repeated.stdout.contains("0 enqueued, 1 already there, 1 rejected"), "\(repeated.stdout)")
-        // Once the first transfer is over, its destination is free again.
+        // Once the first transfer is over, its destination is free again; retrying the first one then is refused.
         #expect(try Run.haul(["cancel", id], database: database.url).status == 0)
         let after = try Run.haul(["enqueue", Harness.origin + "/safety/b.bin", "--dest", "shared/a.bin"], database: database.url)
         #expect(after.status == 0, "\(after.stderr)")
+        let retry = try Run.haul(["retry", id], database: database.url)
+        #expect(retry.status == 2, "\(retry.stderr)")
+        #expect(retry.stderr.contains("already writes 'shared/a.bin'"), "\(retry.stderr)")
     }
 
     @Test("haul cancel of an interrupted get removes its partial file")

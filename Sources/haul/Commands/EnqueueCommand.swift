@@ -11,13 +11,14 @@ enum EnqueueCommand: Command {
 
         Records a transfer of URL (http or https) into the storage root, where workers
         pick it up. Prints the new transfer's id. Nothing is written when any argument
-        is invalid (exit status 2).
+        is invalid, or when an active transfer already writes DEST (exit status 2).
 
         With --manifest, each line is 'URL [DEST]' (DEST defaults to the URL's path;
         '#' starts a comment) or a JSON object {"url", "dest", "checksum", "headers",
         "priority", "extract", "upload_to"}; the options below apply to every line.
-        All or nothing: an invalid line is reported with its number and nothing is
-        inserted, unless --skip-invalid inserts the rest and lists the rejects.
+        All or nothing: an invalid line (also one whose DEST another line or an active
+        transfer writes) is reported with its number and nothing is inserted, unless
+        --skip-invalid inserts the rest and lists the rejects.
         Enqueuing the same URL and DEST into the same batch again adds nothing.
 
           --dest REL            destination relative to the storage root (default: named

@@ -17,7 +17,7 @@ enum UploadCommand: Command {
         with backoff, honouring Retry-After (a multipart POST restarts from the start, a
         tus upload continues from the server's offset).
 
-          --field NAME=VALUE   add a text field (repeatable; UTF-8 kept)
+          --field NAME=VALUE   add a text field (repeatable; UTF-8 kept; tus: Upload-Metadata)
           --file-field NAME    form field name of the file parts (default: file)
           --filename NAME      file name to announce instead of the file's own (one file only)
           --type MIME          Content-Type of the file parts (default: looked up by extension
@@ -65,7 +65,8 @@ enum UploadCommand: Command {
             guard files.count == 1 else { throw HaulError.usage("tus uploads one file at a time", hint: "run haul upload once per file") }
             var request = TusRequest(
                 url: url, file: files[0], filename: arguments.value("--filename"), contentType: arguments.value("--type"),
-                fields: try arguments.all("--field").map(MultipartRequest.parseField), headers: headers, caBundle: caBundle, insecure: arguments.has("--insecure"))
+                fields: try arguments.all("--field").map(MultipartRequest.parseField), headers: headers, caBundle: caBundle,
+                insecure: arguments.has("--insecure"))
             request.chunkSize = try arguments.size("--chunk-size") ?? request.chunkSize
             response = try TusUploader.upload(
                 request, resumeURL: arguments.value("--resume"), retry: retry,
