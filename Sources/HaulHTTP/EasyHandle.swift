@@ -32,6 +32,8 @@ final class EasyHandle {
         if let ifRange = request.ifRange { headers = curl_slist_append(headers, "If-Range: \(ifRange)") }
         configure(request)
         haul_easy_setopt_slist(pointer, CURLOPT_HTTPHEADER, headers)
+        if let limit = request.maxBodyBytes { haul_easy_setopt_off(pointer, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit)) }
+        context.maxBodyBytes = request.maxBodyBytes
         if let range = request.rangeValue?.dropFirst("bytes=".count) {
             haul_easy_setopt_string(pointer, CURLOPT_RANGE, String(range))
         }
@@ -99,6 +101,10 @@ final class TransferContext {
     var head = ResponseHead(status: 0)
     var headDelivered = false
     var bytes: Int64 = 0
+    /// Header bytes received so far, over every response of the request (redirects included).
+    var headBytes = 0
+    /// The body may not grow past this (libcurl before 8.4 checks only an announced length).
+    var maxBodyBytes: Int64?
     var failure: Error?
 
     init(onHead: @escaping (ResponseHead) throws -> Void, onData: @escaping (UnsafeRawBufferPointer) throws -> Void, shouldContinue: @escaping () -> Bool) {
@@ -112,6 +118,10 @@ final class TransferContext {
         do { try onHead(head) } catch { failure = error }
     }
 
+    /// The most header bytes accepted for one request, redirects included: a real head is a
+    /// few KiB, and a hostile one must not grow a worker's memory without end.
+    static let headLimit = 256 << 10
+
     static func from(_ pointer: UnsafeMutableRawPointer?) -> TransferContext {
         Unmanaged<TransferContext>.fromOpaque(pointer!).takeUnretainedValue()
     }
@@ -120,6 +130,12 @@ final class TransferContext {
 private let headerCallback: haul_data_callback = { data, size, count, userdata in
     let context = TransferContext.from(userdata)
     let length = size * count
+    context.headBytes += length
+    guard context.headBytes <= TransferContext.headLimit else {
+        context.failure = HaulError(
+            "bad-origin", "the origin sent more than \(TransferContext.headLimit >> 10) KiB of response headers", hint: "it will be retried", transient: true)
+        return 0
+    }
     let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
     if line == "\r\n" || line == "\n" {
         // End of one response's headers: skip interim (1xx) and followed redirects.
@@ -141,6 +157,11 @@ private let writeCallback: haul_data_callback = { data, size, count, userdata in
         try? context.deliverHead()
     }
     guard context.failure == nil else { return 0 }
+    if let limit = context.maxBodyBytes, context.bytes + Int64(length) > limit {
+        context.failure = HaulError(
+            "too-large", "the origin sent more than \(limit) bytes, this transfer's limit", hint: "raise --max-file-size or free space on the storage")
+        return 0
+    }
     guard context.shouldContinue() else {
         context.failure = HaulError("interrupted", "download was interrupted", transient: true)
         return 0

@@ -28,6 +28,8 @@ public struct FetchRequest: Sendable {
     public var tls: TLSOptions
     /// Abort when no byte arrives for this many seconds.
     public var stallTimeout: Int
+    /// Refuse a body announced bigger than this, and abort one growing past it (`too-large`).
+    public var maxBodyBytes: Int64?
 
     /// A plain GET of `url`.
     public init(

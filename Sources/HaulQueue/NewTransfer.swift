@@ -23,6 +23,8 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     public var deleteAfterUpload: Bool?
     /// How many attempts a segment gets before the transfer fails.
     public var maxAttempts: Int?
+    /// The largest file this transfer may bring (`--max-file-size`).
+    public var maxFileSize: Int64?
     /// No segment size was given: the planner sizes segments by the file (`SegmentPlan.automaticSegmentSize`).
     public var automaticSegments: Bool?
     /// For `haul get`: the local file (or folder, when named by the origin) it writes, so a rerun resumes it.
@@ -34,7 +36,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case insecure, caCert = "ca_cert", recordDigest = "record_digest", extract, extractTo = "extract_to"
         case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
-        case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", localTarget = "local_target", automaticSegments = "automatic_segments"
+        case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", localTarget = "local_target", automaticSegments = "automatic_segments"
     }
 
     /// The options as the JSON text stored in the database.

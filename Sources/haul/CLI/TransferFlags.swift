@@ -7,14 +7,17 @@ import HaulStorage
 /// The flags `haul enqueue` and `haul get` share, turned into a validated `NewTransfer`.
 enum TransferFlags {
     static let options: Set<String> = [
-        "--segment-size", "--checksum", "--priority", "--layout", "--header", "--ca-cert", "--max-attempts",
+        "--segment-size", "--max-file-size", "--checksum", "--priority", "--layout", "--header", "--ca-cert", "--max-attempts",
         "--extract-to", "--upload-to", "--field", "--upload-protocol",
     ]
     static let flags: Set<String> = ["--insecure", "--record-digest", "--extract", "--delete-after-upload"]
 
     static let help = """
-          --segment-size SIZE   bytes per segment (4096, 512KiB, 8MiB, 1GiB); default: the first
-                                8MiB, then a sixteenth of the file, between 8MiB and 128MiB
+          --segment-size SIZE   bytes per segment (64KiB, 512KiB, 8MiB, 1GiB); default: the first
+                                8MiB, then a sixteenth of the file, between 8MiB and 128MiB;
+                                at least 64KiB, and grown to keep a file within 10000 segments
+          --max-file-size SIZE  fail the transfer if the origin announces more (files bigger
+                                than the storage's free space are always refused)
           --checksum ALGO:HEX   verify the finished file (sha256, sha512, sha1, md5)
           --record-digest       record the file's sha256 even without --checksum
           --header 'Name: value'  extra request header (repeatable; values never shown)
@@ -35,7 +38,10 @@ enum TransferFlags {
     static func build(url: String, dest: String?, _ arguments: Arguments) throws -> NewTransfer {
         let url = try OriginURL.validate(url)
         let dest = try dest.map { try SafePath.validate($0) }
-        var request = NewTransfer(url: url, dest: dest, segmentSize: try arguments.size("--segment-size") ?? (8 << 20))
+        let segmentSize = try arguments.size("--segment-size")
+        try segmentSize.map { try PlanLimits.validateSegmentSize($0) }
+        var request = NewTransfer(url: url, dest: dest, segmentSize: segmentSize ?? (8 << 20))
+        request.options.maxFileSize = try arguments.size("--max-file-size")
         request.options.automaticSegments = arguments.value("--segment-size") == nil ? true : nil
         request.checksum = try arguments.value("--checksum").map { try Checksum(parsing: $0) }
         request.priority = try arguments.int("--priority") ?? 0

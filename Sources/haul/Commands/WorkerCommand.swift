@@ -23,6 +23,8 @@ enum WorkerCommand: Command {
           --lease DURATION      segment lease (default 30s); renewed at a third of it
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
           --max-attempts N      attempts per segment before its transfer fails (default 6)
+          --max-file-size SIZE  refuse files announced bigger than this (files bigger than the
+                                storage's free space are always refused)
           --grace DURATION      how long a graceful stop may take (default 10s)
           --poll-interval DURATION  idle poll period (default 1s)
           --poll-only           do not LISTEN (for PgBouncer in transaction mode)
@@ -37,6 +39,7 @@ enum WorkerCommand: Command {
             words,
             options: [
                 "--storage", "--concurrency", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval",
+                "--max-file-size",
                 "--log-format",
                 "--metrics-addr",
             ],
@@ -66,6 +69,7 @@ enum WorkerCommand: Command {
         config.lease = try arguments.duration("--lease") ?? config.lease
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? Double(config.stallTimeout)).rounded(.up))
         config.maxAttempts = try arguments.positiveInt("--max-attempts") ?? config.maxAttempts
+        config.maxFileSize = try arguments.size("--max-file-size") ?? config.maxFileSize
         config.pollInterval = try arguments.duration("--poll-interval") ?? config.pollInterval
         config.pollOnly = arguments.has("--poll-only")
     }
