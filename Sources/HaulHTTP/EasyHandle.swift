@@ -1,5 +1,6 @@
 import CCurl
 import HaulCore
+import Foundation
 
 /// One libcurl easy handle and what it needs while a request runs: the request's header list,
 /// its error buffer and the callbacks' context. `HTTPClient` runs it with `curl_easy_perform`,
@@ -34,6 +35,7 @@ final class EasyHandle {
         haul_easy_setopt_slist(pointer, CURLOPT_HTTPHEADER, headers)
         if let limit = request.maxBodyBytes { haul_easy_setopt_off(pointer, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit)) }
         context.maxBodyBytes = request.maxBodyBytes
+        context.addressPolicy = request.addressPolicy
         if let range = request.rangeValue?.dropFirst("bytes=".count) {
             haul_easy_setopt_string(pointer, CURLOPT_RANGE, String(range))
         }
@@ -46,6 +48,10 @@ final class EasyHandle {
         haul_easy_setopt_write_function(pointer, writeCallback)
         haul_easy_setopt_header_function(pointer, headerCallback)
         haul_easy_setopt_xferinfo_function(pointer, progressCallback)
+        if request.addressPolicy.denyPrivate {
+            haul_easy_setopt_pointer(pointer, CURLOPT_OPENSOCKETDATA, unmanaged)
+            haul_easy_setopt_opensocket_function(pointer, openSocketCallback)
+        }
         errorBuffer[0] = 0
         haul_easy_setopt_pointer(pointer, CURLOPT_ERRORBUFFER, errorBuffer)
     }
@@ -56,6 +62,7 @@ final class EasyHandle {
         defer { context = nil }
         guard let context else { throw HaulError("internal", "an HTTP request finished that was never started") }
         if let failure = context.failure { throw failure }
+        if code == CURLE_COULDNT_CONNECT, let refusal = context.addressRefusal { throw refusal }
         guard code == CURLE_OK else {
             throw CurlFailure.error(code, detail: String(cString: errorBuffer), url: url, bytes: context.bytes)
         }
@@ -105,6 +112,10 @@ final class TransferContext {
     var headBytes = 0
     /// The body may not grow past this (libcurl before 8.4 checks only an announced length).
     var maxBodyBytes: Int64?
+    /// Peers this request may connect to.
+    var addressPolicy = AddressPolicy.open
+    /// Why the policy refused a peer address; the request's error if no other address worked.
+    var addressRefusal: HaulError?
     var failure: Error?
 
     init(onHead: @escaping (ResponseHead) throws -> Void, onData: @escaping (UnsafeRawBufferPointer) throws -> Void, shouldContinue: @escaping () -> Bool) {
@@ -174,6 +185,22 @@ private let writeCallback: haul_data_callback = { data, size, count, userdata in
     }
     context.bytes += Int64(length)
     return length
+}
+
+/// Opens the socket libcurl asks for unless the request's address policy refuses the peer
+/// (after DNS resolution, for every connection, redirects included).
+private let openSocketCallback: haul_opensocket_callback = { userdata, _, address in
+    guard let address else { return haul_socket_bad() }
+    let context = TransferContext.from(userdata)
+    var bytes = [UInt8](repeating: 0, count: 16)
+    let count = Int(haul_sockaddr_bytes(address, &bytes))
+    if count > 0, let why = context.addressPolicy.refusal(Array(bytes.prefix(count))) {
+        context.addressRefusal = HaulError(
+            "address-refused", "the worker's address policy refused to connect: \(why)",
+            hint: "the worker runs with --deny-private-addresses; add the network with --allow-network if it is meant to be reached")
+        return haul_socket_bad()
+    }
+    return socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
 }
 
 private let progressCallback: haul_xferinfo_callback = { userdata, _, _, _, _ in

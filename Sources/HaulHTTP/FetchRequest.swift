@@ -1,3 +1,5 @@
+import HaulCore
+
 /// TLS settings for one origin.
 public struct TLSOptions: Sendable, Equatable {
     /// A PEM bundle of CA certificates to trust instead of the system's.
@@ -30,6 +32,8 @@ public struct FetchRequest: Sendable {
     public var stallTimeout: Int
     /// Refuse a body announced bigger than this, and abort one growing past it (`too-large`).
     public var maxBodyBytes: Int64?
+    /// Which peer addresses may be connected to, checked on every connection (redirects too).
+    public var addressPolicy: AddressPolicy = .open
 
     /// A plain GET of `url`.
     public init(

@@ -11,6 +11,7 @@ extension WorkerShared {
             url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" }, first: first, last: last, ifRange: ifRange,
             tls: tls(for: info), stallTimeout: config.stallTimeout)
         request.maxBodyBytes = planLimits(for: info).bodyLimit
+        request.addressPolicy = config.addressPolicy
         return request
     }
 

@@ -43,3 +43,36 @@ struct SecurityTextTests {
         #expect(Origin.resolve("../b", against: "https://h/x/y/z") == "https://h/x/b")
     }
 }
+
+@Suite("address policy")
+struct AddressPolicyRuleTests {
+    static let refused = [
+        "127.0.0.1", "127.255.0.3", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
+        "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fd00::1", "fc00::5", "ff02::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1",
+        "64:ff9b::a9fe:a9fe",
+    ]
+    static let allowed = ["1.1.1.1", "8.8.8.8", "172.32.0.1", "192.0.2.1", "2606:4700::1111", "::ffff:8.8.8.8", "100.128.0.1"]
+
+    @Test("non-public addresses are refused", arguments: refused)
+    func refusedAddresses(text: String) throws {
+        let policy = AddressPolicy(denyPrivate: true)
+        let bytes = try #require(AddressPolicy.parse(text))
+        #expect(policy.refusal(bytes) != nil)
+        #expect(AddressPolicy.open.refusal(bytes) == nil)
+    }
+
+    @Test("public addresses pass", arguments: allowed)
+    func publicAddresses(text: String) throws {
+        #expect(AddressPolicy(denyPrivate: true).refusal(try #require(AddressPolicy.parse(text))) == nil)
+    }
+
+    @Test func allowListExceptions() throws {
+        let policy = AddressPolicy(denyPrivate: true, allowed: [try .init(parsing: "10.20.0.0/16"), try .init(parsing: "127.0.0.2")])
+        #expect(policy.refusal(try #require(AddressPolicy.parse("10.20.3.4"))) == nil)
+        #expect(policy.refusal(try #require(AddressPolicy.parse("10.21.3.4"))) == "10.21.3.4 is a private address")
+        #expect(policy.refusal(try #require(AddressPolicy.parse("127.0.0.2"))) == nil)
+        #expect(policy.refusal(try #require(AddressPolicy.parse("127.0.0.1"))) == "127.0.0.1 is a loopback address")
+        #expect(throws: HaulError.self) { try AddressPolicy.Network(parsing: "10.0.0.0/33") }
+        #expect(throws: HaulError.self) { try AddressPolicy.Network(parsing: "example.com") }
+    }
+}
