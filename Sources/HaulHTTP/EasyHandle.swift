@@ -73,6 +73,13 @@ final class EasyHandle {
         return HTTPClient.Summary(head: context.head, bytes: context.bytes)
     }
 
+    /// The `Location` of a redirect the request just ended with (nothing else went wrong): the
+    /// caller follows it with a new request, or `nil`.
+    func pendingRedirect(_ code: CURLcode) -> String? {
+        guard code == CURLE_OK, let context, context.failure == nil, !context.headDelivered else { return nil }
+        return context.redirectLocation
+    }
+
     /// Lets go of a request that will not finish (its multi run was interrupted).
     func abandon() {
         context = nil
@@ -81,8 +88,8 @@ final class EasyHandle {
     private func configure(_ request: FetchRequest) {
         haul_easy_setopt_string(pointer, CURLOPT_URL, request.url)
         haul_easy_setopt_long(pointer, CURLOPT_NOSIGNAL, 1)
-        haul_easy_setopt_long(pointer, CURLOPT_FOLLOWLOCATION, 1)
-        haul_easy_setopt_long(pointer, CURLOPT_MAXREDIRS, 10)
+        // Redirects are followed by the callers, hop by hop (FetchRequest.following).
+        haul_easy_setopt_long(pointer, CURLOPT_FOLLOWLOCATION, 0)
         haul_easy_setopt_string(pointer, CURLOPT_PROTOCOLS_STR, "http,https")
         haul_easy_setopt_string(pointer, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         haul_easy_setopt_string(pointer, CURLOPT_USERAGENT, Curl.userAgent)
@@ -112,6 +119,8 @@ final class TransferContext {
     var headBytes = 0
     /// The body may not grow past this (libcurl before 8.4 checks only an announced length).
     var maxBodyBytes: Int64?
+    /// The `Location` of a redirect answer: its body is skipped and the caller follows it.
+    var redirectLocation: String?
     /// Peers this request may connect to.
     var addressPolicy = AddressPolicy.open
     /// Why the policy refused a peer address; the request's error if no other address worked.
@@ -151,7 +160,9 @@ private let headerCallback: haul_data_callback = { data, size, count, userdata i
     if line == "\r\n" || line == "\n" {
         // End of one response's headers: skip interim (1xx) and followed redirects.
         let isRedirect = (300...399).contains(context.head.status) && context.head["location"] != nil
-        if context.head.status >= 200 && !isRedirect && !context.headDelivered {
+        if isRedirect && !context.headDelivered {
+            context.redirectLocation = context.head["location"]
+        } else if context.head.status >= 200 && !context.headDelivered {
             try? context.deliverHead()
             if context.failure != nil { return 0 }
         }
@@ -164,6 +175,7 @@ private let headerCallback: haul_data_callback = { data, size, count, userdata i
 private let writeCallback: haul_data_callback = { data, size, count, userdata in
     let context = TransferContext.from(userdata)
     let length = size * count
+    if context.redirectLocation != nil { return length }  // a redirect's body
     if !context.headDelivered {
         try? context.deliverHead()
     }

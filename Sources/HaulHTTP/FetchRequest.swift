@@ -16,7 +16,7 @@ public struct TLSOptions: Sendable, Equatable {
 
 /// One GET, possibly of a byte range.
 public struct FetchRequest: Sendable {
-    /// The URL (http or https; redirects are followed only to those).
+    /// The URL (http or https; redirects are followed only to those, hop by hop: `following(_:hop:)`).
     public var url: String
     /// Extra request headers as `Name: value` lines.
     public var headerLines: [String]
@@ -32,6 +32,8 @@ public struct FetchRequest: Sendable {
     public var stallTimeout: Int
     /// Refuse a body announced bigger than this, and abort one growing past it (`too-large`).
     public var maxBodyBytes: Int64?
+    /// Follow a redirect from https to http (the transfer has a checksum, or `--allow-downgrade`).
+    public var allowDowngrade = false
     /// Which peer addresses may be connected to, checked on every connection (redirects too).
     public var addressPolicy: AddressPolicy = .open
 

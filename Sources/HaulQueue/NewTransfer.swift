@@ -25,6 +25,12 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     public var maxAttempts: Int?
     /// The largest file this transfer may bring (`--max-file-size`).
     public var maxFileSize: Int64?
+    /// Follow redirects from https to http even without a checksum (`--allow-downgrade`).
+    public var allowDowngrade: Bool?
+    /// A CA bundle to verify the upload target with (`--upload-ca-cert`); the origin's does not apply.
+    public var uploadCaCert: String?
+    /// Skip TLS verification of the upload target (`--upload-insecure`).
+    public var uploadInsecure: Bool?
     /// No segment size was given: the planner sizes segments by the file (`SegmentPlan.automaticSegmentSize`).
     public var automaticSegments: Bool?
     /// For `haul get`: the local file (or folder, when named by the origin) it writes, so a rerun resumes it.
@@ -36,7 +42,8 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case insecure, caCert = "ca_cert", recordDigest = "record_digest", extract, extractTo = "extract_to"
         case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
-        case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", localTarget = "local_target", automaticSegments = "automatic_segments"
+        case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", allowDowngrade = "allow_downgrade",
+        uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
     }
 
     /// The options as the JSON text stored in the database.

@@ -12,6 +12,7 @@ extension WorkerShared {
             tls: tls(for: info), stallTimeout: config.stallTimeout)
         request.maxBodyBytes = planLimits(for: info).bodyLimit
         request.addressPolicy = config.addressPolicy
+        request.allowDowngrade = info.expectedDigest != nil || info.options.allowDowngrade == true
         return request
     }
 

@@ -8,9 +8,9 @@ import HaulStorage
 enum TransferFlags {
     static let options: Set<String> = [
         "--segment-size", "--max-file-size", "--checksum", "--priority", "--layout", "--header", "--ca-cert", "--max-attempts",
-        "--extract-to", "--upload-to", "--field", "--upload-protocol",
+        "--extract-to", "--upload-to", "--field", "--upload-protocol", "--upload-ca-cert",
     ]
-    static let flags: Set<String> = ["--insecure", "--record-digest", "--extract", "--delete-after-upload"]
+    static let flags: Set<String> = ["--insecure", "--record-digest", "--extract", "--delete-after-upload", "--allow-downgrade", "--upload-insecure"]
 
     static let help = """
           --segment-size SIZE   bytes per segment (64KiB, 512KiB, 8MiB, 1GiB); default: the first
@@ -26,12 +26,17 @@ enum TransferFlags {
           --max-attempts N      attempts per segment before the transfer fails (default 6)
           --ca-cert FILE        trust this CA bundle for the origin (or HAUL_CA_BUNDLE on workers)
           --insecure            do not verify the origin's TLS certificate
+          --allow-downgrade     follow a redirect from https to http even without --checksum
+                                (with a checksum it is followed, and logged)
           --extract             extract the finished zip/tar/tar.gz/gz (refusing unsafe archives)
           --extract-to REL      where to extract (default: the file's name without .zip/.tar.gz/...)
           --upload-to URL       then upload the file as multipart/form-data (or tus) to URL
           --field NAME=VALUE    a text field sent with the upload (repeatable)
           --upload-protocol multipart|tus  (default multipart)
           --delete-after-upload remove the local file once the upload succeeded
+          --upload-ca-cert FILE trust this CA bundle for the upload target (--ca-cert and
+                                --insecure apply to the origin only)
+          --upload-insecure     do not verify the upload target's TLS certificate
         """
 
     /// Validates the URL and every shared flag; nothing touches the database.
@@ -52,15 +57,10 @@ enum TransferFlags {
         request.layout = layout
         request.headers = try arguments.all("--header").map(Header.parse)
         request.options.insecure = arguments.has("--insecure") ? true : nil
+        request.options.allowDowngrade = arguments.has("--allow-downgrade") ? true : nil
         request.options.recordDigest = arguments.has("--record-digest") ? true : nil
         request.options.maxAttempts = try arguments.positiveInt("--max-attempts")
-        if let ca = arguments.value("--ca-cert") {
-            let absolute = ca.hasPrefix("/") ? ca : FileManager.default.currentDirectoryPath + "/" + ca
-            guard FileManager.default.isReadableFile(atPath: absolute) else {
-                throw HaulError.usage("--ca-cert '\(ca)' is not a readable file", hint: "give the path of a PEM CA bundle")
-            }
-            request.options.caCert = absolute
-        }
+        request.options.caCert = try caBundle(arguments, "--ca-cert")
         try addFinalizerOptions(arguments, to: &request)
         return request
     }
@@ -82,8 +82,22 @@ enum TransferFlags {
             guard ["multipart", "tus"].contains(proto) else { throw HaulError.usage("--upload-protocol '\(proto)' is not multipart or tus") }
             request.options.uploadProtocol = proto
             request.options.deleteAfterUpload = arguments.has("--delete-after-upload") ? true : nil
-        } else if !arguments.all("--field").isEmpty || arguments.value("--upload-protocol") != nil || arguments.has("--delete-after-upload") {
-            throw HaulError.usage("--field, --upload-protocol and --delete-after-upload go with --upload-to")
+            request.options.uploadCaCert = try caBundle(arguments, "--upload-ca-cert")
+            request.options.uploadInsecure = arguments.has("--upload-insecure") ? true : nil
+        } else if !arguments.all("--field").isEmpty || arguments.value("--upload-protocol") != nil || arguments.has("--delete-after-upload")
+            || arguments.value("--upload-ca-cert") != nil || arguments.has("--upload-insecure")
+        {
+            throw HaulError.usage("--field, --upload-protocol, --delete-after-upload, --upload-ca-cert and --upload-insecure go with --upload-to")
         }
+    }
+
+    /// The absolute path of a readable CA bundle given with `flag`, if any.
+    private static func caBundle(_ arguments: Arguments, _ flag: String) throws -> String? {
+        guard let ca = arguments.value(flag) else { return nil }
+        let absolute = ca.hasPrefix("/") ? ca : FileManager.default.currentDirectoryPath + "/" + ca
+        guard FileManager.default.isReadableFile(atPath: absolute) else {
+            throw HaulError.usage("\(flag) '\(ca)' is not a readable file", hint: "give the path of a PEM CA bundle")
+        }
+        return absolute
     }
 }
