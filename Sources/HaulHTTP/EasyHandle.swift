@@ -115,7 +115,7 @@ final class TransferContext {
     var head = ResponseHead(status: 0)
     var headDelivered = false
     var bytes: Int64 = 0
-    /// Header bytes received so far, over every response of the request (redirects included).
+    /// Header bytes received so far, over every response of this hop (interim 1xx included).
     var headBytes = 0
     /// The body may not grow past this (libcurl before 8.4 checks only an announced length).
     var maxBodyBytes: Int64?
@@ -138,7 +138,7 @@ final class TransferContext {
         do { try onHead(head) } catch { failure = error }
     }
 
-    /// The most header bytes accepted for one request, redirects included: a real head is a
+    /// The most header bytes accepted for one hop of a request: a real head is a
     /// few KiB, and a hostile one must not grow a worker's memory without end.
     static let headLimit = 256 << 10
 
@@ -159,7 +159,7 @@ private let headerCallback: haul_data_callback = { data, size, count, userdata i
     let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
     if line == "\r\n" || line == "\n" {
         // End of one response's headers: skip interim (1xx) and followed redirects.
-        let isRedirect = (300...399).contains(context.head.status) && context.head["location"] != nil
+        let isRedirect = [301, 302, 303, 307, 308].contains(context.head.status) && context.head["location"] != nil
         if isRedirect && !context.headDelivered {
             context.redirectLocation = context.head["location"]
         } else if context.head.status >= 200 && !context.headDelivered {
