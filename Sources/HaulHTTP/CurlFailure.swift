@@ -28,8 +28,6 @@ enum CurlFailure {
             return HaulError("short-body", "origin \(host) closed the connection early after \(bytes) bytes", hint: "it will be retried", transient: true)
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
             return HaulError("connection-reset", "connection to \(host) was reset after \(bytes) bytes: \(why)", hint: "it will be retried", transient: true)
-        case CURLE_FILESIZE_EXCEEDED:
-            return HaulError("too-large", "origin \(host) announced a body larger than this transfer's limit", hint: "raise --max-file-size or free space on the storage")
         case CURLE_ABORTED_BY_CALLBACK:
             return HaulError("interrupted", "download from \(host) was interrupted", transient: true)
         default:

@@ -33,8 +33,8 @@ final class EasyHandle {
         if let ifRange = request.ifRange { headers = curl_slist_append(headers, "If-Range: \(ifRange)") }
         configure(request)
         haul_easy_setopt_slist(pointer, CURLOPT_HTTPHEADER, headers)
-        if let limit = request.maxBodyBytes { haul_easy_setopt_off(pointer, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit)) }
-        context.maxBodyBytes = request.maxBodyBytes
+        if let limit = request.bodyLimit { haul_easy_setopt_off(pointer, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit.bytes)) }
+        context.bodyLimit = request.bodyLimit
         context.addressPolicy = request.addressPolicy
         if let range = request.rangeValue?.dropFirst("bytes=".count) {
             haul_easy_setopt_string(pointer, CURLOPT_RANGE, String(range))
@@ -63,6 +63,7 @@ final class EasyHandle {
         guard let context else { throw HaulError("internal", "an HTTP request finished that was never started") }
         if let failure = context.failure { throw failure }
         if code == CURLE_COULDNT_CONNECT, let refusal = context.addressRefusal { throw refusal }
+        if code == CURLE_FILESIZE_EXCEEDED, let limit = context.bodyLimit { throw limit.error }
         guard code == CURLE_OK else {
             throw CurlFailure.error(code, detail: String(cString: errorBuffer), url: url, bytes: context.bytes)
         }
@@ -118,7 +119,7 @@ final class TransferContext {
     /// Header bytes received so far, over every response of this hop (interim 1xx included).
     var headBytes = 0
     /// The body may not grow past this (libcurl before 8.4 checks only an announced length).
-    var maxBodyBytes: Int64?
+    var bodyLimit: BodyLimit?
     /// The `Location` of a redirect answer: its body is skipped and the caller follows it.
     var redirectLocation: String?
     /// Peers this request may connect to.
@@ -180,9 +181,8 @@ private let writeCallback: haul_data_callback = { data, size, count, userdata in
         try? context.deliverHead()
     }
     guard context.failure == nil else { return 0 }
-    if let limit = context.maxBodyBytes, context.bytes + Int64(length) > limit {
-        context.failure = HaulError(
-            "too-large", "the origin sent more than \(limit) bytes, this transfer's limit", hint: "raise --max-file-size or free space on the storage")
+    if let limit = context.bodyLimit, context.bytes + Int64(length) > limit.bytes {
+        context.failure = limit.error
         return 0
     }
     guard context.shouldContinue() else {

@@ -13,34 +13,46 @@ public struct PlanLimits: Sendable, Equatable {
     public var maxFileSize: Int64?
     /// Bytes free on the storage for this file, if known.
     public var freeSpace: Int64?
+    /// Bytes the storage holds in all, if known: a file bigger than that can never fit.
+    public var capacity: Int64?
 
     /// Limits; `nil` means no bound of that kind.
-    public init(maxFileSize: Int64? = nil, freeSpace: Int64? = nil) {
+    public init(maxFileSize: Int64? = nil, freeSpace: Int64? = nil, capacity: Int64? = nil) {
         self.maxFileSize = maxFileSize
         self.freeSpace = freeSpace
+        self.capacity = capacity
     }
 
-    /// The most body bytes one transfer may bring (`CURLOPT_MAXFILESIZE_LARGE` for bodies of unknown length).
-    public var bodyLimit: Int64? {
+    /// The most body bytes one response may bring (`CURLOPT_MAXFILESIZE_LARGE`, for bodies of
+    /// unknown length), and whether going past it is transient: the free space (which may
+    /// grow again) rather than `--max-file-size` is the smaller bound.
+    public var bodyLimit: (bytes: Int64, transient: Bool)? {
         switch (maxFileSize, freeSpace) {
-        case (let a?, let b?): min(a, b)
-        case (let a?, nil): a
-        case (nil, let b?): b
+        case (let hard?, let free?): free < hard ? (free, true) : (hard, false)
+        case (let hard?, nil): (hard, false)
+        case (nil, let free?): (free, true)
         case (nil, nil): nil
         }
     }
 
-    /// Throws a `too-large` error (not transient) when `size` bytes exceed a limit.
+    /// Throws when `size` bytes exceed a limit: `too-large` (not transient) past
+    /// ``maxFileSize`` or the storage's ``capacity``, `storage-full` (transient: space may be
+    /// freed) past its ``freeSpace``.
     public func check(size: Int64) throws(HaulError) {
         if let maxFileSize, size > maxFileSize {
             throw HaulError(
                 "too-large", "the origin announced \(size) bytes, more than the maximum file size of \(maxFileSize) bytes",
                 hint: "raise --max-file-size if the file is really wanted")
         }
+        if let capacity, size > capacity {
+            throw HaulError(
+                "too-large", "the origin announced \(size) bytes, more than the whole storage holds (\(capacity) bytes)",
+                hint: "store it on a bigger volume")
+        }
         if let freeSpace, size > freeSpace {
             throw HaulError(
-                "too-large", "the origin announced \(size) bytes, more than the \(freeSpace) bytes free on the storage",
-                hint: "free space on the storage, then 'haul retry' the transfer")
+                "storage-full", "storage is full: the origin announced \(size) bytes and \(freeSpace) bytes are free",
+                hint: "free space on the storage root; it will be retried", transient: true)
         }
     }
 

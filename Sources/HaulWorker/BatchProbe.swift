@@ -175,7 +175,7 @@ private final class Probe {
     func job(shared: WorkerShared) -> MultiClient.Job {
         let info = claim.info
         limits = shared.planLimits(for: info)
-        var request = shared.request(for: info, first: 0, last: info.segmentSize - 1)
+        var request = shared.request(for: info, first: 0, last: info.segmentSize - 1, capBody: true)
         if let etag = previous?.etag { request.headerLines.append("If-None-Match: \(etag)") }
         if let modified = previous?.lastModified { request.headerLines.append("If-Modified-Since: \(modified)") }
         return MultiClient.Job(

@@ -44,7 +44,7 @@ struct SegmentRun {
             let info = segment.transfer
             let request = shared.request(
                 for: info, first: info.acceptsRanges ? first : nil, last: info.acceptsRanges ? segment.lastByte : nil,
-                ifRange: info.acceptsRanges ? Self.validator(info) : nil)
+                ifRange: info.acceptsRanges ? Self.validator(info) : nil, capBody: info.size == nil)
             try http.fetch(
                 request,
                 onHead: { head in

@@ -37,7 +37,7 @@ struct Planner: LaneRole {
         var failure: Error?
         let previous = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersion(of: claim) }
             .flatMap { earlier in Self.fileOnStorage(info, config: config) == earlier.size ? earlier : nil }
-        var request = shared.request(for: info, first: 0, last: requestedLast)
+        var request = shared.request(for: info, first: 0, last: requestedLast, capBody: true)
         if let etag = previous?.etag { request.headerLines.append("If-None-Match: \(etag)") }
         if let modified = previous?.lastModified { request.headerLines.append("If-Modified-Since: \(modified)") }
         var unchanged = false

@@ -4,13 +4,17 @@ import HaulHTTP
 import HaulQueue
 
 extension WorkerShared {
-    /// A GET of `info`'s URL with the transfer's headers, TLS settings, stall timeout and body
-    /// limit: every request a worker makes to an origin is built here.
-    func request(for info: TransferInfo, first: Int64?, last: Int64?, ifRange: String? = nil) -> FetchRequest {
+    /// A GET of `info`'s URL with the transfer's headers, TLS settings, stall timeout, redirect
+    /// and address policies: every request a worker makes to an origin is built here.
+    /// - Parameter capBody: cap the body at the plan limits (`PlanLimits.bodyLimit`): for probes,
+    ///   whose answer may be a whole file of any length, and for bodies of unknown length. Not
+    ///   for segments of a known size: their length was checked when planned, and the storage's
+    ///   free space has shrunk since by the file's own reservation.
+    func request(for info: TransferInfo, first: Int64?, last: Int64?, ifRange: String? = nil, capBody: Bool) -> FetchRequest {
         var request = FetchRequest(
             url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" }, first: first, last: last, ifRange: ifRange,
             tls: tls(for: info), stallTimeout: config.stallTimeout)
-        request.maxBodyBytes = planLimits(for: info).bodyLimit
+        if capBody, let limit = planLimits(for: info).bodyLimit { request.bodyLimit = BodyLimit(bytes: limit.bytes, isFreeSpace: limit.transient) }
         request.addressPolicy = config.addressPolicy
         request.allowDowngrade = info.expectedDigest != nil || info.options.allowDowngrade == true
         return request
@@ -20,15 +24,19 @@ extension WorkerShared {
     /// `--max-file-size`, and the space free on the storage.
     func planLimits(for info: TransferInfo) -> PlanLimits {
         let limits = [info.options.maxFileSize, config.maxFileSize].compactMap { $0 }
-        return PlanLimits(maxFileSize: limits.min(), freeSpace: Self.freeSpace(config.storage.path))
+        let space = Self.space(config.storage.path)
+        return PlanLimits(maxFileSize: limits.min(), freeSpace: space?.free, capacity: space?.capacity)
     }
 
-    /// Bytes an unprivileged writer may still use on the file system holding `path`, if known.
-    static func freeSpace(_ path: String) -> Int64? {
+    /// Bytes an unprivileged writer may still use on the file system holding `path`, and its
+    /// size in all, if known.
+    static func space(_ path: String) -> (free: Int64, capacity: Int64)? {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }
-        let (bytes, overflow) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: Int64(clamping: info.f_frsize))
-        return overflow ? nil : bytes
+        let block = Int64(clamping: info.f_frsize)
+        let (free, overflowFree) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: block)
+        let (capacity, overflowAll) = Int64(clamping: info.f_blocks).multipliedReportingOverflow(by: block)
+        return overflowFree || overflowAll ? nil : (free, capacity)
     }
 }
 

@@ -21,7 +21,7 @@ struct PlanLimitTests {
         let result = try Self.limited(["get", origin.base + "/huge", "-o", work + "/huge.bin", "--segment-size", "64KiB"], database: database.url)
         #expect(result.status == 1, "exit \(result.status): \(result.stderr)")
         #expect(result.stderr.contains("9223372036854775807 bytes"), "\(result.stderr)")
-        #expect(result.stderr.contains("free on the storage"), "\(result.stderr)")
+        #expect(result.stderr.contains("more than the whole storage holds"), "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty, "nothing written")
     }
 
@@ -45,6 +45,17 @@ struct PlanLimitTests {
         // The probe's own response announces more than the limit: libcurl refuses it at its head.
         #expect(try cluster.database.scalar("SELECT error_code FROM transfers WHERE id = \(capped)") == "too-large")
         #expect(!FileManager.default.fileExists(atPath: cluster.storage + "/huge.bin"))
+    }
+
+    @Test("a body of unknown length stops at --max-file-size")
+    func endlessBody() throws {
+        let origin = try HostileOrigin()
+        let cluster = try Cluster("endless")
+        let id = try cluster.enqueue(origin.base + "/endless", ["--dest", "endless.bin", "--max-file-size", "1MiB"])
+        try cluster.startWorker()
+        #expect(try cluster.waitFinal([id]) == ["failed"])
+        #expect(try cluster.database.scalar("SELECT error_code FROM transfers WHERE id = \(id)") == "too-large")
+        #expect(!FileManager.default.fileExists(atPath: cluster.storage + "/endless.bin"))
     }
 
     @Test("a response head of 1 MiB is cut off at 256 KiB with a reason")

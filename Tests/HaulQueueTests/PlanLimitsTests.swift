@@ -28,17 +28,21 @@ struct PlanLimitsTests {
         #expect(PlanLimits.segmentSize(fileSize: 100, first: 8 * mib, rest: 8 * mib) == 8 * mib)
     }
 
-    @Test("a file bigger than --max-file-size or the free space is refused, not transient")
+    @Test("a file bigger than --max-file-size or the storage is refused; bigger than the free space, retried")
     func sizeLimits() throws {
-        let limits = PlanLimits(maxFileSize: 10 << 20, freeSpace: 5 << 30)
+        let limits = PlanLimits(maxFileSize: 10 << 20, freeSpace: 5 << 30, capacity: 6 << 30)
         try limits.check(size: 10 << 20)
         let tooBig = #expect(throws: HaulError.self) { try limits.check(size: (10 << 20) + 1) }
         #expect(tooBig?.code == "too-large" && tooBig?.isTransient == false)
-        let noRoom = #expect(throws: HaulError.self) { try PlanLimits(freeSpace: 1 << 30).check(size: Int64.max) }
-        #expect(noRoom?.message.contains("free on the storage") == true)
+        let never = #expect(throws: HaulError.self) { try PlanLimits(freeSpace: 1 << 30, capacity: 2 << 30).check(size: Int64.max) }
+        #expect(never?.code == "too-large" && never?.isTransient == false)
+        #expect(never?.message.contains("more than the whole storage holds") == true)
+        let full = #expect(throws: HaulError.self) { try PlanLimits(freeSpace: 1 << 30, capacity: 2 << 30).check(size: 3 << 29) }
+        #expect(full?.code == "storage-full" && full?.isTransient == true)
+        #expect(full?.message.hasPrefix("storage is full") == true)
         try PlanLimits().check(size: Int64.max)
-        #expect(limits.bodyLimit == 10 << 20)
-        #expect(PlanLimits(freeSpace: 7).bodyLimit == 7)
+        #expect(limits.bodyLimit?.bytes == 10 << 20 && limits.bodyLimit?.transient == false)
+        #expect(PlanLimits(maxFileSize: 9, freeSpace: 7).bodyLimit?.bytes == 7 && PlanLimits(freeSpace: 7).bodyLimit?.transient == true)
         #expect(PlanLimits().bodyLimit == nil)
     }
 

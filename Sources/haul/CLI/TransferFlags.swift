@@ -17,7 +17,8 @@ enum TransferFlags {
                                 8MiB, then a sixteenth of the file, between 8MiB and 128MiB;
                                 at least 64KiB, and grown to keep a file within 10000 segments
           --max-file-size SIZE  fail the transfer if the origin announces more (files bigger
-                                than the storage's free space are always refused)
+                                than the storage are always refused, bigger than its free
+                                space retried)
           --checksum ALGO:HEX   verify the finished file (sha256, sha512, sha1, md5)
           --record-digest       record the file's sha256 even without --checksum
           --header 'Name: value'  extra request header (repeatable; values never shown)

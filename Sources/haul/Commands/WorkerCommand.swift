@@ -30,7 +30,7 @@ enum WorkerCommand: Command {
           --allow-network CIDR  a network reachable even so (repeatable, or HAUL_ALLOW_NETWORKS
                                 as a comma-separated list), e.g. an internal mirror's
           --max-file-size SIZE  refuse files announced bigger than this (files bigger than the
-                                storage's free space are always refused)
+                                storage are always refused, bigger than its free space retried)
           --grace DURATION      how long a graceful stop may take (default 10s)
           --poll-interval DURATION  idle poll period (default 1s)
           --poll-only           do not LISTEN (for PgBouncer in transaction mode)

@@ -5,6 +5,7 @@
 
     GET /huge                 206 to any range, announcing a total of 2^63-1 bytes (zeros)
     GET /file/NAME?size=N     N deterministic bytes, honouring one Range
+    GET /endless              200 without a length: 64 MiB of zeros, then the connection closes
     GET /bighead              200 with 1 MiB of response headers
     GET /redirect?to=URL      302 Location: URL (&code=301|303|307|308)
     GET /_log                 JSON: every request so far as {"path", "headers"} (this endpoint excluded)
@@ -52,6 +53,17 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/redirect":
             code = int(query.get("code", ["302"])[0])
             return self.answer(code, [("Location", query["to"][0])], b"")
+        if url.path == "/endless":
+            self.send_response(200)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            try:
+                for _ in range(1024):
+                    self.wfile.write(b"\0" * 65536)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
         if url.path == "/bighead":
             self.send_response(200)
             try:
