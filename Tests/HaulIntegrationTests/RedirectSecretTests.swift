@@ -54,4 +54,20 @@ struct RedirectSecretTests {
         cluster.stopWorkers()
         #expect(worker.stderr.contains("following a redirect from https to http"), "the downgrade is logged")
     }
+
+    @Test("the origin's --insecure does not reach the upload target, which has --upload-ca-cert")
+    func uploadTLSIsItsOwn() throws {
+        let cluster = try Cluster("upload-tls")
+        let file = try Origin.file("security/upload-tls.bin", size: 100_000)
+        // nginx's TLS server (the test CA's certificate) answers any POST with 405: reaching it
+        // means TLS was accepted, failing with "tls" means it was verified and refused.
+        let target = Harness.originTLS + "/upload"
+        let base = ["--segment-size", "64KiB", "--insecure", "--upload-to", target]
+        let unverified = try cluster.enqueue(Harness.origin + file.path, ["--dest", "a.bin"] + base)
+        let trusted = try cluster.enqueue(Harness.origin + file.path, ["--dest", "b.bin", "--upload-ca-cert", Harness.testCA] + base)
+        try cluster.startWorker()
+        #expect(try cluster.waitFinal([unverified, trusted]) == ["failed", "failed"])
+        #expect(try cluster.database.scalar("SELECT error_code FROM transfers WHERE id = \(unverified)") == "tls")
+        #expect(try cluster.database.scalar("SELECT error_code FROM transfers WHERE id = \(trusted)") == "upload-rejected")
+    }
 }
