@@ -84,6 +84,22 @@ struct PlanLimitTests {
         #expect(try origin.log().isEmpty, "the origin was not asked again")
     }
 
+    @Test("a row whose finalizing was started more often than its attempts is failed too")
+    func abandonedFinalizing() throws {
+        let origin = try HostileOrigin()
+        let cluster = try Cluster("abandoned-final")
+        let id = try cluster.enqueue(origin.base + "/file/f?size=200000", ["--dest", "f.bin", "--max-attempts", "2", "--segment-size", "64KiB"])
+        let fetchers = try cluster.startWorker(["--roles", "planner,fetcher"])
+        try #require(try Harness.waitUntil(timeout: 60) { try cluster.state(id) == "finalizing" })
+        fetchers.signal(SIGTERM)
+        _ = fetchers.wait(timeout: 15)
+        _ = try cluster.database.scalar("UPDATE transfers SET attempts = 2 WHERE id = \(id) RETURNING id")
+        try cluster.startWorker(["--roles", "finalizer"])
+        #expect(try cluster.waitFinal([id]) == ["failed"])
+        #expect(try cluster.database.scalar("SELECT error_code FROM transfers WHERE id = \(id)") == "abandoned")
+        #expect(!FileManager.default.fileExists(atPath: cluster.storage + "/f.bin"), "not published")
+    }
+
     @Test("--segment-size below 64KiB is refused with exit 2 and no row")
     func segmentFloor() throws {
         let database = try TestDatabase()
