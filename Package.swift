@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulQueueTests", dependencies: ["HaulQueue", "HaulPostgres"]),
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore"]),
-        .testTarget(name: "HaulIntegrationTests", dependencies: ["HaulCore", "HaulPostgres", "HaulQueue"], exclude: ["Faults/origin.py"]),
+        .testTarget(name: "HaulIntegrationTests", dependencies: ["HaulCore", "HaulPostgres", "HaulQueue"], exclude: ["Faults/origin.py", "Faults/hostile_origin.py"]),
         .testTarget(name: "HaulUploadTests", dependencies: ["CCurl", "HaulCore", "HaulUpload"], exclude: ["Receivers"]),
         .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "HaulMetrics", "HaulQueue", "HaulCore"]),
         .testTarget(name: "HaulMetricsTests", dependencies: ["HaulMetrics", "HaulCore"]),

@@ -80,6 +80,7 @@ http {
     ssl_certificate $work/tls/server.pem;
     ssl_certificate_key $work/tls/server.key;
     root $work/www;
+    location /to-http/ { rewrite ^/to-http/(.*)\$ http://127.0.0.1:$http_port/\$1 redirect; }
   }
 }
 CONF

@@ -1,6 +1,9 @@
 #ifndef HAUL_CCURL_SHIM_H
 #define HAUL_CCURL_SHIM_H
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
 
 /* curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are variadic, which Swift
    cannot call; these typed wrappers are the only way Haul reaches them. */
@@ -26,6 +29,24 @@ static inline CURLcode haul_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { re
 static inline CURLcode haul_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode haul_easy_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode haul_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
+
+typedef curl_socket_t (*haul_opensocket_callback)(void *, curlsocktype, struct curl_sockaddr *);
+static inline CURLcode haul_easy_setopt_opensocket_function(CURL *h, haul_opensocket_callback f) { return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, f); }
+static inline curl_socket_t haul_socket_bad(void) { return CURL_SOCKET_BAD; }
+
+/* The peer address libcurl is about to connect to: copies its 4 (IPv4) or 16 (IPv6) bytes
+   into out and returns how many, or 0 for another family (a Unix socket). */
+static inline int haul_sockaddr_bytes(const struct curl_sockaddr *a, unsigned char out[16]) {
+    if (a->family == AF_INET && a->addrlen >= sizeof(struct sockaddr_in)) {
+        memcpy(out, &((const struct sockaddr_in *)&a->addr)->sin_addr, 4);
+        return 4;
+    }
+    if (a->family == AF_INET6 && a->addrlen >= sizeof(struct sockaddr_in6)) {
+        memcpy(out, &((const struct sockaddr_in6 *)&a->addr)->sin6_addr, 16);
+        return 16;
+    }
+    return 0;
+}
 
 static inline CURLMcode haul_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 

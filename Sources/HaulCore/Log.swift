@@ -22,10 +22,13 @@ public enum Log {
         settings.withLock { $0 = (format, minimum ?? (verbose ? .debug : .info), quiet) }
     }
 
-    /// Writes one line.
+    /// Writes one line. The message and field values go through `SafeText.cleanLine`, so text
+    /// an origin chose (names, reasons) cannot forge a line or reorder it with bidi controls.
     public static func write(_ level: Level, _ message: String, _ fields: [(String, String)] = []) {
         let (format, minimum, quiet) = settings.withLock { $0 }
         guard !quiet, rank(level) >= rank(minimum) else { return }
+        let message = SafeText.cleanLine(message)
+        let fields = fields.map { ($0.0, SafeText.cleanLine($0.1)) }
         let time = timestamp(Date().timeIntervalSince1970)
         let line: String
         switch format {

@@ -1,3 +1,5 @@
+import HaulCore
+
 /// Picks a safe local file name from a `Content-Disposition` header, like `curl -OJ` but stricter.
 public enum ContentDisposition {
     /// The `filename*` (RFC 5987, UTF-8) or `filename` parameter, reduced to a safe base name.
@@ -25,10 +27,10 @@ public enum ContentDisposition {
     }
 
     /// Reduces a suggested name to one safe path component: the part after the last `/` or `\`,
-    /// without control characters, not `.`/`..`, not hidden, at most 200 bytes.
+    /// without control or bidi characters (`SafeText`), not `.`/`..`, not hidden, at most 200 bytes.
     public static func sanitize(_ name: String) -> String? {
         let base = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var cleaned = String(base.unicodeScalars.filter { $0.value >= 32 && $0.value != 127 }.map(Character.init))
+        var cleaned = SafeText.clean(base)
         cleaned = cleaned.trimmingWhitespace()
         while cleaned.hasPrefix(".") { cleaned.removeFirst() }
         while cleaned.utf8.count > 200 { cleaned.removeLast() }

@@ -1,5 +1,6 @@
 import CCurl
 import HaulCore
+import Foundation
 
 /// One libcurl easy handle and what it needs while a request runs: the request's header list,
 /// its error buffer and the callbacks' context. `HTTPClient` runs it with `curl_easy_perform`,
@@ -32,6 +33,9 @@ final class EasyHandle {
         if let ifRange = request.ifRange { headers = curl_slist_append(headers, "If-Range: \(ifRange)") }
         configure(request)
         haul_easy_setopt_slist(pointer, CURLOPT_HTTPHEADER, headers)
+        if let limit = request.bodyLimit { haul_easy_setopt_off(pointer, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit.bytes)) }
+        context.bodyLimit = request.bodyLimit
+        context.addressPolicy = request.addressPolicy
         if let range = request.rangeValue?.dropFirst("bytes=".count) {
             haul_easy_setopt_string(pointer, CURLOPT_RANGE, String(range))
         }
@@ -44,6 +48,10 @@ final class EasyHandle {
         haul_easy_setopt_write_function(pointer, writeCallback)
         haul_easy_setopt_header_function(pointer, headerCallback)
         haul_easy_setopt_xferinfo_function(pointer, progressCallback)
+        if request.addressPolicy.denyPrivate {
+            haul_easy_setopt_pointer(pointer, CURLOPT_OPENSOCKETDATA, unmanaged)
+            haul_easy_setopt_opensocket_function(pointer, openSocketCallback)
+        }
         errorBuffer[0] = 0
         haul_easy_setopt_pointer(pointer, CURLOPT_ERRORBUFFER, errorBuffer)
     }
@@ -54,6 +62,8 @@ final class EasyHandle {
         defer { context = nil }
         guard let context else { throw HaulError("internal", "an HTTP request finished that was never started") }
         if let failure = context.failure { throw failure }
+        if code == CURLE_COULDNT_CONNECT, let refusal = context.addressRefusal { throw refusal }
+        if code == CURLE_FILESIZE_EXCEEDED, let limit = context.bodyLimit { throw limit.error }
         guard code == CURLE_OK else {
             throw CurlFailure.error(code, detail: String(cString: errorBuffer), url: url, bytes: context.bytes)
         }
@@ -64,6 +74,13 @@ final class EasyHandle {
         return HTTPClient.Summary(head: context.head, bytes: context.bytes)
     }
 
+    /// The `Location` of a redirect the request just ended with (nothing else went wrong): the
+    /// caller follows it with a new request, or `nil`.
+    func pendingRedirect(_ code: CURLcode) -> String? {
+        guard code == CURLE_OK, let context, context.failure == nil, !context.headDelivered else { return nil }
+        return context.redirectLocation
+    }
+
     /// Lets go of a request that will not finish (its multi run was interrupted).
     func abandon() {
         context = nil
@@ -72,8 +89,8 @@ final class EasyHandle {
     private func configure(_ request: FetchRequest) {
         haul_easy_setopt_string(pointer, CURLOPT_URL, request.url)
         haul_easy_setopt_long(pointer, CURLOPT_NOSIGNAL, 1)
-        haul_easy_setopt_long(pointer, CURLOPT_FOLLOWLOCATION, 1)
-        haul_easy_setopt_long(pointer, CURLOPT_MAXREDIRS, 10)
+        // Redirects are followed by the callers, hop by hop (FetchRequest.following).
+        haul_easy_setopt_long(pointer, CURLOPT_FOLLOWLOCATION, 0)
         haul_easy_setopt_string(pointer, CURLOPT_PROTOCOLS_STR, "http,https")
         haul_easy_setopt_string(pointer, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         haul_easy_setopt_string(pointer, CURLOPT_USERAGENT, Curl.userAgent)
@@ -99,6 +116,16 @@ final class TransferContext {
     var head = ResponseHead(status: 0)
     var headDelivered = false
     var bytes: Int64 = 0
+    /// Header bytes received so far, over every response of this hop (interim 1xx included).
+    var headBytes = 0
+    /// The body may not grow past this (libcurl before 8.4 checks only an announced length).
+    var bodyLimit: BodyLimit?
+    /// The `Location` of a redirect answer: its body is skipped and the caller follows it.
+    var redirectLocation: String?
+    /// Peers this request may connect to.
+    var addressPolicy = AddressPolicy.open
+    /// Why the policy refused a peer address; the request's error if no other address worked.
+    var addressRefusal: HaulError?
     var failure: Error?
 
     init(onHead: @escaping (ResponseHead) throws -> Void, onData: @escaping (UnsafeRawBufferPointer) throws -> Void, shouldContinue: @escaping () -> Bool) {
@@ -112,6 +139,10 @@ final class TransferContext {
         do { try onHead(head) } catch { failure = error }
     }
 
+    /// The most header bytes accepted for one hop of a request: a real head is a
+    /// few KiB, and a hostile one must not grow a worker's memory without end.
+    static let headLimit = 256 << 10
+
     static func from(_ pointer: UnsafeMutableRawPointer?) -> TransferContext {
         Unmanaged<TransferContext>.fromOpaque(pointer!).takeUnretainedValue()
     }
@@ -120,11 +151,19 @@ final class TransferContext {
 private let headerCallback: haul_data_callback = { data, size, count, userdata in
     let context = TransferContext.from(userdata)
     let length = size * count
+    context.headBytes += length
+    guard context.headBytes <= TransferContext.headLimit else {
+        context.failure = HaulError(
+            "bad-origin", "the origin sent more than \(TransferContext.headLimit >> 10) KiB of response headers", hint: "it will be retried", transient: true)
+        return 0
+    }
     let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
     if line == "\r\n" || line == "\n" {
         // End of one response's headers: skip interim (1xx) and followed redirects.
-        let isRedirect = (300...399).contains(context.head.status) && context.head["location"] != nil
-        if context.head.status >= 200 && !isRedirect && !context.headDelivered {
+        let isRedirect = [301, 302, 303, 307, 308].contains(context.head.status) && context.head["location"] != nil
+        if isRedirect && !context.headDelivered {
+            context.redirectLocation = context.head["location"]
+        } else if context.head.status >= 200 && !context.headDelivered {
             try? context.deliverHead()
             if context.failure != nil { return 0 }
         }
@@ -137,10 +176,15 @@ private let headerCallback: haul_data_callback = { data, size, count, userdata i
 private let writeCallback: haul_data_callback = { data, size, count, userdata in
     let context = TransferContext.from(userdata)
     let length = size * count
+    if context.redirectLocation != nil { return length }  // a redirect's body
     if !context.headDelivered {
         try? context.deliverHead()
     }
     guard context.failure == nil else { return 0 }
+    if let limit = context.bodyLimit, context.bytes + Int64(length) > limit.bytes {
+        context.failure = limit.error
+        return 0
+    }
     guard context.shouldContinue() else {
         context.failure = HaulError("interrupted", "download was interrupted", transient: true)
         return 0
@@ -153,6 +197,22 @@ private let writeCallback: haul_data_callback = { data, size, count, userdata in
     }
     context.bytes += Int64(length)
     return length
+}
+
+/// Opens the socket libcurl asks for unless the request's address policy refuses the peer
+/// (after DNS resolution, for every connection, redirects included).
+private let openSocketCallback: haul_opensocket_callback = { userdata, _, address in
+    guard let address else { return haul_socket_bad() }
+    let context = TransferContext.from(userdata)
+    var bytes = [UInt8](repeating: 0, count: 16)
+    let count = Int(haul_sockaddr_bytes(address, &bytes))
+    if count > 0, let why = context.addressPolicy.refusal(Array(bytes.prefix(count))) {
+        context.addressRefusal = HaulError(
+            "address-refused", "the worker's address policy refused to connect: \(why)",
+            hint: "the worker runs with --deny-private-addresses; add the network with --allow-network if it is meant to be reached")
+        return haul_socket_bad()
+    }
+    return socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
 }
 
 private let progressCallback: haul_xferinfo_callback = { userdata, _, _, _, _ in

@@ -1,3 +1,5 @@
+import HaulCore
+
 /// TLS settings for one origin.
 public struct TLSOptions: Sendable, Equatable {
     /// A PEM bundle of CA certificates to trust instead of the system's.
@@ -12,9 +14,33 @@ public struct TLSOptions: Sendable, Equatable {
     }
 }
 
+/// The most body bytes a response may bring.
+public struct BodyLimit: Sendable, Equatable {
+    /// The bound.
+    public var bytes: Int64
+    /// The bound is the storage's free space (going past it is `storage-full`, transient), not
+    /// `--max-file-size` (`too-large`, final).
+    public var isFreeSpace: Bool
+
+    /// A limit.
+    public init(bytes: Int64, isFreeSpace: Bool) {
+        self.bytes = bytes
+        self.isFreeSpace = isFreeSpace
+    }
+
+    /// The error for a body past the limit.
+    var error: HaulError {
+        isFreeSpace
+            ? HaulError(
+                "storage-full", "storage is full: the origin's answer is larger than the \(bytes) bytes free", hint: "free space on the storage root; it will be retried",
+                transient: true)
+            : HaulError("too-large", "the origin's answer is larger than the maximum file size of \(bytes) bytes", hint: "raise --max-file-size if the file is really wanted")
+    }
+}
+
 /// One GET, possibly of a byte range.
 public struct FetchRequest: Sendable {
-    /// The URL (http or https; redirects are followed only to those).
+    /// The URL (http or https; redirects are followed only to those, hop by hop: `following(_:hop:)`).
     public var url: String
     /// Extra request headers as `Name: value` lines.
     public var headerLines: [String]
@@ -28,6 +54,12 @@ public struct FetchRequest: Sendable {
     public var tls: TLSOptions
     /// Abort when no byte arrives for this many seconds.
     public var stallTimeout: Int
+    /// Refuse a body announced bigger than this, and abort one growing past it.
+    public var bodyLimit: BodyLimit?
+    /// Follow a redirect from https to http (the transfer has a checksum, or `--allow-downgrade`).
+    public var allowDowngrade = false
+    /// Which peer addresses may be connected to, checked on every connection (redirects too).
+    public var addressPolicy: AddressPolicy = .open
 
     /// A plain GET of `url`.
     public init(

@@ -33,9 +33,17 @@ public final class HTTPClient {
         try withoutActuallyEscaping(onHead) { onHead in
             try withoutActuallyEscaping(onData) { onData in
                 try withoutActuallyEscaping(shouldContinue) { shouldContinue in
-                    // The context lives only for this call: `finish` lets go of it.
-                    easy.prepare(request, context: TransferContext(onHead: onHead, onData: onData, shouldContinue: shouldContinue))
-                    return try easy.finish(curl_easy_perform(easy.pointer))
+                    // The context lives only for one hop: `finish` or `abandon` lets go of it.
+                    var current = request
+                    var hop = 0
+                    while true {
+                        easy.prepare(current, context: TransferContext(onHead: onHead, onData: onData, shouldContinue: shouldContinue))
+                        let code = curl_easy_perform(easy.pointer)
+                        guard let location = easy.pendingRedirect(code) else { return try easy.finish(code) }
+                        easy.abandon()
+                        hop += 1
+                        current = try current.following(location, hop: hop)
+                    }
                 }
             }
         }

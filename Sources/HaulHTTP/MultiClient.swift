@@ -45,21 +45,38 @@ public final class MultiClient {
         haul_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, width)
         while handles.count < min(width, jobs.count) { handles.append(EasyHandle()) }
         var idle = Array(handles.prefix(min(width, jobs.count)))
-        var active: [UnsafeMutableRawPointer: (index: Int, easy: EasyHandle)] = [:]
+        var active: [UnsafeMutableRawPointer: (index: Int, easy: EasyHandle, request: FetchRequest, hop: Int)] = [:]
         var next = 0
 
         func finish(_ pointer: UnsafeMutableRawPointer, _ outcome: (EasyHandle) throws -> HTTPClient.Summary) {
-            guard let (index, easy) = active.removeValue(forKey: pointer) else { return }
+            guard let (index, easy, _, _) = active.removeValue(forKey: pointer) else { return }
             curl_multi_remove_handle(multi, pointer)
             idle.append(easy)
             onFinish(index, Result { try outcome(easy) })
+        }
+        /// Follows a redirect the job on `pointer` ended with, on the same handle (see `FetchRequest.following`).
+        func follow(_ pointer: UnsafeMutableRawPointer, to location: String) {
+            guard let (index, easy, request, hop) = active[pointer] else { return }
+            curl_multi_remove_handle(multi, pointer)
+            easy.abandon()
+            do {
+                let nextHop = try request.following(location, hop: hop + 1)
+                let job = jobs[index]
+                easy.prepare(nextHop, context: TransferContext(onHead: job.onHead, onData: job.onData, shouldContinue: { true }))
+                guard curl_multi_add_handle(multi, pointer) == CURLM_OK else { throw HaulError("network", "libcurl could not start a request", transient: true) }
+                active[pointer] = (index, easy, nextHop, hop + 1)
+            } catch {
+                active.removeValue(forKey: pointer)
+                idle.append(easy)
+                onFinish(index, .failure(error))
+            }
         }
         func startWaitingJobs() {
             while next < jobs.count, let easy = idle.popLast() {
                 let job = jobs[next]
                 easy.prepare(job.request, context: TransferContext(onHead: job.onHead, onData: job.onData, shouldContinue: { true }))
                 if curl_multi_add_handle(multi, easy.pointer) == CURLM_OK {
-                    active[easy.pointer] = (next, easy)
+                    active[easy.pointer] = (next, easy, job.request, 0)
                 } else {
                     idle.append(easy)
                     onFinish(next, Result { try easy.finish(CURLE_FAILED_INIT) })
@@ -76,7 +93,11 @@ public final class MultiClient {
             while let message = curl_multi_info_read(multi, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let pointer = message.pointee.easy_handle else { continue }
                 let code = message.pointee.data.result
-                finish(pointer) { try $0.finish(code) }
+                if let location = active[pointer]?.easy.pendingRedirect(code) {
+                    follow(pointer, to: location)
+                } else {
+                    finish(pointer) { try $0.finish(code) }
+                }
             }
             guard performed == CURLM_OK, shouldContinue() else {
                 let failure =

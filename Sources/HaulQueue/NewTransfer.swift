@@ -27,6 +27,14 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     public var deleteAfterUpload: Bool?
     /// How many attempts a segment gets before the transfer fails.
     public var maxAttempts: Int?
+    /// The largest file this transfer may bring (`--max-file-size`).
+    public var maxFileSize: Int64?
+    /// Follow redirects from https to http even without a checksum (`--allow-downgrade`).
+    public var allowDowngrade: Bool?
+    /// A CA bundle to verify the upload target with (`--upload-ca-cert`); the origin's does not apply.
+    public var uploadCaCert: String?
+    /// Skip TLS verification of the upload target (`--upload-insecure`).
+    public var uploadInsecure: Bool?
     /// No segment size was given: the planner sizes segments by the file (`SegmentPlan.automaticSegmentSize`).
     public var automaticSegments: Bool?
     /// For `haul get`: the local file (or folder, when named by the origin) it writes, so a rerun resumes it.
@@ -41,7 +49,8 @@ public struct TransferOptions: Codable, Sendable, Equatable {
         case insecure, caCert = "ca_cert", recordDigest = "record_digest", extract, extractTo = "extract_to"
         case extractMaxSize = "extract_max_size", extractMaxRatio = "extract_max_ratio"
         case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
-        case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", localTarget = "local_target", automaticSegments = "automatic_segments"
+        case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", allowDowngrade = "allow_downgrade",
+        uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
         case keepExisting = "keep_existing"
     }
 

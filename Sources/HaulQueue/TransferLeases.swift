@@ -128,7 +128,8 @@ public struct TransferLeases {
         case queued
     }
 
-    /// Records the plan and the segment rows in one transaction and moves the transfer on.
+    /// Records the plan and the segment rows in one transaction and moves the transfer on. The
+    /// transfer's attempts start again from zero: planning and finalizing each get `--max-attempts`.
     /// - Parameter keepFirst: claim segment 0 for this worker, whose probe response is its body;
     ///   `false` queues it with the rest.
     public func writePlan(_ claim: Claim, plan: Plan, lease: Double, keepFirst: Bool = true) throws -> PlanResult {
@@ -136,7 +137,7 @@ public struct TransferLeases {
             let updated = try db.query(
                 """
                 UPDATE transfers SET state = CASE WHEN $9 THEN 'finalizing' ELSE 'downloading' END, dest = $3, size = $4, etag = $5, last_modified = $6, content_type = $7, accepts_ranges = $8,
-                       lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+                       lease_token = NULL, lease_expires_at = NULL, attempts = 0, updated_at = now()
                 WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'
                 """,
                 [

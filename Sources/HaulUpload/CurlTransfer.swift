@@ -33,6 +33,11 @@ final class CurlTransfer {
         for line in headers + ["Expect:"] { headerList = curl_slist_append(headerList, line) }
         haul_easy_setopt_string(handle, CURLOPT_URL, url)
         haul_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+        // Uploads never follow redirects (a 3xx fails with its Location shown), and no URL may
+        // make libcurl speak anything but HTTP: not file:, gopher:, smtp: or the rest.
+        haul_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+        haul_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        haul_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         haul_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
         haul_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         haul_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, 30)

@@ -39,7 +39,8 @@ final class TusSession {
     }
 
     /// POSTs the creation request.
-    /// - Returns: the absolute upload URL (`Location`, resolved against the endpoint) and the answer.
+    /// - Returns: the absolute upload URL (`Location`, resolved against the endpoint and refused
+    ///   with `bad-server` unless on the endpoint's origin: ``TusLocation``) and the answer.
     func create() throws(HaulError) -> (String, UploadResponse) {
         // `Content-Type:` with no value stops libcurl announcing a form for the empty body.
         let transfer = try makeTransfer(request.url, ["Upload-Length: \(size)", "Upload-Metadata: \(metadata)", "Content-Type:"])
@@ -47,10 +48,10 @@ final class TusSession {
         haul_easy_setopt_off(transfer.easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
         haul_easy_setopt_string(transfer.easy, CURLOPT_COPYPOSTFIELDS, "")
         let answer = try transfer.performExpectingSuccess()
-        guard let location = answer.header("Location"),
-            let url = URL(string: location, relativeTo: URL(string: request.url))?.absoluteString
-        else { throw badServer("answered the creation request with \(answer.statusLine) but no usable Location") }
-        return (url, answer)
+        guard let location = answer.header("Location") else {
+            throw badServer("answered the creation request with \(answer.statusLine) but no Location")
+        }
+        return (try TusLocation.resolve(location, endpoint: request.url), answer)
     }
 
     /// HEADs the upload for its `Upload-Offset`.

@@ -15,6 +15,8 @@ public enum TusUploader {
     /// per `retry`, learns the offset with `HEAD` and goes on from there; `retry.attempts` bounds
     /// the failures in a row, and any chunk accepted starts the count again. A `resumeURL` the
     /// server no longer knows (404/410) is replaced by a new upload, reported via `onUploadURL`.
+    /// Upload URLs (the server's `Location`, `resumeURL`) must be on the endpoint's scheme, host
+    /// and port (``TusLocation``); any other fails with `bad-server` before a byte is sent there.
     /// - Parameters:
     ///   - resumeURL: an upload URL recorded from an earlier `onUploadURL`, or `nil` to create one.
     ///   - onUploadURL: called with the absolute upload URL as soon as the server created it;
@@ -32,6 +34,7 @@ public enum TusUploader {
         onUploadURL: (String) -> Void, progress: ((_ sent: Int64, _ total: Int64) -> Void)? = nil, shouldCancel: (() -> Bool)? = nil
     ) throws -> UploadResponse {
         try request.validate()
+        if let resumeURL { try TusLocation.check(resumeURL, endpoint: request.url) }
         let session = try TusSession(request, mimeTypes: mimeTypes, progress: progress, shouldCancel: shouldCancel)
         var loop = RetryLoop(policy: retry, shouldCancel: shouldCancel ?? { false })
         var uploadURL = resumeURL

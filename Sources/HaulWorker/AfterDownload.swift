@@ -63,7 +63,7 @@ struct AfterDownload {
     private func upload(_ file: String, to url: String, resumeURL: String?) throws {
         let options = claim.info.options
         let headers: [String] = []
-        let tls = shared.tls(for: claim.info)
+        let tls = shared.uploadTLS(for: claim.info)
         let shouldCancel = { shared.isStopping() || keeper.isLost }
         let response: UploadResponse
         do {

@@ -33,7 +33,7 @@ struct BatchProbe: LaneRole {
         }
         var leasesRenewed = Date()
         lane.multi.run(
-            probes.map { $0.job(tls: shared.tls(for: $0.claim.info), stallTimeout: config.stallTimeout, shared: shared) }, connections: connections,
+            probes.map { $0.job(shared: shared) }, connections: connections,
             shouldContinue: {
                 guard !shared.isStopping() else { return false }
                 if Date().timeIntervalSince(leasesRenewed) >= config.heartbeat {
@@ -140,6 +140,8 @@ private final class Probe {
     private var descriptor: Int32 = -1
     private var digester: Digester?
     private var received: Int64 = 0
+    /// What a plan may be, read from the worker when the job is made.
+    private var limits = PlanLimits()
 
     enum Verdict {
         case waiting
@@ -170,11 +172,10 @@ private final class Probe {
     }
 
     /// The probe's request, with callbacks that write the body and count it in `shared`'s progress and metrics.
-    func job(tls: TLSOptions, stallTimeout: Int, shared: WorkerShared) -> MultiClient.Job {
+    func job(shared: WorkerShared) -> MultiClient.Job {
         let info = claim.info
-        var request = FetchRequest(
-            url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" }, first: 0, last: info.segmentSize - 1, tls: tls,
-            stallTimeout: stallTimeout)
+        limits = shared.planLimits(for: info)
+        var request = shared.request(for: info, first: 0, last: info.segmentSize - 1, capBody: true)
         if let etag = previous?.etag { request.headerLines.append("If-None-Match: \(etag)") }
         if let modified = previous?.lastModified { request.headerLines.append("If-Modified-Since: \(modified)") }
         return MultiClient.Job(
@@ -200,7 +201,7 @@ private final class Probe {
             verdict = .unchanged
             return
         }
-        let plan = try Planner.plan(outcome, head: head, info: info, storage: root)
+        let plan = try Planner.plan(outcome, head: head, info: info, storage: root, limits: limits)
         let staged = info.options.extract == true || info.options.uploadTo != nil
         guard plan.ranges.count <= 1, !plan.unknownLength, (plan.size ?? 0) <= BatchProbe.wholeFileLimit, !staged else {
             verdict = .handOff(plan)

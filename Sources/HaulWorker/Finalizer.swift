@@ -14,6 +14,7 @@ struct Finalizer: LaneRole {
         guard let claim = try database.run({ conn in try TransferLeases(conn, workerID: config.workerID).claimFinalizing(lease: config.lease) }) else {
             return false
         }
+        if shared.failIfAbandoned(claim, phase: "finalizing", database: database) { return true }
         let fields = [("transfer", String(claim.info.id))]
         let keeper = LeaseKeeper(lane: lane, claim: claim)
         defer { keeper.stop() }

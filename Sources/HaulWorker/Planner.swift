@@ -17,11 +17,13 @@ struct Planner: LaneRole {
         let (claims, connections) = try database.run { conn in
             try TransferLeases(conn, workerID: config.workerID).claimPlanning(lease: config.lease, limit: config.probeBatch, connections: config.concurrency)
         }
-        guard let first = claims.first else { return false }
-        if claims.count == 1 {
+        guard !claims.isEmpty else { return false }
+        let live = claims.filter { !shared.failIfAbandoned($0, phase: "planning", database: database) }
+        guard let first = live.first else { return true }
+        if live.count == 1 {
             try plan(first)
         } else {
-            try BatchProbe(lane: lane).run(claims, connections: connections)
+            try BatchProbe(lane: lane).run(live, connections: connections)
         }
         return true
     }
@@ -35,9 +37,7 @@ struct Planner: LaneRole {
         var failure: Error?
         let previous = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersion(of: claim) }
             .flatMap { earlier in Self.fileOnStorage(info, config: config) == earlier.size ? earlier : nil }
-        var request = FetchRequest(
-            url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" }, first: 0, last: requestedLast,
-            tls: shared.tls(for: info), stallTimeout: config.stallTimeout)
+        var request = shared.request(for: info, first: 0, last: requestedLast, capBody: true)
         if let etag = previous?.etag { request.headerLines.append("If-None-Match: \(etag)") }
         if let modified = previous?.lastModified { request.headerLines.append("If-Modified-Since: \(modified)") }
         var unchanged = false
@@ -56,7 +56,7 @@ struct Planner: LaneRole {
                         }
                         return
                     }
-                    let plan = try Self.plan(outcome, head: head, info: info, storage: config.storage)
+                    let plan = try Self.plan(outcome, head: head, info: info, storage: config.storage, limits: shared.planLimits(for: info))
                     let written = try record(plan, of: claim, keepFirst: true)
                     result = written
                     switch written {
@@ -128,9 +128,10 @@ struct Planner: LaneRole {
         Log.warning("probe failed", fields + [("error", haulError.description)])
     }
 
-    /// Turns a probe's outcome into segment ranges and a destination. Pure apart from naming, and
+    /// Turns a probe's outcome into segment ranges and a destination, within `limits` (a file
+    /// too large is refused, segments grow to stay under the cap). Pure apart from naming, and
     /// from looking for a file the origin's name would overwrite when the transfer keeps existing files.
-    static func plan(_ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot) throws -> TransferLeases.Plan {
+    static func plan(_ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, limits: PlanLimits) throws -> TransferLeases.Plan {
         let dest = try info.dest ?? name(head: head, url: info.url)
         if info.dest == nil, info.options.keepExisting == true { try refuseExisting(dest, storage: storage) }
         let host = OriginURL.hostKey(info.url)
@@ -139,11 +140,14 @@ struct Planner: LaneRole {
         let type = head["content-type"]
         switch outcome {
         case .ranged(let size):
-            let rest = info.options.automaticSegments == true ? SegmentPlan.automaticSegmentSize(fileSize: size) : info.segmentSize
+            try limits.check(size: size)
+            let wanted = info.options.automaticSegments == true ? SegmentPlan.automaticSegmentSize(fileSize: size) : info.segmentSize
+            let rest = PlanLimits.segmentSize(fileSize: size, first: info.segmentSize, rest: wanted)
             return .init(
                 dest: dest, host: host, size: size, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: true,
                 ranges: SegmentPlan(size: size, firstSegment: info.segmentSize, segmentSize: rest).ranges, unknownLength: false)
         case .whole(let length):
+            if let length { try limits.check(size: length) }
             return .init(
                 dest: dest, host: host, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
                 ranges: [SegmentPlan.Range(offset: 0, length: length ?? 0)], unknownLength: length == nil)

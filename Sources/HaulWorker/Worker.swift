@@ -29,6 +29,15 @@ final class WorkerShared: Sendable {
         wakeup.signal()
     }
 
+    /// TLS for the transfer's upload target: the worker's defaults with the transfer's
+    /// `--upload-ca-cert` / `--upload-insecure` (the origin's `--ca-cert` / `--insecure` do not apply).
+    func uploadTLS(for info: TransferInfo) -> TLSOptions {
+        var tls = config.tls
+        if let ca = info.options.uploadCaCert { tls.caBundle = ca }
+        if info.options.uploadInsecure == true { tls.insecure = true }
+        return tls
+    }
+
     /// The worker's TLS defaults with the transfer's own options on top.
     func tls(for info: TransferInfo) -> TLSOptions {
         var tls = config.tls

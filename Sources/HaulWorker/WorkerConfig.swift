@@ -40,6 +40,10 @@ public struct WorkerConfig: Sendable {
     public var stallTimeout: Int = 30
     /// Attempts a segment gets before its transfer fails.
     public var maxAttempts: Int = 6
+    /// Which origin addresses this worker connects to (`--deny-private-addresses`, `--allow-network`).
+    public var addressPolicy = AddressPolicy.open
+    /// The largest file this worker plans (`--max-file-size`); the storage's free space bounds it too.
+    public var maxFileSize: Int64?
     /// Seconds between polls when no NOTIFY arrives.
     public var pollInterval: Double = 1
     /// Use polling only (for transaction-mode poolers, where LISTEN does not work).

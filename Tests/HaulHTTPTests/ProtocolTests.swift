@@ -85,6 +85,8 @@ struct ProtocolTests {
         #expect(ContentDisposition.filename("attachment; filename=\"C:\\\\Windows\\\\evil.exe\"") == "evil.exe")
         #expect(ContentDisposition.filename("inline") == nil)
         #expect(ContentDisposition.sanitize("a\u{7}b\nc") == "abc")
+        #expect(ContentDisposition.filename("attachment; filename*=UTF-8''invoice%E2%80%AEfdp.exe") == "invoicefdp.exe")
+        #expect(ContentDisposition.sanitize("a\u{85}b\u{2066}c\u{9B}d") == "abcd")
     }
 
     @Test("header lines build the final response's head")

@@ -25,6 +25,14 @@ enum WorkerCommand: Command {
           --lease DURATION      segment lease (default 30s); renewed at a third of it
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
           --max-attempts N      attempts per segment before its transfer fails (default 6)
+          --deny-private-addresses  refuse to connect to loopback, link-local (169.254/16,
+                                fe80::/10), private and other non-public addresses, checked
+                                after DNS on every connection and redirect (or
+                                HAUL_DENY_PRIVATE_ADDRESSES=1)
+          --allow-network CIDR  a network reachable even so (repeatable, or HAUL_ALLOW_NETWORKS
+                                as a comma-separated list), e.g. an internal mirror's
+          --max-file-size SIZE  refuse files announced bigger than this (files bigger than the
+                                storage are always refused, bigger than its free space retried)
           --grace DURATION      how long a graceful stop may take (default 10s)
           --poll-interval DURATION  idle poll period (default 1s)
           --poll-only           do not LISTEN (for PgBouncer in transaction mode)
@@ -46,10 +54,12 @@ enum WorkerCommand: Command {
             words,
             options: [
                 "--storage", "--concurrency", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval",
+                "--max-file-size", "--allow-network",
                 "--log-format",
                 "--metrics-addr", "--extract-max-size", "--extract-max-ratio",
             ],
-            flags: ["--poll-only", "--verbose", "--quiet", "--create-storage"], short: ["v": "--verbose", "q": "--quiet", "x": "--concurrency"])
+            flags: ["--poll-only", "--verbose", "--quiet", "--create-storage", "--deny-private-addresses"],
+            short: ["v": "--verbose", "q": "--quiet", "x": "--concurrency"])
         _ = try arguments.expect(0, "")
         guard let storagePath = arguments.value("--storage") ?? ProcessInfo.processInfo.environment["HAUL_STORAGE"] else {
             throw HaulError.usage("no storage root", hint: "pass --storage DIR or set HAUL_STORAGE to the shared storage mount")
@@ -85,10 +95,26 @@ enum WorkerCommand: Command {
         config.lease = try arguments.duration("--lease") ?? config.lease
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? Double(config.stallTimeout)).rounded(.up))
         config.maxAttempts = try arguments.positiveInt("--max-attempts") ?? config.maxAttempts
+        config.maxFileSize = try arguments.size("--max-file-size") ?? config.maxFileSize
+        config.addressPolicy = try addressPolicy(arguments)
         config.pollInterval = try arguments.duration("--poll-interval") ?? config.pollInterval
         config.pollOnly = arguments.has("--poll-only")
         config.extractMaxSize = try arguments.size("--extract-max-size") ?? config.extractMaxSize
         config.extractMaxRatio = try arguments.positiveInt("--extract-max-ratio").map(Int64.init) ?? config.extractMaxRatio
+    }
+
+    /// `--deny-private-addresses` and `--allow-network`, or their environment variables.
+    static func addressPolicy(_ arguments: Arguments) throws -> AddressPolicy {
+        let environment = ProcessInfo.processInfo.environment
+        let deny = arguments.has("--deny-private-addresses") || ["1", "true", "yes"].contains(environment["HAUL_DENY_PRIVATE_ADDRESSES"]?.lowercased() ?? "")
+        var networks = try arguments.all("--allow-network").map { try AddressPolicy.Network(parsing: $0) }
+        for item in (environment["HAUL_ALLOW_NETWORKS"] ?? "").split(separator: ",") where !item.trimmingWhitespace().isEmpty {
+            networks.append(try AddressPolicy.Network(parsing: String(item), flag: "HAUL_ALLOW_NETWORKS"))
+        }
+        if !networks.isEmpty && !deny {
+            throw HaulError.usage("--allow-network makes sense only with --deny-private-addresses", hint: "add --deny-private-addresses")
+        }
+        return AddressPolicy(denyPrivate: deny, allowed: networks)
     }
 
     /// Runs `worker` on its own threads until a signal, then drains within `grace` seconds.

@@ -1,0 +1,61 @@
+import Foundation
+import HaulCore
+import HaulHTTP
+import HaulQueue
+
+extension WorkerShared {
+    /// A GET of `info`'s URL with the transfer's headers, TLS settings, stall timeout, redirect
+    /// and address policies: every request a worker makes to an origin is built here.
+    /// - Parameter capBody: cap the body at the plan limits (`PlanLimits.bodyLimit`): for probes,
+    ///   whose answer may be a whole file of any length, and for bodies of unknown length. Not
+    ///   for segments of a known size: their length was checked when planned, and the storage's
+    ///   free space has shrunk since by the file's own reservation.
+    func request(for info: TransferInfo, first: Int64?, last: Int64?, ifRange: String? = nil, capBody: Bool) -> FetchRequest {
+        var request = FetchRequest(
+            url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" }, first: first, last: last, ifRange: ifRange,
+            tls: tls(for: info), stallTimeout: config.stallTimeout)
+        if capBody, let limit = planLimits(for: info).bodyLimit { request.bodyLimit = BodyLimit(bytes: limit.bytes, isFreeSpace: limit.transient) }
+        request.addressPolicy = config.addressPolicy
+        request.allowDowngrade = info.expectedDigest != nil || info.options.allowDowngrade == true
+        return request
+    }
+
+    /// The limits a plan of `info` must keep: the smaller of the transfer's and the worker's
+    /// `--max-file-size`, and the space free on the storage.
+    func planLimits(for info: TransferInfo) -> PlanLimits {
+        let limits = [info.options.maxFileSize, config.maxFileSize].compactMap { $0 }
+        let space = Self.space(config.storage.path)
+        return PlanLimits(maxFileSize: limits.min(), freeSpace: space?.free, capacity: space?.capacity)
+    }
+
+    /// Bytes an unprivileged writer may still use on the file system holding `path`, and its
+    /// size in all, if known.
+    static func space(_ path: String) -> (free: Int64, capacity: Int64)? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        let block = Int64(clamping: info.f_frsize)
+        let (free, overflowFree) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: block)
+        let (capacity, overflowAll) = Int64(clamping: info.f_blocks).multipliedReportingOverflow(by: block)
+        return overflowFree || overflowAll ? nil : (free, capacity)
+    }
+}
+
+extension WorkerShared {
+    /// Fails `claim` when it was claimed more often than its attempts allow: every earlier claim
+    /// ended without an outcome (a failure is recorded and counted; a graceful stop gives its
+    /// attempt back), so workers crashed or were killed on it, and the row must not take the
+    /// next worker down too.
+    /// - Returns: whether the transfer was failed (do not work on it).
+    func failIfAbandoned(_ claim: TransferLeases.Claim, phase: String, database: Database) -> Bool {
+        let maxAttempts = claim.info.options.maxAttempts ?? config.maxAttempts
+        guard claim.attempts > maxAttempts else { return false }
+        let error = HaulError(
+            "abandoned", "\(phase) of transfer \(claim.info.id) was started \(claim.attempts - 1) times without finishing: a worker crashed or was killed each time",
+            hint: "look at the workers' logs for the cause; 'haul retry \(claim.info.id)' tries again")
+        _ = try? database.run(patient: true) { conn in
+            try TransferLeases(conn, workerID: config.workerID).postpone(claim, error: error, retryAfter: 0, attempts: claim.attempts, maxAttempts: maxAttempts)
+        }
+        Log.error("transfer failed", [("transfer", String(claim.info.id)), ("error", error.description)])
+        return true
+    }
+}

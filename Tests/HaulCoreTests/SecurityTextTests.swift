@@ -1,0 +1,78 @@
+import Foundation
+import HaulCore
+import Testing
+
+@Suite("signed-URL redaction, control and bidi characters, origins")
+struct SecurityTextTests {
+    static let signedURLs: [(String, String)] = [
+        (
+            "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4&X-Amz-Credential=AKIA%2F2026&X-Amz-Security-Token=FQoG&X-Amz-Signature=9f86",
+            "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4&X-Amz-Credential=***&X-Amz-Security-Token=***&X-Amz-Signature=***"
+        ),
+        ("https://storage.googleapis.com/b/o?X-Goog-Signature=abc&x-goog-credential=x", "https://storage.googleapis.com/b/o?X-Goog-Signature=***&x-goog-credential=***"),
+        ("https://a.blob.core.windows.net/c/b?sv=2021&sig=AbC%3D&se=2026", "https://a.blob.core.windows.net/c/b?sv=2021&sig=***&se=2026"),
+        ("https://h/x?api_key=1&apikey=2&client_secret=3&private_token=4&q=ok", "https://h/x?api_key=***&apikey=***&client_secret=***&private_token=***&q=ok"),
+        ("https://h/x?X%2DAmz%2DSignature=abc&%73ig=def", "https://h/x?X%2DAmz%2DSignature=***&%73ig=***"),
+        ("https://h/x?API_KEY=1", "https://h/x?API_KEY=***"),
+        ("https://h/x?page=2&sort=name", "https://h/x?page=2&sort=name"),
+    ]
+
+    @Test("signed-URL query values are hidden wherever a URL is shown", arguments: signedURLs)
+    func signedURLRedaction(url: String, shown: String) {
+        #expect(Redaction.url(url) == shown)
+    }
+
+    @Test func controlAndBidiCharactersAreStripped() {
+        #expect(SafeText.clean("invoice\u{202E}fdp.exe") == "invoicefdp.exe")
+        #expect(SafeText.clean("a\u{2066}b\u{2069}c\u{202A}d\u{202B}e\u{202C}f\u{202D}g\u{2067}h\u{2068}") == "abcdefgh")
+        #expect(SafeText.clean("bell\u{07}esc\u{1B}[31mnul\u{0}del\u{7F}c1\u{85}\u{9B}end") == "bellesc[31mnuldelc1end")
+        #expect(SafeText.clean("line\nbreak\ttab") == "linebreaktab")
+        #expect(SafeText.clean("Grüße 日本 🚀.txt") == "Grüße 日本 🚀.txt")
+        #expect(SafeText.cleanLine("two\nlines\r\nand\u{202E}more") == "two lines  andmore")
+    }
+
+    @Test func originsCompareSchemeHostAndPort() throws {
+        let origin = try #require(Origin(url: "https://Example.org/a?b"))
+        #expect(origin == Origin(url: "https://example.org:443/other"))
+        #expect(origin != Origin(url: "http://example.org/a"))
+        #expect(origin != Origin(url: "https://example.org:8443/a"))
+        #expect(origin != Origin(url: "https://example.org.evil/a"))
+        #expect(Origin(url: "http://[::1]:8080/")?.host == "::1")
+        #expect(Origin(url: "file:///etc/passwd") == nil)
+        #expect(Origin(url: "/relative") == nil)
+        #expect(Origin.resolve("../b", against: "https://h/x/y/z") == "https://h/x/b")
+    }
+}
+
+@Suite("address policy")
+struct AddressPolicyRuleTests {
+    static let refused = [
+        "127.0.0.1", "127.255.0.3", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
+        "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fd00::1", "fc00::5", "ff02::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1",
+        "64:ff9b::a9fe:a9fe",
+    ]
+    static let allowed = ["1.1.1.1", "8.8.8.8", "172.32.0.1", "192.0.2.1", "2606:4700::1111", "::ffff:8.8.8.8", "100.128.0.1"]
+
+    @Test("non-public addresses are refused", arguments: refused)
+    func refusedAddresses(text: String) throws {
+        let policy = AddressPolicy(denyPrivate: true)
+        let bytes = try #require(AddressPolicy.parse(text))
+        #expect(policy.refusal(bytes) != nil)
+        #expect(AddressPolicy.open.refusal(bytes) == nil)
+    }
+
+    @Test("public addresses pass", arguments: allowed)
+    func publicAddresses(text: String) throws {
+        #expect(AddressPolicy(denyPrivate: true).refusal(try #require(AddressPolicy.parse(text))) == nil)
+    }
+
+    @Test func allowListExceptions() throws {
+        let policy = AddressPolicy(denyPrivate: true, allowed: [try .init(parsing: "10.20.0.0/16"), try .init(parsing: "127.0.0.2")])
+        #expect(policy.refusal(try #require(AddressPolicy.parse("10.20.3.4"))) == nil)
+        #expect(policy.refusal(try #require(AddressPolicy.parse("10.21.3.4"))) == "10.21.3.4 is a private address")
+        #expect(policy.refusal(try #require(AddressPolicy.parse("127.0.0.2"))) == nil)
+        #expect(policy.refusal(try #require(AddressPolicy.parse("127.0.0.1"))) == "127.0.0.1 is a loopback address")
+        #expect(throws: HaulError.self) { try AddressPolicy.Network(parsing: "10.0.0.0/33") }
+        #expect(throws: HaulError.self) { try AddressPolicy.Network(parsing: "example.com") }
+    }
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""A hostile HTTP origin for Haul's security tests (standard library only).
+
+    python3 hostile_origin.py [BIND_ADDRESS]     (default 127.0.0.1; prints `PORT <n>` once listening)
+
+    GET /huge                 206 to any range, announcing a total of 2^63-1 bytes (zeros)
+    GET /file/NAME?size=N     N deterministic bytes, honouring one Range
+    GET /endless              200 without a length: 64 MiB of zeros, then the connection closes
+    GET /bighead              200 with 1 MiB of response headers
+    GET /redirect?to=URL      302 Location: URL (&code=301|303|307|308)
+    GET /_log                 JSON: every request so far as {"path", "headers"} (this endpoint excluded)
+"""
+import json
+import random
+import re
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+HUGE = 2**63 - 1
+LOG = []
+LOCK = threading.Lock()
+
+
+def content(name, size):
+    return random.Random(name).randbytes(size)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def requested_range(self, total):
+        match = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+        if not match:
+            return None
+        first = int(match.group(1))
+        last = int(match.group(2)) if match.group(2) else total - 1
+        return first, min(last, total - 1)
+
+    def do_GET(self):
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        if url.path == "/_log":
+            with LOCK:
+                body = json.dumps(LOG).encode()
+            return self.answer(200, [("Content-Type", "application/json")], body)
+        with LOCK:
+            LOG.append({"path": self.path, "headers": {k: v for k, v in self.headers.items()}})
+        if url.path == "/redirect":
+            code = int(query.get("code", ["302"])[0])
+            return self.answer(code, [("Location", query["to"][0])], b"")
+        if url.path == "/endless":
+            self.send_response(200)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            try:
+                for _ in range(1024):
+                    self.wfile.write(b"\0" * 65536)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
+        if url.path == "/bighead":
+            self.send_response(200)
+            try:
+                for n in range(16384):
+                    self.send_header("X-Filler-%d" % n, "x" * 48)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
+        if url.path == "/huge":
+            first, last = self.requested_range(HUGE) or (0, 65535)
+            last = min(last, first + (16 << 20) - 1)
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, HUGE))
+            self.send_header("Content-Length", str(last - first + 1))
+            self.send_header("ETag", '"huge"')
+            self.end_headers()
+            remaining = last - first + 1
+            try:
+                while remaining > 0:
+                    chunk = min(remaining, 1 << 16)
+                    self.wfile.write(b"\0" * chunk)
+                    remaining -= chunk
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
+        if url.path.startswith("/file/"):
+            size = int(query.get("size", ["1000"])[0])
+            data = content(url.path, size)
+            found = self.requested_range(size)
+            if found:
+                first, last = found
+                return self.answer(206, [("Content-Range", "bytes %d-%d/%d" % (first, last, size)), ("ETag", '"f"')], data[first : last + 1])
+            return self.answer(200, [("ETag", '"f"')], data)
+        self.answer(404, [], b"not here\n")
+
+    def answer(self, status, headers, body):
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def main():
+    server = ThreadingHTTPServer((sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print("PORT %d" % server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
