@@ -36,6 +36,7 @@ final class EasyHandle {
             haul_easy_setopt_string(pointer, CURLOPT_RANGE, String(range))
         }
         self.context = context
+        context.handle = pointer
         url = request.url
         let unmanaged = Unmanaged.passUnretained(context).toOpaque()
         haul_easy_setopt_pointer(pointer, CURLOPT_WRITEDATA, unmanaged)
@@ -55,7 +56,8 @@ final class EasyHandle {
         guard let context else { throw HaulError("internal", "an HTTP request finished that was never started") }
         if let failure = context.failure { throw failure }
         guard code == CURLE_OK else {
-            throw CurlFailure.error(code, detail: String(cString: errorBuffer), url: url, bytes: context.bytes)
+            // After a redirect, the URL that failed is the one to name.
+            throw CurlFailure.error(code, detail: String(cString: errorBuffer), url: context.effectiveURL ?? url, bytes: context.bytes)
         }
         if !context.headDelivered {
             try context.deliverHead()
@@ -100,6 +102,8 @@ final class TransferContext {
     var headDelivered = false
     var bytes: Int64 = 0
     var failure: Error?
+    /// The easy handle running this request, for asking libcurl where redirects led.
+    var handle: UnsafeMutableRawPointer?
 
     init(onHead: @escaping (ResponseHead) throws -> Void, onData: @escaping (UnsafeRawBufferPointer) throws -> Void, shouldContinue: @escaping () -> Bool) {
         self.onHead = onHead
@@ -109,7 +113,16 @@ final class TransferContext {
 
     func deliverHead() throws {
         headDelivered = true
+        head.url = effectiveURL
         do { try onHead(head) } catch { failure = error }
+    }
+
+    /// The URL libcurl last requested (after redirects).
+    var effectiveURL: String? {
+        guard let handle else { return nil }
+        var value: UnsafeMutablePointer<CChar>?
+        guard haul_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
     }
 
     static func from(_ pointer: UnsafeMutableRawPointer?) -> TransferContext {

@@ -9,13 +9,16 @@ struct ProgressBar {
     private var lastTime = Date()
     private var rate: Double = 0
     private var lastLine = Date.distantPast
+    private var lastNote: String?
 
     init(terminal: Bool) {
         self.terminal = terminal
     }
 
     /// Shows the latest figures.
-    mutating func update(bytes: Int64, size: Int64?, segments: String, state: String) {
+    /// `note` (e.g. `retrying in 4 s: …`) ends the line while it applies; a new note is
+    /// written at once even when the output is not a terminal.
+    mutating func update(bytes: Int64, size: Int64?, segments: String, state: String, note: String? = nil) {
         let now = Date()
         let elapsed = now.timeIntervalSince(lastTime)
         if elapsed >= 0.5 {
@@ -24,13 +27,20 @@ struct ProgressBar {
             lastBytes = bytes
             lastTime = now
         }
-        let line = Self.render(bytes: bytes, size: size, rate: rate, segments: segments, state: state)
+        let line = Self.render(bytes: bytes, size: size, rate: rate, segments: segments, state: state) + (note.map { "  \($0)" } ?? "")
+        let newNote = note.map { Self.reason($0) != lastNote.map(Self.reason) } ?? false
+        lastNote = note
         if terminal {
             FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
-        } else if now.timeIntervalSince(lastLine) >= 5, size != nil || bytes > 0 {
+        } else if newNote || now.timeIntervalSince(lastLine) >= 5, size != nil || bytes > 0 || note != nil {
             lastLine = now
             FileHandle.standardError.write(Data((line + "\n").utf8))
         }
+    }
+
+    /// A note without its countdown, to tell a new retry from the same one counting down.
+    private static func reason(_ note: String) -> Substring {
+        note.firstIndex(of: ":").map { note[$0...] } ?? Substring(note)
     }
 
     /// Ends the bar's line on a terminal.

@@ -86,7 +86,9 @@ enum GetCommand: Command {
             if !quiet {
                 let segments = StatusView.map(try store.segmentStates(id), width: 20)
                 let bytes = min(current.size ?? .max, max(current.bytesDone, progress.bytes(for: id)))
-                bar.update(bytes: bytes, size: current.size, segments: segments, state: current.state.rawValue)
+                bar.update(
+                    bytes: bytes, size: current.size, segments: segments, state: current.state.rawValue,
+                    note: StatusView.retrying(current).map { "retrying \($0)" })
             }
             usleep(200_000)
             status = try store.status(id)
