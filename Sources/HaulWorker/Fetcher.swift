@@ -23,12 +23,13 @@ struct Fetcher: LaneRole {
 
     /// Nothing queued: help the slowest running segment by taking half of what it has left,
     /// beyond what its worker may already have received or will receive before it learns of
-    /// the cut (two checkpoints' worth), so that no byte is fetched twice.
+    /// the cut (at most two checkpoints' worth), so that no byte is fetched twice.
     /// - Returns: whether a segment was split (there is a new one to claim).
     func splitStraggler() throws -> Bool {
-        let headroom = 2 * shared.config.checkpointBytes
+        let config = shared.config
         return try database.run { conn in
-            try SegmentLeases(conn, workerID: shared.config.workerID).splitStraggler(minimumPiece: 4 << 20, headroom: headroom)
+            try SegmentLeases(conn, workerID: config.workerID).splitStraggler(
+                minimumPiece: 4 << 20, headroom: 2 * config.checkpointBytes, checkpointInterval: min(config.checkpointInterval, config.heartbeat))
         }
     }
 }

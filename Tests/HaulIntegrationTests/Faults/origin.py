@@ -358,13 +358,25 @@ class Handler(BaseHTTPRequestHandler):
             if rate:
                 delay = started + sent / rate - time.monotonic()
                 if delay > 0:
-                    time.sleep(delay)
+                    self.pause(delay)
 
     @staticmethod
     def fault_applies(resource, kind, number):
         after = resource.int(kind + "_after", 0)
         times = resource.int(kind + "_times", 1)
         return after < number <= after + times
+
+    def pause(self, seconds):
+        """Waits between paced chunks, but notices at once when the client hangs up (as an
+        event-driven server such as nginx does), so that its log shows when the body stopped."""
+        readable, _, _ = select.select([self.connection], [], [], seconds)
+        if readable:
+            try:
+                if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                    raise ConnectionResetError("client closed mid-body")
+            except BlockingIOError:
+                pass
+            time.sleep(max(0.0, seconds))  # data from the client: no pipelining here, just wait
 
     def stall(self, seconds):
         """Sends nothing for `seconds`, returning early if the client hangs up."""
