@@ -120,6 +120,24 @@ struct OriginQuirkTests {
         #expect(shown.contains("503") && !shown.contains("will be retried") && !shown.contains("retrying"), "\(shown)")
     }
 
+    @Test("while a failed attempt waits, status (text and --json) and list say 'retrying in N s' and why")
+    func retryingShown() throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/wait.bin", size: 2 * Self.mib, ["status": 503, "status_after": 1, "retry_after": 30])
+        let (cluster, id, _) = try Self.start("retrying", served)
+        var status: [String: Any] = [:]
+        #expect(try Harness.waitUntil(timeout: 30) {
+            status = try cluster.status(id)
+            return status["retry_in"] is Double || status["retry_in"] is Int
+        }, "status --json shows retry_in: \(status)")
+        #expect((status["retry_reason"] as? String ?? "").contains("503"), "\(status)")
+        let text = try cluster.haul(["status", String(id)]).stdout
+        #expect(text.contains("retrying:  in ") && text.contains("503"), "\(text)")
+        let listed = try cluster.haul(["list"]).stdout
+        #expect(listed.contains("retrying in ") && listed.contains("503"), "\(listed)")
+    }
+
     @Test("an error after a redirect names the URL that failed, not the first one")
     func redirectedFailure() throws {
         let origin = try FaultOrigin()
@@ -150,6 +168,15 @@ struct OriginQuirkTests {
         for _ in 0..<3 { try cluster.startWorker() }
         #expect(try cluster.haul(["wait", "--batch", "limit", "--timeout", "120s"]).status == 0)
         for file in served { #expect(cluster.sha256(String(file.path.dropFirst())) == file.sha256) }
+        // A probe handed on to the fetchers (the 24 MiB files) stops at its head: its body no
+        // longer flows when the fetchers ask again.
+        for file in served where file.size > 16 * Self.mib {
+            let requests = try origin.stats(file.path).requests
+            let probe = try #require(requests.first)
+            #expect(probe.sent < probe.length / 4 && probe.fault == "client-closed", "\(probe)")
+            let next = requests.dropFirst().map(\.time).min() ?? .infinity
+            #expect((probe.finished ?? .infinity) <= next, "the probe's body ended before the fetchers' requests began")
+        }
         let (most, when) = try Self.mostAtOnce(origin, served)
         #expect(most <= 2, "the origin answered at most 2 requests at once, saw \(most):\n\(when)")
         #expect(most == 2, "and the limit still lets 2 run")
