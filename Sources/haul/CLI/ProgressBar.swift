@@ -10,15 +10,17 @@ struct ProgressBar {
     private var rate: Double = 0
     private var lastLine = Date.distantPast
     private var lastNote: String?
+    private var lastUntil: Date?
 
     init(terminal: Bool) {
         self.terminal = terminal
     }
 
     /// Shows the latest figures.
-    /// `note` (e.g. `retrying in 4 s: …`) ends the line while it applies; a new note is
-    /// written at once even when the output is not a terminal.
-    mutating func update(bytes: Int64, size: Int64?, segments: String, state: String, note: String? = nil) {
+    /// `note` (e.g. `retrying in 4 s: …`) ends the line while it applies; a new note (another
+    /// text, or the same one for a later `until`) is written at once even when the output is
+    /// not a terminal.
+    mutating func update(bytes: Int64, size: Int64?, segments: String, state: String, note: String? = nil, until: Date? = nil) {
         let now = Date()
         let elapsed = now.timeIntervalSince(lastTime)
         if elapsed >= 0.5 {
@@ -28,8 +30,10 @@ struct ProgressBar {
             lastTime = now
         }
         let line = Self.render(bytes: bytes, size: size, rate: rate, segments: segments, state: state) + (note.map { "  \($0)" } ?? "")
-        let newNote = note.map { Self.reason($0) != lastNote.map(Self.reason) } ?? false
+        let later = until.map { abs($0.timeIntervalSince(lastUntil ?? .distantPast)) > 0.5 } ?? false
+        let newNote = note.map { later || Self.reason($0) != lastNote.map(Self.reason) } ?? false
         lastNote = note
+        lastUntil = until ?? lastUntil
         if terminal {
             FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
         } else if newNote || now.timeIntervalSince(lastLine) >= 5, size != nil || bytes > 0 || note != nil {

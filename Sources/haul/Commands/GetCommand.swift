@@ -88,7 +88,7 @@ enum GetCommand: Command {
                 let bytes = min(current.size ?? .max, max(current.bytesDone, progress.bytes(for: id)))
                 bar.update(
                     bytes: bytes, size: current.size, segments: segments, state: current.state.rawValue,
-                    note: StatusView.retrying(current).map { "retrying \($0)" })
+                    note: StatusView.retrying(current).map { "retrying \($0)" }, until: current.retryIn.map { Date().addingTimeInterval($0) })
             }
             usleep(200_000)
             status = try store.status(id)
