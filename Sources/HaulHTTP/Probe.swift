@@ -63,9 +63,6 @@ public struct PinnedVersion: Equatable, Sendable {
         self.etag = etag
         self.lastModified = lastModified
     }
-
-    /// Whether the origin gave nothing to tell one version of the file from another.
-    public var hasNoValidator: Bool { etag == nil && lastModified == nil }
 }
 
 /// Checks the answer to a later range request against what planning recorded. Pure.

@@ -33,9 +33,10 @@ public struct TransferStatus: Sendable {
     public let retryReason: String?
 
     /// Whether the origin gave no ETag and no `Last-Modified`: a new version of the file is then
-    /// noticed only by its size (and by the digest, when one was given). `nil` before planning.
+    /// noticed only by its size (and by the digest, when one was given). `nil` until a probe
+    /// learned the size.
     public var hasNoValidator: Bool? {
-        guard size != nil || state != .pending && state != .planning else { return nil }
+        guard size != nil else { return nil }
         return etag == nil && lastModified == nil
     }
 

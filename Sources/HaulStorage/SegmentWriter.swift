@@ -37,7 +37,7 @@ public final class SegmentWriter {
         guard fd >= 0 else {
             if errno == ENOENT && !create {
                 throw HaulError(
-                    "partial-missing", "the partial file \(path) is gone", hint: "it was removed or the transfer started over; it is fetched again",
+                    "partial-missing", "the partial file \(path) is gone", hint: "it was removed or the transfer started over",
                     transient: true)
             }
             throw Errno.storageError(errno, "open \(path)")
