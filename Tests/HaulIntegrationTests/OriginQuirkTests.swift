@@ -233,3 +233,47 @@ extension OriginQuirkTests {
         #expect(ratio <= 1.03, "the origin sent \(ratio)× the file in \(stats.count) requests")
     }
 }
+
+/// The same quirks from a server people really run: RangeHTTPServer (no ETag, If-Range ignored,
+/// bare 416 for an empty file).
+@Suite("origins: RangeHTTPServer")
+struct RangeServerTests {
+    @Test("an empty file on RangeHTTPServer (bare 416) is saved empty")
+    func emptyFile() throws {
+        let server = try RangeServer()
+        let url = try server.put("empty.bin", Data())
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("range-empty")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let result = try Run.haul(["get", url, "--max-attempts", "2"], database: database.url, directory: work, timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: work + "/empty.bin")
+        #expect((attributes[.size] as? Int) == 0)
+    }
+
+    @Test("a file replaced on RangeHTTPServer mid-download (new Last-Modified, no ETag) starts over: never a mixed file")
+    func replacedMidDownload() throws {
+        let server = try RangeServer()
+        let size = 64 << 20
+        var bytes = [UInt8](repeating: 0, count: size)
+        for index in stride(from: 0, to: size, by: 4096) { bytes[index] = UInt8(index / 4096 % 251) }
+        let old = Data(bytes)
+        let new = Data(bytes.map { $0 ^ 0x5A })
+        let url = try server.put("moving.bin", old)
+        let cluster = try Cluster("range-moving")
+        let id = try cluster.enqueue(url, ["--dest", "out.bin", "--segment-size", "1MiB"])
+        try cluster.startWorker(["--concurrency", "1"])
+        // Pause once some segments are done, replace the file (one day later), resume.
+        let paused = try Harness.waitUntil(timeout: 30) {
+            (Int(try cluster.database.scalar("SELECT count(*) FROM segments WHERE transfer_id = \(id) AND state = 'done'")) ?? 0) >= 2
+        }
+        #expect(paused)
+        let pause = try cluster.haul(["pause", String(id)])
+        try #require(pause.status == 0, "the transfer was still running when paused: \(pause.stderr)")
+        try server.put("moving.bin", new, modified: Date(timeIntervalSince1970: 1_700_086_400))
+        #expect(try cluster.haul(["resume", String(id)]).status == 0)
+        #expect(try cluster.waitFinal([id], timeout: 120) == ["done"])
+        #expect(cluster.sha256("out.bin") == Origin.sha256(new), "exactly the new version, never a mix of two")
+        #expect(try cluster.generation(id) == 1, "the new Last-Modified started the transfer over")
+    }
+}
