@@ -19,10 +19,12 @@ public enum OriginURL {
         return text
     }
 
-    /// The last non-empty path segment, percent-decoded, for naming a download like `curl -O`.
+    /// The last non-empty path segment, percent-decoded once, for naming a download like
+    /// `aria2c`: `pct%2541.bin` is `pct%41.bin`, and `a%252Fb.bin` is `a%2Fb.bin`.
     public static func lastPathSegment(_ text: String) -> String? {
         guard let components = URLComponents(string: text) else { return nil }
-        let segment = components.path.split(separator: "/").last.map(String.init)
+        // Split the encoded path: an encoded `%2F` is part of the name, not a separator.
+        let segment = components.percentEncodedPath.split(separator: "/").last.map(String.init)
         return segment.flatMap { $0.removingPercentEncoding ?? $0 }
     }
 

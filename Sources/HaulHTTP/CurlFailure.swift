@@ -13,7 +13,7 @@ enum CurlFailure {
         case CURLE_COULDNT_CONNECT:
             return HaulError("connect", "cannot connect to \(host): \(why)", hint: "is the origin up and reachable from this worker?", transient: true)
         case CURLE_OPERATION_TIMEDOUT:
-            return HaulError("stalled", "origin \(host) stalled after \(bytes) bytes: \(why)", hint: "it will be retried", transient: true)
+            return HaulError("stalled", "origin \(host) stalled after \(bytes) bytes: \(why)", transient: true)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM:
             return HaulError(
                 "tls-verify", "the TLS certificate of \(host) could not be verified: \(why)",
@@ -25,13 +25,13 @@ enum CurlFailure {
         case CURLE_UNSUPPORTED_PROTOCOL:
             return HaulError("redirect-scheme", "\(shown) redirected to a URL that is not http or https", hint: "haul follows redirects only to http and https")
         case CURLE_PARTIAL_FILE:
-            return HaulError("short-body", "origin \(host) closed the connection early after \(bytes) bytes", hint: "it will be retried", transient: true)
+            return HaulError("short-body", "origin \(host) closed the connection early after \(bytes) bytes", transient: true)
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
-            return HaulError("connection-reset", "connection to \(host) was reset after \(bytes) bytes: \(why)", hint: "it will be retried", transient: true)
+            return HaulError("connection-reset", "connection to \(host) was reset after \(bytes) bytes: \(why)", transient: true)
         case CURLE_ABORTED_BY_CALLBACK:
             return HaulError("interrupted", "download from \(host) was interrupted", transient: true)
         default:
-            return HaulError("http", "download from \(host) failed: \(why)", hint: "it will be retried", transient: true)
+            return HaulError("http", "download from \(host) failed: \(why)", transient: true)
         }
     }
 }

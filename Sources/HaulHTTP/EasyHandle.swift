@@ -40,6 +40,7 @@ final class EasyHandle {
             haul_easy_setopt_string(pointer, CURLOPT_RANGE, String(range))
         }
         self.context = context
+        context.handle = pointer
         url = request.url
         let unmanaged = Unmanaged.passUnretained(context).toOpaque()
         haul_easy_setopt_pointer(pointer, CURLOPT_WRITEDATA, unmanaged)
@@ -65,7 +66,8 @@ final class EasyHandle {
         if code == CURLE_COULDNT_CONNECT, let refusal = context.addressRefusal { throw refusal }
         if code == CURLE_FILESIZE_EXCEEDED, let limit = context.bodyLimit { throw limit.error }
         guard code == CURLE_OK else {
-            throw CurlFailure.error(code, detail: String(cString: errorBuffer), url: url, bytes: context.bytes)
+            // After a redirect, the URL that failed is the one to name.
+            throw CurlFailure.error(code, detail: String(cString: errorBuffer), url: context.effectiveURL ?? url, bytes: context.bytes)
         }
         if !context.headDelivered {
             try context.deliverHead()
@@ -127,6 +129,8 @@ final class TransferContext {
     /// Why the policy refused a peer address; the request's error if no other address worked.
     var addressRefusal: HaulError?
     var failure: Error?
+    /// The easy handle running this request, for asking libcurl where redirects led.
+    var handle: UnsafeMutableRawPointer?
 
     init(onHead: @escaping (ResponseHead) throws -> Void, onData: @escaping (UnsafeRawBufferPointer) throws -> Void, shouldContinue: @escaping () -> Bool) {
         self.onHead = onHead
@@ -136,12 +140,20 @@ final class TransferContext {
 
     func deliverHead() throws {
         headDelivered = true
+        head.url = effectiveURL
         do { try onHead(head) } catch { failure = error }
     }
 
     /// The most header bytes accepted for one hop of a request: a real head is a
     /// few KiB, and a hostile one must not grow a worker's memory without end.
     static let headLimit = 256 << 10
+    /// The URL libcurl last requested (after redirects).
+    var effectiveURL: String? {
+        guard let handle else { return nil }
+        var value: UnsafeMutablePointer<CChar>?
+        guard haul_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
 
     static func from(_ pointer: UnsafeMutableRawPointer?) -> TransferContext {
         Unmanaged<TransferContext>.fromOpaque(pointer!).takeUnretainedValue()

@@ -18,7 +18,7 @@ public enum ProbeOutcome: Equatable, Sendable {
             guard let range = head.contentRange, range.first == 0, let last = range.last else {
                 throw HaulError(
                     "bad-content-range", "origin answered 206 with Content-Range '\(head["content-range"] ?? "")' to a request for bytes 0-\(requestedLast)",
-                    hint: "the origin's range support is broken; it will be retried", transient: true)
+                    hint: "the origin's range support is broken", transient: true)
             }
             guard let total = range.total else {
                 // Size unknown even though ranges work: treat as a single stream of this range only is wrong; read it whole.
@@ -27,7 +27,7 @@ public enum ProbeOutcome: Equatable, Sendable {
             guard last == min(requestedLast, total - 1) else {
                 throw HaulError(
                     "bad-content-range", "origin sent bytes 0-\(last) of \(total) when asked for 0-\(requestedLast)",
-                    hint: "the origin's range support is broken; it will be retried", transient: true)
+                    hint: "the origin's range support is broken", transient: true)
             }
             return .ranged(size: total)
         case 200:
@@ -36,36 +36,63 @@ public enum ProbeOutcome: Equatable, Sendable {
         case 304:
             return .notModified
         case 416:
-            if let range = head.contentRange, range.total == 0 { return .empty }
+            // No range that starts at byte 0 is unsatisfiable unless the file is empty (RFC 9110
+            // §14.1.1), so a bare 416 means what `bytes */0` says; curl and aria2c agree.
+            guard let total = head.contentRange?.total, total > 0 else { return .empty }
             throw HaulError(
-                "origin-status", "origin answered 416 Range Not Satisfiable to bytes=0-\(requestedLast) for \(Redaction.url(url))",
-                hint: "the origin may not support ranges; it will be retried", transient: true)
+                "origin-status", "origin answered 416 Range Not Satisfiable to bytes=0-\(requestedLast) for \(Redaction.url(head.url ?? url)) of \(total) bytes",
+                hint: "the origin's range support is broken", transient: true)
         default:
             throw StatusPolicy.error(for: head, url: url)
         }
     }
 }
 
+/// The validators a plan pinned: every later ranged answer must carry the same ones.
+public struct PinnedVersion: Equatable, Sendable {
+    /// Total size in bytes, when known.
+    public var size: Int64?
+    /// The ETag, strong or weak, when the origin sent one.
+    public var etag: String?
+    /// `Last-Modified`, when the origin sent one.
+    public var lastModified: String?
+
+    /// Creates the pinned validators of a plan.
+    public init(size: Int64?, etag: String?, lastModified: String?) {
+        self.size = size
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+}
+
 /// Checks the answer to a later range request against what planning recorded. Pure.
 public enum RangeCheck {
-    /// Throws `origin-changed` unless the response is exactly the requested range of the same file.
-    public static func validate(_ head: ResponseHead, first: Int64, last: Int64?, expectedSize: Int64?, etag: String?, url: String) throws {
+    /// Throws `origin-changed` when the response belongs to another version of the file (an
+    /// ETag, `Last-Modified` or total size other than the pinned one, or a whole-file 200), and a
+    /// transient `bad-content-range` when it is the same version but not the requested range.
+    public static func validate(_ head: ResponseHead, first: Int64, last: Int64?, pinned: PinnedVersion, url: String) throws {
         switch head.status {
         case 206:
             guard let range = head.contentRange else {
                 throw changed("answered 206 without a Content-Range")
             }
-            if let expectedSize, range.total != expectedSize {
+            if let etag = pinned.etag, let now = head.etag, now != etag {
+                throw changed("ETag \(etag) became \(now)")
+            }
+            if let modified = pinned.lastModified, let now = head["last-modified"], now != modified {
+                throw changed("Last-Modified \(modified) became \(now)")
+            }
+            if let expectedSize = pinned.size, range.total != expectedSize {
                 throw changed("size was \(expectedSize) bytes, now \(range.total.map(String.init) ?? "unknown")")
             }
             guard range.first == first, last == nil || range.last == last else {
-                throw changed("asked for bytes \(first)-\(last.map(String.init) ?? ""), got \(head["content-range"] ?? "")")
-            }
-            if let etag, let now = head.etag, now != etag {
-                throw changed("ETag \(etag) became \(now)")
+                throw HaulError(
+                    "bad-content-range",
+                    "origin sent \(head["content-range"] ?? "another range") when asked for bytes \(first)-\(last.map(String.init) ?? "") of the same version; the response was discarded",
+                    hint: "the origin's range support is broken", transient: true)
             }
         case 200:
-            let now = head.etag.map { " (ETag \(etag ?? "none") became \($0))" } ?? ""
+            let now = head.etag.map { " (ETag \(pinned.etag ?? "none") became \($0))" } ?? ""
             throw changed("answered 200 with the whole file to a range request\(now)")
         case 416:
             throw changed("answered 416: the file is now shorter than \(first + 1) bytes")

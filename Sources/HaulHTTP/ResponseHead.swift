@@ -8,12 +8,15 @@ public struct ResponseHead: Sendable, Equatable {
     public var reason: String
     /// Header fields by lowercased name; a repeated field keeps its last value.
     public var headers: [String: String]
+    /// The URL that answered, after any redirects (`nil` when not known).
+    public var url: String?
 
     /// Creates a head.
-    public init(status: Int, reason: String = "", headers: [String: String] = [:]) {
+    public init(status: Int, reason: String = "", headers: [String: String] = [:], url: String? = nil) {
         self.status = status
         self.reason = reason
         self.headers = headers
+        self.url = url
     }
 
     /// The named header's value; names are case-insensitive.
@@ -54,11 +57,12 @@ public struct ResponseHead: Sendable, Equatable {
 /// How an origin's answer to an HTTP status is treated.
 public enum StatusPolicy {
     /// The error for a non-success status: transient for 408, 429 and 5xx, permanent otherwise.
+    /// It names the URL that answered (after redirects), else `url`.
     public static func error(for head: ResponseHead, url: String) -> HaulError {
-        let shown = Redaction.url(url)
+        let shown = Redaction.url(head.url ?? url)
         switch head.status {
         case 408, 429, 500...599:
-            var error = HaulError("origin-status", "origin answered \(head.statusText) for \(shown)", hint: "it will be retried", transient: true)
+            var error = HaulError("origin-status", "origin answered \(head.statusText) for \(shown)", transient: true)
             error.retryAfter = head.retryAfter
             return error
         case 401, 403:

@@ -73,7 +73,8 @@ public struct SegmentLeases {
         let row = try db.transaction(awaitDurableCommit: false) { () -> PostgresRow? in
             let row = try db.query(
                 """
-                UPDATE segments s SET bytes_done = least($3, coalesce(s.length, $3)), lease_expires_at = now() + make_interval(secs => $4), updated_at = now()
+                UPDATE segments s SET bytes_done = least($3, coalesce(s.length, $3)), lease_expires_at = now() + make_interval(secs => $4), updated_at = now(),
+                       rate = CASE WHEN now() > s.updated_at THEN greatest(0, least($3, coalesce(s.length, $3)) - s.bytes_done) / extract(epoch FROM now() - s.updated_at) END
                 FROM transfers t
                 WHERE s.id = $1 AND s.lease_token = $2::uuid AND s.state = 'running' AND t.id = s.transfer_id
                 RETURNING t.state, s.length
@@ -143,11 +144,17 @@ public struct SegmentLeases {
     /// with the most bytes left in two. The running worker keeps the first half (its `length`
     /// shrinks in the same statement; it learns so at its next checkpoint and stops there) and
     /// the second half becomes a new queued segment that any worker may claim.
+    /// - Parameters:
+    ///   - headroom: at most this many bytes past the recorded `bytes_done` stay with the running
+    ///     worker: what it may have received since its last checkpoint and will receive before
+    ///     its next one tells it of the cut (a cut inside them would be fetched twice). A segment
+    ///     whose checkpoints recorded its rate keeps `2 × rate × checkpointInterval` + 1 MiB of it.
+    ///   - checkpointInterval: seconds between the running worker's checkpoints.
     /// - Returns: whether a segment was split.
-    public func splitStraggler(minimumPiece: Int64) throws -> Bool {
+    public func splitStraggler(minimumPiece: Int64, headroom: Int64 = 0, checkpointInterval: Double = 1) throws -> Bool {
         let row: PostgresRow?
         do {
-            row = try splitStatement(minimumPiece: minimumPiece)
+            row = try splitStatement(minimumPiece: minimumPiece, headroom: headroom, checkpointInterval: checkpointInterval)
         } catch let error as PostgresError where error.isUniqueViolation {
             // Two workers split segments of one transfer at the same moment and picked the same
             // new index: the statement that lost left everything as it was. Nothing to do now.
@@ -158,14 +165,15 @@ public struct SegmentLeases {
         return true
     }
 
-    private func splitStatement(minimumPiece: Int64) throws -> PostgresRow? {
+    private func splitStatement(minimumPiece: Int64, headroom: Int64, checkpointInterval: Double) throws -> PostgresRow? {
         try db.query(
             """
             WITH victim AS MATERIALIZED (
                 SELECT s.id, s.transfer_id, s.generation, s.byte_offset, s.length, s.bytes_done, s.host, s.priority,
-                       s.bytes_done + ((s.length - s.bytes_done) / 2 / 1048576) * 1048576 AS keep
+                       s.bytes_done + h.room + ((s.length - s.bytes_done - h.room) / 2 / 1048576) * 1048576 AS keep
                 FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                WHERE s.state = 'running' AND s.length IS NOT NULL AND t.accepts_ranges AND s.length - s.bytes_done >= 2 * $1
+                CROSS JOIN LATERAL (SELECT least($3, coalesce((s.rate * 2 * $4)::bigint + 1048576, $3)) AS room) h
+                WHERE s.state = 'running' AND s.length IS NOT NULL AND t.accepts_ranges AND s.length - s.bytes_done - h.room >= 2 * $1
                   AND s.lease_expires_at > now() AND (t.owner IS NULL OR t.owner = $2)
                 ORDER BY s.length - s.bytes_done DESC
                 LIMIT 1 FOR UPDATE OF s SKIP LOCKED
@@ -178,7 +186,7 @@ public struct SegmentLeases {
                    host, priority, byte_offset + keep, length - keep
             FROM shrunk
             RETURNING transfer_id
-            """, [minimumPiece, workerID]
+            """, [minimumPiece, workerID, headroom, checkpointInterval]
         ).first
     }
 

@@ -27,6 +27,18 @@ public struct TransferStatus: Sendable {
     public let rate: Double?
     public let createdAt: String
     public let finishedAt: String?
+    /// Seconds until the next attempt of a transfer or segment that failed and waits to be retried.
+    public let retryIn: Double?
+    /// Why that attempt failed.
+    public let retryReason: String?
+
+    /// Whether the origin gave no ETag and no `Last-Modified`: a new version of the file is then
+    /// noticed only by its size (and by the digest, when one was given). `nil` until a probe
+    /// learned the size.
+    public var hasNoValidator: Bool? {
+        guard size != nil else { return nil }
+        return etag == nil && lastModified == nil
+    }
 
     static let selectSQL = """
         SELECT t.id, t.url, t.dest, t.state, t.unchanged, t.size, t.error, t.error_code, t.expected_digest, t.computed_digest, t.etag, t.last_modified,
@@ -34,13 +46,23 @@ public struct TransferStatus: Sendable {
                coalesce(g.bytes_done, 0) AS bytes_done, coalesce(g.segments, 0) AS segments, coalesce(g.done, 0) AS done,
                coalesce(g.running, 0) AS running, coalesce(g.attempts, 0) AS attempts,
                CASE WHEN t.started_at IS NOT NULL AND extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) > 0
-                    THEN coalesce(g.bytes_done, 0) / extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) END AS rate
+                    THEN coalesce(g.bytes_done, 0) / extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) END AS rate,
+               CASE WHEN t.state = 'pending' AND t.error IS NOT NULL AND t.next_attempt_at > now()
+                    THEN extract(epoch FROM t.next_attempt_at - now())::float8 ELSE r.retry_in END AS retry_in,
+               CASE WHEN t.state = 'pending' AND t.error IS NOT NULL AND t.next_attempt_at > now() THEN t.error ELSE r.reason END AS retry_reason
         FROM transfers t
         LEFT JOIN LATERAL (
             SELECT sum(s.bytes_done) AS bytes_done, count(*) AS segments, count(*) FILTER (WHERE s.state = 'done') AS done,
                    count(*) FILTER (WHERE s.state = 'running') AS running, max(s.attempts) AS attempts
             FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation
         ) g ON true
+        LEFT JOIN LATERAL (
+            SELECT extract(epoch FROM s.next_attempt_at - now())::float8 AS retry_in, s.last_error AS reason
+            FROM segments s
+            WHERE s.transfer_id = t.id AND s.generation = t.generation AND s.state = 'queued' AND s.attempts > 0
+              AND s.last_error IS NOT NULL AND s.next_attempt_at > now() AND t.state = 'downloading'
+            ORDER BY s.next_attempt_at LIMIT 1
+        ) r ON true
         """
 
     init(_ row: PostgresRow) throws {
@@ -66,5 +88,7 @@ public struct TransferStatus: Sendable {
         rate = try row.optionalDouble("rate")
         createdAt = try row.string("created_at")
         finishedAt = row["finished_at"]
+        retryIn = try row.optionalDouble("retry_in")
+        retryReason = row["retry_reason"]
     }
 }

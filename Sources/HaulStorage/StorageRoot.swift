@@ -132,13 +132,13 @@ public enum Errno {
         switch code {
         case ENOSPC, EDQUOT:
             return HaulError(
-                "storage-full", "storage is full: cannot \(doing): \(reason)", hint: "free space on the storage root; it will be retried", transient: true)
+                "storage-full", "storage is full: cannot \(doing): \(reason)", hint: "free space on the storage root", transient: true)
         case EACCES, EPERM, EROFS:
             return HaulError(
-                "storage-permission", "permission denied: cannot \(doing): \(reason)", hint: "check the storage root's ownership and mount; it will be retried",
+                "storage-permission", "permission denied: cannot \(doing): \(reason)", hint: "check the storage root's ownership and mount",
                 transient: true)
         default:
-            return HaulError("storage", "cannot \(doing): \(reason)", hint: "it will be retried", transient: true)
+            return HaulError("storage", "cannot \(doing): \(reason)", transient: true)
         }
     }
 }

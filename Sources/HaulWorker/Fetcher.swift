@@ -21,10 +21,16 @@ struct Fetcher: LaneRole {
         return true
     }
 
-    /// Nothing queued: help the slowest running segment by taking half of what it has left.
+    /// Nothing queued: help the slowest running segment by taking half of what it has left,
+    /// beyond what its worker may already have received or will receive before it learns of
+    /// the cut (at most two checkpoints' worth), so that no byte is fetched twice.
     /// - Returns: whether a segment was split (there is a new one to claim).
     func splitStraggler() throws -> Bool {
-        try database.run { conn in try SegmentLeases(conn, workerID: shared.config.workerID).splitStraggler(minimumPiece: 4 << 20) }
+        let config = shared.config
+        return try database.run { conn in
+            try SegmentLeases(conn, workerID: config.workerID).splitStraggler(
+                minimumPiece: 4 << 20, headroom: 2 * config.checkpointBytes, checkpointInterval: min(config.checkpointInterval, config.heartbeat))
+        }
     }
 }
 
@@ -49,7 +55,8 @@ struct SegmentRun {
                 request,
                 onHead: { head in
                     if info.acceptsRanges {
-                        try RangeCheck.validate(head, first: first, last: segment.lastByte, expectedSize: info.size, etag: info.etag, url: info.url)
+                        let pinned = PinnedVersion(size: info.size, etag: info.etag, lastModified: info.lastModified)
+                        try RangeCheck.validate(head, first: first, last: segment.lastByte, pinned: pinned, url: info.url)
                     } else if head.status != 200 {
                         throw StatusPolicy.error(for: head, url: info.url)
                     }

@@ -125,7 +125,11 @@ struct Planner: LaneRole {
             try TransferLeases(conn, workerID: config.workerID).postpone(
                 claim, error: haulError, retryAfter: delay, attempts: attempts, maxAttempts: claim.info.options.maxAttempts ?? config.maxAttempts)
         }
-        Log.warning("probe failed", fields + [("error", haulError.description)])
+        if haulError.isTransient && attempts < (claim.info.options.maxAttempts ?? config.maxAttempts) {
+            Log.warning("retrying in \(Int(delay.rounded(.up))) s: \(haulError.message)", fields)
+        } else {
+            Log.warning("probe failed: \(haulError.description)", fields)
+        }
     }
 
     /// Turns a probe's outcome into segment ranges and a destination, within `limits` (a file

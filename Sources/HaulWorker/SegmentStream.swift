@@ -78,14 +78,20 @@ final class SegmentStream {
         }
     }
 
-    /// Writes received bytes; hands over a checkpoint when one is due.
+    /// Writes received bytes; hands over a checkpoint when one is due. A checkpoint that
+    /// learned of a split is read first, so that no byte past the new end is written: the
+    /// request stops right there (its connection closes), the rest belongs to another segment.
     func accept(_ bytes: UnsafeRawBufferPointer) throws {
+        if let settled = ticket?.settlement {
+            ticket = nil
+            try check(settled)
+        }
         guard let segment else { return }
         if let length = segment.length, position + Int64(bytes.count) > length {
             guard shortened else {
                 throw HaulError(
                     "long-body", "origin sent more than the \(length) bytes of segment \(segment.index)",
-                    hint: "the origin's range support is broken; it will be retried", transient: true)
+                    hint: "the origin's range support is broken", transient: true)
             }
             try writer.write(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(max(0, length - position))]))
             throw SegmentEnded()
@@ -93,10 +99,6 @@ final class SegmentStream {
         try writer.write(bytes)
         progress.add(Int64(bytes.count), transfer: segment.transferID)
         metrics.bytesFetched.add(bytes.count)
-        if let settled = ticket?.settlement {
-            ticket = nil
-            try check(settled)
-        }
         if position - bytesAtCheckpoint >= config.checkpointBytes
             || Date().timeIntervalSince(lastCheckpoint) >= min(config.checkpointInterval, config.heartbeat)
         {
@@ -156,7 +158,7 @@ final class SegmentStream {
         }
         guard let segment = self.segment else { return }
         if let length = segment.length, position < length {
-            throw HaulError("short-body", "segment \(segment.index) ended after \(position) of \(length) bytes", hint: "it will be retried", transient: true)
+            throw HaulError("short-body", "segment \(segment.index) ended after \(position) of \(length) bytes", transient: true)
         }
         _ = try submit(completes: true)
         writer.close()
@@ -188,7 +190,11 @@ final class SegmentStream {
             try SegmentLeases(conn, workerID: config.workerID).fail(segment, error: error, retryAfter: delay, maxAttempts: maxAttempts)
         }
         metrics.retried(reason: error.code.rawValue)
-        Log.warning("segment attempt failed", fields(segment) + [("error", error.description), ("retry_in", String(format: "%.1fs", delay))])
+        if error.isTransient && segment.attempts < maxAttempts {
+            Log.warning("retrying in \(Int(delay.rounded(.up))) s: \(error.message)", fields(segment) + [("attempt", "\(segment.attempts) of \(maxAttempts)")])
+        } else {
+            Log.warning("segment failed: \(error.description)", fields(segment) + [("attempts", String(segment.attempts))])
+        }
         self.segment = nil
     }
 

@@ -36,6 +36,9 @@ struct ProtocolTests {
         #expect(try ProbeOutcome.classify(head(200), requestedLast: 99, url: "u") == .whole(length: nil))
         #expect(try ProbeOutcome.classify(head(200, ["content-length": "0"]), requestedLast: 99, url: "u") == .empty)
         #expect(try ProbeOutcome.classify(head(416, ["content-range": "bytes */0"]), requestedLast: 99, url: "u") == .empty)
+        // A bare 416 to a range from byte 0 can only mean an empty file (curl and aria2c agree).
+        #expect(try ProbeOutcome.classify(head(416), requestedLast: 99, url: "u") == .empty)
+        #expect(throws: HaulError.self) { try ProbeOutcome.classify(head(416, ["content-range": "bytes */5000"]), requestedLast: 99, url: "u") }
         #expect(try ProbeOutcome.classify(head(304), requestedLast: 99, url: "u") == .notModified)
         #expect(throws: HaulError.self) { try ProbeOutcome.classify(head(206, ["content-range": "bytes 1-99/1000"]), requestedLast: 99, url: "u") }
         #expect(throws: HaulError.self) { try ProbeOutcome.classify(head(206, ["content-range": "bytes 0-49/1000"]), requestedLast: 99, url: "u") }
@@ -52,26 +55,51 @@ struct ProtocolTests {
         }
     }
 
-    @Test("a later range must be exactly what was asked, of the same file")
+    @Test("a later range must be exactly what was asked, of the same version")
     func rangeCheck() throws {
-        let ok = head(206, ["content-range": "bytes 100-199/1000", "etag": "\"a\""])
-        try RangeCheck.validate(ok, first: 100, last: 199, expectedSize: 1000, etag: "\"a\"", url: "u")
-        let cases: [ResponseHead] = [
+        let pinned = PinnedVersion(size: 1000, etag: "\"a\"", lastModified: "Mon, 01 Jan 2024 00:00:00 GMT")
+        let ok = head(206, ["content-range": "bytes 100-199/1000", "etag": "\"a\"", "last-modified": "Mon, 01 Jan 2024 00:00:00 GMT"])
+        try RangeCheck.validate(ok, first: 100, last: 199, pinned: pinned, url: "u")
+        let changed: [ResponseHead] = [
             head(200, ["etag": "\"b\""]),
-            head(206, ["content-range": "bytes 101-199/1000"]),
             head(206, ["content-range": "bytes 100-199/2000"]),
             head(206, ["content-range": "bytes 100-199/1000", "etag": "\"b\""]),
+            head(206, ["content-range": "bytes 100-199/1000", "etag": "\"a\"", "last-modified": "Tue, 02 Jan 2024 00:00:00 GMT"]),
+            // A shifted range from another version is a change, not a faulty answer.
+            head(206, ["content-range": "bytes 101-200/1000", "last-modified": "Tue, 02 Jan 2024 00:00:00 GMT"]),
             head(416),
             head(206),
         ]
-        for bad in cases {
+        for bad in changed {
             do {
-                try RangeCheck.validate(bad, first: 100, last: 199, expectedSize: 1000, etag: "\"a\"", url: "u")
+                try RangeCheck.validate(bad, first: 100, last: 199, pinned: pinned, url: "u")
                 Issue.record("\(bad) must be refused")
             } catch let error as HaulError {
                 #expect(error.code == "origin-changed", "\(bad)")
             }
         }
+        // Without an ETag the Last-Modified alone is pinned.
+        let dated = PinnedVersion(size: 1000, etag: nil, lastModified: "Mon, 01 Jan 2024 00:00:00 GMT")
+        #expect(throws: HaulError.self) {
+            try RangeCheck.validate(head(206, ["content-range": "bytes 100-199/1000", "last-modified": "Tue, 02 Jan 2024 00:00:00 GMT"]), first: 100, last: 199, pinned: dated, url: "u")
+        }
+        // Same validators and total, other bytes: a faulty response to retry, not a new version.
+        for shifted in [head(206, ["content-range": "bytes 101-200/1000", "etag": "\"a\""]), head(206, ["content-range": "bytes 100-198/1000"])] {
+            do {
+                try RangeCheck.validate(shifted, first: 100, last: 199, pinned: pinned, url: "u")
+                Issue.record("\(shifted) must be refused")
+            } catch let error as HaulError {
+                #expect(error.code == "bad-content-range" && error.isTransient, "\(shifted): \(error)")
+            }
+        }
+    }
+
+    @Test("a status after a redirect names the URL that answered")
+    func redirectedStatus() {
+        let error = StatusPolicy.error(for: ResponseHead(status: 404, url: "http://cdn/x/file.bin"), url: "http://origin/file.bin")
+        #expect(error.message.contains("http://cdn/x/file.bin") && !error.message.contains("origin/file.bin"), "\(error)")
+        let transient = StatusPolicy.error(for: ResponseHead(status: 503), url: "u")
+        #expect(!transient.description.contains("will be retried"), "whether it is retried is not the error's to say: \(transient)")
     }
 
     @Test("Content-Disposition names are reduced to one safe component")

@@ -116,14 +116,16 @@ struct PipelineTests {
     @Test("idle workers split a slow segment (straggler splitting) and the file is still exact", arguments: ["inplace", "parts"])
     func stragglerSplitting(layout: String) throws {
         let cluster = try Cluster("split-\(layout)")
-        let file = try Origin.file("pipeline/straggler-\(layout).bin", size: 24 * 1_048_576 + 99)
-        let id = try cluster.enqueue(Harness.origin + "/slow" + file.path, ["--dest", "s.bin", "--segment-size", "16MiB", "--layout", layout])
+        // A split leaves the running worker what it may receive before it learns of the cut
+        // (about two seconds' worth at 4 MB/s): the segment must be well longer than that.
+        let file = try Origin.file("pipeline/straggler-\(layout).bin", size: 48 * 1_048_576 + 99)
+        let id = try cluster.enqueue(Harness.origin + "/slow" + file.path, ["--dest", "s.bin", "--segment-size", "40MiB", "--layout", layout])
         try cluster.startWorker(["--concurrency", "4"])
         #expect(try cluster.waitFinal([id], timeout: 90) == ["done"])
         #expect(cluster.sha256("s.bin") == file.sha256)
         let segments = Int(try cluster.database.scalar("SELECT count(*) FROM segments WHERE transfer_id = \(id)")) ?? 0
-        #expect(segments > 2, "a 16 MiB + 8 MiB file at 4 MB/s per connection leaves three fetchers idle; they split (\(segments) segments)")
+        #expect(segments > 2, "a 40 MiB + 8 MiB file at 4 MB/s per connection leaves three fetchers idle; they split (\(segments) segments)")
         let covered = try cluster.database.scalar("SELECT sum(length) FROM segments WHERE transfer_id = \(id)")
-        #expect(covered == String(24 * 1_048_576 + 99), "the segments still cover the file exactly once")
+        #expect(covered == String(48 * 1_048_576 + 99), "the segments still cover the file exactly once")
     }
 }

@@ -12,6 +12,8 @@ struct ProgressBar {
     private var lastLine = Date()
     private var bytesAtLastLine: Int64 = 0
     private var drawnLength = 0
+    private var lastNote: String?
+    private var lastUntil: Date?
 
     /// Interval between log lines when stderr is not a terminal.
     static let logInterval = 5.0
@@ -21,15 +23,22 @@ struct ProgressBar {
         display = Display(terminal: terminal, environment: environment)
     }
 
-    /// Shows the latest figures.
-    mutating func update(bytes: Int64, size: Int64?, segments: String, state: String) {
+    /// Shows the latest figures. `note` (e.g. `retrying in 4 s: …`) ends the line while it
+    /// applies; a new note (another text, or the same one for a later `until`) is written at
+    /// once even when the output is not a terminal.
+    mutating func update(bytes: Int64, size: Int64?, segments: String, state: String, note: String? = nil, until: Date? = nil) {
         let now = Date()
+        let later = until.map { abs($0.timeIntervalSince(lastUntil ?? .distantPast)) > 0.5 } ?? false
+        let newNote = note.map { later || Self.reason($0) != lastNote.map(Self.reason) } ?? false
+        lastNote = note
+        lastUntil = until ?? lastUntil
+        let suffix = note.map { "  \($0)" } ?? ""
         guard display.terminal else {
             // A log line carries the average rate since the previous one: never a guess at 0 B/s.
             let elapsed = now.timeIntervalSince(lastLine)
-            guard elapsed >= Self.logInterval, size != nil || bytes > 0 else { return }
-            let average = Double(max(0, bytes - bytesAtLastLine)) / elapsed
-            let line = Self.render(bytes: bytes, size: size, rate: average, segments: segments, state: state, width: nil)
+            guard newNote || elapsed >= Self.logInterval, size != nil || bytes > 0 || note != nil else { return }
+            let average = Double(max(0, bytes - bytesAtLastLine)) / max(elapsed, 0.001)
+            let line = Self.render(bytes: bytes, size: size, rate: average, segments: segments, state: state, width: nil) + suffix
             StandardStream.write(Log.timestamp(now.timeIntervalSince1970) + " " + line + "\n", to: 2)
             lastLine = now
             bytesAtLastLine = bytes
@@ -42,7 +51,10 @@ struct ProgressBar {
             lastBytes = bytes
             lastTime = now
         }
-        let line = Self.render(bytes: bytes, size: size, rate: rate, segments: segments, state: state, width: display.width() - 1)
+        // The note comes first: the figures give way to it on a narrow terminal.
+        let width = display.width() - 1
+        let figures = Self.render(bytes: bytes, size: size, rate: rate, segments: segments, state: state, width: max(0, width - suffix.count))
+        let line = Self.fit(figures + suffix, width)
         if display.dumb {
             // No escape sequences: overwrite the previous line with spaces.
             StandardStream.write("\r" + line + String(repeating: " ", count: max(0, drawnLength - line.count)), to: 2)
@@ -50,6 +62,11 @@ struct ProgressBar {
             StandardStream.write("\r\u{1B}[K" + line, to: 2)
         }
         drawnLength = line.count
+    }
+
+    /// A note without its countdown, to tell a new retry from the same one counting down.
+    private static func reason(_ note: String) -> Substring {
+        note.firstIndex(of: ":").map { note[$0...] } ?? Substring(note)
     }
 
     /// Ends the bar's line on a terminal.

@@ -15,6 +15,8 @@ enum StatusView {
             "rate": status.rate.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
             "created_at": status.createdAt, "finished_at": status.finishedAt ?? NSNull(),
             "segments": ["total": status.segmentCount, "done": status.segmentsDone, "running": status.segmentsRunning],
+            "last_modified": status.lastModified ?? NSNull(), "no_validator": status.hasNoValidator ?? NSNull(),
+            "retry_in": status.retryIn.map { ($0 * 10).rounded(.up) / 10 } ?? NSNull(), "retry_reason": status.retryReason ?? NSNull(),
         ]
         if let segments { object["segment_map"] = map(segments, width: segments.count) }
         return object
@@ -34,8 +36,19 @@ enum StatusView {
         }
         if let digest = status.computedDigest { lines.append("  digest:    \(digest)") }
         if let expected = status.expectedDigest, status.computedDigest == nil { lines.append("  expected:  \(expected)") }
-        if let error = status.error { lines.append("  error:     \(error)") }
+        if status.hasNoValidator == true {
+            let digest = status.expectedDigest == nil ? "" : " and the digest"
+            lines.append("  validator: none (no ETag, no Last-Modified): a new version is noticed only by its size\(digest)")
+        }
+        if let retry = retrying(status) { lines.append("  retrying:  \(retry)") }
+        if let error = status.error, retrying(status) == nil || status.retryReason != error { lines.append("  error:     \(error)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// `in 4 s: origin answered 503 Service Unavailable for …` while a failed attempt waits to be retried.
+    static func retrying(_ status: TransferStatus) -> String? {
+        guard let seconds = status.retryIn, let reason = status.retryReason, !status.state.isFinal else { return nil }
+        return "in \(Int(seconds.rounded(.up))) s: \(reason)"
     }
 
     /// `1.2 GiB / 4.0 GiB (30%)`.

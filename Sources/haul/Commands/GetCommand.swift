@@ -152,7 +152,12 @@ enum GetCommand: Command {
                 let bytes = statuses.map { min($0.size ?? .max, max($0.bytesDone, progress.bytes(for: $0.id))) }.reduce(0, +)
                 let sizes = statuses.compactMap(\.size)
                 let state = ids.count == 1 ? statuses[0].state.rawValue : "\(statuses.filter { $0.state == .done }.count)/\(ids.count) done"
-                bar.update(bytes: bytes, size: sizes.count == statuses.count ? sizes.reduce(0, +) : nil, segments: segments, state: state)
+                // The first transfer that waits to retry speaks for all of them.
+                let waiting = statuses.first { StatusView.retrying($0) != nil }
+                bar.update(
+                    bytes: bytes, size: sizes.count == statuses.count ? sizes.reduce(0, +) : nil, segments: segments, state: state,
+                    note: waiting.flatMap(StatusView.retrying).map { "retrying \($0)" },
+                    until: waiting?.retryIn.map { Date().addingTimeInterval($0) })
             }
             usleep(200_000)
             statuses = try ids.compactMap { try store.status($0) }

@@ -32,6 +32,16 @@ F_after defaults to 0 and F_times to "every request" unless said otherwise.
     resize_after=N           after N requests the content and size (resize_size) change but the
                              ETag and Last-Modified stay (a broken server)
     status=CODE              answer CODE (with Retry-After: retry_after when given)   status_times default all
+    redirect=1               answer every request for the file with a 302 to the same path with
+                             `/_to` in front (served like the file itself); a status fault then
+                             strikes the redirected request, as on a CDN behind a redirect
+
+Quirks of real servers (not counted as faults; heal keeps them):
+
+    validators=LIST          which validators to send: etag,last-modified (default), last-modified, none
+    ignore_if_range=1        answer a range with 206 whatever If-Range says (many origins and caches do)
+    bare_416=1               an unsatisfiable range gets a bare 416, no Content-Range (e.g. the
+                             answer of some servers for any range of an empty file)
 """
 import email.utils
 import hashlib
@@ -182,12 +192,20 @@ class Handler(BaseHTTPRequestHandler):
     def handle_get(self, head):
         url = urlsplit(self.path)
         query = {key: values[-1] for key, values in parse_qs(url.query).items()}
-        if url.path.startswith("/_"):
-            return self.control(url.path, query)
+        redirected = url.path.startswith("/_to/")
+        path = url.path[len("/_to"):] if redirected else url.path
+        if path.startswith("/_"):
+            return self.control(path, query)
         with RESOURCES_LOCK:
-            resource = RESOURCES.get(url.path)
+            resource = RESOURCES.get(path)
         if resource is None:
             return self.send_json(404, {"error": "no such resource; create it with /_create?path=..."})
+        if "redirect" in resource.params and not redirected:
+            self.send_response(302)
+            self.send_header("Location", "/_to" + path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         self.serve(resource, head)
 
     def control(self, path, query):
@@ -255,7 +273,7 @@ class Handler(BaseHTTPRequestHandler):
 
         size = version.size
         requested = parse_range(self.headers.get("Range"), size)
-        if requested is not None and not if_range_matches(self.headers.get("If-Range"), version):
+        if requested is not None and "ignore_if_range" not in resource.params and not if_range_matches(self.headers.get("If-Range"), version):
             requested = None
         if requested is not None and "norange_after" in resource.params and not resource.healed and number > resource.int("norange_after"):
             entry["fault"] = "norange"
@@ -264,7 +282,8 @@ class Handler(BaseHTTPRequestHandler):
         if requested == "unsatisfiable":
             entry["status"] = 416
             self.send_response(416)
-            self.send_header("Content-Range", "bytes */%d" % size)
+            if "bare_416" not in resource.params:
+                self.send_header("Content-Range", "bytes */%d" % size)
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
@@ -290,8 +309,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Content-Length", str(length))
         self.send_header("Accept-Ranges", "bytes")
-        self.send_header("ETag", version.etag)
-        self.send_header("Last-Modified", version.last_modified)
+        validators = resource.params.get("validators", "etag,last-modified").split(",")
+        if "etag" in validators:
+            self.send_header("ETag", version.etag)
+        if "last-modified" in validators:
+            self.send_header("Last-Modified", version.last_modified)
         if content_range:
             self.send_header("Content-Range", content_range)
         self.end_headers()
@@ -336,13 +358,25 @@ class Handler(BaseHTTPRequestHandler):
             if rate:
                 delay = started + sent / rate - time.monotonic()
                 if delay > 0:
-                    time.sleep(delay)
+                    self.pause(delay)
 
     @staticmethod
     def fault_applies(resource, kind, number):
         after = resource.int(kind + "_after", 0)
         times = resource.int(kind + "_times", 1)
         return after < number <= after + times
+
+    def pause(self, seconds):
+        """Waits between paced chunks, but notices at once when the client hangs up (as an
+        event-driven server such as nginx does), so that its log shows when the body stopped."""
+        readable, _, _ = select.select([self.connection], [], [], seconds)
+        if readable:
+            try:
+                if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                    raise ConnectionResetError("client closed mid-body")
+            except BlockingIOError:
+                pass
+            time.sleep(max(0.0, seconds))  # data from the client: no pipelining here, just wait
 
     def stall(self, seconds):
         """Sends nothing for `seconds`, returning early if the client hangs up."""
