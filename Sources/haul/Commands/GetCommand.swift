@@ -6,7 +6,7 @@ import HaulWorker
 
 enum GetCommand: Command {
     static let name = "get"
-    static let summary = "download one URL on this machine with several connections, with a progress bar"
+    static let summary = "download URLs on this machine with several connections, with a progress bar"
     static let help = """
         usage: haul get URL... [-o PATH] [-x N] [-q|-v] [options]
                haul get -i FILE [-o DIR/] [options]
