@@ -72,7 +72,9 @@ struct CompletionTests {
         }
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/man") {
             let rendered = try Run.program("/usr/bin/man", ["-l", prefix + "/share/man/man1/haul.1"], environment: ["MANPAGER": "cat", "MANWIDTH": "100"])
-            #expect(rendered.status == 0 && rendered.stdout.contains("haul - copy large files") && rendered.stdout.contains("usage: haul get"), "\(rendered.stderr)")
+            #expect(
+                rendered.status == 0 && rendered.stdout.contains("haul - copy large files") && rendered.stdout.contains("usage: haul get"), "\(rendered.stderr)"
+            )
         }
     }
 }

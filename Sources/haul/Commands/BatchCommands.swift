@@ -84,7 +84,8 @@ enum WaitCommand: Command {
             let failed = (summary.countsByState[.failed] ?? 0) + (summary.countsByState[.canceled] ?? 0)
             let bytes = progress(done: summary.bytesDone, known: summary.bytesKnown, rate: summary.rate)
             return (
-                summary.isFinished, failed > 0, "batch \(batch): \(summary.countsByState[.done] ?? 0)/\(summary.total) done, \(failed) failed or canceled, \(bytes)"
+                summary.isFinished, failed > 0,
+                "batch \(batch): \(summary.countsByState[.done] ?? 0)/\(summary.total) done, \(failed) failed or canceled, \(bytes)"
             )
         }
         let store = TransferStore(session.connection)

@@ -10,7 +10,8 @@ enum HelpIndex {
         var seen: [String] = []
         let separators: Set<Character> = [",", "[", "]", "(", ")", "|", "'", "\"", "=", "`", ";", ":"]
         for word in help.split(whereSeparator: { $0.isWhitespace || separators.contains($0) }) {
-            let isLong = word.count > 2 && word.hasPrefix("--") && word.dropFirst(2).first?.isLetter == true
+            let isLong =
+                word.count > 2 && word.hasPrefix("--") && word.dropFirst(2).first?.isLetter == true
                 && word.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "-" } && !word.hasSuffix("-")
             let isShort = word.count == 2 && word.hasPrefix("-") && word.last?.isLetter == true
             let option = String(word)
