@@ -28,6 +28,9 @@ public struct FetchRequest: Sendable {
     public var tls: TLSOptions
     /// Abort when no byte arrives for this many seconds.
     public var stallTimeout: Int
+    /// Most bytes per second this request receives on average (`RatePacer`); `nil`: no limit.
+    /// Honoured by `HTTPClient.fetch`, not by `MultiClient`, whose transfers share one thread.
+    public var maxBytesPerSecond: Int64? = nil
 
     /// A plain GET of `url`.
     public init(

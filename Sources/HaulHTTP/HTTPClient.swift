@@ -1,4 +1,5 @@
 import CCurl
+import Foundation
 import HaulCore
 
 /// A reusable libcurl easy handle for GETs. Blocking: one thread owns it at a time and it is
@@ -34,7 +35,14 @@ public final class HTTPClient {
             try withoutActuallyEscaping(onData) { onData in
                 try withoutActuallyEscaping(shouldContinue) { shouldContinue in
                     // The context lives only for this call: `finish` lets go of it.
-                    easy.prepare(request, context: TransferContext(onHead: onHead, onData: onData, shouldContinue: shouldContinue))
+                    var pacer = request.maxBytesPerSecond.map(RatePacer.init)
+                    let paced: (UnsafeRawBufferPointer) throws -> Void = { bytes in
+                        try onData(bytes)
+                        guard pacer != nil else { return }
+                        let wait = pacer!.wait(after: bytes.count, now: Date().timeIntervalSince1970)
+                        if wait > 0 { usleep(useconds_t(min(wait, 5) * 1_000_000)) }
+                    }
+                    easy.prepare(request, context: TransferContext(onHead: onHead, onData: paced, shouldContinue: shouldContinue))
                     return try easy.finish(curl_easy_perform(easy.pointer))
                 }
             }

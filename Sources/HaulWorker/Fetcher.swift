@@ -42,10 +42,11 @@ struct SegmentRun {
             let resumed = stream.current ?? segment
             let first = resumed.offset + resumed.bytesDone
             let info = segment.transfer
-            let request = FetchRequest(
+            var request = FetchRequest(
                 url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" },
                 first: info.acceptsRanges ? first : nil, last: info.acceptsRanges ? segment.lastByte : nil,
                 ifRange: info.acceptsRanges ? Self.validator(info) : nil, tls: shared.tls(for: info), stallTimeout: shared.config.stallTimeout)
+            request.maxBytesPerSecond = shared.config.connectionRate
             try http.fetch(
                 request,
                 onHead: { head in

@@ -38,6 +38,7 @@ struct Planner: LaneRole {
         var request = FetchRequest(
             url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" }, first: 0, last: requestedLast,
             tls: shared.tls(for: info), stallTimeout: config.stallTimeout)
+        request.maxBytesPerSecond = config.connectionRate
         if let etag = previous?.etag { request.headerLines.append("If-None-Match: \(etag)") }
         if let modified = previous?.lastModified { request.headerLines.append("If-Modified-Since: \(modified)") }
         var unchanged = false

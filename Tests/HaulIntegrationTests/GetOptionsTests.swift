@@ -39,6 +39,16 @@ struct GetOptionsTests {
             "\(single.stdout)")
     }
 
+    @Test("--limit-rate: a paced download arrives whole (the pacing itself is checked without a clock in RatePacerTests)")
+    func limitRate() throws {
+        let database = try TestDatabase()
+        let directory = Harness.temporaryDirectory("limit")
+        let file = try Origin.file("cli/limited.bin", size: 3 << 20)
+        let result = try Run.haul(
+            ["get", Harness.origin + file.path, "-o", "l.bin", "-x", "2", "--limit-rate", "4M", "-q"], database: database.url, directory: directory)
+        #expect(result.status == 0 && Origin.sha256(file: directory + "/l.bin") == file.sha256, "\(result.stderr)")
+    }
+
     @Test("bad lists are refused before anything is written")
     func badInput() throws {
         let database = try TestDatabase()
@@ -50,6 +60,8 @@ struct GetOptionsTests {
             ["get"],
             ["get", "http://127.0.0.1:9/a", "--proxy", "nonsense"],
             ["get", "http://127.0.0.1:9/a", "--user-agent", ""],
+            ["get", "http://127.0.0.1:9/a", "--limit-rate", "fast"],
+            ["worker", "--storage", "/tmp", "--limit-rate", "0"],
         ]
         for words in cases {
             let result = try Run.haul(words, database: database.url, directory: directory)

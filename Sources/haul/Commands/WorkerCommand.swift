@@ -25,6 +25,8 @@ enum WorkerCommand: Command {
           --lease DURATION      segment lease (default 30s); renewed at a third of it
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
           --max-attempts N      attempts per segment before its transfer fails (default 6)
+          --limit-rate RATE     most bytes per second this worker receives in all, shared
+                                by its --concurrency connections (10M, 1G, 10MiB)
           --grace DURATION      how long a graceful stop may take (default 10s)
           --poll-interval DURATION  idle poll period (default 1s)
           --poll-only           do not LISTEN (for PgBouncer in transaction mode)
@@ -41,7 +43,7 @@ enum WorkerCommand: Command {
             words,
             options: [
                 "--storage", "--concurrency", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval",
-                "--log-format",
+                "--log-format", "--limit-rate",
                 "--metrics-addr",
             ],
             flags: ["--poll-only", "--verbose", "--quiet", "--create-storage"], short: ["v": "--verbose", "q": "--quiet", "x": "--concurrency"])
@@ -82,6 +84,7 @@ enum WorkerCommand: Command {
         config.maxAttempts = try arguments.positiveInt("--max-attempts") ?? config.maxAttempts
         config.pollInterval = try arguments.duration("--poll-interval") ?? config.pollInterval
         config.pollOnly = arguments.has("--poll-only")
+        config.limitRate = try arguments.size("--limit-rate")
     }
 
     /// Runs `worker` on its own threads until a signal, then drains within `grace` seconds.
