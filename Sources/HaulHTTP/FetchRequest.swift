@@ -60,6 +60,9 @@ public struct FetchRequest: Sendable {
     public var allowDowngrade = false
     /// Which peer addresses may be connected to, checked on every connection (redirects too).
     public var addressPolicy: AddressPolicy = .open
+    /// Most bytes per second this request receives on average (`RatePacer`); `nil`: no limit.
+    /// Honoured by `HTTPClient.fetch`, not by `MultiClient`, whose transfers share one thread.
+    public var maxBytesPerSecond: Int64? = nil
 
     /// A plain GET of `url`.
     public init(

@@ -1,4 +1,5 @@
 import CCurl
+import Foundation
 import HaulCore
 
 /// A reusable libcurl easy handle for GETs. Blocking: one thread owns it at a time and it is
@@ -34,10 +35,17 @@ public final class HTTPClient {
             try withoutActuallyEscaping(onData) { onData in
                 try withoutActuallyEscaping(shouldContinue) { shouldContinue in
                     // The context lives only for one hop: `finish` or `abandon` lets go of it.
+                    var pacer = request.maxBytesPerSecond.map(RatePacer.init)
+                    let paced: (UnsafeRawBufferPointer) throws -> Void = { bytes in
+                        try onData(bytes)
+                        guard pacer != nil else { return }
+                        let wait = pacer!.wait(after: bytes.count, now: Date().timeIntervalSince1970)
+                        if wait > 0 { usleep(useconds_t(min(wait, 5) * 1_000_000)) }
+                    }
                     var current = request
                     var hop = 0
                     while true {
-                        easy.prepare(current, context: TransferContext(onHead: onHead, onData: onData, shouldContinue: shouldContinue))
+                        easy.prepare(current, context: TransferContext(onHead: onHead, onData: paced, shouldContinue: shouldContinue))
                         let code = curl_easy_perform(easy.pointer)
                         guard let location = easy.pendingRedirect(code) else { return try easy.finish(code) }
                         easy.abandon()

@@ -48,9 +48,10 @@ struct SegmentRun {
             let resumed = stream.current ?? segment
             let first = resumed.offset + resumed.bytesDone
             let info = segment.transfer
-            let request = shared.request(
+            var request = shared.request(
                 for: info, first: info.acceptsRanges ? first : nil, last: info.acceptsRanges ? segment.lastByte : nil,
                 ifRange: info.acceptsRanges ? Self.validator(info) : nil, capBody: info.size == nil)
+            request.maxBytesPerSecond = shared.config.connectionRate
             try http.fetch(
                 request,
                 onHead: { head in

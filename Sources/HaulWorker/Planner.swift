@@ -38,6 +38,7 @@ struct Planner: LaneRole {
         let previous = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersion(of: claim) }
             .flatMap { earlier in Self.fileOnStorage(info, config: config) == earlier.size ? earlier : nil }
         var request = shared.request(for: info, first: 0, last: requestedLast, capBody: true)
+        request.maxBytesPerSecond = config.connectionRate
         if let etag = previous?.etag { request.headerLines.append("If-None-Match: \(etag)") }
         if let modified = previous?.lastModified { request.headerLines.append("If-Modified-Since: \(modified)") }
         var unchanged = false

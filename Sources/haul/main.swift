@@ -25,6 +25,8 @@ let commands: [(name: String, summary: String, help: String, run: ([String]) thr
     list.append((ZipCommand.name, ZipCommand.summary, ZipCommand.help, ZipCommand.run))
     list.append((ExtractCommand.name, ExtractCommand.summary, ExtractCommand.help, ExtractCommand.run))
     list.append((MigrateCommand.name, MigrateCommand.summary, MigrateCommand.help, MigrateCommand.run))
+    list.append((CompletionCommand.name, CompletionCommand.summary, CompletionCommand.help, CompletionCommand.run))
+    list.append((ManCommand.name, ManCommand.summary, ManCommand.help, ManCommand.run))
     return list
 }()
 

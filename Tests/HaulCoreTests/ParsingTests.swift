@@ -20,7 +20,10 @@ struct ParsingTests {
         #expect(throws: HaulError.self) { try ByteSize.parse(text, flag: "--segment-size") }
     }
 
-    static let durationCases: [(String, Double)] = [("500ms", 0.5), ("30s", 30), ("5m", 300), ("2h", 7200), ("7d", 604_800), ("10", 10), ("1.5s", 1.5), ("1h30m", 5400), ("2d12h", 216_000), ("1m30s", 90), ("1s500ms", 1.5)]
+    static let durationCases: [(String, Double)] = [
+        ("500ms", 0.5), ("30s", 30), ("5m", 300), ("2h", 7200), ("7d", 604_800), ("10", 10), ("1.5s", 1.5), ("1h30m", 5400), ("2d12h", 216_000), ("1m30s", 90),
+        ("1s500ms", 1.5),
+    ]
 
     @Test("durations", arguments: durationCases)
     func durations(text: String, seconds: Double) {

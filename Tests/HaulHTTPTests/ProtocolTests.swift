@@ -131,3 +131,16 @@ struct ProtocolTests {
         #expect(!head.hasStrongETag)
     }
 }
+
+@Suite("rate pacing")
+struct RatePacerTests {
+    @Test("a pacer waits exactly long enough to keep the average at its limit, and never when behind it")
+    func pacing() {
+        var pacer = RatePacer(limit: 1000)
+        #expect(pacer.wait(after: 500, now: 100) == 0.5, "500 bytes at once: wait until 0.5 s have passed")
+        #expect(pacer.wait(after: 500, now: 100.5) == 0.5, "1000 bytes by 100.5 s: wait until 101 s")
+        #expect(pacer.wait(after: 100, now: 105) == 0, "behind the limit: no wait")
+        var slow = RatePacer(limit: 0)
+        #expect(slow.limit == 1 && slow.wait(after: 2, now: 0) == 2)
+    }
+}

@@ -27,7 +27,8 @@ struct BulkOperatorTests {
         let paused = try Run.haul(["pause", "1", "2"], database: database.url)
         #expect(paused.status == 0 && paused.stdout.contains("transfer 1: pause done") && paused.stdout.contains("transfer 2: pause done"), "\(paused.stdout)")
         let again = try Run.haul(["pause", "1", "3"], database: database.url)
-        #expect(again.status == 0 && again.stdout.contains("transfer 1: already paused"), "pausing a paused transfer is a no-op: \(again.stdout) \(again.stderr)")
+        #expect(
+            again.status == 0 && again.stdout.contains("transfer 1: already paused"), "pausing a paused transfer is a no-op: \(again.stdout) \(again.stderr)")
         let mixed = try Run.haul(["resume", "1", "5", "999"], database: database.url)
         #expect(mixed.status == 1, "\(mixed.stderr)")
         #expect(mixed.stdout.contains("transfer 1: resume done"), "the allowed one is done: \(mixed.stdout)")
@@ -94,7 +95,9 @@ struct BulkOperatorTests {
         #expect(again.status == 0 && again.stdout.contains("nothing changed"), "\(again.stdout)")
 
         // Finished rows: 1-2 done, 3 failed, 4 canceled (already cleaned up).
-        _ = try Run.psql(database.url, """
+        _ = try Run.psql(
+            database.url,
+            """
             UPDATE transfers SET state = CASE WHEN id <= 2 THEN 'done' WHEN id = 3 THEN 'failed' ELSE 'canceled' END,
                    finished_at = now() - interval '1 second' WHERE id <= 4
             """)

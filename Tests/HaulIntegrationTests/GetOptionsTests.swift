@@ -17,20 +17,36 @@ struct GetOptionsTests {
         let b = try Origin.file("cli/many-b.bin", size: 250_000)
         let c = try Origin.file("cli/many-c.bin", size: 50_000)
         let agent = "haul-test-agent/\(UUID().uuidString.prefix(8))"
-        try "# from a list\n\(Harness.origin + b.path)\n\n\(Harness.origin + c.path)\n".write(toFile: directory + "/urls.txt", atomically: true, encoding: .utf8)
+        try "# from a list\n\(Harness.origin + b.path)\n\n\(Harness.origin + c.path)\n".write(
+            toFile: directory + "/urls.txt", atomically: true, encoding: .utf8)
         let result = try Run.haul(
             ["get", Harness.origin + a.path, "-i", "urls.txt", "-o", "out/", "--json", "--user-agent", agent], database: database.url, directory: directory)
         #expect(result.status == 0, "\(result.stderr)")
         let transfers = try Self.json(result.stdout)["transfers"] as? [[String: Any]] ?? []
         #expect(transfers.count == 3 && transfers.allSatisfy { $0["state"] as? String == "done" }, "\(result.stdout)")
-        #expect(Set(transfers.compactMap { ($0["path"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent } }) == ["many-a.bin", "many-b.bin", "many-c.bin"])
+        #expect(
+            Set(transfers.compactMap { ($0["path"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent } }) == [
+                "many-a.bin", "many-b.bin", "many-c.bin",
+            ])
         for file in [a, b, c] {
             #expect(Origin.sha256(file: directory + "/out/" + URL(fileURLWithPath: file.path).lastPathComponent) == file.sha256)
             #expect(Origin.requests(for: file.path).contains { $0.contains(agent) }, "the User-Agent reached the origin for \(file.path)")
         }
         let single = try Run.haul(["get", Harness.origin + a.path, "-o", "one.bin", "--json", "-q"], database: database.url, directory: directory)
         let object = try Self.json(single.stdout)
-        #expect(object["state"] as? String == "done" && object["size"] as? Int == 150_000 && (object["path"] as? String)?.hasSuffix("/one.bin") == true, "\(single.stdout)")
+        #expect(
+            object["state"] as? String == "done" && object["size"] as? Int == 150_000 && (object["path"] as? String)?.hasSuffix("/one.bin") == true,
+            "\(single.stdout)")
+    }
+
+    @Test("--limit-rate: a paced download arrives whole (the pacing itself is checked without a clock in RatePacerTests)")
+    func limitRate() throws {
+        let database = try TestDatabase()
+        let directory = Harness.temporaryDirectory("limit")
+        let file = try Origin.file("cli/limited.bin", size: 3 << 20)
+        let result = try Run.haul(
+            ["get", Harness.origin + file.path, "-o", "l.bin", "-x", "2", "--limit-rate", "4M", "-q"], database: database.url, directory: directory)
+        #expect(result.status == 0 && Origin.sha256(file: directory + "/l.bin") == file.sha256, "\(result.stderr)")
     }
 
     @Test("bad lists are refused before anything is written")
@@ -44,6 +60,8 @@ struct GetOptionsTests {
             ["get"],
             ["get", "http://127.0.0.1:9/a", "--proxy", "nonsense"],
             ["get", "http://127.0.0.1:9/a", "--user-agent", ""],
+            ["get", "http://127.0.0.1:9/a", "--limit-rate", "fast"],
+            ["worker", "--storage", "/tmp", "--limit-rate", "0"],
         ]
         for words in cases {
             let result = try Run.haul(words, database: database.url, directory: directory)
@@ -62,9 +80,11 @@ struct GetOptionsTests {
         let url = "http://haul-proxy-test.invalid:\(port)" + file.path
         let flag = try Run.haul(["get", url, "-o", "flag.bin", "--proxy", Harness.origin, "-q"], database: database.url, directory: directory)
         #expect(flag.status == 0 && Origin.sha256(file: directory + "/flag.bin") == file.sha256, "\(flag.stderr)")
-        let variable = try Run.haul(["get", url, "-o", "env.bin", "-q"], database: database.url, environment: ["http_proxy": Harness.origin], directory: directory)
+        let variable = try Run.haul(
+            ["get", url, "-o", "env.bin", "-q"], database: database.url, environment: ["http_proxy": Harness.origin], directory: directory)
         #expect(variable.status == 0 && Origin.sha256(file: directory + "/env.bin") == file.sha256, "\(variable.stderr)")
-        let direct = try Run.haul(["get", url, "-o", "direct.bin", "-q"], database: database.url, environment: ["http_proxy": "", "no_proxy": "*"], directory: directory)
+        let direct = try Run.haul(
+            ["get", url, "-o", "direct.bin", "-q"], database: database.url, environment: ["http_proxy": "", "no_proxy": "*"], directory: directory)
         #expect(direct.status == 1 && direct.stderr.contains("resolve"), "\(direct.stderr)")
     }
 }

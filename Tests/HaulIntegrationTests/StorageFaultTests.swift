@@ -48,8 +48,14 @@ struct StorageFaultTests {
         let mount = try Mount(tmpfsAt: cluster.storage, size: "16m")
         defer { cluster.stopWorkers() }
         try mount.remount("ro")
+        // A worker refuses to start on storage it cannot write; one already running carries on.
+        let refused = try cluster.haul(["worker", "--storage", cluster.storage])
+        #expect(refused.status == 2 && refused.stderr.contains("not writable"), "\(refused.stderr)")
+        try mount.remount("rw")
+        let worker = try cluster.startWorker()
+        try #require(try Harness.waitUntil(timeout: 30) { worker.stderr.contains("worker started") }, "\(worker.stderr)")
+        try mount.remount("ro")
         let id = try cluster.enqueue(served.url, ["--dest", "out.bin", "--segment-size", "1MiB", "--layout", layout])
-        try cluster.startWorker()
         var seen = ""
         let denied = try Harness.waitUntil(timeout: 20) {
             seen = try Self.reasons(cluster, id)

@@ -84,7 +84,8 @@ enum WaitCommand: Command {
             let failed = (summary.countsByState[.failed] ?? 0) + (summary.countsByState[.canceled] ?? 0)
             let bytes = progress(done: summary.bytesDone, known: summary.bytesKnown, rate: summary.rate)
             return (
-                summary.isFinished, failed > 0, "batch \(batch): \(summary.countsByState[.done] ?? 0)/\(summary.total) done, \(failed) failed or canceled, \(bytes)"
+                summary.isFinished, failed > 0,
+                "batch \(batch): \(summary.countsByState[.done] ?? 0)/\(summary.total) done, \(failed) failed or canceled, \(bytes)"
             )
         }
         let store = TransferStore(session.connection)
@@ -95,7 +96,9 @@ enum WaitCommand: Command {
         }
         let done = statuses.filter { $0.state == .done }.count
         let failed = statuses.filter { $0.state == .failed || $0.state == .canceled }.count
-        let rate = statuses.filter { $0.state == .downloading }.compactMap(\.rate).reduce(0, +)
+        // While something downloads: the sum of their rates; once all are final: their average rates' sum.
+        let moving = statuses.filter { $0.state == .downloading }
+        let rate = (moving.isEmpty && statuses.allSatisfy(\.state.isFinal) ? statuses : moving).compactMap(\.rate).reduce(0, +)
         let bytes = progress(done: statuses.map(\.bytesDone).reduce(0, +), known: statuses.compactMap(\.size).reduce(0, +), rate: rate)
         return (statuses.allSatisfy(\.state.isFinal), failed > 0, "\(done)/\(ids.count) done, \(failed) failed or canceled, \(bytes)")
     }

@@ -55,12 +55,17 @@ struct ControlCommand {
         let what = [batch.map { "batch \($0)" }, state.map { "state \($0.rawValue)" }, host.map { "host \($0)" }].compactMap { $0 }.joined(separator: ", ")
         let skipped = matched.count - chosen.count
         if chosen.isEmpty {
-            if arguments.has("--json") { Output.json(["changed": [Int64](), "unchanged": [Int64](), "refused": [Any](), "missing": [Int64]()]) }
-            else { Output.line("nothing to \(action.rawValue): \(matched.count) transfer\(matched.count == 1 ? "" : "s") match \(what), none in a state that allows it") }
+            if arguments.has("--json") {
+                Output.json(["changed": [Int64](), "unchanged": [Int64](), "refused": [Any](), "missing": [Int64]()])
+            } else {
+                Output.line(
+                    "nothing to \(action.rawValue): \(matched.count) transfer\(matched.count == 1 ? "" : "s") match \(what), none in a state that allows it")
+            }
             return ExitCode.success
         }
         if !arguments.has("--yes") {
-            let question = "\(action.rawValue) \(chosen.count) transfer\(chosen.count == 1 ? "" : "s") (\(what)\(skipped > 0 ? "; \(skipped) more match but are skipped" : ""))?"
+            let question =
+                "\(action.rawValue) \(chosen.count) transfer\(chosen.count == 1 ? "" : "s") (\(what)\(skipped > 0 ? "; \(skipped) more match but are skipped" : ""))?"
             guard let answer = Confirmation.ask(question) else {
                 throw HaulError.usage("\(question.dropLast()) needs confirmation", hint: "add --yes to confirm (there is no terminal to ask on)")
             }
@@ -87,7 +92,9 @@ struct ControlCommand {
             for id in outcome.changed { Output.line("transfer \(id): \(action.rawValue) done") }
             for id in outcome.unchanged { Output.line("transfer \(id): already paused, nothing to do") }
         } else {
-            Output.line("\(action.rawValue): \(outcome.changed.count) transfer\(outcome.changed.count == 1 ? "" : "s") changed\(skipped > 0 ? ", \(skipped) skipped (state does not allow it)" : "")")
+            Output.line(
+                "\(action.rawValue): \(outcome.changed.count) transfer\(outcome.changed.count == 1 ? "" : "s") changed\(skipped > 0 ? ", \(skipped) skipped (state does not allow it)" : "")"
+            )
         }
         if !json {
             for refusal in outcome.refused { Output.error("haul: \(refusal.error.description)") }

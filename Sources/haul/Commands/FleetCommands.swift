@@ -29,7 +29,8 @@ enum HostLimitCommand: Command {
             let host = try arguments.expect(2, "HOST")[1].lowercased()
             let had = try HostLimits.unset(session.connection, host: host)
             Output.line(
-                host == "*" ? "default limit: \(HostLimits.fallbackDefault) running segments per host"
+                host == "*"
+                    ? "default limit: \(HostLimits.fallbackDefault) running segments per host"
                     : had ? "\(host): back to the default limit" : "\(host) had no limit of its own; nothing changed")
         case "list":
             _ = try arguments.expect(1, "")
@@ -136,7 +137,8 @@ enum PruneCommand: Command {
         if arguments.has("--json") {
             Output.json([dryRun ? "would_delete" : "deleted": count])
         } else {
-            Output.line("\(dryRun ? "would delete" : "deleted") \(count) finished transfer\(count == 1 ? "" : "s") (\(states.map(\.rawValue).joined(separator: ", ")))")
+            Output.line(
+                "\(dryRun ? "would delete" : "deleted") \(count) finished transfer\(count == 1 ? "" : "s") (\(states.map(\.rawValue).joined(separator: ", ")))")
         }
         return ExitCode.success
     }

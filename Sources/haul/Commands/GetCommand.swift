@@ -24,6 +24,8 @@ enum GetCommand: Command {
           -i, --input-file FILE more URLs, one a line ('#' comments; - for stdin), as wget -i
                                 and aria2c -i; with several URLs, -o must be a directory
           -x, --connections N   segments downloaded at once (default 4)
+          --limit-rate RATE     most bytes per second in all, shared by the connections
+                                (512K, 10M as curl writes it, or 10MiB)
           --proxy URL           proxy for http and https (http://host:3128, socks5h://…);
                                 http_proxy, https_proxy and no_proxy work without it
           --json                print the result on stdout: {"id", "url", "state", "path",
@@ -40,7 +42,8 @@ enum GetCommand: Command {
 
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
-            words, options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease", "--input-file", "--proxy"]),
+            words,
+            options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease", "--input-file", "--proxy", "--limit-rate"]),
             flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json", "--force"]),
             short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file"])
         let urls = try arguments.positionals + inputURLs(arguments.value("--input-file"))
@@ -72,6 +75,7 @@ enum GetCommand: Command {
         config.concurrency = try arguments.positiveInt("--connections") ?? 4
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up))
         config.lease = try arguments.duration("--lease") ?? config.lease
+        config.limitRate = try arguments.size("--limit-rate")
 
         let store = TransferStore(session.connection)
         var ids: [Int64] = []

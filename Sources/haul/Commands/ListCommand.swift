@@ -45,7 +45,8 @@ enum ListCommand: Command {
         guard let value = TransferState(rawValue: text) else {
             let hint = Suggestion.hint(for: text, among: TransferState.allCases.map(\.rawValue))
             throw HaulError.usage(
-                "--state '\(text)' is not a state", hint: (hint.isEmpty ? "" : hint + " ") + "use one of \(TransferState.allCases.map(\.rawValue).joined(separator: ", "))")
+                "--state '\(text)' is not a state",
+                hint: (hint.isEmpty ? "" : hint + " ") + "use one of \(TransferState.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return value
     }

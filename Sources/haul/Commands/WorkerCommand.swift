@@ -33,6 +33,8 @@ enum WorkerCommand: Command {
                                 as a comma-separated list), e.g. an internal mirror's
           --max-file-size SIZE  refuse files announced bigger than this (files bigger than the
                                 storage are always refused, bigger than its free space retried)
+          --limit-rate RATE     most bytes per second this worker receives in all, shared
+                                by its --concurrency connections (10M, 1G, 10MiB)
           --grace DURATION      how long a graceful stop may take (default 10s)
           --poll-interval DURATION  idle poll period (default 1s)
           --poll-only           do not LISTEN (for PgBouncer in transaction mode)
@@ -55,7 +57,7 @@ enum WorkerCommand: Command {
             options: [
                 "--storage", "--concurrency", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval",
                 "--max-file-size", "--allow-network",
-                "--log-format",
+                "--log-format", "--limit-rate",
                 "--metrics-addr", "--extract-max-size", "--extract-max-ratio",
             ],
             flags: ["--poll-only", "--verbose", "--quiet", "--create-storage", "--deny-private-addresses"],
@@ -99,6 +101,7 @@ enum WorkerCommand: Command {
         config.addressPolicy = try addressPolicy(arguments)
         config.pollInterval = try arguments.duration("--poll-interval") ?? config.pollInterval
         config.pollOnly = arguments.has("--poll-only")
+        config.limitRate = try arguments.size("--limit-rate")
         config.extractMaxSize = try arguments.size("--extract-max-size") ?? config.extractMaxSize
         config.extractMaxRatio = try arguments.positiveInt("--extract-max-ratio").map(Int64.init) ?? config.extractMaxRatio
     }
