@@ -151,6 +151,22 @@ extension TransferLeases {
         }
     }
 
+    /// Moves on transfers whose segments are all done but which are still `downloading`: the
+    /// completion that should have moved them was lost in a database outage.
+    /// - Returns: how many were moved to `finalizing`.
+    public static func finishStuckDownloads(on db: PostgresConnection) throws -> Int {
+        try db.query(
+            """
+            UPDATE transfers t
+            SET state = 'finalizing', updated_at = now()
+            WHERE t.state = 'downloading'
+              AND t.updated_at < now() - interval '2 seconds'
+              AND EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation)
+              AND NOT EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation AND s.state <> 'done')
+            """
+        ).affectedRows
+    }
+
     /// Returns planning transfers whose planner vanished to pending.
     public static func rescueExpired(on db: PostgresConnection) throws -> Int {
         try db.query(

@@ -191,10 +191,29 @@ public struct TransferLeases {
         return Progress(published: try row?.bool("published") ?? false, extracted: try row?.bool("extracted") ?? false, uploadURL: row?["upload_url"])
     }
 
-    /// Records a finished finalizing stage (`published_at`, `extracted_at`), fenced by the lease.
-    public func mark(_ claim: Claim, stage: String) throws {
-        precondition(["published_at", "extracted_at"].contains(stage))
-        try db.query("UPDATE transfers SET \(stage) = now(), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid", [claim.info.id, claim.leaseToken])
+    /// Records that `--extract` finished, fenced by the finalizing lease.
+    public func markExtracted(_ claim: Claim) throws {
+        try db.query(
+            "UPDATE transfers SET extracted_at = now(), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid", [claim.info.id, claim.leaseToken])
+    }
+
+    /// Records that the verified file is in place, with its digest, fenced by the finalizing lease.
+    /// - Returns: `false` when the lease was lost.
+    @discardableResult
+    public func markPublished(_ claim: Claim, digest: String?) throws -> Bool {
+        try db.query(
+            """
+            UPDATE transfers
+            SET computed_digest = $3, published_at = now(), updated_at = now()
+            WHERE id = $1
+              AND lease_token = $2::uuid
+            """, [claim.info.id, claim.leaseToken, digest]
+        ).affectedRows == 1
+    }
+
+    /// The digest recorded when the file was published (`algorithm:hex`), if one was.
+    public func publishedDigest(of claim: Claim) throws -> String? {
+        try db.query("SELECT computed_digest FROM transfers WHERE id = $1", [claim.info.id]).first?["computed_digest"]
     }
 
     /// Records a tus upload URL (so another finalizer resumes it) or the upload's answer.

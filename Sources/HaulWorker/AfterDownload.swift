@@ -22,7 +22,7 @@ struct AfterDownload {
         if options.extract == true, !progress.extracted {
             try extract(file)
             try keeper.check()
-            try database.run(patient: true) { conn in try leases(conn).mark(claim, stage: "extracted_at") }
+            try database.run(patient: true) { conn in try leases(conn).markExtracted(claim) }
         }
         if let target = options.uploadTo {
             try upload(file, to: target, resumeURL: progress.uploadURL)

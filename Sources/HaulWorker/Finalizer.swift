@@ -56,14 +56,11 @@ struct Finalizer: LaneRole {
         let progress = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).progress(of: claim) }
         var digest: String?
         if progress.published {
-            digest = try database.run { conn in try conn.query("SELECT computed_digest FROM transfers WHERE id = $1", [claim.info.id]).first?["computed_digest"]
-            }
+            digest = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).publishedDigest(of: claim) }
         } else {
             digest = try publish(claim, files: files, keeper: keeper)
-            try database.run(patient: true) { conn in
-                try conn.query("UPDATE transfers SET computed_digest = $2 WHERE id = $1", [claim.info.id, digest])
-                try TransferLeases(conn, workerID: config.workerID).mark(claim, stage: "published_at")
-            }
+            let recorded = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).markPublished(claim, digest: digest) }
+            guard recorded else { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
         }
         try AfterDownload(shared: shared, database: database, claim: claim, keeper: keeper).run(file: files.destination, progress: progress)
         return digest

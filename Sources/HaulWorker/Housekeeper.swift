@@ -27,14 +27,7 @@ final class Housekeeper {
         let (segments, plans, stuck) = try database.run { conn -> (Int, Int, Int) in
             let segments = try SegmentLeases.rescueExpired(on: conn)
             let plans = try TransferLeases.rescueExpired(on: conn)
-            let stuck = try conn.query(
-                """
-                UPDATE transfers t SET state = 'finalizing', updated_at = now()
-                WHERE t.state = 'downloading' AND t.updated_at < now() - interval '2 seconds'
-                  AND EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation)
-                  AND NOT EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation AND s.state <> 'done')
-                """
-            ).affectedRows
+            let stuck = try TransferLeases.finishStuckDownloads(on: conn)
             return (segments, plans, stuck)
         }
         if segments + plans + stuck > 0 {
@@ -79,27 +72,20 @@ final class Housekeeper {
         let config = shared.config
         guard Date().timeIntervalSince(lastRegistration) >= config.heartbeat else { return }
         lastRegistration = Date()
-        _ = try database.run { conn in
-            try conn.query(
-                """
-                INSERT INTO workers (id, host, pid, roles, version, bytes_fetched) VALUES ($1, $2, $3, $4, $5, $6)
-                ON CONFLICT (id) DO UPDATE SET
-                    rate = CASE WHEN extract(epoch FROM now() - workers.heartbeat_at) > 0
-                                THEN greatest(0, excluded.bytes_fetched - workers.bytes_fetched) / extract(epoch FROM now() - workers.heartbeat_at)
-                                ELSE workers.rate END,
-                    bytes_fetched = excluded.bytes_fetched, heartbeat_at = now(), stopped_at = NULL
-                """,
-                [
-                    config.workerID, ProcessInfo.processInfo.hostName, Int(getpid()), config.roles.map(\.rawValue).sorted().joined(separator: ","),
-                    HaulVersion.current, Int64(shared.metrics.bytesFetched.value),
-                ])
-        }
+        let beat = WorkerRegistry.Heartbeat(
+            workerID: config.workerID, host: ProcessInfo.processInfo.hostName, pid: Int(getpid()),
+            roles: config.roles.map(\.rawValue).sorted().joined(separator: ","), version: HaulVersion.current,
+            bytesFetched: Int64(shared.metrics.bytesFetched.value))
+        try database.run { conn in try WorkerRegistry(conn).beat(beat) }
     }
 
-    /// Marks this worker stopped in the registry.
+    /// Marks this worker stopped in the registry. Best effort: a worker that cannot say so
+    /// simply goes silent, and `haul workers` shows it dead after 30 s.
     func deregister() {
-        _ = try? database.run(patient: false) { conn in
-            try conn.query("UPDATE workers SET stopped_at = now() WHERE id = $1", [shared.config.workerID])
+        do {
+            try database.run(patient: false) { conn in try WorkerRegistry(conn).markStopped(shared.config.workerID) }
+        } catch {
+            Log.warning("could not mark this worker stopped in the registry", [("error", "\(error)")])
         }
     }
 }

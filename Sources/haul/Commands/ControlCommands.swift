@@ -100,7 +100,10 @@ struct ControlCommand {
             for refusal in outcome.refused { Output.error("haul: \(refusal.error.description)") }
             for id in outcome.missing { Output.error("haul: there is no transfer \(id); 'haul list' shows the transfers there are") }
         }
-        return outcome.refused.isEmpty && outcome.missing.isEmpty ? ExitCode.success : ExitCode.failure
+        if outcome.refused.isEmpty && outcome.missing.isEmpty { return ExitCode.success }
+        // Refusing to bring back a transfer whose destination another one writes is the same
+        // refusal as at enqueue: a usage error (exit 2). Any other refusal is a failure (exit 1).
+        return outcome.refused.allSatisfy { $0.error.code == "destination-busy" } && outcome.missing.isEmpty ? ExitCode.usage : ExitCode.failure
     }
 
     /// What a changed `haul get` transfer needs beyond its row: a canceled one's partial file
