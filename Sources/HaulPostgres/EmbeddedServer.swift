@@ -33,11 +33,25 @@ public final class EmbeddedServer: Sendable {
             try Self.prepareDirectory(data, owner: runAs)
             try Self.run(binaries + "/initdb", ["-D", data, "-U", "haul", "--auth=trust", "-E", "UTF8", "--no-instructions"], as: runAs, step: "initdb")
         }
-        if (try? Self.run(binaries + "/pg_ctl", ["-D", data, "status"], as: runAs, step: "status")) != nil {
-            return
+        EmbeddedLinger.markInUse(data: data)
+        EmbeddedStart.waitWhileBusy(conninfo)  // a lingering server may be stopping right now
+        if EmbeddedStart.answers(conninfo) { return }
+        let options = ["-k", socketDirectory, "-c", "listen_addresses=", "-c", "unix_socket_permissions=0777", "-c", "max_connections=200", "-c", "fsync=on"]
+        try EmbeddedStart.launch(
+            binaries: binaries, data: data, arguments: options + EmbeddedStart.tuning.flatMap { ["-c", $0] }, runAs: runAs, conninfo: conninfo)
+    }
+
+    /// The last command using the server is done: stops it after the linger
+    /// (`HAUL_EMBEDDED_LINGER`, see `EmbeddedLinger`), or at once when that is 0.
+    public func release() {
+        let seconds = EmbeddedLinger.seconds()
+        guard seconds > 0, let binaries = try? Self.serverBinaries() else { return stop() }
+        let stop = [binaries + "/pg_ctl", "-D", dataDirectory, "-m", "fast", "-w", "stop"]
+        do {
+            try EmbeddedLinger.schedule(data: dataDirectory, seconds: seconds, stop: runAs.map { ["/usr/sbin/runuser", "-u", $0, "--"] + stop } ?? stop)
+        } catch {
+            self.stop()
         }
-        let options = "-k \(socketDirectory) -c listen_addresses='' -c unix_socket_permissions=0777 -c max_connections=200 -c fsync=on"
-        try Self.run(binaries + "/pg_ctl", ["-D", data, "-l", data + "/server.log", "-w", "-t", "60", "-o", options, "start"], as: runAs, step: "start")
     }
 
     /// Stops the server. The caller decides when: `haul` stops it when no other `haul` is connected.

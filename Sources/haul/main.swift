@@ -42,6 +42,7 @@ let overview = """
       HAUL_STORAGE   storage root for 'haul worker' (or --storage)
       HAUL_CA_BUNDLE CA bundle trusted for HTTPS origins
       HAUL_RETENTION how long workers keep finished transfers before pruning them (default 7d, 'off')
+      HAUL_EMBEDDED_LINGER  how long the embedded PostgreSQL stays up after the last command (default 30s, 0)
 
     exit status: 0 success, 1 failure, 2 bad arguments, 130 interrupted
     """
