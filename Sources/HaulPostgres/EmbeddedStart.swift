@@ -16,12 +16,10 @@ enum EmbeddedStart {
     /// `synchronous_commit` stays on too (the hot writes already commit without waiting; see
     /// `PostgresConnection.queryWithoutDurableCommit`). What is cut is what a private server
     /// for one user does not need: a small `shared_buffers` (the queue of one machine fits
-    /// in a few MiB, and less shared memory is set up at each start), no background
-    /// statistics or JIT, and checkpoints spaced out so that a short command pays none.
-    static let tuning = [
-        "shared_buffers=16MB", "jit=off", "track_counts=off", "autovacuum=off", "checkpoint_timeout=30min", "max_wal_size=256MB",
-        "wal_buffers=1MB",
-    ]
+    /// in a few MiB, and less shared memory is set up at each start), no JIT, and checkpoints
+    /// spaced out so that a short command pays none. Autovacuum stays: a `haul worker` may
+    /// run on this server for days.
+    static let tuning = ["shared_buffers=16MB", "jit=off", "checkpoint_timeout=30min", "max_wal_size=256MB", "wal_buffers=1MB"]
 
     /// Whether a server accepts connections at `conninfo` now (no program is started).
     static func answers(_ conninfo: String) -> Bool {
