@@ -30,23 +30,36 @@ public struct SegmentLeases {
         return []
     }
 
+    /// `EXPLAIN (ANALYZE, BUFFERS)` of the claim statement's first try, in a transaction that
+    /// is rolled back (nothing is claimed): for `haul-bench explain`.
+    public func explainClaim(limit: Int) throws -> String {
+        try db.query("BEGIN")
+        defer { _ = try? db.query("ROLLBACK") }
+        return try db.query("EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false), [limit, 30.0, workerID, HostLimits.fallbackDefault])
+            .rows.map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")
+    }
+
     /// `$1` limit, `$2` lease seconds, `$3` worker, `$4` the default host limit.
     static func claimStatement(wait: Bool) -> String {
         """
         WITH host AS MATERIALIZED (
             \(HostLimits.lockedHost(candidates: HostLimits.segmentCandidates(worker: "$3"), defaultLimit: "$4", wait: wait))
         ), picked AS MATERIALIZED (
-            SELECT s.id FROM segments s
+            SELECT s.id, s.priority FROM segments s
             JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
             WHERE s.state = 'queued' AND s.host = (SELECT host FROM host) AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $3)
             ORDER BY s.priority DESC, s.id
-            LIMIT least($1, (SELECT free FROM host))
+            LIMIT $1
             FOR UPDATE OF s SKIP LOCKED
+        ), taken AS MATERIALIZED (
+            -- The free slots cut here, not in picked's LIMIT: the planner must see picked's size
+            -- ($1), or it plans the UPDATE for a tenth of the table (a hash join over all segments).
+            SELECT id FROM picked ORDER BY priority DESC, id LIMIT (SELECT free FROM host)
         )
         UPDATE segments s SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $2),
                worker_id = $3, attempts = s.attempts + 1, updated_at = now()
-        FROM picked, transfers t
-        WHERE s.id = picked.id AND t.id = s.transfer_id
+        FROM taken, transfers t
+        WHERE s.id = taken.id AND t.id = s.transfer_id
         RETURNING \(ClaimedSegment.returning)
         """
     }
