@@ -49,22 +49,50 @@ public final class EmbeddedServer: Sendable {
                 binaries + "/initdb", ["-D", data, "-U", "haul", "--auth-local=peer", "--auth-host=reject", "-E", "UTF8", "--no-instructions"],
                 as: runAs, step: "initdb")
         }
-        if (try? Self.run(binaries + "/pg_ctl", ["-D", data, "status"], as: runAs, step: "status")) != nil {
-            socketDirectory = try Self.runningSocketDirectory(data: data, server: server)
-            conninfo = Self.conninfo(socketDirectory)
-            return
+        EmbeddedLinger.markInUse(data: data)
+        // A running (or lingering) server announces its socket folder in postmaster.pid; it is
+        // joined only when that folder passes the same ownership checks.
+        if FileManager.default.fileExists(atPath: data + "/postmaster.pid"),
+            let running = try Self.runningSocketDirectory(data: data, server: server)
+        {
+            let reach = Self.conninfo(running)
+            EmbeddedStart.waitWhileBusy(reach)  // a lingering server may be stopping right now
+            if EmbeddedStart.answers(reach) {
+                socketDirectory = running
+                conninfo = reach
+                return
+            }
         }
         try PrivateDirectory.writeFile(data + "/pg_hba.conf", Self.hostBasedAuthentication, owner: server)
         try PrivateDirectory.writeFile(data + "/pg_ident.conf", Self.identMap(client: client.name), owner: server)
         let socket = data.utf8.count <= Self.maxSocketDirectoryLength ? data : try Self.makeTemporarySocketDirectory(server: server)
         socketDirectory = socket
         conninfo = Self.conninfo(socket)
-        let options = "-k \(Self.shellQuoted(socket)) -c listen_addresses='' -c unix_socket_permissions=0700 -c max_connections=200 -c fsync=on"
+        let options = ["-k", socket, "-c", "listen_addresses=", "-c", "unix_socket_permissions=0700", "-c", "max_connections=200", "-c", "fsync=on"]
         do {
-            try Self.run(binaries + "/pg_ctl", ["-D", data, "-l", data + "/server.log", "-w", "-t", "60", "-o", options, "start"], as: runAs, step: "start")
+            try EmbeddedStart.launch(
+                binaries: binaries, data: data, arguments: options + EmbeddedStart.tuning.flatMap { ["-c", $0] }, runAs: runAs, conninfo: conninfo)
         } catch {
             if socket != data { rmdir(socket) }
             throw error
+        }
+    }
+
+    /// The last command using the server is done: stops it after the linger
+    /// (`HAUL_EMBEDDED_LINGER`, see `EmbeddedLinger`), or at once when that is 0. A temporary
+    /// socket folder is removed with the stop.
+    public func release() {
+        let seconds = EmbeddedLinger.seconds()
+        guard seconds > 0, let binaries = try? Self.serverBinaries() else { return stop() }
+        let pgStop = [binaries + "/pg_ctl", "-D", dataDirectory, "-m", "fast", "-w", "stop"]
+        var command = runAs.map { ["/usr/sbin/runuser", "-u", $0, "--"] + pgStop } ?? pgStop
+        if socketDirectory != dataDirectory {
+            command = ["/bin/sh", "-c", "\"$@\"; rmdir \"$0\"", socketDirectory] + command
+        }
+        do {
+            try EmbeddedLinger.schedule(data: dataDirectory, seconds: seconds, stop: command)
+        } catch {
+            stop()
         }
     }
 
@@ -82,14 +110,11 @@ public final class EmbeddedServer: Sendable {
     }
 
     /// The socket folder a running server announced in `postmaster.pid` (its fifth line), if it is the
-    /// cluster's own folder or a `mkdtemp` folder of the server's user with mode 0700.
-    static func runningSocketDirectory(data: String, server: PrivateDirectory.Account) throws -> String {
+    /// cluster's own folder or a `mkdtemp` folder of the server's user with mode 0700; `nil` when the
+    /// file names none (a server starting or stopping). Any other folder refuses the join.
+    static func runningSocketDirectory(data: String, server: PrivateDirectory.Account) throws -> String? {
         let lines = ((try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8)) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.count > 4, case let socket = String(lines[4]), socket.hasPrefix("/") else {
-            throw HaulError(
-                "embedded-postgres", "the embedded PostgreSQL in \(data) is running but announces no socket folder",
-                hint: "stop it (pg_ctl -D \(data) stop) and run haul again")
-        }
+        guard lines.count > 4, case let socket = String(lines[4]), socket.hasPrefix("/") else { return nil }
         let temporary = socket.hasPrefix("/tmp/haul-pg-") && !socket.dropFirst(5).contains("/")
         guard socket == data || temporary else {
             throw HaulError(
@@ -122,11 +147,6 @@ public final class EmbeddedServer: Sendable {
     static func conninfo(_ socket: String) -> String {
         let quoted = socket.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
         return "host='\(quoted)' dbname=postgres user=haul"
-    }
-
-    /// `text` as one word for the shell that `pg_ctl` runs the server with.
-    static func shellQuoted(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// Stops the server. The caller decides when: `haul` stops it when no other `haul` is connected.

@@ -104,6 +104,56 @@ public final class PostgresConnection {
         }
     }
 
+    /// Runs one statement as a transaction of its own that commits without waiting for the
+    /// server's WAL flush, in one round trip: `set_config('synchronous_commit', 'off', true)`
+    /// and the statement are pipelined in one implicit transaction (libpq pipeline mode).
+    /// Inside `transaction` it is an ordinary `query`. The same rule as for
+    /// `transaction(awaitDurableCommit: false)` applies: only for writes a crash may lose harmlessly.
+    @discardableResult
+    public func queryWithoutDurableCommit(_ sql: String, _ parameters: [any PostgresBindable] = []) throws -> PostgresResult {
+        if transactionDepth > 0 { return try query(sql, parameters) }
+        if handle == nil || PQstatus(handle) != CONNECTION_OK {
+            try connect()
+        }
+        guard PQenterPipelineMode(handle) == 1 else { throw lostConnectionError() }
+        let texts = parameters.map(\.postgresText)
+        let sent =
+            PQsendQueryParams(handle, "SELECT set_config('synchronous_commit', 'off', true)", 0, nil, nil, nil, nil, 0) == 1
+            && withOptionalCStrings(texts) { PQsendQueryParams(handle, sql, Int32(texts.count), nil, $0, nil, nil, 0) } == 1
+            && PQpipelineSync(handle) == 1
+        guard sent else { throw lostConnectionError() }
+        var results: [OpaquePointer] = []
+        var separators = 0  // libpq returns NULL after each statement's results; two in a row: nothing more comes
+        while separators < 2 {
+            guard let result = PQgetResult(handle) else {
+                separators += 1
+                continue
+            }
+            separators = 0
+            if PQresultStatus(result) == PGRES_PIPELINE_SYNC {
+                PQclear(result)
+                break
+            }
+            results.append(result)
+        }
+        PQexitPipelineMode(handle)
+        guard results.count == 2 else {
+            results.forEach { PQclear($0) }
+            throw lostConnectionError()
+        }
+        do {
+            _ = try consume(results[0])
+        } catch {
+            PQclear(results[1])
+            throw error
+        }
+        return try consume(results[1])
+    }
+
+    private func lostConnectionError() -> PostgresError {
+        PostgresError(sqlState: nil, message: Self.firstLine(PQerrorMessage(handle)), connectionLost: PQstatus(handle) != CONNECTION_OK)
+    }
+
     private func consume(_ result: OpaquePointer?) throws -> PostgresResult {
         guard let result else {
             throw PostgresError(sqlState: nil, message: Self.firstLine(PQerrorMessage(handle)), connectionLost: PQstatus(handle) != CONNECTION_OK)

@@ -3,79 +3,56 @@ import HaulPostgres
 
 /// Cluster-wide limits on running segments per origin host (docs/ARCHITECTURE.md "Claim, lease, fence").
 ///
-/// Counting running rows without a lock races: two claimers would both see the last free
-/// slot. So a claim first locks the host's row in `origin_hosts` (`FOR UPDATE SKIP LOCKED`),
-/// then — in a later statement of the same transaction, whose snapshot sees every claim
-/// committed before the lock was granted — counts that host's running segments and takes at
-/// most the free slots. Claimers of one host take turns; other hosts' claimers do not wait.
+/// Each host's row in `origin_hosts` holds its limit and `busy`, the slots in use now: its
+/// running segments and its probes. Row triggers (migration 0010) keep `busy` in the very
+/// statement that moves a segment or probe into or out of a slot, whatever the path. A claim
+/// locks the host row (`FOR UPDATE`), and PostgreSQL re-reads a row that changed since the
+/// statement's snapshot and tests `busy < limit` again on that version before granting it, so
+/// two claimers never both take the last slot; the claim's own rows bump `busy` before the lock
+/// is released at commit. Claimers of one host take turns; other hosts' claimers do not wait.
 public enum HostLimits {
     /// The default when no `'*'` row says otherwise.
     public static let fallbackDefault = 8
 
-    /// A locked host row and its limit.
-    public struct LockedHost: Sendable {
-        public let name: String
-        public let maxRunning: Int
+    /// Candidate segments for `lockedHost` (host, priority, id); `worker` is the parameter holding the worker id.
+    static func segmentCandidates(worker: String) -> String {
+        """
+        SELECT s.host, s.priority, s.id FROM segments s
+        JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
+        WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = \(worker))
+        ORDER BY s.priority DESC, s.id LIMIT 500
+        """
     }
 
-    /// Locks the row of the host whose queued work comes first (priority, then age), skipping
-    /// hosts another claimer holds and those in `excluding`. Call inside a transaction.
-    static func lockBusiestCandidate(_ db: PostgresConnection, worker: String, excluding: [String]) throws -> LockedHost? {
-        try lockFirstHost(
-            db, worker: worker, excluding: excluding,
-            candidates: """
-                SELECT s.host, s.priority, s.id FROM segments s
-                JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND s.host <> ALL($2::text[])
-                ORDER BY s.priority DESC, s.id LIMIT 500
-                """)
+    /// Candidate pending transfers for the planner, in the same shape.
+    static func planningCandidates(worker: String) -> String {
+        """
+        SELECT t.host, t.priority, t.id FROM transfers t
+        WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = \(worker))
+        ORDER BY t.priority DESC, t.id LIMIT 500
+        """
     }
 
-    /// Locks the row of the host whose pending transfer comes first, for the planner.
-    static func lockPlanningCandidate(_ db: PostgresConnection, worker: String, excluding: [String]) throws -> LockedHost? {
-        try lockFirstHost(
-            db, worker: worker, excluding: excluding,
-            candidates: """
-                SELECT t.host, t.priority, t.id FROM transfers t
-                WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $1) AND t.host <> ALL($2::text[])
-                ORDER BY t.priority DESC, t.id LIMIT 500
-                """)
-    }
-
-    /// Locks the host row of the first of `candidates` (a query of host, priority, id that uses
-    /// `$1` for the worker and `$2` for the hosts to skip), with its effective limit. A host row
-    /// another claimer holds is skipped in favour of the next host; when every candidate host is
-    /// held, it waits its turn for the first one (a claim holds it for a millisecond or two)
-    /// rather than going idle while slots are free.
-    private static func lockFirstHost(_ db: PostgresConnection, worker: String, excluding: [String], candidates: String) throws -> LockedHost? {
-        for wait in [false, true] {
-            let row = try db.query(
-                """
-                SELECT h.host, coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), $3) AS max_running
-                FROM (SELECT c.host, max(c.priority) AS priority, min(c.id) AS first FROM (\(candidates)) c GROUP BY c.host) candidates
-                JOIN origin_hosts h ON h.host = candidates.host
-                ORDER BY candidates.priority DESC, candidates.first
-                LIMIT 1
-                FOR UPDATE OF h \(wait ? "" : "SKIP LOCKED")
-                """, [worker, excluding, fallbackDefault]
-            ).first
-            if let row { return LockedHost(name: try row.string("host"), maxRunning: try row.int("max_running")) }
+    /// A query of `host, free` that locks the row of the host whose queued work comes first
+    /// (priority, then age) among those with a free slot, and tests the free slot again on the
+    /// row as it is once locked. `defaultLimit` is the parameter (`$n`) holding `fallbackDefault`.
+    /// - Parameter wait: `false` skips host rows another transaction holds and takes the next
+    ///   host; `true` (the second try, when the first got nothing) waits for the first host's
+    ///   row. The waiting form locks that one row only: a claimer that waits never holds
+    ///   another host row, so claimers cannot deadlock on each other's host rows.
+    static func lockedHost(candidates: String, defaultLimit: String, wait: Bool) -> String {
+        let limit = "coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), \(defaultLimit))"
+        let ranked = """
+            FROM (SELECT c.host, max(c.priority) AS priority, min(c.id) AS first FROM (\(candidates)) c GROUP BY c.host) candidates
+            JOIN origin_hosts h ON h.host = candidates.host
+            WHERE h.busy < \(limit)
+            ORDER BY candidates.priority DESC, candidates.first
+            LIMIT 1
+            """
+        if wait {
+            return "SELECT h.host, \(limit) - h.busy AS free FROM origin_hosts h WHERE h.host = (SELECT h.host \(ranked)) AND h.busy < \(limit) FOR UPDATE OF h"
         }
-        return nil
-    }
-
-    /// Slots left on a host whose row this transaction has locked: its limit less its running
-    /// segments and its probes (a probe is a connection too; a batch probe counts the
-    /// connections it opens, not the transfers it holds).
-    static func freeSlots(_ db: PostgresConnection, host: LockedHost) throws -> Int {
-        let busy =
-            try db.query(
-                """
-                SELECT (SELECT count(*) FROM segments WHERE state = 'running' AND host = $1)
-                     + (SELECT count(*) FROM transfers WHERE state = 'planning' AND host = $1 AND holds_slot) AS n
-                """, [host.name]
-            ).first?.int("n") ?? 0
-        return max(0, host.maxRunning - busy)
+        return "SELECT h.host, \(limit) - h.busy AS free \(ranked) FOR UPDATE OF h SKIP LOCKED"
     }
 
     /// Sets a host's limit; `*` sets the default for hosts without one.
@@ -92,13 +69,11 @@ public enum HostLimits {
         try db.query("UPDATE origin_hosts SET max_running = NULL WHERE host = $1 AND max_running IS NOT NULL", [host]).affectedRows > 0
     }
 
-    /// Every host with its limit (explicit or default) and its running segments now.
+    /// Every host with its limit (explicit or default) and its slots in use now (running segments and probes).
     public static func list(_ db: PostgresConnection) throws -> [(host: String, limit: Int, explicit: Bool, running: Int)] {
         try db.query(
             """
-            SELECT h.host, coalesce(h.max_running, d.max_running, $1) AS max_running, h.max_running IS NOT NULL AS explicit,
-                   (SELECT count(*) FROM segments s WHERE s.state = 'running' AND s.host = h.host)
-                 + (SELECT count(*) FROM transfers t WHERE t.state = 'planning' AND t.host = h.host AND t.holds_slot) AS running
+            SELECT h.host, coalesce(h.max_running, d.max_running, $1) AS max_running, h.max_running IS NOT NULL AS explicit, h.busy AS running
             FROM origin_hosts h LEFT JOIN origin_hosts d ON d.host = '*'
             ORDER BY h.host = '*' DESC, h.host
             """, [fallbackDefault]

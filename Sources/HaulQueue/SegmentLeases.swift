@@ -17,42 +17,51 @@ public struct SegmentLeases {
 
     /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority,
     /// never taking more than an origin host's free slots (see `HostLimits`).
+    ///
+    /// One statement (locking the host row, rechecking its free slots under the lock, taking
+    /// the segments, and — by trigger — counting them in the host's `busy`), committed without
+    /// waiting for the WAL flush; a second, waiting one only when the first found every
+    /// candidate host's row held by another claimer, or nothing at all.
     public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
-        try db.transaction(awaitDurableCommit: false) {
-            var skipped: [String] = []
-            // A host whose slots are all taken is skipped; try a few others before giving up.
-            for _ in 0..<4 {
-                guard let host = try HostLimits.lockBusiestCandidate(db, worker: workerID, excluding: skipped) else { return [] }
-                let free = try HostLimits.freeSlots(db, host: host)
-                guard free > 0 else {
-                    skipped.append(host.name)
-                    continue
-                }
-                return try claim(limit: min(limit, free), host: host.name, lease: lease)
-            }
-            return []
+        for wait in [false, true] {
+            let rows = try db.queryWithoutDurableCommit(Self.claimStatement(wait: wait), [limit, lease, workerID, HostLimits.fallbackDefault]).rows
+            if !rows.isEmpty { return try rows.map(ClaimedSegment.init) }
         }
+        return []
     }
 
-    private func claim(limit: Int, host: String, lease: Double) throws -> [ClaimedSegment] {
-        try db.query(
-            """
-            WITH picked AS MATERIALIZED (
-                SELECT s.id FROM segments s
-                JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                WHERE s.state = 'queued' AND s.host = $4 AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $3)
-                ORDER BY s.priority DESC, s.id
-                LIMIT $1
-                FOR UPDATE OF s SKIP LOCKED
-            )
-            UPDATE segments s SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $2),
-                   worker_id = $3, attempts = s.attempts + 1, updated_at = now()
-            FROM picked, transfers t
-            WHERE s.id = picked.id AND t.id = s.transfer_id
-            RETURNING \(ClaimedSegment.returning)
-            """,
-            [limit, lease, workerID, host]
-        ).rows.map(ClaimedSegment.init)
+    /// `EXPLAIN (ANALYZE, BUFFERS)` of the claim statement's first try, in a transaction that
+    /// is rolled back (nothing is claimed): for `haul-bench explain`.
+    public func explainClaim(limit: Int) throws -> String {
+        try db.query("BEGIN")
+        defer { _ = try? db.query("ROLLBACK") }
+        return try db.query("EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false), [limit, 30.0, workerID, HostLimits.fallbackDefault])
+            .rows.map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")
+    }
+
+    /// `$1` limit, `$2` lease seconds, `$3` worker, `$4` the default host limit.
+    static func claimStatement(wait: Bool) -> String {
+        """
+        WITH host AS MATERIALIZED (
+            \(HostLimits.lockedHost(candidates: HostLimits.segmentCandidates(worker: "$3"), defaultLimit: "$4", wait: wait))
+        ), picked AS MATERIALIZED (
+            SELECT s.id, s.priority FROM segments s
+            JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
+            WHERE s.state = 'queued' AND s.host = (SELECT host FROM host) AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $3)
+            ORDER BY s.priority DESC, s.id
+            LIMIT $1
+            FOR UPDATE OF s SKIP LOCKED
+        ), taken AS MATERIALIZED (
+            -- The free slots cut here, not in picked's LIMIT: the planner must see picked's size
+            -- ($1), or it plans the UPDATE for a tenth of the table (a hash join over all segments).
+            SELECT id FROM picked ORDER BY priority DESC, id LIMIT (SELECT free FROM host)
+        )
+        UPDATE segments s SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $2),
+               worker_id = $3, attempts = s.attempts + 1, updated_at = now()
+        FROM taken, transfers t
+        WHERE s.id = taken.id AND t.id = s.transfer_id
+        RETURNING \(ClaimedSegment.returning)
+        """
     }
 
     /// What a checkpoint found.
@@ -115,18 +124,16 @@ public struct SegmentLeases {
     /// No NOTIFY goes out for that: the completing worker's own lanes finalize it (the caller
     /// wakes them), and other workers' polling is the backstop.
     public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?) throws -> Completion {
-        let updated = try db.transaction(awaitDurableCommit: false) { () -> Bool in
-            let row = try db.query(
-                """
-                UPDATE segments SET state = 'done', bytes_done = least($3, coalesce(length, $3)), length = coalesce(length, $3), lease_token = NULL,
-                       lease_expires_at = NULL, last_error = NULL, updated_at = now()
-                WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
-                RETURNING bytes_done
-                """, [segment.id, segment.leaseToken, bytesDone]
-            ).first
-            guard let row else { return false }
-            if let part { try record(part.capped(atFileOffset: segment.offset + (try row.int64("bytes_done"))), for: segment) }
-            return true
+        let updated: Bool
+        if let part {
+            // The parts layout records the part in the same transaction.
+            updated = try db.transaction(awaitDurableCommit: false) { () -> Bool in
+                guard let done = try markDone(segment, bytesDone: bytesDone) else { return false }
+                try record(part.capped(atFileOffset: segment.offset + done), for: segment)
+                return true
+            }
+        } else {
+            updated = try markDone(segment, bytesDone: bytesDone) != nil
         }
         guard updated else { return .leaseLost }
         // After our own commit, so that whichever completion commits last sees every segment done.
@@ -138,6 +145,18 @@ public struct SegmentLeases {
             """, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil]
         ).affectedRows
         return moved == 1 ? .transferReady : .recorded
+    }
+
+    /// Marks the segment done (one statement, no wait for the WAL flush); returns its bytes done, `nil` if the lease was lost.
+    private func markDone(_ segment: ClaimedSegment, bytesDone: Int64) throws -> Int64? {
+        try db.queryWithoutDurableCommit(
+            """
+            UPDATE segments SET state = 'done', bytes_done = least($3, coalesce(length, $3)), length = coalesce(length, $3), lease_token = NULL,
+                   lease_expires_at = NULL, last_error = NULL, updated_at = now()
+            WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
+            RETURNING bytes_done
+            """, [segment.id, segment.leaseToken, bytesDone]
+        ).first?.int64("bytes_done")
     }
 
     /// Straggler splitting: when this worker has nothing to claim, it cuts the running segment
@@ -192,7 +211,7 @@ public struct SegmentLeases {
 
     /// Gives the segment back (shutdown, pause, cancel), keeping its checkpointed bytes.
     public func release(_ segment: ClaimedSegment) throws {
-        try db.query(
+        try db.queryWithoutDurableCommit(
             "UPDATE segments SET state = 'queued', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, attempts = greatest(attempts - 1, 0), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'",
             [segment.id, segment.leaseToken])
         try db.query("NOTIFY haul_work")
@@ -203,7 +222,7 @@ public struct SegmentLeases {
     public func fail(_ segment: ClaimedSegment, error: HaulError, retryAfter: Double, maxAttempts: Int) throws {
         let retry = error.isTransient && segment.attempts < maxAttempts
         let message = retry ? error.message : (error.isTransient ? "\(error.message) (gave up after \(segment.attempts) attempts)" : error.message)
-        let updated = try db.query(
+        let updated = try db.queryWithoutDurableCommit(
             """
             UPDATE segments SET state = CASE WHEN $4 THEN 'queued' ELSE 'failed' END, last_error = $3, lease_token = NULL, lease_expires_at = NULL,
                    worker_id = NULL, next_attempt_at = now() + make_interval(secs => $5), updated_at = now()
@@ -223,15 +242,25 @@ public struct SegmentLeases {
     /// Puts segments whose lease ran out back in the queue, keeping checkpointed bytes.
     /// - Returns: how many were rescued.
     public static func rescueExpired(on db: PostgresConnection) throws -> Int {
-        let count = try db.query(
-            """
-            UPDATE segments SET state = 'queued', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
-                   last_error = coalesce(last_error, 'lease expired'), updated_at = now()
-            WHERE state = 'running' AND lease_expires_at < now()
-            """
-        ).affectedRows
-        if count > 0 { try db.query("NOTIFY haul_work") }
-        return count
+        // One host per statement. Every release locks its segment rows, then (by trigger, at the
+        // statement's end) its host row for the slot counter; a statement over several hosts
+        // would lock their rows in the order of its segments, and two such statements could
+        // each hold the host row the other waits for.
+        var rescued = 0
+        while true {
+            let count = try db.queryWithoutDurableCommit(
+                """
+                UPDATE segments SET state = 'queued', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
+                       last_error = coalesce(last_error, 'lease expired'), updated_at = now()
+                WHERE state = 'running' AND lease_expires_at < now()
+                  AND host = (SELECT host FROM segments WHERE state = 'running' AND lease_expires_at < now() ORDER BY host LIMIT 1)
+                """
+            ).affectedRows
+            guard count > 0 else { break }
+            rescued += count
+        }
+        if rescued > 0 { try db.query("NOTIFY haul_work") }
+        return rescued
     }
 }
 

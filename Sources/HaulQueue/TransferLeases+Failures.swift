@@ -169,8 +169,19 @@ extension TransferLeases {
 
     /// Returns planning transfers whose planner vanished to pending.
     public static func rescueExpired(on db: PostgresConnection) throws -> Int {
-        try db.query(
-            "UPDATE transfers SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, updated_at = now() WHERE state = 'planning' AND lease_expires_at < now()"
-        ).affectedRows
+        // One host per statement: each statement then locks one host row (its slot counter),
+        // after its transfer rows, like every other release; see SegmentLeases.rescueExpired.
+        var rescued = 0
+        while true {
+            let count = try db.query(
+                """
+                UPDATE transfers SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+                WHERE state = 'planning' AND lease_expires_at < now()
+                  AND host = (SELECT host FROM transfers WHERE state = 'planning' AND lease_expires_at < now() ORDER BY host LIMIT 1)
+                """
+            ).affectedRows
+            guard count > 0 else { return rescued }
+            rescued += count
+        }
     }
 }

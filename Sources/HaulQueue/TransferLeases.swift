@@ -26,55 +26,62 @@ public struct TransferLeases {
         t.segment_size, t.expected_digest, t.priority, t.generation, t.lease_token::text AS lease_token, t.attempts
         """
 
-    /// Moves up to `limit` pending transfers of one origin host to `planning` in one
-    /// transaction, for probes that open at most `connections` connections at once (a probe
-    /// is a connection to the origin like any running segment; see `HostLimits`). It takes no
-    /// more of the host's free slots than that: only that many of the rows hold one.
+    /// Moves up to `limit` pending transfers of one origin host to `planning`, for probes that
+    /// open at most `connections` connections at once (a probe is a connection to the origin
+    /// like any running segment; see `HostLimits`). It takes no more of the host's free slots
+    /// than that: only that many of the rows hold one. One statement, like the segment claim
+    /// (a second, waiting one only when the first got nothing).
     /// - Returns: the claims, and how many connections the batch may open.
     public func claimPlanning(lease: Double, limit: Int, connections: Int) throws -> (claims: [Claim], connections: Int) {
-        try db.transaction(awaitDurableCommit: false) {
-            var skipped: [String] = []
-            for _ in 0..<4 {
-                guard let host = try HostLimits.lockPlanningCandidate(db, worker: workerID, excluding: skipped) else { return ([], 0) }
-                let slots = min(connections, try HostLimits.freeSlots(db, host: host))
-                guard slots > 0 else {
-                    skipped.append(host.name)
-                    continue
-                }
-                return (try claim(from: "pending", to: "planning", lease: lease, host: host.name, limit: limit, slots: slots), slots)
-            }
-            return ([], 0)
+        for wait in [false, true] {
+            let rows = try db.queryWithoutDurableCommit(
+                """
+                WITH host AS MATERIALIZED (
+                    \(HostLimits.lockedHost(candidates: HostLimits.planningCandidates(worker: "$2"), defaultLimit: "$5", wait: wait))
+                ), picked AS MATERIALIZED (
+                    SELECT id, priority FROM transfers
+                    WHERE state = 'pending' AND host = (SELECT host FROM host) AND next_attempt_at <= now()
+                      AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $2)
+                    ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
+                ), numbered AS (
+                    SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n, least($4, (SELECT free FROM host)) AS slots FROM picked
+                )
+                UPDATE transfers t SET state = 'planning', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
+                       worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now(),
+                       holds_slot = numbered.n <= numbered.slots
+                FROM numbered WHERE t.id = numbered.id
+                RETURNING \(Self.returning), numbered.slots
+                """, [lease, workerID, limit, connections, HostLimits.fallbackDefault]
+            ).rows
+            guard let first = rows.first else { continue }
+            return (try rows.map(Self.claim).sorted(by: Self.planningOrder), try first.int("slots"))
         }
+        return ([], 0)
     }
 
     /// Takes the lease on one transfer whose segments are all done.
     public func claimFinalizing(lease: Double) throws -> Claim? {
-        try claim(from: "finalizing", to: "finalizing", lease: lease).first
-    }
-
-    /// Leases up to `limit` transfers in state `from`; the first `slots` of them hold a host slot.
-    private func claim(from: String, to: String, lease: Double, host: String? = nil, limit: Int = 1, slots: Int = 1) throws -> [Claim] {
         try db.query(
             """
-            WITH picked AS MATERIALIZED (
-                SELECT id, priority FROM transfers
-                WHERE state = $1 AND next_attempt_at <= now() AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $4)
-                  AND ($5::text IS NULL OR host = $5)
-                ORDER BY priority DESC, id LIMIT $6 FOR UPDATE SKIP LOCKED
-            ), numbered AS (
-                SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n FROM picked
-            )
-            UPDATE transfers t SET state = $2, lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $3),
-                   worker_id = $4, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now(),
-                   holds_slot = numbered.n <= $7
-            FROM numbered WHERE t.id = numbered.id
+            UPDATE transfers t SET lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1), worker_id = $2,
+                   attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now()
+            WHERE t.id = (SELECT id FROM transfers
+                          WHERE state = 'finalizing' AND next_attempt_at <= now() AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $2)
+                          ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING \(Self.returning)
-            """, [from, to, lease, workerID, host, limit, slots]
-        ).rows.map { row in
-            Claim(
-                info: try TransferInfo(row, id: try row.int64("id")), leaseToken: try row.string("lease_token"), generation: try row.int("generation"),
-                attempts: try row.int("attempts"))
-        }.sorted { ($0.info.priority, -$0.info.id) > ($1.info.priority, -$1.info.id) }
+            """, [lease, workerID]
+        ).first.map(Self.claim)
+    }
+
+    private static func claim(_ row: PostgresRow) throws -> Claim {
+        Claim(
+            info: try TransferInfo(row, id: try row.int64("id")), leaseToken: try row.string("lease_token"), generation: try row.int("generation"),
+            attempts: try row.int("attempts"))
+    }
+
+    /// Highest priority first, then oldest: the order in which the rows were numbered.
+    private static func planningOrder(_ a: Claim, _ b: Claim) -> Bool {
+        (a.info.priority, -a.info.id) > (b.info.priority, -b.info.id)
     }
 
     /// Renews a transfer lease; `false` means it was lost (stop, write nothing more).

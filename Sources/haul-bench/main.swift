@@ -3,6 +3,7 @@
 //
 //   haul-bench throughput CONNINFO CLIENTS SECONDS   → ops=… empty=… secs=… ops_per_s=…
 //   haul-bench latency CONNINFO CLAIMS               → n=… p50_ms=… p90_ms=… p99_ms=… mean_ms=…
+//   haul-bench explain CONNINFO                      → EXPLAIN (ANALYZE, BUFFERS) of the claim, rolled back
 import Foundation
 import HaulPostgres
 import HaulQueue
@@ -80,6 +81,10 @@ case (5, "throughput"):
 case (4, "latency"):
     guard let claims = Int(arguments[3]) else { fail("CLAIMS is a number") }
     do { try latency(conninfo: arguments[2], claims: claims) } catch { fail("\(error)") }
+case (3, "explain"):
+    do {
+        print(try SegmentLeases(PostgresConnection(conninfo: arguments[2]), workerID: "bench-explain").explainClaim(limit: 1))
+    } catch { fail("\(error)") }
 default:
-    fail("usage: haul-bench throughput CONNINFO CLIENTS SECONDS | latency CONNINFO CLAIMS")
+    fail("usage: haul-bench throughput CONNINFO CLIENTS SECONDS | latency CONNINFO CLAIMS | explain CONNINFO")
 }

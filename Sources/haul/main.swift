@@ -46,6 +46,7 @@ let overview = """
       HAUL_CA_BUNDLE CA bundle trusted for HTTPS origins
       HAUL_RETENTION how long workers keep finished transfers before pruning them (default 7d, 'off')
       HAUL_DASHBOARD_TOKEN  the operator token of 'haul dashboard' (unset: read-only, loopback only)
+      HAUL_EMBEDDED_LINGER  how long the embedded PostgreSQL stays up after the last command (default 30s, 0)
 
     haul --version (or -V, or 'haul version') prints the version.
     exit status: 0 success, 1 failure, 2 bad arguments, 130 interrupted

@@ -46,8 +46,9 @@ final class DatabaseSession {
         }
     }
 
-    /// Stops the embedded server when no other `haul` process is connected to it (this
-    /// process's own connections, a worker's included, do not count).
+    /// Releases the embedded server when no other `haul` process is connected to it (this
+    /// process's own connections, a worker's included, do not count): it stops after the
+    /// linger (`HAUL_EMBEDDED_LINGER`).
     func close() {
         guard let embedded else { return }
         let others =
@@ -55,6 +56,6 @@ final class DatabaseSession {
                 "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'haul/%' AND application_name <> $1",
                 [PostgresConnection.applicationName]
             ).first?.int("n")) ?? 0
-        if others == 0 { embedded.stop() }
+        if others == 0 { embedded.release() }
     }
 }
