@@ -99,6 +99,8 @@ public final class PostgresConnection {
             try query("COMMIT")
             return value
         } catch {
+            // The original error is what the caller must see; a failed ROLLBACK means the
+            // connection is gone, and the server ends the transaction with it.
             _ = try? query("ROLLBACK")
             throw error
         }

@@ -34,6 +34,8 @@ public struct SegmentLeases {
     /// is rolled back (nothing is claimed): for `haul-bench explain`.
     public func explainClaim(limit: Int) throws -> String {
         try db.query("BEGIN")
+        // A failed ROLLBACK leaves nothing behind: the transaction claimed nothing, and a broken
+        // connection ends it anyway.
         defer { _ = try? db.query("ROLLBACK") }
         return try db.query("EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false), [limit, 30.0, workerID, HostLimits.fallbackDefault])
             .rows.map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")

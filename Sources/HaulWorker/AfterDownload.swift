@@ -73,7 +73,8 @@ struct AfterDownload {
                     caBundle: tls.caBundle, insecure: tls.insecure)
                 response = try TusUploader.upload(
                     request, resumeURL: resumeURL,
-                    onUploadURL: { created in _ = try? database.run(patient: true) { conn in try leases(conn).recordUpload(claim, url: created) } },
+                    // Without the record a later finalizer starts a new upload instead of resuming this one.
+                    onUploadURL: { created in database.bestEffort("record the tus upload URL") { conn in try leases(conn).recordUpload(claim, url: created) } },
                     shouldCancel: shouldCancel)
             } else {
                 var request = MultipartRequest(url: url, files: [file], headers: headers, caBundle: tls.caBundle, insecure: tls.insecure)

@@ -43,4 +43,15 @@ final class Database {
             }
         }
     }
+
+    /// Runs `body` patiently for a write whose loss is survivable (a release, a recorded failure):
+    /// if it still fails, the lease it concerns simply expires and the rescuer re-queues the row.
+    /// The failure is logged with `what`, never swallowed.
+    func bestEffort(_ what: String, _ body: (PostgresConnection) throws -> Void) {
+        do {
+            try run(patient: true, body)
+        } catch {
+            Log.warning("could not \(what); its lease will expire and be rescued", [("error", "\(error)")])
+        }
+    }
 }

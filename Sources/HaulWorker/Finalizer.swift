@@ -31,14 +31,14 @@ struct Finalizer: LaneRole {
         } catch let error as HaulError where error.code == "parts-missing" {
             Log.warning("part files are missing from storage; their segments are fetched again", fields + [("error", error.description)])
         } catch let error as HaulError where error.code == "checksum-mismatch" {
-            _ = try? database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description) }
+            database.bestEffort("record the checksum failure") { conn in try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description) }
             Log.error("checksum mismatch", fields + [("error", error.description)])
         } catch {
             // A transient failure is retried with backoff, but not forever: the transfer's claims
             // (planning and finalizing) count against its attempts.
             let haulError = (error as? HaulError) ?? HaulError("internal", "\(error)", transient: true)
             let delay = config.backoff.delay(afterAttempt: claim.attempts, jitter: Double.random(in: 0..<1))
-            _ = try? database.run(patient: true) { conn in
+            database.bestEffort("record the finalizing failure") { conn in
                 try TransferLeases(conn, workerID: config.workerID).postpone(
                     claim, error: haulError, retryAfter: delay, attempts: claim.attempts, maxAttempts: claim.info.options.maxAttempts ?? config.maxAttempts)
             }

@@ -116,13 +116,13 @@ struct Planner: LaneRole {
         let config = shared.config
         let fields = [("transfer", String(claim.info.id))]
         if shared.isStopping() {
-            _ = try? database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).release(claim) }
+            database.bestEffort("hand back transfer \(claim.info.id)") { conn in try TransferLeases(conn, workerID: config.workerID).release(claim) }
             return
         }
         let haulError = (error as? HaulError) ?? HaulError("internal", "\(error.map { "\($0)" } ?? "probe ended without a response")", transient: true)
         let attempts = claim.attempts
         let delay = config.backoff.delay(afterAttempt: attempts, retryAfter: haulError.retryAfter, jitter: Double.random(in: 0..<1))
-        _ = try? database.run(patient: true) { conn in
+        database.bestEffort("record the planning failure of transfer \(claim.info.id)") { conn in
             try TransferLeases(conn, workerID: config.workerID).postpone(
                 claim, error: haulError, retryAfter: delay, attempts: attempts, maxAttempts: claim.info.options.maxAttempts ?? config.maxAttempts)
         }

@@ -175,7 +175,7 @@ final class SegmentStream {
             self.segment = nil
             return
         }
-        _ = try? database.run(patient: true) { conn in try SegmentLeases(conn, workerID: config.workerID).release(segment) }
+        database.bestEffort("release segment \(segment.id)") { conn in try SegmentLeases(conn, workerID: config.workerID).release(segment) }
         self.segment = nil
     }
 
@@ -186,7 +186,7 @@ final class SegmentStream {
         writer.close()
         let delay = config.backoff.delay(afterAttempt: segment.attempts, retryAfter: error.retryAfter, jitter: Double.random(in: 0..<1))
         let maxAttempts = segment.transfer.options.maxAttempts ?? config.maxAttempts
-        _ = try? database.run(patient: true) { conn in
+        database.bestEffort("record the failed attempt of segment \(segment.id)") { conn in
             try SegmentLeases(conn, workerID: config.workerID).fail(segment, error: error, retryAfter: delay, maxAttempts: maxAttempts)
         }
         metrics.retried(reason: error.code.rawValue)

@@ -52,7 +52,7 @@ extension WorkerShared {
         let error = HaulError(
             "abandoned", "\(phase) of transfer \(claim.info.id) was started \(claim.attempts - 1) times without finishing: a worker crashed or was killed each time",
             hint: "look at the workers' logs for the cause; 'haul retry \(claim.info.id)' tries again")
-        _ = try? database.run(patient: true) { conn in
+        database.bestEffort("fail abandoned transfer \(claim.info.id)") { conn in
             try TransferLeases(conn, workerID: config.workerID).postpone(claim, error: error, retryAfter: 0, attempts: claim.attempts, maxAttempts: maxAttempts)
         }
         Log.error("transfer failed", [("transfer", String(claim.info.id)), ("error", error.description)])

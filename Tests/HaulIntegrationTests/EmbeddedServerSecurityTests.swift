@@ -4,7 +4,8 @@ import Testing
 /// The embedded PostgreSQL belongs to the user that runs `haul`: another local user (`nobody`) can
 /// neither connect to it nor slip it a folder of their own. Run as root, as CI does (the server then
 /// runs as `postgres` and `haul` connects as root).
-@Suite("embedded PostgreSQL against another local user", .enabled(if: getuid() == 0 && getpwnam("nobody") != nil))
+// Serialized: one test plants the socket folder older versions used in /tmp, which another watches.
+@Suite("embedded PostgreSQL against another local user", .serialized, .enabled(if: getuid() == 0 && getpwnam("nobody") != nil))
 struct EmbeddedServerSecurityTests {
     @Test("while a worker runs on the embedded server, nobody cannot connect, even through the socket folder they created first")
     func anotherUserCannotConnect() throws {
@@ -75,7 +76,8 @@ struct EmbeddedServerSecurityTests {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let home = base + "/" + String(repeating: "h", count: 100)
         let before = Set(try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("haul-pg-") })
-        let result = try Run.haul(["list", "--json"], database: nil, environment: ["HAUL_HOME": home], timeout: 120)
+        // No linger: the server (and its socket folder) goes when the command ends.
+        let result = try Run.haul(["list", "--json"], database: nil, environment: ["HAUL_HOME": home, "HAUL_EMBEDDED_LINGER": "0"], timeout: 120)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(FileManager.default.fileExists(atPath: home + "/postgres/PG_VERSION"))
         let after = Set(try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("haul-pg-") })

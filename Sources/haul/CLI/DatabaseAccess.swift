@@ -51,11 +51,9 @@ final class DatabaseSession {
     /// linger (`HAUL_EMBEDDED_LINGER`).
     func close() {
         guard let embedded else { return }
-        let others =
-            (try? connection.query(
-                "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'haul/%' AND application_name <> $1",
-                [PostgresConnection.applicationName]
-            ).first?.int("n")) ?? 0
+        // When the count cannot be read (the server is going away), releasing is the safe choice:
+        // another command that still needs the server marks it in use and starts it again.
+        let others = (try? ClientSessions.othersConnected(connection)) ?? 0
         if others == 0 { embedded.release() }
     }
 }
