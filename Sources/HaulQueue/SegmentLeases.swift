@@ -113,15 +113,16 @@ public struct SegmentLeases {
     /// Marks the segment done, then moves its transfer on to finalizing if it was the last one.
     /// No NOTIFY goes out for that: the completing worker's own lanes finalize it (the caller
     /// wakes them), and other workers' polling is the backstop.
-    public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?) throws -> Completion {
+    /// - Parameter etag: on S3 storage, the ETag of the part this attempt uploaded.
+    public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?, etag: String? = nil) throws -> Completion {
         let updated = try db.transaction(awaitDurableCommit: false) { () -> Bool in
             let row = try db.query(
                 """
                 UPDATE segments SET state = 'done', bytes_done = least($3, coalesce(length, $3)), length = coalesce(length, $3), lease_token = NULL,
-                       lease_expires_at = NULL, last_error = NULL, updated_at = now()
+                       lease_expires_at = NULL, last_error = NULL, updated_at = now(), part_etag = $4
                 WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
                 RETURNING bytes_done
-                """, [segment.id, segment.leaseToken, bytesDone]
+                """, [segment.id, segment.leaseToken, bytesDone, etag]
             ).first
             guard let row else { return false }
             if let part { try record(part.capped(atFileOffset: segment.offset + (try row.int64("bytes_done"))), for: segment) }
@@ -165,7 +166,7 @@ public struct SegmentLeases {
                 SELECT s.id, s.transfer_id, s.generation, s.byte_offset, s.length, s.bytes_done, s.host, s.priority,
                        s.bytes_done + ((s.length - s.bytes_done) / 2 / 1048576) * 1048576 AS keep
                 FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                WHERE s.state = 'running' AND s.length IS NOT NULL AND t.accepts_ranges AND s.length - s.bytes_done >= 2 * $1
+                WHERE s.state = 'running' AND s.length IS NOT NULL AND t.accepts_ranges AND t.layout <> 's3' AND s.length - s.bytes_done >= 2 * $1
                   AND s.lease_expires_at > now() AND (t.owner IS NULL OR t.owner = $2)
                 ORDER BY s.length - s.bytes_done DESC
                 LIMIT 1 FOR UPDATE OF s SKIP LOCKED

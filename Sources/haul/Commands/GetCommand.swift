@@ -17,7 +17,8 @@ enum GetCommand: Command {
 
           -o, --output PATH     where to save; a directory (or a path ending in /) keeps
                                 the origin's name (default: the current directory, named
-                                from Content-Disposition or the URL like curl -OJ)
+                                from Content-Disposition or the URL like curl -OJ);
+                                s3://BUCKET/KEY stores an object (see README)
           --connections N       segments downloaded at once (default 4)
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
           --quiet               no progress bar; only errors
@@ -31,9 +32,10 @@ enum GetCommand: Command {
             normalized, options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease"]),
             flags: TransferFlags.flags.union(["--quiet"]))
         let url = try arguments.expect(1, "URL")[0]
-        let (root, dest) = try target(arguments.value("--output"))
+        let object = try ObjectTarget.parse(arguments.value("--output"))
+        let (root, dest) = try object.map { ($0.root.path, $0.dest) } ?? target(arguments.value("--output"))
         var request = try TransferFlags.build(url: url, dest: dest, arguments)
-        let storage = try StorageRoot(root)
+        let storage = try object?.root ?? StorageRoot(root)
         Log.configure(quiet: true)
 
         let session = try DatabaseSession()
@@ -42,9 +44,13 @@ enum GetCommand: Command {
         config.concurrency = try arguments.positiveInt("--connections") ?? 4
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up))
         config.lease = try arguments.duration("--lease") ?? config.lease
+        if let object {
+            config.objectStore = object.store
+            config.probeBatch = 1
+        }
 
         let store = TransferStore(session.connection)
-        let localTarget = storage.path + "/" + (dest ?? "")
+        let localTarget = object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (dest ?? "")
         let id: Int64
         if let earlier = try store.unfinishedGet(url: url, localTarget: localTarget) {
             id = earlier
@@ -94,6 +100,7 @@ enum GetCommand: Command {
         if !quiet { bar.finish() }
         worker.stop()
         let drained = worker.waitUntilStopped(timeout: 10)
+        if status?.state.isFinal == true { worker.abortStoppedUploads() }
         guard let final = status, final.state.isFinal else {
             Output.error("haul: interrupted\(drained ? "; progress kept" : ""): run the same command again to resume")
             return ExitCode.interrupted
@@ -101,7 +108,7 @@ enum GetCommand: Command {
         switch final.state {
         case .done:
             if !quiet {
-                let path = config.storage.path + "/" + (final.dest ?? "")
+                let path = config.objectStore.map { ObjectTarget.describe($0, dest: final.dest ?? "") } ?? config.storage.path + "/" + (final.dest ?? "")
                 Output.error("saved \(path) (\(ByteSize.format(final.size ?? 0)))\(final.computedDigest.map { ", \($0)" } ?? "")")
             }
             return ExitCode.success

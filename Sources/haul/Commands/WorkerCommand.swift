@@ -13,7 +13,8 @@ enum WorkerCommand: Command {
         stops claiming, checkpoints and releases in-flight segments (their bytes are
         kept) and exits within --grace; a second signal exits at once.
 
-          --storage DIR         storage root on this host (or HAUL_STORAGE); required
+          --storage DIR         storage root on this host (or HAUL_STORAGE); required;
+                                s3://BUCKET[/PREFIX] stores in an S3-compatible bucket
           --concurrency N       segments fetched at once (default 4)
           --probe-batch N       pending files of one origin claimed and probed as one batch
                                 over up to --concurrency connections (default 64); files
@@ -51,8 +52,14 @@ enum WorkerCommand: Command {
         let grace = try arguments.duration("--grace") ?? 10
         let session = try DatabaseSession()
         defer { session.close() }
-        var config = WorkerConfig(conninfo: session.conninfo, storage: try StorageRoot(storagePath))
+        let storage = try ObjectStore.storage(storagePath, what: "--storage")
+        var config = WorkerConfig(conninfo: session.conninfo, storage: storage.root)
         try apply(arguments, to: &config)
+        if let store = storage.store {
+            // Small files go through the planner one by one: each is one upload.
+            config.objectStore = store
+            config.probeBatch = 1
+        }
         let worker = Worker(config: config)
         if let address = arguments.value("--metrics-addr") { try worker.serveMetrics(on: address) }
         return runUntilSignal(worker, grace: grace)
