@@ -4,8 +4,8 @@ import Testing
 
 @Suite("S3 requests, replies and configuration")
 struct S3RequestTests {
-    let local = S3Config(endpoint: "http://127.0.0.1:8333/", region: "us-east-1", credentials: S3Credentials(accessKeyID: "AK", secretAccessKey: "SECRET"))
-    let aws = S3Config(endpoint: nil, region: "eu-west-1", credentials: S3Credentials(accessKeyID: "AK", secretAccessKey: "SECRET"))
+    let local = S3Config(endpoint: "http://127.0.0.1:8333/", region: "us-east-1", credentials: S3Credentials(accessKeyID: "AK", secretAccessKey: "s3cr3t-value"))
+    let aws = S3Config(endpoint: nil, region: "eu-west-1", credentials: S3Credentials(accessKeyID: "AK", secretAccessKey: "s3cr3t-value"))
 
     @Test("path-style with an endpoint, virtual-hosted on AWS; sub-resources written with '='")
     func urls() {
@@ -58,7 +58,7 @@ struct S3RequestTests {
     func errors() {
         let denied = S3Failure.error(status: 403, code: "SignatureDoesNotMatch", message: nil, bucketRegion: nil, doing: "start an upload", bucket: "b", config: local)
         #expect(denied.code == "s3-auth")
-        #expect(denied.description.contains("AK") && denied.description.contains("127.0.0.1:8333") && !denied.description.contains("SECRET"))
+        #expect(denied.description.contains("AK") && denied.description.contains("127.0.0.1:8333") && !denied.description.contains("s3cr3t"))
         let missing = S3Failure.error(status: 404, code: "NoSuchBucket", message: nil, bucketRegion: nil, doing: "x", bucket: "nobucket", config: local)
         #expect(missing.code == "s3-no-bucket" && missing.message.contains("'nobucket'"))
         let region = S3Failure.error(status: 301, code: nil, message: nil, bucketRegion: "ap-south-1", doing: "x", bucket: "b", config: aws)

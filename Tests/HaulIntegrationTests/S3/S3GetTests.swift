@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// `haul get -o s3://` against a real S3 server (SeaweedFS), objects checked with boto3.
+@Suite("S3 storage: haul get")
+struct S3GetTests {
+    static let mib = 1_048_576
+
+    @Test("small, multi-part and checksummed files arrive byte-identical, with no upload left open")
+    func objects() throws {
+        let bucket = try S3Bucket("get")
+        let database = try TestDatabase()
+        let small = try Origin.file("s3/small-\(UUID().uuidString.prefix(6)).bin", size: 100_003)
+        let big = try Origin.file("s3/big-\(UUID().uuidString.prefix(6)).bin", size: 23 * Self.mib + 7)
+        let first = try Run.haul(["get", Harness.origin + small.path, "-o", "s3://\(bucket.name)/a/small.bin"], database: database.url, environment: S3Bucket.environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("saved s3://\(bucket.name)/a/small.bin"), "\(first.stderr)")
+        #expect(try bucket.object("a/small.bin")?.sha256 == small.sha256)
+        // 1 MiB asked for: parts are grown to S3's 5 MiB minimum; five parts, completed in order.
+        let second = try Run.haul(
+            ["get", Harness.origin + big.path, "-o", "s3://\(bucket.name)/b/", "--segment-size", "1MiB", "--checksum", "sha256:\(big.sha256)"],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(second.status == 0, "\(second.stderr)")
+        let name = String(big.path.split(separator: "/").last!)
+        let stored = try bucket.object("b/" + name)
+        #expect(stored?.size == 23 * Self.mib + 7 && stored?.sha256 == big.sha256, "\(String(describing: stored))")
+        #expect(try database.scalar("SELECT count(*) FROM segments WHERE part_etag IS NOT NULL") == "6", "one part per segment (1 + 5)")
+        #expect(try bucket.openUploads().isEmpty)
+        #expect(try database.scalar("SELECT count(*) FROM transfers WHERE object_upload_id IS NOT NULL") == "0")
+    }
+
+    @Test("a wrong checksum fails the get and leaves neither the object nor an open upload")
+    func wrongChecksum() throws {
+        let bucket = try S3Bucket("sum")
+        let database = try TestDatabase()
+        let file = try Origin.file("s3/sum-\(UUID().uuidString.prefix(6)).bin", size: 7 * Self.mib)
+        let result = try Run.haul(
+            ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/x.bin", "--checksum", "sha256:" + String(repeating: "0", count: 64)],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("checksum mismatch"), "\(result.stderr)")
+        #expect(try bucket.object("x.bin") == nil, "a wrong object is never left under the name")
+        #expect(try bucket.openUploads().isEmpty)
+    }
+
+    @Test("wrong credentials and a missing bucket fail fast with clear errors; the secret is never shown")
+    func refusals() throws {
+        let bucket = try S3Bucket("auth")
+        let database = try TestDatabase()
+        let file = try Origin.file("s3/auth.bin", size: 1000)
+        var wrong = S3Bucket.environment
+        wrong["AWS_SECRET_ACCESS_KEY"] = "not-the-secret-xyz"
+        let denied = try Run.haul(["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/k"], database: database.url, environment: wrong)
+        #expect(denied.status != 0)
+        #expect(denied.stderr.contains("haul-test-key") && denied.stderr.contains(Harness.required("HAUL_TEST_S3_ENDPOINT")), "\(denied.stderr)")
+        #expect(!denied.stderr.contains("not-the-secret-xyz"), "\(denied.stderr)")
+        #expect(denied.stderr.split(separator: "\n").count == 1, "one line: \(denied.stderr)")
+        let missing = try Run.haul(["get", Harness.origin + file.path, "-o", "s3://no-such-bucket-xyz/k"], database: database.url, environment: S3Bucket.environment)
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("'no-such-bucket-xyz' does not exist"), "\(missing.stderr)")
+    }
+
+    @Test("a URL-like -o or --storage with an unknown scheme is refused with exit 2, never made a local folder")
+    func unknownScheme() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("scheme")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("s3/scheme.bin", size: 1000)
+        let get = try Run.haul(["get", Harness.origin + file.path, "-o", "gs://bucket/key"], database: database.url, directory: work)
+        #expect(get.status == 2, "\(get.stderr)")
+        #expect(get.stderr.contains("unknown scheme 'gs'"), "\(get.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty, "nothing written locally")
+        let worker = try Run.haul(["worker", "--storage", "ftp://host/x"], database: database.url, directory: work)
+        #expect(worker.status == 2, "\(worker.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+    }
+}
