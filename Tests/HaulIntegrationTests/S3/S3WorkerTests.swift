@@ -50,8 +50,8 @@ struct S3WorkerTests {
         let bucket = try S3Bucket("chaos")
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
-        let size = 40 * Self.mib + 4321
-        let served = try origin.create("/s3-chaos.bin", size: size, ["rate": 2 * Self.mib])
+        let size = 30 * Self.mib + 4321
+        let served = try origin.create("/s3-chaos.bin", size: size, ["rate": Self.mib])
         let cluster = try Cluster("s3-chaos")
         let id = try cluster.enqueue(served.url, ["--dest", "chaos.bin", "--segment-size", "5MiB", "--checksum", "sha256:\(served.sha256)"])
         let flags = ["--lease", "2s", "--concurrency", "2"]
