@@ -69,9 +69,23 @@ public struct S3Client: Sendable {
 public final class ByteFeed: Sendable {
     let fd: Int32
     private let canceled = Atomic<Bool>(false)
+    /// Bytes still to read (reads never go past them, so a part of a file ends where it should).
+    private let remaining: Atomic<Int64>
 
-    /// Reads from `fd` (not closed here).
-    public init(fd: Int32) { self.fd = fd }
+    /// Reads from `fd` (not closed here), at most `limit` bytes.
+    public init(fd: Int32, limit: Int64 = .max) {
+        self.fd = fd
+        remaining = Atomic(limit)
+    }
+
+    /// Reads up to `count` bytes into `buffer`, within the limit.
+    func read(into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
+        let left = remaining.load(ordering: .relaxed)
+        guard left > 0 else { return 0 }
+        let got = Foundation.read(fd, buffer, Int(min(Int64(count), left)))
+        if got > 0 { remaining.subtract(Int64(got), ordering: .relaxed) }
+        return got
+    }
 
     /// Makes libcurl abort the request at its next read.
     public func cancel() { canceled.store(true, ordering: .sequentiallyConsistent) }
@@ -178,7 +192,7 @@ private let readCallback: haul_data_callback = { buffer, size, count, userdata i
     guard let feed = call.feed, let buffer else { return Int(haul_readfunc_abort()) }
     while true {
         if feed.isCanceled { return Int(haul_readfunc_abort()) }
-        let got = read(feed.fd, buffer, size * count)
+        let got = feed.read(into: buffer, count: size * count)
         if got < 0 && errno == EINTR { continue }
         // An early end (the writer stopped) must not pass as a complete body.
         if got <= 0 { return Int(haul_readfunc_abort()) }

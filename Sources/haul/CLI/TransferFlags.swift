@@ -25,7 +25,8 @@ enum TransferFlags {
           --insecure            do not verify the origin's TLS certificate
           --extract             extract the finished zip/tar/tar.gz/gz (refusing unsafe archives)
           --extract-to REL      where to extract (default: the file's name without .zip/.tar.gz/...)
-          --upload-to URL       then upload the file as multipart/form-data (or tus) to URL
+          --upload-to URL       then upload the file as multipart/form-data (or tus) to URL,
+                                or as an object to s3://BUCKET/KEY
           --field NAME=VALUE    a text field sent with the upload (repeatable)
           --upload-protocol multipart|tus  (default multipart)
           --delete-after-upload remove the local file once the upload succeeded
@@ -65,7 +66,7 @@ enum TransferFlags {
             request.options.extractTo = try arguments.value("--extract-to").map { try SafePath.validate($0, what: "--extract-to") }
         }
         if let upload = arguments.value("--upload-to") {
-            request.options.uploadTo = try OriginURL.validate(upload)
+            request.options.uploadTo = try UploadTarget.validate(upload)
             request.options.uploadFields = try arguments.all("--field").map { field in
                 guard let equals = field.firstIndex(of: "="), equals != field.startIndex else {
                     throw HaulError.usage("--field '\(field)' is not NAME=VALUE")

@@ -74,4 +74,29 @@ struct S3GetTests {
         #expect(worker.status == 2, "\(worker.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
     }
+
+    @Test("--upload-to s3:// re-uploads the finished file: one PutObject when small, a multipart upload when large")
+    func uploadTo() throws {
+        let bucket = try S3Bucket("upload")
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("upload-to")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let small = try Origin.file("s3/up-small.bin", size: 70_001)
+        let large = try Origin.file("s3/up-large.bin", size: 70 * Self.mib + 3)
+        let first = try Run.haul(
+            ["get", Harness.origin + small.path, "-o", work + "/small.bin", "--upload-to", "s3://\(bucket.name)/up/"], database: database.url,
+            environment: S3Bucket.environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(try bucket.object("up/small.bin")?.sha256 == small.sha256)
+        let second = try Run.haul(
+            ["get", Harness.origin + large.path, "-o", work + "/large.bin", "--upload-to", "s3://\(bucket.name)/up/renamed.bin"], database: database.url,
+            environment: S3Bucket.environment)
+        #expect(second.status == 0, "\(second.stderr)")
+        let stored = try bucket.object("up/renamed.bin")
+        #expect(stored?.size == 70 * Self.mib + 3 && stored?.sha256 == large.sha256)
+        #expect(try database.scalar("SELECT upload_result FROM transfers WHERE dest = 'large.bin'").contains("2 parts"))
+        #expect(try bucket.openUploads().isEmpty)
+        let refused = try Run.haul(["enqueue", Harness.origin + small.path, "--upload-to", "s3://ab/k"], database: database.url)
+        #expect(refused.status == 2, "\(refused.stderr)")
+    }
 }
