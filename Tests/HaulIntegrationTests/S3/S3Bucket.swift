@@ -30,6 +30,11 @@ struct S3Bucket {
         ((try Self.check(["uploads", name]) as? [[String: Any]]) ?? []).compactMap { $0["key"] as? String }
     }
 
+    /// Starts a multipart upload of `key` that nothing owns (an orphan).
+    func startUpload(_ key: String) throws {
+        _ = try Self.check(["start", name, key])
+    }
+
     /// The keys under `prefix`.
     func keys(_ prefix: String = "") throws -> [String] {
         (try Self.check(["keys", name, prefix]) as? [String]) ?? []

@@ -104,4 +104,21 @@ struct S3WorkerTests {
         #expect(try bucket.openUploads().isEmpty)
         withExtendedLifetime(rescuer) {}
     }
+
+    @Test("the housekeeper aborts uploads under the prefix that no transfer owns once they are older than the grace period")
+    func orphans() throws {
+        let bucket = try S3Bucket("orphan")
+        let cluster = try Cluster("s3-orphan")
+        try bucket.startUpload("pre/left-behind.bin")
+        try bucket.startUpload("elsewhere/not-ours.bin")
+        let file = try Origin.file("s3/orphan-live.bin", size: 6 * Self.mib)
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "live.bin"])
+        try cluster.startWorker(
+            ["--concurrency", "2"], environment: S3Bucket.environment.merging(["HAUL_S3_ORPHAN_GRACE": "1s", "HAUL_S3_ORPHAN_CHECK": "1s"]) { $1 },
+            storage: "s3://\(bucket.name)/pre")
+        #expect(try cluster.waitFinal([id]) == ["done"])
+        let swept = try Harness.waitUntil(timeout: 30) { try bucket.openUploads() == ["elsewhere/not-ours.bin"] }
+        #expect(swept, "only the orphan under the prefix was aborted: \((try? bucket.openUploads()) ?? [])")
+        #expect(try bucket.object("pre/live.bin")?.sha256 == file.sha256)
+    }
 }
