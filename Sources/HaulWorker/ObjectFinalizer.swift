@@ -11,16 +11,29 @@ struct ObjectFinalizer {
     let store: ObjectStore
     let database: Database
     let workerID: String
+    /// Local scratch space (for extraction).
+    let scratch: String
 
-    /// Publishes the object unless an earlier attempt did; returns the digest to record.
+    /// Publishes the object unless an earlier attempt did, then extracts it if asked; returns the digest to record.
     func finalize(_ claim: TransferLeases.Claim, keeper: LeaseKeeper) throws -> String? {
         guard let dest = claim.info.dest else { throw HaulError("unplanned", "transfer \(claim.info.id) has no destination") }
-        if claim.info.options.extract == true || claim.info.options.uploadTo != nil {
-            throw HaulError("s3-unsupported", "--extract and --upload-to are not available on S3 storage yet", hint: "use a POSIX storage root for them")
+        if claim.info.options.uploadTo != nil {
+            throw HaulError("s3-unsupported", "--upload-to is not available for transfers stored on S3 yet", hint: "use a POSIX storage root for it")
         }
-        let key = try store.key(for: dest)
         let progress = try database.run { conn in try leases(conn).progress(of: claim) }
-        if progress.published { return try database.run { conn in try leases(conn).computedDigest(of: claim) } }
+        let digest = progress.published ? try database.run { conn in try leases(conn).computedDigest(of: claim) } : try publish(claim, dest: dest, keeper: keeper)
+        if claim.info.options.extract == true, !progress.extracted {
+            let folder = try SafePath.validate(claim.info.options.extractTo ?? AfterDownload.defaultExtractionFolder(for: dest), what: "--extract-to")
+            _ = try ObjectExtraction(store: store, scratch: scratch).run(dest: dest, folder: folder, transfer: claim.info.id) { keeper.isLost }
+            try keeper.check()
+            try database.run(patient: true) { conn in try leases(conn).mark(claim, stage: "extracted_at") }
+        }
+        return digest
+    }
+
+    /// Completes the upload and checks the object; returns the digest to record.
+    private func publish(_ claim: TransferLeases.Claim, dest: String, keeper: LeaseKeeper) throws -> String? {
+        let key = try store.key(for: dest)
         let parts = try database.run { conn in try leases(conn).partETags(of: claim) }
         let size = claim.info.size ?? 0
         let bucket = store.location.bucket

@@ -14,13 +14,17 @@ enum ObjectUpload {
         let name = file.split(separator: "/").last.map(String.init) ?? "file"
         let key = location.path.isEmpty || location.path.hasSuffix("/") ? location.path + name : location.path
         let client = S3Client(config: try S3Config.fromEnvironment())
+        return try store(file, client: client, bucket: location.bucket, key: key, shouldCancel: shouldCancel)
+    }
+
+    /// Stores `file` as object `key` of `bucket`. - Returns: a line saying what was stored.
+    static func store(_ file: String, client: S3Client, bucket: String, key: String, shouldCancel: () -> Bool) throws -> String {
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw HaulError("storage", "cannot open \(file) to upload it: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var attributes = stat()
         fstat(fd, &attributes)
         let size = Int64(attributes.st_size)
-        let bucket = location.bucket
         if size <= singleRequestLimit {
             try retrying { lseek(fd, 0, SEEK_SET); try client.putObject(bucket: bucket, key: key, fd: fd, length: size) }
             return "stored s3://\(bucket)/\(key) (\(size) bytes)"

@@ -3,8 +3,9 @@ import HaulS3
 import HaulStorage
 import HaulWorker
 
-/// `haul get -o s3://BUCKET/KEY`: the bucket as storage and the key as destination (a key
-/// ending in `/`, or none, is a prefix: the object is named from the origin like a file).
+/// `haul get -o s3://BUCKET/KEY`: the key's folder as the storage prefix and its last part as
+/// the destination (a key ending in `/`, or none, is a prefix: the object is named from the
+/// origin like a file).
 struct ObjectTarget {
     let root: StorageRoot
     let store: ObjectStore
@@ -14,10 +15,14 @@ struct ObjectTarget {
     static func parse(_ output: String?) throws -> ObjectTarget? {
         guard let output, S3Location.isURLLike(output) else { return nil }
         let location = try S3Location(parsing: output, what: "-o")
+        // Like a local path: the key's folder is the root (where --extract-to is), its last part the name.
         let isPrefix = location.path.isEmpty || location.path.hasSuffix("/")
-        let storage = try ObjectStore.storage("s3://\(location.bucket)/\(isPrefix ? location.path : "")", what: "-o")
+        let slash = location.path.lastIndex(of: "/")
+        let folder = isPrefix ? location.path : slash.map { String(location.path[...$0]) } ?? ""
+        let name = isPrefix ? nil : String(location.path.dropFirst(folder.count))
+        let storage = try ObjectStore.storage("s3://\(location.bucket)/\(folder)", what: "-o")
         guard let store = storage.store else { return nil }
-        return ObjectTarget(root: storage.root, store: store, dest: isPrefix ? nil : location.path)
+        return ObjectTarget(root: storage.root, store: store, dest: name)
     }
 
     /// `s3://bucket/key` of a destination.

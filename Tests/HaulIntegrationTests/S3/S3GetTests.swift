@@ -99,4 +99,32 @@ struct S3GetTests {
         let refused = try Run.haul(["enqueue", Harness.origin + small.path, "--upload-to", "s3://ab/k"], database: database.url)
         #expect(refused.status == 2, "\(refused.stderr)")
     }
+
+    @Test("--extract on S3 writes each entry as an object under the extract-to prefix; a hostile archive leaves none")
+    func extract() throws {
+        let bucket = try S3Bucket("extract")
+        let database = try TestDatabase()
+        let folder = "s3x-" + UUID().uuidString.prefix(8)
+        let source = Harness.temporaryDirectory("s3-extract")
+        try FileManager.default.createDirectory(atPath: source + "/sub", withIntermediateDirectories: true)
+        try "inside\n".write(toFile: source + "/note.txt", atomically: true, encoding: .utf8)
+        try Data(repeating: 7, count: 200_000).write(to: URL(fileURLWithPath: source + "/sub/blob.bin"))
+        try FileManager.default.createDirectory(atPath: Harness.docroot + "/" + folder, withIntermediateDirectories: true)
+        #expect(try Run.program("/usr/bin/tar", ["-czf", Harness.docroot + "/\(folder)/pack.tar.gz", "-C", source, "note.txt", "sub"], environment: [:]).status == 0)
+        let good = try Run.haul(
+            ["get", Harness.origin + "/\(folder)/pack.tar.gz", "-o", "s3://\(bucket.name)/a/pack.tar.gz", "--extract", "--extract-to", "unpacked"],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(try bucket.keys("a/unpacked/") == ["a/unpacked/note.txt", "a/unpacked/sub/blob.bin"])
+        #expect(try bucket.object("a/unpacked/sub/blob.bin")?.size == 200_000)
+        // A tar whose second entry climbs out with '..': refused as a whole, nothing written.
+        let script = "import tarfile,io,sys\nt=tarfile.open(sys.argv[1],'w')\nfor n in ['ok.txt','../evil.txt']:\n  i=tarfile.TarInfo(n); d=b'x'; i.size=1; t.addfile(i, io.BytesIO(d))\nt.close()"
+        #expect(try Run.program("/usr/bin/python3", ["-c", script, Harness.docroot + "/\(folder)/evil.tar"], environment: [:]).status == 0)
+        let evil = try Run.haul(
+            ["get", Harness.origin + "/\(folder)/evil.tar", "-o", "s3://\(bucket.name)/b/evil.tar", "--extract", "--extract-to", "x"], database: database.url,
+            environment: S3Bucket.environment)
+        #expect(evil.status == 1, "\(evil.stderr)")
+        #expect(evil.stderr.contains("refused"), "\(evil.stderr)")
+        #expect(try bucket.keys("b/x").isEmpty && bucket.keys("evil").isEmpty)
+    }
 }
