@@ -30,7 +30,6 @@ cleanup() {
     local -; set +e
     [[ -n $weed_pid ]] && kill "$weed_pid" 2>/dev/null && wait "$weed_pid" 2>/dev/null
     [[ -f $work/nginx.pid ]] && nginx -c "$work/nginx.conf" -s stop 2>/dev/null
-    [[ -n ${HAUL_HOME:-} && -z ${DATABASE_URL_GIVEN:-} ]] && sleep 0.5
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -64,21 +63,17 @@ curl -sf -X PUT "${sign[@]}" "http://127.0.0.1:$b/bench" >/dev/null
 export AWS_ACCESS_KEY_ID=$key AWS_SECRET_ACCESS_KEY=$secret AWS_ENDPOINT_URL=http://127.0.0.1:$b AWS_REGION=us-east-1
 export RCLONE_CONFIG_SW_TYPE=s3 RCLONE_CONFIG_SW_PROVIDER=SeaweedFS RCLONE_CONFIG_SW_ACCESS_KEY_ID=$key \
     RCLONE_CONFIG_SW_SECRET_ACCESS_KEY=$secret RCLONE_CONFIG_SW_ENDPOINT=http://127.0.0.1:$b RCLONE_CONFIG_SW_REGION=us-east-1
-if [[ -z ${DATABASE_URL:-} ]]; then
-    export HAUL_HOME=$work/haul-home   # the embedded PostgreSQL, created once before timing
-    "$haul" migrate >/dev/null
-else
-    DATABASE_URL_GIVEN=1
-    "$haul" migrate >/dev/null
-fi
+# Without DATABASE_URL, haul's embedded PostgreSQL (created here once, before timing; each get
+# still starts and stops it, which the table includes).
+[[ -n ${DATABASE_URL:-} ]] || export HAUL_HOME=$work/haul-home
+"$haul" migrate >/dev/null
 
 # time_it LABEL CMD…: best wall seconds and max RSS (KiB) over RUNS runs; "wall rss" on stdout.
 time_it() {
-    local best= rss=0 line wall kib
+    local best= rss=0 wall kib
     for _ in $(seq "$runs"); do
-        line=$( { /usr/bin/time -f '%e %M' "$@" >/dev/null 2>"$work/err"; } 2>&1 | tail -1 ) || true
-        line=$(tail -1 "$work/err")
-        wall=${line% *} kib=${line#* }
+        /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" || echo "bench: $* failed: $(tail -2 "$work/err")" >&2
+        read -r wall kib <"$work/time"
         best=$(awk -v a="$wall" -v c="$best" 'BEGIN { if (c == "" || a < c) c = a; print c }')
         (( kib > rss )) && rss=$kib
     done
@@ -103,7 +98,7 @@ for mib in $sizes; do
     row() { awk -v s="$mib" -v t="$1" -v w="$2" -v r="$3" -v f="$4" 'BEGIN { printf "| %d MiB | %s | %.2f | %.0f | %s | %s |\n", s, t, w, s / w, (r == "" ? "-" : sprintf("%.0f", r / 1024)), (f == "" ? "-" : sprintf("%.2f", w / f)) }'; }
     row "haul get -o s3:// (--connections $connections)" "$h_wall" "$h_rss" "$faster"
     row "rclone copyurl" "$c_wall" "$c_rss" "$faster"
-    row "curl | rclone rcat (rclone's RSS)" "$r_wall" "" "$faster"
+    row "curl \\| rclone rcat (RSS: the larger of the two)" "$r_wall" "$r_rss" "$faster"
     rm -f "$work/www/f$mib.bin"
     curl -s -o /dev/null -X DELETE "${sign[@]}" "http://127.0.0.1:$b/bench/haul-$mib.bin"
     curl -s -o /dev/null -X DELETE "${sign[@]}" "http://127.0.0.1:$b/bench/copyurl-$mib.bin"

@@ -17,7 +17,8 @@ public enum S3Failure {
                 hint: "set AWS_REGION=\(bucketRegion)")
         }
         switch (status, code ?? "") {
-        case (_, "NoSuchBucket"), (404, "") where doing.hasPrefix("reach bucket"):
+        case (_, "NoSuchBucket"),
+            (404, "") where doing.hasPrefix("reach bucket"):
             return HaulError(
                 "s3-no-bucket", "cannot \(doing): bucket '\(bucket)' does not exist at \(endpoint)",
                 hint: "create the bucket, or check the bucket name and AWS_ENDPOINT_URL")
