@@ -23,6 +23,8 @@ public final class PartStream: @unchecked Sendable {
         }
         writeEnd = fds[0]
         readEnd = fds[1]
+        // The writer waits in poll(2), so that it can keep its lease alive while S3 is behind.
+        _ = fcntl(writeEnd, F_SETFL, fcntl(writeEnd, F_GETFL) | O_NONBLOCK)
         feed = ByteFeed(fd: readEnd)
         let thread = Thread { [self, feed, readEnd] in
             let outcome: Result<String, HaulError>
@@ -47,13 +49,22 @@ public final class PartStream: @unchecked Sendable {
         close(readEnd)
     }
 
-    /// Sends bytes to the request, blocking while it is behind. Throws the request's error if it ended.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+    /// Sends bytes to the request, blocking while it is behind; every quarter second of waiting
+    /// it calls `whileWaiting`, and gives up (`interrupted`) when that returns false. Throws the
+    /// request's error if it ended.
+    public func write(_ bytes: UnsafeRawBufferPointer, whileWaiting: () -> Bool) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = send(writeEnd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
             if sent < 0 {
                 if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    var ready = pollfd(fd: writeEnd, events: Int16(POLLOUT), revents: 0)
+                    if poll(&ready, 1, 250) == 0 && !whileWaiting() {
+                        throw HaulError("interrupted", "the part upload was stopped", transient: true)
+                    }
+                    continue
+                }
                 finished.wait()
                 finished.signal()
                 throw outcomeError() ?? HaulError("s3", "the part upload ended early", transient: true)
@@ -63,13 +74,14 @@ public final class PartStream: @unchecked Sendable {
         bytesWritten += Int64(bytes.count)
     }
 
-    /// Ends the body and waits for S3's answer. - Returns: the part's ETag.
-    public func finish() throws -> String {
+    /// Ends the body and waits for S3's answer, calling `whileWaiting` every quarter second
+    /// (to keep a lease alive). - Returns: the part's ETag.
+    public func finish(whileWaiting: () -> Void) throws -> String {
         if !closed {
             closed = true
             shutdown(writeEnd, Int32(SHUT_WR))
         }
-        finished.wait()
+        while finished.wait(timeout: .now() + 0.25) == .timedOut { whileWaiting() }
         finished.signal()
         switch result.withLock({ $0 }) {
         case .success(let etag): return etag

@@ -162,6 +162,7 @@ private final class CurlCall {
         case .stream(let source, let length):
             feed = source
             haul_easy_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(length))
+            haul_easy_setopt_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
             haul_easy_setopt_pointer(handle, CURLOPT_READDATA, me)
             haul_easy_setopt_read_function(handle, readCallback)
         }

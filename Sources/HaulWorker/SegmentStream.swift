@@ -133,7 +133,13 @@ final class SegmentStream {
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer) throws {
-        if let objectPart { try objectPart.write(bytes) } else { try writer.write(bytes) }
+        guard let objectPart else { return try writer.write(bytes) }
+        // While S3 is behind, the origin's bytes wait here: the lease is renewed meanwhile.
+        do {
+            try objectPart.write(bytes) { keepAlive() }
+        } catch let error as HaulError where error.code == "interrupted" {
+            throw stopReason ?? error
+        }
     }
 
     private func submit(completes: Bool, etag: String? = nil) throws -> Durability.Ticket? {
@@ -177,7 +183,7 @@ final class SegmentStream {
         if let length = segment.length, position < length {
             throw HaulError("short-body", "segment \(segment.index) ended after \(position) of \(length) bytes", hint: "it will be retried", transient: true)
         }
-        let etag = try objectPart?.finish()
+        let etag = try objectPart?.finish { _ = keepAlive() }
         objectPart = nil
         _ = try submit(completes: true, etag: etag)
         writer.close()
