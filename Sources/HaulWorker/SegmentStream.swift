@@ -184,8 +184,8 @@ final class SegmentStream {
             throw HaulError("short-body", "segment \(segment.index) ended after \(position) of \(length) bytes", hint: "it will be retried", transient: true)
         }
         let etag = try objectPart?.finish { _ = keepAlive() }
-        objectPart = nil
         _ = try submit(completes: true, etag: etag)
+        objectPart = nil
         writer.close()
         self.segment = nil
         metrics.segmentsCompleted.increment()

@@ -25,6 +25,7 @@ struct S3GetTests {
         let stored = try bucket.object("b/" + name)
         #expect(stored?.size == 23 * Self.mib + 7 && stored?.sha256 == big.sha256, "\(String(describing: stored))")
         #expect(try database.scalar("SELECT count(*) FROM segments WHERE part_etag IS NOT NULL") == "6", "one part per segment (1 + 5)")
+        #expect(try database.scalar("SELECT sum(bytes_done) FROM segments") == String(100_003 + 23 * Self.mib + 7), "progress counts every part")
         #expect(try bucket.openUploads().isEmpty)
         #expect(try database.scalar("SELECT count(*) FROM transfers WHERE object_upload_id IS NOT NULL") == "0")
     }

@@ -75,6 +75,7 @@ struct S3WorkerTests {
         let stored = try bucket.object("chaos/chaos.bin")
         #expect(stored?.size == size && stored?.sha256 == served.sha256, "byte-identical after \(kills) kills")
         #expect(kills >= 3, "the chaos was real: \(kills) kills")
+        #expect(try cluster.status(id)["bytes_done"] as? Int == size)
         #expect(try bucket.openUploads().isEmpty)
     }
 
