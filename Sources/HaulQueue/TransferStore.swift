@@ -85,10 +85,10 @@ public struct TransferStore {
                     [id])
                 return count
             }
-        case .retry where current.state == .canceled || current.errorCode == "origin-changed":
+        case .retry where current.state == .canceled || current.errorCode == "origin-changed" || current.layout == "s3":
             // Canceled: its partial data is (being) removed. Origin changed: its bytes are of an
-            // older version. Either way start over as a new generation, whose files have other
-            // names than whatever a late cleanup still deletes.
+            // older version. S3: its multipart upload is (being) aborted. Either way start over as
+            // a new generation, whose files have other names than whatever a late cleanup still deletes.
             updated = try db.query(
                 """
                 UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = 0, size = NULL, etag = NULL, last_modified = NULL,

@@ -42,6 +42,13 @@ struct S3GetTests {
         #expect(result.stderr.contains("checksum mismatch"), "\(result.stderr)")
         #expect(try bucket.object("x.bin") == nil, "a wrong object is never left under the name")
         #expect(try bucket.openUploads().isEmpty)
+        // The same get again retries the failed transfer: on S3 it starts over (its upload is gone).
+        let again = try Run.haul(
+            ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/x.bin", "--checksum", "sha256:" + String(repeating: "0", count: 64)],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(again.status == 1 && again.stderr.contains("resuming transfer"), "\(again.stderr)")
+        #expect(again.stderr.contains("checksum mismatch"), "downloaded again and checked again: \(again.stderr)")
+        #expect(try bucket.openUploads().isEmpty)
     }
 
     @Test("wrong credentials and a missing bucket fail fast with clear errors; the secret is never shown")
