@@ -135,4 +135,18 @@ struct S3GetTests {
         #expect(evil.stderr.contains("refused"), "\(evil.stderr)")
         #expect(try bucket.keys("b/x").isEmpty && bucket.keys("evil").isEmpty)
     }
+
+    @Test("a re-mirror of an unchanged file into S3 is answered 304 by the origin and keeps the object")
+    func remirror() throws {
+        let bucket = try S3Bucket("again")
+        let database = try TestDatabase()
+        let file = try Origin.file("s3/again-\(UUID().uuidString.prefix(6)).bin", size: 6 * Self.mib + 1)
+        for _ in 0..<2 {
+            let result = try Run.haul(["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/m/a.bin"], database: database.url, environment: S3Bucket.environment)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        #expect(try database.scalar("SELECT string_agg(unchanged::text, ',' ORDER BY id) FROM transfers") == "false,true", "the second one was a 304")
+        #expect(try bucket.object("m/a.bin")?.sha256 == file.sha256)
+        #expect(try bucket.openUploads().isEmpty)
+    }
 }
