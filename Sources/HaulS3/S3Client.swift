@@ -134,7 +134,6 @@ private final class CurlCall {
         haul_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
         haul_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, 120)
         haul_easy_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
-        if getenv("HAUL_S3_VERBOSE") != nil { haul_easy_setopt_long(handle, CURLOPT_VERBOSE, 1) }
         if let bundle = config.caBundle { haul_easy_setopt_string(handle, CURLOPT_CAINFO, bundle) }
         switch request.method {
         case "HEAD": haul_easy_setopt_long(handle, CURLOPT_NOBODY, 1)
