@@ -79,7 +79,7 @@ time_it() {
     done
     echo "$best $rss"
 }
-object_size() { curl -s -I "${sign[@]}" "http://127.0.0.1:$b/bench/$1" | awk 'tolower($1) == "content-length:" { print $2 + 0 }'; }
+object_size() { curl -s -I "${sign[@]}" "http://127.0.0.1:$b/bench/$1" | awk 'tolower($1) == "content-length:" { sub(/\r/, "", $2); print $2 }'; }
 
 echo "| size | tool | seconds | MiB/s | peak RSS MiB | vs faster rclone |"
 echo "| --- | --- | --- | --- | --- | --- |"
