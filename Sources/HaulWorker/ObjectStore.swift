@@ -105,9 +105,9 @@ enum ObjectPart {
 
 /// The planner's hooks for S3 storage.
 enum ObjectPlanning {
-    /// The first segment's length: the transfer's segment size, at least S3's part minimum.
+    /// The first segment's length: the transfer's segment size, within S3's part limits.
     static func firstSegment(_ info: TransferInfo, store: ObjectStore?) -> Int64 {
-        store == nil ? info.segmentSize : max(info.segmentSize, S3PartRules.minimumPart)
+        store == nil ? info.segmentSize : min(max(info.segmentSize, S3PartRules.minimumPart), S3PartRules.maximumPart)
     }
 
     /// `plan` cut into valid S3 parts (unchanged on POSIX storage).
