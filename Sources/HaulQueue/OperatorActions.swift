@@ -31,7 +31,7 @@ extension TransferStore {
         var outcome = ActionOutcome()
         try db.transaction {
             let rows = try db.query(
-                "SELECT id, state, error_code FROM transfers WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE", [ids]
+                "SELECT id, state, error_code, layout FROM transfers WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE", [ids]
             ).rows
             var found: Set<Int64> = []
             var restart: [Int64] = []
@@ -47,7 +47,9 @@ extension TransferStore {
                         continue
                     }
                     outcome.changed.append(id)
-                    if action == .retry && (state == .canceled || row["error_code"] == "origin-changed") { restart.append(id) }
+                    // Canceled: its partial data is (being) removed. Origin changed: its bytes are of an older
+                    // version. S3: its multipart upload is (being) aborted. Each starts over as a new generation.
+                    if action == .retry && (state == .canceled || row["error_code"] == "origin-changed" || row["layout"] == "s3") { restart.append(id) }
                 case .alreadyDone: outcome.unchanged.append(id)
                 case .refuse(let error): outcome.refused.append((id, error))
                 }

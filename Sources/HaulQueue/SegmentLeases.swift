@@ -125,17 +125,18 @@ public struct SegmentLeases {
     /// Marks the segment done, then moves its transfer on to finalizing if it was the last one.
     /// No NOTIFY goes out for that: the completing worker's own lanes finalize it (the caller
     /// wakes them), and other workers' polling is the backstop.
-    public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?) throws -> Completion {
+    /// - Parameter etag: on S3 storage, the ETag of the part this attempt uploaded.
+    public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?, etag: String? = nil) throws -> Completion {
         let updated: Bool
         if let part {
             // The parts layout records the part in the same transaction.
             updated = try db.transaction(awaitDurableCommit: false) { () -> Bool in
-                guard let done = try markDone(segment, bytesDone: bytesDone) else { return false }
+                guard let done = try markDone(segment, bytesDone: bytesDone, etag: etag) else { return false }
                 try record(part.capped(atFileOffset: segment.offset + done), for: segment)
                 return true
             }
         } else {
-            updated = try markDone(segment, bytesDone: bytesDone) != nil
+            updated = try markDone(segment, bytesDone: bytesDone, etag: etag) != nil
         }
         guard updated else { return .leaseLost }
         // After our own commit, so that whichever completion commits last sees every segment done.
@@ -150,14 +151,14 @@ public struct SegmentLeases {
     }
 
     /// Marks the segment done (one statement, no wait for the WAL flush); returns its bytes done, `nil` if the lease was lost.
-    private func markDone(_ segment: ClaimedSegment, bytesDone: Int64) throws -> Int64? {
+    private func markDone(_ segment: ClaimedSegment, bytesDone: Int64, etag: String?) throws -> Int64? {
         try db.queryWithoutDurableCommit(
             """
             UPDATE segments SET state = 'done', bytes_done = least($3, coalesce(length, $3)), length = coalesce(length, $3), lease_token = NULL,
-                   lease_expires_at = NULL, last_error = NULL, updated_at = now()
+                   lease_expires_at = NULL, last_error = NULL, updated_at = now(), part_etag = $4
             WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
             RETURNING bytes_done
-            """, [segment.id, segment.leaseToken, bytesDone]
+            """, [segment.id, segment.leaseToken, bytesDone, etag]
         ).first?.int64("bytes_done")
     }
 
@@ -194,7 +195,7 @@ public struct SegmentLeases {
                        s.bytes_done + h.room + ((s.length - s.bytes_done - h.room) / 2 / 1048576) * 1048576 AS keep
                 FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
                 CROSS JOIN LATERAL (SELECT least($3, coalesce((s.rate * 2 * $4)::bigint + 1048576, $3)) AS room) h
-                WHERE s.state = 'running' AND s.length IS NOT NULL AND t.accepts_ranges AND s.length - s.bytes_done - h.room >= 2 * $1
+                WHERE s.state = 'running' AND s.length IS NOT NULL AND t.accepts_ranges AND t.layout <> 's3' AND s.length - s.bytes_done - h.room >= 2 * $1
                   AND s.lease_expires_at > now() AND (t.owner IS NULL OR t.owner = $2)
                 ORDER BY s.length - s.bytes_done DESC
                 LIMIT 1 FOR UPDATE OF s SKIP LOCKED

@@ -61,6 +61,7 @@ struct AfterDownload {
     }
 
     private func upload(_ file: String, to url: String, resumeURL: String?) throws {
+        if url.hasPrefix("s3://") { return try uploadObject(file, to: url) }
         let options = claim.info.options
         let headers: [String] = []
         let tls = shared.uploadTLS(for: claim.info)
@@ -89,6 +90,17 @@ struct AfterDownload {
         let result = "\(response.statusLine)\n\(String(decoding: response.body, as: UTF8.self))"
         try database.run(patient: true) { conn in try leases(conn).recordUpload(claim, result: result) }
         Log.info("uploaded", [("transfer", String(claim.info.id)), ("status", String(response.status))])
+    }
+
+    private func uploadObject(_ file: String, to target: String) throws {
+        let result: String
+        do {
+            result = try ObjectUpload.send(file, to: target) { shared.isStopping() || keeper.isLost }
+        } catch let error as HaulError {
+            throw HaulError(error.code, "upload to \(target) failed: \(error.message)", hint: "'haul retry \(claim.info.id)' retries just the upload")
+        }
+        try database.run(patient: true) { conn in try leases(conn).recordUpload(claim, result: result) }
+        Log.info("uploaded", [("transfer", String(claim.info.id)), ("to", target)])
     }
 
     private func leases(_ conn: PostgresConnection) -> TransferLeases {

@@ -59,6 +59,7 @@ final class Durability: @unchecked Sendable {
         let path: String
         let bytesDone: Int64
         let part: PartRecord?
+        let etag: String?
         let completes: Bool
         let ticket: Ticket
     }
@@ -92,9 +93,10 @@ final class Durability: @unchecked Sendable {
     }
 
     /// Queues a checkpoint (or the completion) of `segment` at `bytesDone`, whose bytes are
-    /// already written to `path`. A queued checkpoint of the same segment not yet taken is replaced.
-    func submit(_ segment: ClaimedSegment, path: String, bytesDone: Int64, part: PartRecord?, completes: Bool) -> Ticket {
-        let request = Request(segment: segment, path: path, bytesDone: bytesDone, part: part, completes: completes, ticket: Ticket())
+    /// already written to `path` (empty: an S3 part, nothing to sync). A queued checkpoint of the
+    /// same segment not yet taken is replaced. `etag` is a completed S3 part's.
+    func submit(_ segment: ClaimedSegment, path: String, bytesDone: Int64, part: PartRecord?, etag: String? = nil, completes: Bool) -> Ticket {
+        let request = Request(segment: segment, path: path, bytesDone: bytesDone, part: part, etag: etag, completes: completes, ticket: Ticket())
         condition.lock()
         if let index = queue.firstIndex(where: { $0.segment.id == segment.id && !$0.completes }) {
             queue[index].ticket.settle(.recorded)
@@ -122,7 +124,7 @@ final class Durability: @unchecked Sendable {
 
     private func settle(_ batch: [Request]) {
         var syncErrors: [String: HaulError] = [:]
-        let paths = Set(batch.map(\.path))
+        let paths = Set(batch.map(\.path).filter { !$0.isEmpty })
         if paths.count >= Flush.fileSystemThreshold, let any = paths.first, let error = Flush.fileSystem(containing: any) {
             // Many small files at once: one syncfs instead of one fdatasync per file.
             for path in paths { syncErrors[path] = error }
@@ -175,7 +177,7 @@ final class Durability: @unchecked Sendable {
             return try database.run(patient: true) { conn -> Settlement in
                 let leases = SegmentLeases(conn, workerID: workerID)
                 if request.completes {
-                    switch try leases.complete(request.segment, bytesDone: request.bytesDone, part: request.part) {
+                    switch try leases.complete(request.segment, bytesDone: request.bytesDone, part: request.part, etag: request.etag) {
                     case .leaseLost: return .leaseLost
                     case .recorded: return .recorded
                     case .transferReady:

@@ -51,6 +51,9 @@ struct Finalizer: LaneRole {
     /// as asked; returns the digest to record.
     private func finalize(_ claim: TransferLeases.Claim, keeper: LeaseKeeper) throws -> String? {
         let config = shared.config
+        if let store = config.objectStore {
+            return try ObjectFinalizer(store: store, database: database, workerID: config.workerID, scratch: config.storage.path).finalize(claim, keeper: keeper)
+        }
         guard let dest = claim.info.dest else { throw HaulError("unplanned", "transfer \(claim.info.id) has no destination") }
         let files = try TransferFiles(root: config.storage, relative: dest)
         let progress = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).progress(of: claim) }

@@ -12,6 +12,7 @@ final class Housekeeper {
     private let database: Database
     private var lastRegistration = Date.distantPast
     private var lastPrune = Date()
+    private var lastOrphanSweep = Date.distantPast
 
     init(shared: WorkerShared) {
         self.shared = shared
@@ -35,6 +36,7 @@ final class Housekeeper {
             shared.wakeup.signal()
         }
         try removeCanceledData()
+        try settleObjectUploads()
         try pruneNowAndThen()
         return false
     }
@@ -47,6 +49,19 @@ final class Housekeeper {
         let setting = ProcessInfo.processInfo.environment["HAUL_RETENTION"] ?? "7d"
         guard setting != "off", let retention = Duration.parseSeconds(setting) else { return }
         _ = try database.run { conn in try Retention.pruneIfFree(conn, olderThan: retention) }
+    }
+
+    /// On S3 storage: aborts the uploads of canceled and failed transfers at once, and every
+    /// `HAUL_S3_ORPHAN_CHECK` (default 10m) the uploads under the prefix no transfer owns that
+    /// are older than `HAUL_S3_ORPHAN_GRACE` (default 1h), so no orphaned parts accrue charges.
+    func settleObjectUploads(sweep: Bool = false) throws {
+        guard let store = shared.config.objectStore else { return }
+        try store.abortAbandoned(database)
+        let environment = ProcessInfo.processInfo.environment
+        let every = environment["HAUL_S3_ORPHAN_CHECK"].flatMap { Duration.parseSeconds($0) } ?? 600
+        guard sweep || Date().timeIntervalSince(lastOrphanSweep) >= every else { return }
+        lastOrphanSweep = Date()
+        try store.abortOrphans(database, grace: environment["HAUL_S3_ORPHAN_GRACE"].flatMap { Duration.parseSeconds($0) } ?? 3600)
     }
 
     /// Deletes the partial files and parts of canceled transfers (never a published file).

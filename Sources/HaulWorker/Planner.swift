@@ -32,7 +32,7 @@ struct Planner: LaneRole {
     private func plan(_ claim: TransferLeases.Claim) throws {
         let config = shared.config
         let info = claim.info
-        let requestedLast = info.segmentSize - 1
+        let requestedLast = ObjectPlanning.firstSegment(info, store: config.objectStore) - 1
         var result: TransferLeases.PlanResult?
         var failure: Error?
         let previous = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersion(of: claim) }
@@ -57,7 +57,9 @@ struct Planner: LaneRole {
                         }
                         return
                     }
-                    let plan = try Self.plan(outcome, head: head, info: info, storage: config.storage, limits: shared.planLimits(for: info))
+                    let plan = try ObjectPlanning.fit(
+                        Self.plan(outcome, head: head, info: info, storage: config.storage, limits: shared.planLimits(for: info)), info: info,
+                        store: config.objectStore)
                     let written = try record(plan, of: claim, keepFirst: true)
                     result = written
                     switch written {
@@ -102,7 +104,9 @@ struct Planner: LaneRole {
     /// Writes `plan` and its segment rows (reserving the inplace file first).
     func record(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, keepFirst: Bool) throws -> TransferLeases.PlanResult {
         let config = shared.config
-        if claim.info.layout == "inplace" && !plan.ranges.isEmpty {
+        if let store = config.objectStore {
+            guard try ObjectPlanning.openUpload(plan, of: claim, store: store, database: database) else { return .lost }
+        } else if claim.info.layout == "inplace" && !plan.ranges.isEmpty {
             try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(size: plan.size, generation: claim.generation)
         }
         return try database.run { conn in
@@ -177,6 +181,7 @@ struct Planner: LaneRole {
     /// The size of the transfer's destination file on this worker's storage, if it exists.
     static func fileOnStorage(_ info: TransferInfo, config: WorkerConfig) -> Int64? {
         guard let dest = info.dest, let clean = try? SafePath.validate(dest) else { return nil }
+        if let store = config.objectStore { return try? store.client.objectSize(bucket: store.location.bucket, key: store.key(for: clean)) }
         var attributes = stat()
         guard stat(config.storage.path + "/" + clean, &attributes) == 0 else { return nil }
         return Int64(attributes.st_size)

@@ -1,6 +1,7 @@
 import Foundation
 import HaulCore
 import HaulQueue
+import HaulS3
 import HaulStorage
 
 /// Thrown when the database says another worker owns the segment now: stop, write nothing more.
@@ -30,6 +31,8 @@ final class SegmentStream {
         didSet { if segment == nil { stopReason = nil } }
     }
     private var partPath: String?
+    /// On S3 storage, the part upload the segment streams into (instead of `writer`).
+    private var objectPart: PartStream?
     private var startDone: Int64 = 0
     private var lastCheckpoint = Date()
     private var bytesAtCheckpoint: Int64 = 0
@@ -51,13 +54,14 @@ final class SegmentStream {
     var current: ClaimedSegment? { segment }
 
     /// Bytes durable or buffered for the current segment, counted from its first byte.
-    var position: Int64 { startDone + writer.bytesAccepted }
+    var position: Int64 { startDone + (objectPart?.bytesWritten ?? writer.bytesAccepted) }
 
     /// Prepares to receive the segment's bytes from its resume point. A segment whose origin
     /// cannot serve ranges restarts from its first byte.
     func begin(_ claimed: ClaimedSegment) throws {
         var claimed = claimed
-        if !claimed.transfer.acceptsRanges && claimed.bytesDone > 0 { claimed.bytesDone = 0 }
+        // A part is atomic: an S3 segment always re-sends its whole part.
+        if (!claimed.transfer.acceptsRanges || config.objectStore != nil) && claimed.bytesDone > 0 { claimed.bytesDone = 0 }
         segment = claimed
         ticket = nil
         shortened = false
@@ -66,6 +70,10 @@ final class SegmentStream {
         bytesAtCheckpoint = startDone
         lastCheckpoint = Date()
         guard let dest = claimed.transfer.dest else { throw HaulError("unplanned", "segment \(claimed.index) has no destination") }
+        if let store = config.objectStore {
+            objectPart = try ObjectPart.open(claimed, dest: dest, store: store)
+            return
+        }
         let files = try TransferFiles(root: config.storage, relative: dest)
         if claimed.transfer.layout == "parts" {
             let name = TransferFiles.partName(relativeDest: dest, generation: claimed.generation, index: claimed.index, lease: claimed.leaseToken)
@@ -93,10 +101,10 @@ final class SegmentStream {
                     "long-body", "origin sent more than the \(length) bytes of segment \(segment.index)",
                     hint: "the origin's range support is broken", transient: true)
             }
-            try writer.write(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(max(0, length - position))]))
+            try write(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(max(0, length - position))]))
             throw SegmentEnded()
         }
-        try writer.write(bytes)
+        try write(bytes)
         progress.add(Int64(bytes.count), transfer: segment.transferID)
         metrics.bytesFetched.add(bytes.count)
         if position - bytesAtCheckpoint >= config.checkpointBytes
@@ -126,13 +134,30 @@ final class SegmentStream {
         return stopReason == nil
     }
 
-    private func submit(completes: Bool) throws -> Durability.Ticket? {
+    private func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let objectPart else { return try writer.write(bytes) }
+        // While S3 is behind, the origin's bytes wait here: the lease is renewed meanwhile.
+        do {
+            try objectPart.write(bytes) { keepAlive() }
+        } catch let error as HaulError where error.code == "interrupted" {
+            throw stopReason ?? error
+        }
+    }
+
+    private func submit(completes: Bool, etag: String? = nil) throws -> Durability.Ticket? {
         guard let segment else { return nil }
-        try writer.flush()
+        if objectPart == nil { try writer.flush() }
         let done = min(position, segment.length ?? position)
         bytesAtCheckpoint = position
         lastCheckpoint = Date()
-        return durability.submit(segment, path: writer.path, bytesDone: done, part: part(length: done), completes: completes)
+        let path = objectPart == nil ? writer.path : ""
+        return durability.submit(segment, path: path, bytesDone: done, part: part(length: done), etag: etag, completes: completes)
+    }
+
+    /// Stops the S3 part upload, if any, without completing it.
+    private func dropObjectPart() {
+        objectPart?.abort()
+        objectPart = nil
     }
 
     private func check(_ settlement: Durability.Settlement) throws {
@@ -160,7 +185,9 @@ final class SegmentStream {
         if let length = segment.length, position < length {
             throw HaulError("short-body", "segment \(segment.index) ended after \(position) of \(length) bytes", transient: true)
         }
-        _ = try submit(completes: true)
+        let etag = try objectPart?.finish { _ = keepAlive() }
+        _ = try submit(completes: true, etag: etag)
+        objectPart = nil
         writer.close()
         self.segment = nil
         metrics.segmentsCompleted.increment()
@@ -169,6 +196,7 @@ final class SegmentStream {
     /// Saves what was received and hands the segment back to the queue (shutdown, pause).
     func release() {
         guard let segment else { return }
+        dropObjectPart()
         let settled = (try? submit(completes: false))??.wait()
         writer.close()
         if case .leaseLost = settled {
@@ -182,6 +210,7 @@ final class SegmentStream {
     /// Records a failed attempt (with backoff) after saving what was received.
     func fail(_ error: HaulError) {
         guard let segment else { return }
+        dropObjectPart()
         _ = (try? submit(completes: false))??.wait()
         writer.close()
         let delay = config.backoff.delay(afterAttempt: segment.attempts, retryAfter: error.retryAfter, jitter: Double.random(in: 0..<1))
@@ -200,6 +229,7 @@ final class SegmentStream {
 
     /// Drops the segment without touching its row (its lease is gone).
     func abandon() {
+        dropObjectPart()
         writer.close()
         segment = nil
     }

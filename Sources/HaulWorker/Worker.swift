@@ -117,6 +117,14 @@ public final class Worker: Sendable {
         return true
     }
 
+    /// On S3 storage, aborts the uploads of canceled and failed transfers now, on a connection of
+    /// its own (`haul get` calls it after its worker stopped, so a failed get leaves no upload open).
+    public func abortStoppedUploads() {
+        guard let store = shared.config.objectStore else { return }
+        let database = Database(conninfo: shared.config.conninfo, stopping: { false })
+        do { try store.abortAbandoned(database) } catch { Log.warning("could not abort S3 uploads of stopped transfers", [("error", "\(error)")]) }
+    }
+
     /// Asks every role to stop claiming and to checkpoint and release what it holds.
     public func stop() {
         shared.requestStop()

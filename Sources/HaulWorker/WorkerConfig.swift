@@ -27,6 +27,8 @@ public struct WorkerConfig: Sendable {
     public var conninfo: String
     /// The storage root on this host.
     public var storage: StorageRoot
+    /// Set when the storage is an S3 bucket (`storage` is then only a scratch directory).
+    public var objectStore: ObjectStore?
     /// Segments fetched at once by this process.
     public var concurrency: Int = 4
     /// Roles this process plays.

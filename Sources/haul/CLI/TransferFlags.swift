@@ -35,7 +35,8 @@ enum TransferFlags {
           --extract-max-size SIZE   refuse archives expanding past SIZE (default: 200 times the
                                 archive; always capped by free space less a reserve)
           --extract-max-ratio N  refuse a compressed entry expanding more than N times (default 200)
-          --upload-to URL       then upload the file as multipart/form-data (or tus) to URL
+          --upload-to URL       then upload the file as multipart/form-data (or tus) to URL,
+                                or as an object to s3://BUCKET/KEY
           --field NAME=VALUE    a text field sent with the upload (repeatable; tus: Upload-Metadata)
           --upload-protocol multipart|tus  (default multipart)
           --delete-after-upload remove the local file once the upload succeeded
@@ -84,7 +85,7 @@ enum TransferFlags {
             request.options.extractMaxRatio = try arguments.positiveInt("--extract-max-ratio").map(Int64.init)
         }
         if let upload = arguments.value("--upload-to") {
-            request.options.uploadTo = try OriginURL.validate(upload)
+            request.options.uploadTo = try UploadTarget.validate(upload)
             request.options.uploadFields = try arguments.all("--field").map { field in
                 guard let equals = field.firstIndex(of: "="), equals != field.startIndex else {
                     throw HaulError.usage("--field '\(field)' is not NAME=VALUE")

@@ -19,7 +19,8 @@ enum GetCommand: Command {
           -o, --output PATH     where to save; a directory (or a path ending in /) keeps
                                 the origin's name (default: the current directory, named
                                 from Content-Disposition or the URL like curl -OJ);
-                                - writes the file to standard output
+                                - writes the file to standard output; s3://BUCKET/KEY stores
+                                an object (see README)
           --force               overwrite a file haul did not write (refused otherwise)
           -i, --input-file FILE more URLs, one a line ('#' comments; - for stdin), as wget -i
                                 and aria2c -i; with several URLs, -o must be a directory
@@ -54,7 +55,8 @@ enum GetCommand: Command {
         }
         let scratch = toStandardOutput ? try StandardOutputFile.scratchFolder(arguments) : nil
         defer { scratch.map(StandardOutputFile.remove) }
-        let (root, dest) = try scratch.map { ($0, "download") } ?? target(arguments.value("--output"))
+        let object = toStandardOutput ? nil : try ObjectTarget.parse(arguments.value("--output"))
+        let (root, dest) = try scratch.map { ($0, "download") } ?? object.map { ($0.root.path, $0.dest) } ?? target(arguments.value("--output"))
         guard urls.count == 1 || dest == nil else {
             throw HaulError.usage("-o names one file but there are \(urls.count) URLs", hint: "give -o a directory (ending in /) to keep the origins' names")
         }
@@ -66,7 +68,7 @@ enum GetCommand: Command {
             return request
         }
         if let proxy = arguments.value("--proxy") { try useProxy(proxy) }
-        let storage = try StorageRoot(root)
+        let storage = try object?.root ?? StorageRoot(root)
         Log.configure(verbose: arguments.has("--verbose"), quiet: !arguments.has("--verbose"))
 
         let session = try DatabaseSession()
@@ -75,12 +77,17 @@ enum GetCommand: Command {
         config.concurrency = try arguments.positiveInt("--connections") ?? 4
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up))
         config.lease = try arguments.duration("--lease") ?? config.lease
+        if let object {
+            // Small files go through the planner one by one: each is one upload.
+            config.objectStore = object.store
+            config.probeBatch = 1
+        }
         config.limitRate = try arguments.size("--limit-rate")
 
         let store = TransferStore(session.connection)
         var ids: [Int64] = []
         for var request in requests {
-            let localTarget = storage.path + "/" + (dest ?? "")
+            let localTarget = object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (dest ?? "")
             request.options.localTarget = localTarget
             if let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget), !ids.contains(earlier) {
                 try store.revise(earlier, to: request)
@@ -169,13 +176,14 @@ enum GetCommand: Command {
         if !quiet { bar.finish() }
         worker.stop()
         let drained = worker.waitUntilStopped(timeout: 10)
+        if statuses.allSatisfy(\.state.isFinal) { worker.abortStoppedUploads() }
         guard statuses.count == ids.count, statuses.allSatisfy(\.state.isFinal) else {
             Output.error("haul: interrupted\(drained ? "; progress kept" : ""): run the same command again to resume")
             return ExitCode.interrupted
         }
         var results: [[String: Any]] = []
         for final in statuses {
-            let path = config.storage.path + "/" + (final.dest ?? "")
+            let path = config.objectStore.map { ObjectTarget.describe($0, dest: final.dest ?? "") } ?? config.storage.path + "/" + (final.dest ?? "")
             results.append([
                 "id": final.id, "url": final.url, "state": final.state.rawValue, "path": final.state == .done ? path : NSNull(),
                 "size": final.size ?? NSNull(), "digest": final.computedDigest ?? NSNull(), "error": final.error ?? NSNull(),

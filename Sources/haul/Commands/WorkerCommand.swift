@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulS3
 import HaulStorage
 import HaulWorker
 
@@ -14,7 +15,8 @@ enum WorkerCommand: Command {
         kept) and exits within --grace; a second signal exits at once.
 
           --storage DIR         storage root on this host (or HAUL_STORAGE); required. It
-                                must exist and be writable, or the worker refuses to start
+                                must exist and be writable, or the worker refuses to start;
+                                s3://BUCKET[/PREFIX] stores in an S3-compatible bucket
           --create-storage      create the storage root when it does not exist
           -x, --concurrency N   segments fetched at once (default 4)
           --probe-batch N       pending files of one origin claimed and probed as one batch
@@ -71,22 +73,35 @@ enum WorkerCommand: Command {
         guard !(arguments.has("--verbose") && arguments.has("--quiet")) else { throw HaulError.usage("--verbose and --quiet contradict each other") }
         Log.configure(format: logFormat, verbose: arguments.has("--verbose"), minimum: arguments.has("--quiet") ? .warning : nil)
         let grace = try arguments.duration("--grace") ?? 10
-        let storage: StorageRoot
-        do {
-            storage = try StorageRoot(storagePath, create: arguments.has("--create-storage"))
-        } catch let error as HaulError {
-            throw HaulError.usage(error.message, hint: error.hint)  // a refusal to start: exit status 2
-        }
-        if let problem = storage.writeProblem() {
-            throw HaulError.usage(problem, hint: "fix the mount or its permissions for this user (uid \(getuid())), or pass another --storage")
-        }
+        let storage = try Self.storage(storagePath, create: arguments.has("--create-storage"))
         let session = try DatabaseSession()
         defer { session.close() }
-        var config = WorkerConfig(conninfo: session.conninfo, storage: storage)
+        var config = WorkerConfig(conninfo: session.conninfo, storage: storage.root)
         try apply(arguments, to: &config)
+        if let store = storage.store {
+            // Small files go through the planner one by one: each is one upload.
+            config.objectStore = store
+            config.probeBatch = 1
+        }
         let worker = Worker(config: config)
         if let address = arguments.value("--metrics-addr") { try worker.serveMetrics(on: address) }
         return runUntilSignal(worker, grace: grace)
+    }
+
+    /// The storage a worker may start on: an S3 location whose bucket answers, or a local root that
+    /// exists (or `create`) and that this user can write; anything else refuses the start (exit 2).
+    static func storage(_ path: String, create: Bool) throws -> (root: StorageRoot, store: ObjectStore?) {
+        if S3Location.isURLLike(path) { return try ObjectStore.storage(path, what: "--storage") }
+        let root: StorageRoot
+        do {
+            root = try StorageRoot(path, create: create)
+        } catch let error as HaulError {
+            throw HaulError.usage(error.message, hint: error.hint)
+        }
+        if let problem = root.writeProblem() {
+            throw HaulError.usage(problem, hint: "fix the mount or its permissions for this user (uid \(getuid())), or pass another --storage")
+        }
+        return (root, nil)
     }
 
     /// Applies the tuning flags shared by `worker` and `get`.

@@ -27,12 +27,12 @@ final class Cluster: @unchecked Sendable {
         return id
     }
 
-    /// Starts a `haul worker` process on this cluster's storage.
+    /// Starts a `haul worker` process on this cluster's storage (or on `storage`, e.g. `s3://…`).
     @discardableResult
-    func startWorker(_ extra: [String] = [], environment: [String: String] = [:]) throws -> Child {
+    func startWorker(_ extra: [String] = [], environment: [String: String] = [:], storage: String? = nil) throws -> Child {
         var env = environment
         env["DATABASE_URL"] = database.url
-        let child = try Child(Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms"] + extra, environment: env)
+        let child = try Child(Harness.haulBinary, ["worker", "--storage", storage ?? self.storage, "--poll-interval", "200ms"] + extra, environment: env)
         workers.append(child)
         return child
     }

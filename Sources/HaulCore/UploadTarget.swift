@@ -1,0 +1,13 @@
+/// The rules an upload target (`--upload-to`, a manifest's `upload_to`) must pass: an http(s)
+/// URL like an origin, or `s3://BUCKET/KEY` (a key ending in `/` takes the file's name).
+public enum UploadTarget {
+    /// Returns the target unchanged if Haul can upload to it, else throws a usage error that says why.
+    public static func validate(_ text: String) throws -> String {
+        guard text.hasPrefix("s3://") else { return try OriginURL.validate(text) }
+        let bucket = text.dropFirst("s3://".count).prefix { $0 != "/" }
+        guard bucket.count >= 3, !text.contains(where: { $0 == " " || $0 == "\n" }) else {
+            throw HaulError.usage("'\(text)' does not name an S3 bucket and key", hint: "write it as s3://BUCKET/KEY (bucket names have 3 or more characters)")
+        }
+        return text
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import HaulCore
+
+/// The S3 API calls Haul makes, each failing with a clear `HaulError`.
+extension S3Client {
+    /// Checks that the bucket exists and the credentials may use it (`HeadBucket`).
+    public func checkBucket(_ bucket: String) throws {
+        _ = try perform(S3Request("HEAD", config: config, bucket: bucket), doing: "reach bucket '\(bucket)'", bucket: bucket, attempts: 3)
+    }
+
+    /// Starts a multipart upload of `key`. - Returns: its upload id.
+    public func createUpload(bucket: String, key: String) throws -> String {
+        let request = S3Request("POST", config: config, bucket: bucket, key: key, query: [("uploads", "")])
+        let doing = "start an upload of s3://\(bucket)/\(key)"
+        let response = try perform(request, doing: doing, bucket: bucket)
+        guard let id = S3XML.value("UploadId", in: String(decoding: response.body, as: UTF8.self)), !id.isEmpty else {
+            throw HaulError("s3", "cannot \(doing): the answer had no UploadId", transient: true)
+        }
+        return id
+    }
+
+    /// Sends part `number` of upload `uploadID`, `length` bytes read from `feed`. Not retried
+    /// here (the bytes are gone): the caller retries the segment. - Returns: the part's ETag.
+    public func uploadPart(bucket: String, key: String, uploadID: String, number: Int, length: Int64, feed: ByteFeed) throws -> String {
+        let request = S3Request(
+            "PUT", config: config, bucket: bucket, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
+            headers: [])
+        let doing = "upload part \(number) of s3://\(bucket)/\(key)"
+        let response = try send(request, body: .stream(feed, length: length))
+        if let error = failure(response, doing: doing, bucket: bucket) { throw error }
+        guard let etag = response.headers["etag"], !etag.isEmpty else { throw HaulError("s3", "cannot \(doing): the answer had no ETag", transient: true) }
+        return etag
+    }
+
+    /// Completes upload `uploadID` with `parts` (number, ETag). - Returns: the object's ETag.
+    @discardableResult
+    public func completeUpload(bucket: String, key: String, uploadID: String, parts: [(number: Int, etag: String)]) throws -> String? {
+        let request = S3Request("POST", config: config, bucket: bucket, key: key, query: [("uploadId", uploadID)], headers: ["Content-Type: application/xml"])
+        let body = Data(S3XML.completion(parts).utf8)
+        let response = try perform(request, body: body, doing: "complete the upload of s3://\(bucket)/\(key)", bucket: bucket)
+        return S3XML.value("ETag", in: String(decoding: response.body, as: UTF8.self))
+    }
+
+    /// Aborts upload `uploadID`; one already gone counts as aborted.
+    public func abortUpload(bucket: String, key: String, uploadID: String) throws {
+        let request = S3Request("DELETE", config: config, bucket: bucket, key: key, query: [("uploadId", uploadID)])
+        do {
+            _ = try perform(request, doing: "abort the upload of s3://\(bucket)/\(key)", bucket: bucket)
+        } catch let error as HaulError where error.code == "s3-no-upload" || error.message.contains("HTTP 404") {
+            return
+        }
+    }
+
+    /// The size of object `key`, `nil` if there is none (`HeadObject`).
+    public func objectSize(bucket: String, key: String) throws -> Int64? {
+        let request = S3Request("HEAD", config: config, bucket: bucket, key: key)
+        let doing = "look up s3://\(bucket)/\(key)"
+        for attempt in 1...5 {
+            let response = try send(request)
+            if response.status == 404 { return nil }
+            if let error = failure(response, doing: doing, bucket: bucket) {
+                guard error.isTransient, attempt < 5 else { throw error }
+                usleep(200_000 * UInt32(attempt))
+                continue
+            }
+            return response.headers["content-length"].flatMap { Int64($0) }
+        }
+        return nil
+    }
+
+    /// Streams object `key` to `sink` (which returns false to stop). - Returns: bytes read.
+    @discardableResult
+    public func readObject(bucket: String, key: String, sink: @escaping (UnsafeRawBufferPointer) -> Bool) throws -> Int64 {
+        var total: Int64 = 0
+        let response = try send(S3Request("GET", config: config, bucket: bucket, key: key)) { bytes in
+            total += Int64(bytes.count)
+            return sink(bytes)
+        }
+        if let error = failure(response, doing: "read s3://\(bucket)/\(key)", bucket: bucket) { throw error }
+        return total
+    }
+
+    /// Puts the `length` bytes of open file `fd` as object `key` in one request (`PutObject`).
+    public func putObject(bucket: String, key: String, fd: Int32, length: Int64) throws {
+        let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: ["Content-Type: application/octet-stream"])
+        let response = try send(request, body: .stream(ByteFeed(fd: fd), length: length))
+        if let error = failure(response, doing: "put s3://\(bucket)/\(key)", bucket: bucket) { throw error }
+    }
+
+    /// Deletes object `key` (one already gone counts as deleted).
+    public func deleteObject(bucket: String, key: String) throws {
+        _ = try perform(S3Request("DELETE", config: config, bucket: bucket, key: key), doing: "delete s3://\(bucket)/\(key)", bucket: bucket)
+    }
+
+    /// The multipart uploads open under `prefix`, every page.
+    public func listUploads(bucket: String, prefix: String) throws -> [S3XML.Upload] {
+        var all: [S3XML.Upload] = []
+        var markers: (String?, String?) = (nil, nil)
+        repeat {
+            var query = [("uploads", ""), ("prefix", prefix)]
+            if let key = markers.0 { query.append(("key-marker", key)) }
+            if let id = markers.1 { query.append(("upload-id-marker", id)) }
+            let response = try perform(
+                S3Request("GET", config: config, bucket: bucket, query: query), doing: "list the uploads in s3://\(bucket)/\(prefix)", bucket: bucket)
+            let page = S3XML.uploads(String(decoding: response.body, as: UTF8.self))
+            all += page.uploads
+            markers = (page.nextKey, page.nextUploadID)
+        } while markers.0 != nil
+        return all
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import HaulCore
+import HaulQueue
+import HaulPostgres
+import HaulS3
+
+/// The finalizer's work on S3 storage: complete the multipart upload with the parts recorded
+/// under the segments' lease fences (in order), check the object's size with `HEAD`, verify a
+/// digest by reading the object back once, streamed. The object appears only when complete.
+struct ObjectFinalizer {
+    let store: ObjectStore
+    let database: Database
+    let workerID: String
+    /// Local scratch space (for extraction).
+    let scratch: String
+
+    /// Publishes the object unless an earlier attempt did, then extracts it if asked; returns the digest to record.
+    func finalize(_ claim: TransferLeases.Claim, keeper: LeaseKeeper) throws -> String? {
+        guard let dest = claim.info.dest else { throw HaulError("unplanned", "transfer \(claim.info.id) has no destination") }
+        if claim.info.options.uploadTo != nil {
+            throw HaulError("s3-unsupported", "--upload-to is not available for transfers stored on S3 yet", hint: "use a POSIX storage root for it")
+        }
+        let progress = try database.run { conn in try leases(conn).progress(of: claim) }
+        let digest = progress.published ? try database.run { conn in try leases(conn).publishedDigest(of: claim) } : try publish(claim, dest: dest, keeper: keeper)
+        if claim.info.options.extract == true, !progress.extracted {
+            let folder = try SafePath.validate(claim.info.options.extractTo ?? AfterDownload.defaultExtractionFolder(for: dest), what: "--extract-to")
+            _ = try ObjectExtraction(store: store, scratch: scratch).run(dest: dest, folder: folder, transfer: claim.info.id) { keeper.isLost }
+            try keeper.check()
+            try database.run(patient: true) { conn in try leases(conn).markExtracted(claim) }
+        }
+        return digest
+    }
+
+    /// Completes the upload and checks the object; returns the digest to record.
+    private func publish(_ claim: TransferLeases.Claim, dest: String, keeper: LeaseKeeper) throws -> String? {
+        let key = try store.key(for: dest)
+        let parts = try database.run { conn in try leases(conn).partETags(of: claim) }
+        let size = claim.info.size ?? 0
+        let bucket = store.location.bucket
+        try keeper.renew()
+        if parts.isEmpty {
+            try store.client.putObject(bucket: bucket, key: key, fd: -1, length: 0)
+        } else if let uploadID = claim.info.objectUploadID {
+            let recorded = parts.compactMap { part in part.etag.map { (number: part.index + 1, etag: $0) } }
+            guard recorded.count == parts.count else {
+                throw HaulError("s3-part-missing", "a segment of \(dest) was completed without an S3 part", hint: "run 'haul retry \(claim.info.id)'")
+            }
+            do {
+                try store.client.completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: recorded)
+            } catch let error as HaulError where error.code == "s3-no-upload" {
+                // An earlier finalizer may have completed it and lost its lease before saying so.
+                guard try store.client.objectSize(bucket: bucket, key: key) == size else { throw error }
+            }
+            try database.run(patient: true) { conn in try leases(conn).forgetObjectUpload(claim) }
+        } else if try store.client.objectSize(bucket: bucket, key: key) != size {
+            throw HaulError("s3-upload-lost", "the S3 upload of \(dest) is gone", hint: "run 'haul retry \(claim.info.id)'")
+        }
+        let stored = try store.client.objectSize(bucket: bucket, key: key)
+        guard stored == size else {
+            throw HaulError(
+                "size-mismatch", "s3://\(bucket)/\(key) holds \(stored.map(String.init) ?? "no") bytes but the origin announced \(size)",
+                hint: "run 'haul retry \(claim.info.id)'")
+        }
+        let digest: String?
+        do {
+            digest = try verifyDigest(claim, key: key, keeper: keeper)
+        } catch let error as HaulError where error.code == "checksum-mismatch" {
+            // Never leave a wrong object under the name.
+            try? store.client.deleteObject(bucket: bucket, key: key)
+            throw error
+        }
+        guard try database.run(patient: true, { conn in try leases(conn).markPublished(claim, digest: digest) }) else {
+            throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now")
+        }
+        return digest
+    }
+
+    /// Reads the object back once, streamed, when a digest is asked for.
+    private func verifyDigest(_ claim: TransferLeases.Claim, key: String, keeper: LeaseKeeper) throws -> String? {
+        guard let algorithm = claim.info.digestAlgorithm else { return nil }
+        let digester = Digester(algorithm)
+        try store.client.readObject(bucket: store.location.bucket, key: key) { bytes in
+            digester.update(bytes)
+            return !keeper.isLost
+        }
+        try keeper.check()
+        return try claim.info.verified(digester.finish())
+    }
+
+    private func leases(_ conn: PostgresConnection) -> TransferLeases { TransferLeases(conn, workerID: workerID) }
+}

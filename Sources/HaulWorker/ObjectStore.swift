@@ -1,0 +1,135 @@
+import Foundation
+import HaulCore
+import HaulQueue
+import HaulS3
+import HaulStorage
+
+/// A storage root that is an S3 bucket (`s3://BUCKET[/PREFIX]`): a transfer's `dest` is the
+/// key `PREFIX/dest`, each transfer is one multipart upload and each segment one part.
+public struct ObjectStore: Sendable {
+    /// The bucket and key prefix.
+    public let location: S3Location
+    /// The signed client for the service.
+    public let client: S3Client
+
+    /// A store at `location`, reached with `client`.
+    public init(location: S3Location, client: S3Client) {
+        self.location = location
+        self.client = client
+    }
+
+    /// The object key of destination `dest`.
+    public func key(for dest: String) throws -> String {
+        location.key(for: try SafePath.validate(dest))
+    }
+
+    /// The storage a `--storage` / `-o` value names: a local directory, or an S3 location with a
+    /// scratch directory as its local root (for nothing but temporary names). A URL-like value
+    /// with another scheme is refused (exit 2), never taken as a local path. The bucket is
+    /// checked at once, so wrong credentials or a missing bucket fail before any work is taken.
+    public static func storage(_ text: String, what: String) throws -> (root: StorageRoot, store: ObjectStore?) {
+        guard S3Location.isURLLike(text) else { return (try StorageRoot(text), nil) }
+        let location = try S3Location(parsing: text, what: what)
+        let client = S3Client(config: try S3Config.fromEnvironment())
+        try client.checkBucket(location.bucket)
+        let scratch = FileManager.default.temporaryDirectory.path + "/haul-s3-\(getuid())"
+        return (try StorageRoot(scratch), ObjectStore(location: location, client: client))
+    }
+
+    /// The segment ranges for S3: parts of 5 MiB to 5 GiB except the last, at most 10 000 of them.
+    /// - Parameter first: the length of the first part (its request is already streaming).
+    /// - Throws: when the size is unknown or an origin without ranges sends more than one part may hold.
+    static func fit(_ plan: TransferLeases.Plan, first: Int64, requested: Int64) throws -> TransferLeases.Plan {
+        guard !plan.ranges.isEmpty else { return plan }
+        guard let size = plan.size, !plan.unknownLength else {
+            throw HaulError("s3-unknown-size", "the origin does not say how large \(plan.dest) is, and an S3 upload needs sizes",
+                            hint: "store it on a POSIX storage root instead")
+        }
+        var fitted = plan
+        if plan.acceptsRanges {
+            fitted.ranges = SegmentPlan(size: size, firstSegment: first, segmentSize: S3PartRules.partSize(fileSize: size, requested: requested)).ranges
+        } else if size > S3PartRules.maximumPart {
+            throw HaulError("s3-too-large", "\(plan.dest) is larger than 5 GiB and its origin cannot serve ranges, so it cannot be cut into S3 parts")
+        }
+        return fitted
+    }
+
+    /// Aborts the multipart uploads of canceled and failed transfers. - Returns: how many.
+    @discardableResult
+    func abortAbandoned(_ database: Database) throws -> Int {
+        let abandoned = try database.run { conn in try ObjectUploads.abandoned(conn) }
+        for upload in abandoned {
+            try client.abortUpload(bucket: location.bucket, key: try key(for: upload.dest), uploadID: upload.uploadID)
+            try database.run { conn in try ObjectUploads.forget(conn, transferID: upload.transferID, uploadID: upload.uploadID) }
+            Log.info("aborted the S3 upload of a stopped transfer", [("transfer", String(upload.transferID))])
+        }
+        return abandoned.count
+    }
+
+    /// Aborts uploads under the prefix that no transfer owns and that began more than `grace`
+    /// seconds ago (a planner records its upload right after creating it). - Returns: how many.
+    @discardableResult
+    func abortOrphans(_ database: Database, grace: Double) throws -> Int {
+        let prefix = location.path.isEmpty || location.path.hasSuffix("/") ? location.path : location.path + "/"
+        let open = try client.listUploads(bucket: location.bucket, prefix: prefix)
+        guard !open.isEmpty else { return 0 }
+        let owned = try database.run { conn in try ObjectUploads.owned(conn) }
+        let parser = ISO8601DateFormatter()
+        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let plain = ISO8601DateFormatter()
+        var aborted = 0
+        for upload in open where !owned.contains(upload.uploadID) {
+            guard let started = parser.date(from: upload.initiated) ?? plain.date(from: upload.initiated),
+                Date().timeIntervalSince(started) > grace
+            else { continue }
+            try client.abortUpload(bucket: location.bucket, key: upload.key, uploadID: upload.uploadID)
+            aborted += 1
+        }
+        if aborted > 0 { Log.info("aborted orphaned S3 uploads", [("count", String(aborted)), ("prefix", location.description)]) }
+        return aborted
+    }
+}
+
+/// Opening a segment's part upload (S3 storage).
+enum ObjectPart {
+    /// Starts the `UploadPart` of `segment`: part number `index + 1`, its whole length.
+    static func open(_ segment: ClaimedSegment, dest: String, store: ObjectStore) throws -> PartStream {
+        guard let uploadID = segment.transfer.objectUploadID, let length = segment.length else {
+            throw HaulError("s3-no-upload", "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
+                            hint: "was it planned by a worker on other storage? run 'haul retry \(segment.transferID)'")
+        }
+        return try PartStream(
+            client: store.client, bucket: store.location.bucket, key: try store.key(for: dest), uploadID: uploadID, number: segment.index + 1, length: length)
+    }
+}
+
+/// The planner's hooks for S3 storage.
+enum ObjectPlanning {
+    /// The first segment's length: the transfer's segment size, within S3's part limits.
+    static func firstSegment(_ info: TransferInfo, store: ObjectStore?) -> Int64 {
+        store == nil ? info.segmentSize : min(max(info.segmentSize, S3PartRules.minimumPart), S3PartRules.maximumPart)
+    }
+
+    /// `plan` cut into valid S3 parts (unchanged on POSIX storage).
+    static func fit(_ plan: TransferLeases.Plan, info: TransferInfo, store: ObjectStore?) throws -> TransferLeases.Plan {
+        guard store != nil else { return plan }
+        return try ObjectStore.fit(plan, first: firstSegment(info, store: store), requested: info.segmentSize)
+    }
+
+    /// Opens the transfer's multipart upload and records it under the planning lease, aborting
+    /// the one an earlier plan opened (a restarted transfer starts its upload over). An empty
+    /// file needs none (the finalizer puts it). - Returns: false if the lease was lost.
+    static func openUpload(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, database: Database) throws -> Bool {
+        let key = try store.key(for: plan.dest)
+        if let earlier = claim.info.objectUploadID {
+            try? store.client.abortUpload(bucket: store.location.bucket, key: claim.info.dest.flatMap { try? store.key(for: $0) } ?? key, uploadID: earlier)
+        }
+        guard !plan.ranges.isEmpty else { return true }
+        let uploadID = try store.client.createUpload(bucket: store.location.bucket, key: key)
+        let recorded = try database.run { conn in
+            try TransferLeases(conn, workerID: "").recordObjectUpload(claim, uploadID: uploadID)
+        }
+        if !recorded { try? store.client.abortUpload(bucket: store.location.bucket, key: key, uploadID: uploadID) }
+        return recorded
+    }
+}

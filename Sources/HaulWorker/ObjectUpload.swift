@@ -1,0 +1,66 @@
+import Foundation
+import HaulCore
+import HaulS3
+
+/// `--upload-to s3://BUCKET/KEY`: re-uploads a finished file from POSIX storage as an object,
+/// with the worker's S3 credentials. Up to 64 MiB in one `PutObject`; larger files as a
+/// multipart upload read part by part from the file (aborted if it fails, so nothing is left).
+enum ObjectUpload {
+    static let singleRequestLimit: Int64 = 64 << 20
+
+    /// Uploads `file` to `target`. - Returns: a line saying what was stored, for the transfer's record.
+    static func send(_ file: String, to target: String, shouldCancel: () -> Bool) throws -> String {
+        let location = try S3Location(parsing: target, what: "--upload-to")
+        let name = file.split(separator: "/").last.map(String.init) ?? "file"
+        let key = location.path.isEmpty || location.path.hasSuffix("/") ? location.path + name : location.path
+        let client = S3Client(config: try S3Config.fromEnvironment())
+        return try store(file, client: client, bucket: location.bucket, key: key, shouldCancel: shouldCancel)
+    }
+
+    /// Stores `file` as object `key` of `bucket`. - Returns: a line saying what was stored.
+    static func store(_ file: String, client: S3Client, bucket: String, key: String, shouldCancel: () -> Bool) throws -> String {
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw HaulError("storage", "cannot open \(file) to upload it: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var attributes = stat()
+        fstat(fd, &attributes)
+        let size = Int64(attributes.st_size)
+        if size <= singleRequestLimit {
+            try retrying { lseek(fd, 0, SEEK_SET); try client.putObject(bucket: bucket, key: key, fd: fd, length: size) }
+            return "stored s3://\(bucket)/\(key) (\(size) bytes)"
+        }
+        let partSize = S3PartRules.partSize(fileSize: size, requested: singleRequestLimit)
+        let uploadID = try client.createUpload(bucket: bucket, key: key)
+        do {
+            var parts: [(number: Int, etag: String)] = []
+            var offset: Int64 = 0
+            while offset < size {
+                if shouldCancel() { throw HaulError("cancelled", "the upload to s3://\(bucket)/\(key) was stopped", transient: true) }
+                let length = min(partSize, size - offset)
+                let number = parts.count + 1
+                let etag = try retrying { () -> String in
+                    lseek(fd, off_t(offset), SEEK_SET)
+                    return try client.uploadPart(bucket: bucket, key: key, uploadID: uploadID, number: number, length: length, feed: ByteFeed(fd: fd, limit: length))
+                }
+                parts.append((number, etag))
+                offset += length
+            }
+            try client.completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: parts)
+            return "stored s3://\(bucket)/\(key) (\(size) bytes, \(parts.count) parts)"
+        } catch {
+            try? client.abortUpload(bucket: bucket, key: key, uploadID: uploadID)
+            throw error
+        }
+    }
+
+    /// Runs `body` again after a transient failure, up to three attempts.
+    private static func retrying<T>(_ body: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do { return try body() } catch let error as HaulError where error.isTransient && attempt < 3 {
+                usleep(UInt32(200_000 * attempt))
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import HaulCore
+import HaulS3
+import HaulStorage
+import HaulWorker
+
+/// `haul get -o s3://BUCKET/KEY`: the key's folder as the storage prefix and its last part as
+/// the destination (a key ending in `/`, or none, is a prefix: the object is named from the
+/// origin like a file).
+struct ObjectTarget {
+    let root: StorageRoot
+    let store: ObjectStore
+    let dest: String?
+
+    /// `nil` when `output` is not URL-like; refuses schemes other than `s3` (exit 2).
+    static func parse(_ output: String?) throws -> ObjectTarget? {
+        guard let output, S3Location.isURLLike(output) else { return nil }
+        let location = try S3Location(parsing: output, what: "-o")
+        // Like a local path: the key's folder is the root (where --extract-to is), its last part the name.
+        let isPrefix = location.path.isEmpty || location.path.hasSuffix("/")
+        let slash = location.path.lastIndex(of: "/")
+        let folder = isPrefix ? location.path : slash.map { String(location.path[...$0]) } ?? ""
+        let name = isPrefix ? nil : String(location.path.dropFirst(folder.count))
+        let storage = try ObjectStore.storage("s3://\(location.bucket)/\(folder)", what: "-o")
+        guard let store = storage.store else { return nil }
+        return ObjectTarget(root: storage.root, store: store, dest: name)
+    }
+
+    /// `s3://bucket/key` of a destination.
+    static func describe(_ store: ObjectStore, dest: String) -> String {
+        "s3://\(store.location.bucket)/\((try? store.key(for: dest)) ?? dest)"
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+/// A fresh bucket on the test SeaweedFS, checked with boto3 (`S3/s3check.py`), never with Haul.
+struct S3Bucket {
+    let name: String
+
+    /// The environment a `haul` process needs to reach the test S3 service.
+    static var environment: [String: String] {
+        [
+            "AWS_ACCESS_KEY_ID": Harness.required("HAUL_TEST_S3_KEY"), "AWS_SECRET_ACCESS_KEY": Harness.required("HAUL_TEST_S3_SECRET"),
+            "AWS_ENDPOINT_URL": Harness.required("HAUL_TEST_S3_ENDPOINT"), "AWS_REGION": "us-east-1",
+        ]
+    }
+
+    /// Creates a bucket named after `label` (plus a random tail).
+    init(_ label: String) throws {
+        name = "haul-\(label)-\(UUID().uuidString.prefix(8).lowercased())"
+        _ = try Self.check(["mkbucket", name])
+    }
+
+    /// Size and sha256 of `key`, `nil` if there is no such object.
+    func object(_ key: String) throws -> (size: Int, sha256: String)? {
+        guard let found = try Self.check(["stat", name, key]) as? [String: Any] else { return nil }
+        return (found["size"] as? Int ?? -1, found["sha256"] as? String ?? "")
+    }
+
+    /// The multipart uploads still open in the bucket.
+    func openUploads() throws -> [String] {
+        ((try Self.check(["uploads", name]) as? [[String: Any]]) ?? []).compactMap { $0["key"] as? String }
+    }
+
+    /// Starts a multipart upload of `key` that nothing owns (an orphan).
+    func startUpload(_ key: String) throws {
+        _ = try Self.check(["start", name, key])
+    }
+
+    /// The keys under `prefix`.
+    func keys(_ prefix: String = "") throws -> [String] {
+        (try Self.check(["keys", name, prefix]) as? [String]) ?? []
+    }
+
+    private static func check(_ arguments: [String]) throws -> Any? {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("s3check.py").path
+        let python = Harness.environment["HAUL_TEST_PYTHON"] ?? "python3"
+        let result = try Run.program(python, [script] + arguments, environment: [:], timeout: 120)
+        guard result.status == 0 else { throw TestFailure("s3check \(arguments.joined(separator: " ")) failed: \(result.stderr)") }
+        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8), options: [.fragmentsAllowed])
+    }
+}
+
+extension Cluster {
+    /// Starts a `haul worker` whose storage is `s3://BUCKET/PREFIX`.
+    @discardableResult
+    func startS3Worker(_ storage: String, _ extra: [String] = []) throws -> Child {
+        try startWorker(extra, environment: S3Bucket.environment, storage: storage)
+    }
+}

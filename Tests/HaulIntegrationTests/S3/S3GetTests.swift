@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+
+/// `haul get -o s3://` against a real S3 server (SeaweedFS), objects checked with boto3.
+@Suite("S3 storage: haul get")
+struct S3GetTests {
+    static let mib = 1_048_576
+
+    @Test("small, multi-part and checksummed files arrive byte-identical, with no upload left open")
+    func objects() throws {
+        let bucket = try S3Bucket("get")
+        let database = try TestDatabase()
+        let small = try Origin.file("s3/small-\(UUID().uuidString.prefix(6)).bin", size: 100_003)
+        let big = try Origin.file("s3/big-\(UUID().uuidString.prefix(6)).bin", size: 23 * Self.mib + 7)
+        let first = try Run.haul(["get", Harness.origin + small.path, "-o", "s3://\(bucket.name)/a/small.bin"], database: database.url, environment: S3Bucket.environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("saved s3://\(bucket.name)/a/small.bin"), "\(first.stderr)")
+        #expect(try bucket.object("a/small.bin")?.sha256 == small.sha256)
+        // 1 MiB asked for: parts are grown to S3's 5 MiB minimum; five parts, completed in order.
+        let second = try Run.haul(
+            ["get", Harness.origin + big.path, "-o", "s3://\(bucket.name)/b/", "--segment-size", "1MiB", "--checksum", "sha256:\(big.sha256)"],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(second.status == 0, "\(second.stderr)")
+        let name = String(big.path.split(separator: "/").last!)
+        let stored = try bucket.object("b/" + name)
+        #expect(stored?.size == 23 * Self.mib + 7 && stored?.sha256 == big.sha256, "\(String(describing: stored))")
+        #expect(try database.scalar("SELECT count(*) FROM segments WHERE part_etag IS NOT NULL") == "6", "one part per segment (1 + 5)")
+        #expect(try database.scalar("SELECT sum(bytes_done) FROM segments") == String(100_003 + 23 * Self.mib + 7), "progress counts every part")
+        #expect(try bucket.openUploads().isEmpty)
+        #expect(try database.scalar("SELECT count(*) FROM transfers WHERE object_upload_id IS NOT NULL") == "0")
+    }
+
+    @Test("a wrong checksum fails the get and leaves neither the object nor an open upload")
+    func wrongChecksum() throws {
+        let bucket = try S3Bucket("sum")
+        let database = try TestDatabase()
+        let file = try Origin.file("s3/sum-\(UUID().uuidString.prefix(6)).bin", size: 7 * Self.mib)
+        let result = try Run.haul(
+            ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/x.bin", "--checksum", "sha256:" + String(repeating: "0", count: 64)],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("checksum mismatch"), "\(result.stderr)")
+        #expect(try bucket.object("x.bin") == nil, "a wrong object is never left under the name")
+        #expect(try bucket.openUploads().isEmpty)
+        // The same get again retries the failed transfer: on S3 it starts over (its upload is gone).
+        let again = try Run.haul(
+            ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/x.bin", "--checksum", "sha256:" + String(repeating: "0", count: 64)],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(again.status == 1 && again.stderr.contains("resuming transfer"), "\(again.stderr)")
+        #expect(again.stderr.contains("checksum mismatch"), "downloaded again and checked again: \(again.stderr)")
+        #expect(try bucket.openUploads().isEmpty)
+    }
+
+    @Test("wrong credentials and a missing bucket fail fast with clear errors; the secret is never shown")
+    func refusals() throws {
+        let bucket = try S3Bucket("auth")
+        let database = try TestDatabase()
+        let file = try Origin.file("s3/auth.bin", size: 1000)
+        var wrong = S3Bucket.environment
+        wrong["AWS_SECRET_ACCESS_KEY"] = "not-the-secret-xyz"
+        let denied = try Run.haul(["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/k"], database: database.url, environment: wrong)
+        #expect(denied.status != 0)
+        #expect(denied.stderr.contains("haul-test-key") && denied.stderr.contains(Harness.required("HAUL_TEST_S3_ENDPOINT")), "\(denied.stderr)")
+        #expect(!denied.stderr.contains("not-the-secret-xyz"), "\(denied.stderr)")
+        #expect(denied.stderr.split(separator: "\n").count == 1, "one line: \(denied.stderr)")
+        let missing = try Run.haul(["get", Harness.origin + file.path, "-o", "s3://no-such-bucket-xyz/k"], database: database.url, environment: S3Bucket.environment)
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("'no-such-bucket-xyz' does not exist"), "\(missing.stderr)")
+    }
+
+    @Test("a URL-like -o or --storage with an unknown scheme is refused with exit 2, never made a local folder")
+    func unknownScheme() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("scheme")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("s3/scheme.bin", size: 1000)
+        let get = try Run.haul(["get", Harness.origin + file.path, "-o", "gs://bucket/key"], database: database.url, directory: work)
+        #expect(get.status == 2, "\(get.stderr)")
+        #expect(get.stderr.contains("unknown scheme 'gs'"), "\(get.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty, "nothing written locally")
+        let worker = try Run.haul(["worker", "--storage", "ftp://host/x"], database: database.url, directory: work)
+        #expect(worker.status == 2, "\(worker.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+    }
+
+    @Test("--upload-to s3:// re-uploads the finished file: one PutObject when small, a multipart upload when large")
+    func uploadTo() throws {
+        let bucket = try S3Bucket("upload")
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("upload-to")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let small = try Origin.file("s3/up-small.bin", size: 70_001)
+        let large = try Origin.file("s3/up-large.bin", size: 70 * Self.mib + 3)
+        let first = try Run.haul(
+            ["get", Harness.origin + small.path, "-o", work + "/small.bin", "--upload-to", "s3://\(bucket.name)/up/"], database: database.url,
+            environment: S3Bucket.environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(try bucket.object("up/small.bin")?.sha256 == small.sha256)
+        let second = try Run.haul(
+            ["get", Harness.origin + large.path, "-o", work + "/large.bin", "--upload-to", "s3://\(bucket.name)/up/renamed.bin"], database: database.url,
+            environment: S3Bucket.environment)
+        #expect(second.status == 0, "\(second.stderr)")
+        let stored = try bucket.object("up/renamed.bin")
+        #expect(stored?.size == 70 * Self.mib + 3 && stored?.sha256 == large.sha256)
+        #expect(try database.scalar("SELECT upload_result FROM transfers WHERE dest = 'large.bin'").contains("2 parts"))
+        #expect(try bucket.openUploads().isEmpty)
+        let refused = try Run.haul(["enqueue", Harness.origin + small.path, "--upload-to", "s3://ab/k"], database: database.url)
+        #expect(refused.status == 2, "\(refused.stderr)")
+    }
+
+    @Test("--extract on S3 writes each entry as an object under the extract-to prefix; a hostile archive leaves none")
+    func extract() throws {
+        let bucket = try S3Bucket("extract")
+        let database = try TestDatabase()
+        let folder = "s3x-" + UUID().uuidString.prefix(8)
+        let source = Harness.temporaryDirectory("s3-extract")
+        try FileManager.default.createDirectory(atPath: source + "/sub", withIntermediateDirectories: true)
+        try "inside\n".write(toFile: source + "/note.txt", atomically: true, encoding: .utf8)
+        try Data(repeating: 7, count: 200_000).write(to: URL(fileURLWithPath: source + "/sub/blob.bin"))
+        try FileManager.default.createDirectory(atPath: Harness.docroot + "/" + folder, withIntermediateDirectories: true)
+        #expect(try Run.program("/usr/bin/tar", ["-czf", Harness.docroot + "/\(folder)/pack.tar.gz", "-C", source, "note.txt", "sub"], environment: [:]).status == 0)
+        let good = try Run.haul(
+            ["get", Harness.origin + "/\(folder)/pack.tar.gz", "-o", "s3://\(bucket.name)/a/pack.tar.gz", "--extract", "--extract-to", "unpacked"],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(try bucket.keys("a/unpacked/") == ["a/unpacked/note.txt", "a/unpacked/sub/blob.bin"])
+        #expect(try bucket.object("a/unpacked/sub/blob.bin")?.size == 200_000)
+        // A tar whose second entry climbs out with '..': refused as a whole, nothing written.
+        let script = "import tarfile,io,sys\nt=tarfile.open(sys.argv[1],'w')\nfor n in ['ok.txt','../evil.txt']:\n  i=tarfile.TarInfo(n); d=b'x'; i.size=1; t.addfile(i, io.BytesIO(d))\nt.close()"
+        #expect(try Run.program("/usr/bin/python3", ["-c", script, Harness.docroot + "/\(folder)/evil.tar"], environment: [:]).status == 0)
+        let evil = try Run.haul(
+            ["get", Harness.origin + "/\(folder)/evil.tar", "-o", "s3://\(bucket.name)/b/evil.tar", "--extract", "--extract-to", "x"], database: database.url,
+            environment: S3Bucket.environment)
+        #expect(evil.status == 1, "\(evil.stderr)")
+        #expect(evil.stderr.contains("refused"), "\(evil.stderr)")
+        #expect(try bucket.keys("b/x").isEmpty && bucket.keys("evil").isEmpty)
+    }
+
+    @Test("a re-mirror of an unchanged file into S3 is answered 304 by the origin and keeps the object")
+    func remirror() throws {
+        let bucket = try S3Bucket("again")
+        let database = try TestDatabase()
+        let file = try Origin.file("s3/again-\(UUID().uuidString.prefix(6)).bin", size: 6 * Self.mib + 1)
+        for _ in 0..<2 {
+            let result = try Run.haul(["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/m/a.bin"], database: database.url, environment: S3Bucket.environment)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        #expect(try database.scalar("SELECT string_agg(unchanged::text, ',' ORDER BY id) FROM transfers") == "false,true", "the second one was a 304")
+        #expect(try bucket.object("m/a.bin")?.sha256 == file.sha256)
+        #expect(try bucket.openUploads().isEmpty)
+    }
+}

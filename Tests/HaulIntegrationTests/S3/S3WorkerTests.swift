@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+/// Workers whose storage is an S3 bucket (`--storage s3://BUCKET/PREFIX`), against SeaweedFS.
+@Suite("S3 storage: workers")
+struct S3WorkerTests {
+    static let mib = Reliability.mebibyte
+
+    @Test("a batch of 200 files lands under the prefix, each byte-identical, no upload left open")
+    func batch() throws {
+        let bucket = try S3Bucket("batch")
+        let cluster = try Cluster("s3-batch")
+        let folder = "s3batch/" + UUID().uuidString.prefix(8)
+        let files = try (0..<200).map { index in try Origin.file("\(folder)/f\(index).bin", size: [0, 1, 4096, 65_536, 100_003][index % 5] + index) }
+        let manifest = Harness.temporaryDirectory("s3-manifest") + "/list.jsonl"
+        try files.enumerated().map { #"{"url": "\#(Harness.origin)\#($1.path)", "dest": "d/f\#($0).bin"}"# }.joined(separator: "\n")
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        #expect(try cluster.haul(["enqueue", "--manifest", manifest, "--batch", "s3"]).status == 0)
+        try cluster.startS3Worker("s3://\(bucket.name)/pre", ["--concurrency", "4"])
+        try cluster.startS3Worker("s3://\(bucket.name)/pre", ["--concurrency", "4"])
+        let wait = try cluster.haul(["wait", "--batch", "s3", "--timeout", "240s"])
+        #expect(wait.status == 0, "\(wait.stdout) \(wait.stderr)")
+        #expect(try bucket.keys("pre/").count == 200)
+        for (index, file) in files.enumerated() where index % 7 == 0 {
+            #expect(try bucket.object("pre/d/f\(index).bin")?.sha256 == file.sha256, "f\(index)")
+        }
+        #expect(try bucket.openUploads().isEmpty)
+    }
+
+    @Test("a canceled transfer's multipart upload is aborted")
+    func cancelAborts() throws {
+        let bucket = try S3Bucket("cancel")
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/cancel.bin", size: 40 * Self.mib, ["rate": Self.mib])
+        let cluster = try Cluster("s3-cancel")
+        let id = try cluster.enqueue(served.url, ["--dest", "c.bin", "--segment-size", "5MiB"])
+        try cluster.startS3Worker("s3://\(bucket.name)", ["--concurrency", "2"])
+        try #require(try Harness.waitUntil(timeout: 30) { try cluster.database.segments(id).contains { $0.state == "running" && $0.bytesDone > 0 } })
+        #expect(try bucket.openUploads() == ["c.bin"], "one upload open while it streams")
+        #expect(try cluster.haul(["cancel", String(id)]).status == 0)
+        let aborted = try Harness.waitUntil(timeout: 30) { try bucket.openUploads().isEmpty }
+        #expect(aborted, "the upload was aborted: \((try? bucket.openUploads()) ?? [])")
+        #expect(try cluster.state(id) == "canceled")
+        #expect(try bucket.object("c.bin") == nil)
+    }
+
+    @Test("chaos: workers SIGKILLed at random while a file streams in; the object is byte-identical, no upload left open")
+    func chaos() throws {
+        let bucket = try S3Bucket("chaos")
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let size = 30 * Self.mib + 4321
+        let served = try origin.create("/s3-chaos.bin", size: size, ["rate": Self.mib])
+        let cluster = try Cluster("s3-chaos")
+        let id = try cluster.enqueue(served.url, ["--dest", "chaos.bin", "--segment-size", "5MiB", "--checksum", "sha256:\(served.sha256)"])
+        let flags = ["--lease", "2s", "--concurrency", "2"]
+        let storage = "s3://\(bucket.name)/chaos"
+        var workers = [try cluster.startS3Worker(storage, flags), try cluster.startS3Worker(storage, flags)]
+        var random = SplitMix(seed: 20_261_130)
+        var kills = 0
+        let final: Set<String> = ["done", "failed", "canceled"]
+        let deadline = Date(timeIntervalSinceNow: 150)
+        while Date() < deadline, !final.contains(try cluster.state(id)) {
+            let wake = Date(timeIntervalSinceNow: 1.5 + Double(random.next() % 1500) / 1000)
+            while Date() < wake, !final.contains(try cluster.state(id)) { usleep(50_000) }
+            if final.contains(try cluster.state(id)) || kills >= 6 { break }
+            let victim = Int(random.next() % UInt64(workers.count))
+            workers[victim].signal(SIGKILL)
+            _ = workers[victim].wait(timeout: 10)
+            kills += 1
+            workers[victim] = try cluster.startS3Worker(storage, flags)
+        }
+        #expect(try cluster.waitFinal([id], timeout: 120) == ["done"], "\((try? cluster.error(id)) ?? "")")
+        let stored = try bucket.object("chaos/chaos.bin")
+        #expect(stored?.size == size && stored?.sha256 == served.sha256, "byte-identical after \(kills) kills")
+        #expect(kills >= 3, "the chaos was real: \(kills) kills")
+        #expect(try cluster.status(id)["bytes_done"] as? Int == size)
+        #expect(try bucket.openUploads().isEmpty)
+    }
+
+    @Test("a frozen worker (SIGSTOP) is fenced out: its late part never enters the completed object")
+    func zombie() throws {
+        let bucket = try S3Bucket("zombie")
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/s3-zombie.bin", size: 16 * Self.mib + 333, ["rate": Self.mib])
+        let cluster = try Cluster("s3-zombie")
+        let id = try cluster.enqueue(served.url, ["--dest", "z.bin", "--segment-size", "5MiB"])
+        let storage = "s3://\(bucket.name)"
+        let frozen = try cluster.startS3Worker(storage, ["--lease", "1s", "--concurrency", "2"])
+        try #require(try Harness.waitUntil(timeout: 30) { try cluster.database.segments(id).contains { $0.state == "running" && $0.bytesDone > 0 } })
+        frozen.signal(SIGSTOP)
+        let rescuer = try cluster.startS3Worker(storage, ["--lease", "1s", "--concurrency", "4"])
+        #expect(try cluster.waitFinal([id], timeout: 90) == ["done"], "\((try? cluster.error(id)) ?? "")")
+        frozen.signal(SIGCONT)
+        let woke = Harness.waitUntil(timeout: 30) {
+            !Reliability.logLines(frozen, containing: "lease lost").isEmpty || !Reliability.logLines(frozen, containing: "fenced off").isEmpty
+                || !Reliability.logLines(frozen, containing: "segment attempt failed").isEmpty
+        }
+        #expect(woke, "the woken worker noticed it was fenced:\n\(frozen.stderr)")
+        let stored = try bucket.object("z.bin")
+        #expect(stored?.sha256 == served.sha256 && stored?.size == served.size)
+        #expect(try cluster.state(id) == "done")
+        #expect(try bucket.openUploads().isEmpty)
+        withExtendedLifetime(rescuer) {}
+    }
+
+    @Test("the housekeeper aborts uploads under the prefix that no transfer owns once they are older than the grace period")
+    func orphans() throws {
+        let bucket = try S3Bucket("orphan")
+        let cluster = try Cluster("s3-orphan")
+        try bucket.startUpload("pre/left-behind.bin")
+        try bucket.startUpload("elsewhere/not-ours.bin")
+        let file = try Origin.file("s3/orphan-live.bin", size: 6 * Self.mib)
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "live.bin"])
+        try cluster.startWorker(
+            ["--concurrency", "2"], environment: S3Bucket.environment.merging(["HAUL_S3_ORPHAN_GRACE": "1s", "HAUL_S3_ORPHAN_CHECK": "1s"]) { $1 },
+            storage: "s3://\(bucket.name)/pre")
+        #expect(try cluster.waitFinal([id]) == ["done"])
+        let swept = try Harness.waitUntil(timeout: 30) { try bucket.openUploads() == ["elsewhere/not-ours.bin"] }
+        #expect(swept, "only the orphan under the prefix was aborted: \((try? bucket.openUploads()) ?? [])")
+        #expect(try bucket.object("pre/live.bin")?.sha256 == file.sha256)
+    }
+}

@@ -1,0 +1,52 @@
+"""The tests' independent S3 client (boto3), against the test SeaweedFS.
+
+Usage: s3check.py mkbucket NAME | stat BUCKET KEY | uploads BUCKET | keys BUCKET PREFIX | start BUCKET KEY
+Prints JSON on stdout. Reads HAUL_TEST_S3_ENDPOINT, HAUL_TEST_S3_KEY, HAUL_TEST_S3_SECRET.
+"""
+import hashlib
+import json
+import os
+import sys
+
+import boto3
+from botocore.exceptions import ClientError
+
+
+def client():
+    return boto3.client(
+        "s3", endpoint_url=os.environ["HAUL_TEST_S3_ENDPOINT"], region_name="us-east-1",
+        aws_access_key_id=os.environ["HAUL_TEST_S3_KEY"], aws_secret_access_key=os.environ["HAUL_TEST_S3_SECRET"])
+
+
+def main(command, *args):
+    s3 = client()
+    if command == "mkbucket":
+        s3.create_bucket(Bucket=args[0])
+        result = {"bucket": args[0]}
+    elif command == "stat":
+        try:
+            body = s3.get_object(Bucket=args[0], Key=args[1])["Body"]
+        except ClientError as error:
+            if error.response["Error"]["Code"] in ("NoSuchKey", "404"):
+                result = None
+            else:
+                raise
+        else:
+            digest, size = hashlib.sha256(), 0
+            for chunk in iter(lambda: body.read(1 << 20), b""):
+                digest.update(chunk)
+                size += len(chunk)
+            result = {"size": size, "sha256": digest.hexdigest()}
+    elif command == "uploads":
+        result = [{"key": u["Key"], "id": u["UploadId"]} for u in s3.list_multipart_uploads(Bucket=args[0]).get("Uploads", [])]
+    elif command == "start":
+        result = s3.create_multipart_upload(Bucket=args[0], Key=args[1])["UploadId"]
+    elif command == "keys":
+        pages = s3.get_paginator("list_objects_v2").paginate(Bucket=args[0], Prefix=args[1])
+        result = sorted(item["Key"] for page in pages for item in page.get("Contents", []))
+    else:
+        raise SystemExit("unknown command " + command)
+    print(json.dumps(result))
+
+
+main(*sys.argv[1:])

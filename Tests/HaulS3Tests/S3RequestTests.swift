@@ -1,0 +1,79 @@
+import HaulCore
+import HaulS3
+import Testing
+
+@Suite("S3 requests, replies and configuration")
+struct S3RequestTests {
+    let local = S3Config(endpoint: "http://127.0.0.1:8333/", region: "us-east-1", credentials: S3Credentials(accessKeyID: "AK", secretAccessKey: "s3cr3t-value"))
+    let aws = S3Config(endpoint: nil, region: "eu-west-1", credentials: S3Credentials(accessKeyID: "AK", secretAccessKey: "s3cr3t-value"))
+
+    @Test("path-style with an endpoint, virtual-hosted on AWS; sub-resources written with '='")
+    func urls() {
+        let create = S3Request("POST", config: local, bucket: "data", key: "a b/c+d.iso", query: [("uploads", "")])
+        #expect(create.url == "http://127.0.0.1:8333/data/a%20b/c%2Bd.iso?uploads=")
+        let part = S3Request("PUT", config: aws, bucket: "data", key: "x", query: [("uploadId", "u/1="), ("partNumber", "3")])
+        #expect(part.url == "https://data.s3.eu-west-1.amazonaws.com/x?partNumber=3&uploadId=u%2F1%3D")
+        #expect(S3Request("HEAD", config: local, bucket: "data").url == "http://127.0.0.1:8333/data")
+        let forced = S3Config(endpoint: "https://minio.example", region: "r", pathStyle: false, credentials: local.credentials)
+        #expect(S3Request("GET", config: forced, bucket: "b1b", key: "k").url == "https://b1b.minio.example/k")
+    }
+
+    @Test("s3:// locations: bucket rules, prefixes, unknown schemes refused as usage errors")
+    func locations() throws {
+        let location = try S3Location(parsing: "s3://my-bucket/some/prefix/", what: "--storage")
+        #expect(location.bucket == "my-bucket")
+        #expect(location.key(for: "f.iso") == "some/prefix/f.iso")
+        #expect(try S3Location(parsing: "s3://bkt", what: "-o").key(for: "f") == "f")
+        #expect(throws: HaulError.self) { try S3Location(parsing: "s3://ab/k", what: "-o") }
+        #expect(throws: HaulError.self) { try S3Location(parsing: "gs://bucket/k", what: "-o") }
+        #expect(S3Location.isURLLike("gs://bucket/k"))
+        #expect(!S3Location.isURLLike("/tmp/a:b"))
+    }
+
+    @Test("part size grows to keep within 10 000 parts and never goes below 5 MiB")
+    func partSizes() {
+        #expect(S3PartRules.partSize(fileSize: 100 << 20, requested: 1 << 20) == 5 << 20)
+        #expect(S3PartRules.partSize(fileSize: 100 << 30, requested: 8 << 20) == 11 << 20)
+        #expect(S3PartRules.partSize(fileSize: 1 << 30, requested: 64 << 20) == 64 << 20)
+        #expect(S3PartRules.partSize(fileSize: 1 << 44, requested: 8 << 30) == 5 << 30)
+    }
+
+    @Test("replies: upload id, error code, upload listings with pages; completion body in part order")
+    func replies() {
+        let created = "<?xml version=\"1.0\"?><InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>abc&amp;1</UploadId></InitiateMultipartUploadResult>"
+        #expect(S3XML.value("UploadId", in: created) == "abc&1")
+        let listing = """
+            <ListMultipartUploadsResult><IsTruncated>true</IsTruncated><NextKeyMarker>k2</NextKeyMarker><NextUploadIdMarker>u2</NextUploadIdMarker>
+            <Upload><Key>k1</Key><UploadId>u1</UploadId><Initiated>2026-01-01T00:00:00Z</Initiated></Upload>
+            <Upload><Key>k2</Key><UploadId>u2</UploadId><Initiated>2026-01-02T00:00:00Z</Initiated></Upload></ListMultipartUploadsResult>
+            """
+        let page = S3XML.uploads(listing)
+        #expect(page.uploads.map(\.uploadID) == ["u1", "u2"])
+        #expect(page.nextKey == "k2")
+        #expect(S3XML.completion([(2, "\"b\""), (1, "\"a\"")])
+            == "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>&quot;a&quot;</ETag></Part><Part><PartNumber>2</PartNumber><ETag>&quot;b&quot;</ETag></Part></CompleteMultipartUpload>")
+    }
+
+    @Test("errors name the key id and endpoint, never the secret; buckets and regions are explained")
+    func errors() {
+        let denied = S3Failure.error(status: 403, code: "SignatureDoesNotMatch", message: nil, bucketRegion: nil, doing: "start an upload", bucket: "b", config: local)
+        #expect(denied.code == "s3-auth")
+        #expect(denied.description.contains("AK") && denied.description.contains("127.0.0.1:8333") && !denied.description.contains("s3cr3t"))
+        let missing = S3Failure.error(status: 404, code: "NoSuchBucket", message: nil, bucketRegion: nil, doing: "x", bucket: "nobucket", config: local)
+        #expect(missing.code == "s3-no-bucket" && missing.message.contains("'nobucket'"))
+        let region = S3Failure.error(status: 301, code: nil, message: nil, bucketRegion: "ap-south-1", doing: "x", bucket: "b", config: aws)
+        #expect(region.code == "s3-region" && region.description.contains("AWS_REGION=ap-south-1"))
+        #expect(S3Failure.error(status: 503, code: "SlowDown", message: nil, bucketRegion: nil, doing: "x", bucket: "b", config: local).isTransient)
+    }
+
+    @Test("credentials from the environment, else from a profile of the credentials file")
+    func credentials() throws {
+        let env = try S3Config.fromEnvironment(["AWS_ACCESS_KEY_ID": "K", "AWS_SECRET_ACCESS_KEY": "S", "AWS_DEFAULT_REGION": "eu-central-1", "AWS_ENDPOINT_URL": "http://h:1"])
+        #expect(env.region == "eu-central-1" && env.pathStyle && env.endpoint == "http://h:1")
+        let file = "[default]\naws_access_key_id = D\naws_secret_access_key = DS\n[other]\naws_access_key_id=O\naws_secret_access_key=OS\naws_session_token=T\n"
+        let other = S3Config.profileCredentials(file, profile: "other")
+        #expect(other?.accessKeyID == "O" && other?.sessionToken == "T")
+        #expect(S3Config.profileCredentials(file, profile: "none") == nil)
+        #expect(throws: HaulError.self) { try S3Config.fromEnvironment(["HOME": "/nonexistent"]) }
+    }
+}
