@@ -22,8 +22,8 @@ let package = Package(
         .target(name: "HaulHTTP", dependencies: ["CCurl", "HaulCore"]),
         .target(name: "HaulStorage", dependencies: ["CLinux", "HaulCore"]),
         .target(name: "HaulArchive", dependencies: ["CLinux", "CZlib", "HaulCore"]),
-        .target(name: "HaulUpload", dependencies: ["CCurl", "HaulCore"]),
-        .target(name: "HaulS3", dependencies: ["CCurl", "HaulCore"]),
+        .target(name: "HaulUpload", dependencies: ["CCurl", "HaulHTTP", "HaulCore"]),
+        .target(name: "HaulS3", dependencies: ["CCurl", "HaulHTTP", "HaulCore"]),
         .target(name: "HaulMetrics", dependencies: ["CMicroHTTPD", "HaulCore"]),
         .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),
         .target(name: "HaulWorker", dependencies: ["CLinux", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulS3", "HaulMetrics", "HaulPostgres", "HaulCore"]),
@@ -34,14 +34,16 @@ let package = Package(
         .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
 
+        // Helpers every test target shares: the process runner, temporary folders, seeded random.
+        .target(name: "HaulTestSupport", path: "Tests/HaulTestSupport"),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulQueueTests", dependencies: ["HaulQueue", "HaulPostgres"]),
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore"]),
-        .testTarget(name: "HaulIntegrationTests", dependencies: ["HaulCore", "HaulPostgres", "HaulQueue"], exclude: ["Faults/origin.py", "Faults/hostile_origin.py", "S3/s3check.py"]),
-        .testTarget(name: "HaulUploadTests", dependencies: ["CCurl", "HaulCore", "HaulUpload"], exclude: ["Receivers"]),
+        .testTarget(name: "HaulIntegrationTests", dependencies: ["HaulTestSupport", "HaulCore", "HaulPostgres", "HaulQueue"], exclude: ["Faults/origin.py", "Faults/hostile_origin.py", "S3/s3check.py"]),
+        .testTarget(name: "HaulUploadTests", dependencies: ["HaulTestSupport", "CCurl", "HaulCore", "HaulUpload"], exclude: ["Receivers"]),
         .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "HaulMetrics", "HaulQueue", "HaulCore"]),
         .testTarget(name: "HaulS3Tests", dependencies: ["HaulS3", "HaulCore"]),
-        .testTarget(name: "HaulMetricsTests", dependencies: ["HaulMetrics", "HaulCore"]),
-        .testTarget(name: "HaulArchiveTests", dependencies: ["HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
+        .testTarget(name: "HaulMetricsTests", dependencies: ["HaulTestSupport", "HaulMetrics", "HaulCore"]),
+        .testTarget(name: "HaulArchiveTests", dependencies: ["HaulTestSupport", "HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
     ]
 )

@@ -16,8 +16,6 @@ extension HaulError.Code {
     public static let overlappingEntries: Self = "overlapping-entries"
     /// An entry that inflates past its declared size.
     public static let zipBomb: Self = "zip-bomb"
-    /// The declared or written total passes the size limit.
-    public static let tooLarge: Self = "too-large"
     /// A compressed entry (or gzip stream) that expands more than the ratio limit.
     public static let compressionRatio: Self = "compression-ratio"
     /// More entries than the entry limit.

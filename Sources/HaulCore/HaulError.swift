@@ -53,6 +53,6 @@ extension HaulError {
 
     /// Bad input from the command line or a manifest: the process exits with status 2.
     public static func usage(_ message: String, hint: String? = nil) -> HaulError {
-        HaulError("usage", message, hint: hint)
+        HaulError(.usage, message, hint: hint)
     }
 }

@@ -170,7 +170,7 @@ public final class Dashboard: Sendable {
         }
     }
 
-    private static let notFound = HaulError("not-found", "no such action", hint: "POST /api/transfers/ID/ACTION, /api/batches/NAME/ACTION or /api/hosts/HOST/limit")
+    private static let notFound = HaulError(.notFound, "no such action", hint: "POST /api/transfers/ID/ACTION, /api/batches/NAME/ACTION or /api/hosts/HOST/limit")
 
     /// A path on this server (`/…`, never `//host…`) to send a form's browser back to.
     static func localPath(_ text: String) -> String? {

@@ -54,14 +54,13 @@ final class EasyHandle {
             haul_easy_setopt_opensocket_function(pointer, openSocketCallback)
         }
         errorBuffer[0] = 0
-        haul_easy_setopt_pointer(pointer, CURLOPT_ERRORBUFFER, errorBuffer)
     }
 
     /// Ends the request libcurl finished with `code`: the summary, or the error to throw (a
     /// callback's own error first, else the network failure in words).
     func finish(_ code: CURLcode) throws -> HTTPClient.Summary {
         defer { context = nil }
-        guard let context else { throw HaulError("internal", "an HTTP request finished that was never started") }
+        guard let context else { throw HaulError(.`internal`, "an HTTP request finished that was never started") }
         if let failure = context.failure { throw failure }
         if code == CURLE_COULDNT_CONNECT, let refusal = context.addressRefusal { throw refusal }
         if code == CURLE_FILESIZE_EXCEEDED, let limit = context.bodyLimit { throw limit.error }
@@ -89,24 +88,11 @@ final class EasyHandle {
     }
 
     private func configure(_ request: FetchRequest) {
-        haul_easy_setopt_string(pointer, CURLOPT_URL, request.url)
-        haul_easy_setopt_long(pointer, CURLOPT_NOSIGNAL, 1)
         // Redirects are followed by the callers, hop by hop (FetchRequest.following).
-        haul_easy_setopt_long(pointer, CURLOPT_FOLLOWLOCATION, 0)
-        haul_easy_setopt_string(pointer, CURLOPT_PROTOCOLS_STR, "http,https")
-        haul_easy_setopt_string(pointer, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        haul_easy_setopt_string(pointer, CURLOPT_USERAGENT, Curl.userAgent)
+        CurlSetup.common(pointer, url: request.url, tls: request.tls, stallSeconds: request.stallTimeout, errorBuffer: errorBuffer)
         haul_easy_setopt_long(pointer, CURLOPT_BUFFERSIZE, 512 * 1024)
-        haul_easy_setopt_long(pointer, CURLOPT_CONNECTTIMEOUT, 30)
-        haul_easy_setopt_long(pointer, CURLOPT_LOW_SPEED_LIMIT, 1)
-        haul_easy_setopt_long(pointer, CURLOPT_LOW_SPEED_TIME, request.stallTimeout)
         haul_easy_setopt_long(pointer, CURLOPT_NOPROGRESS, 0)
         haul_easy_setopt_long(pointer, CURLOPT_TCP_KEEPALIVE, 1)
-        if let bundle = request.tls.caBundle { haul_easy_setopt_string(pointer, CURLOPT_CAINFO, bundle) }
-        if request.tls.insecure {
-            haul_easy_setopt_long(pointer, CURLOPT_SSL_VERIFYPEER, 0)
-            haul_easy_setopt_long(pointer, CURLOPT_SSL_VERIFYHOST, 0)
-        }
     }
 }
 
@@ -166,7 +152,7 @@ private let headerCallback: haul_data_callback = { data, size, count, userdata i
     context.headBytes += length
     guard context.headBytes <= TransferContext.headLimit else {
         context.failure = HaulError(
-            "bad-origin", "the origin sent more than \(TransferContext.headLimit >> 10) KiB of response headers", hint: "it will be retried", transient: true)
+            .badOrigin, "the origin sent more than \(TransferContext.headLimit >> 10) KiB of response headers", hint: "it will be retried", transient: true)
         return 0
     }
     let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
@@ -198,7 +184,7 @@ private let writeCallback: haul_data_callback = { data, size, count, userdata in
         return 0
     }
     guard context.shouldContinue() else {
-        context.failure = HaulError("interrupted", "download was interrupted", transient: true)
+        context.failure = HaulError(.interrupted, "download was interrupted", transient: true)
         return 0
     }
     do {
@@ -220,7 +206,7 @@ private let openSocketCallback: haul_opensocket_callback = { userdata, _, addres
     let count = Int(haul_sockaddr_bytes(address, &bytes))
     if count > 0, let why = context.addressPolicy.refusal(Array(bytes.prefix(count))) {
         context.addressRefusal = HaulError(
-            "address-refused", "the worker's address policy refused to connect: \(why)",
+            .addressRefused, "the worker's address policy refused to connect: \(why)",
             hint: "the worker runs with --deny-private-addresses; add the network with --allow-network if it is meant to be reached")
         return haul_socket_bad()
     }

@@ -63,7 +63,7 @@ public final class MultiClient {
                 let nextHop = try request.following(location, hop: hop + 1)
                 let job = jobs[index]
                 easy.prepare(nextHop, context: TransferContext(onHead: job.onHead, onData: job.onData, shouldContinue: { true }))
-                guard curl_multi_add_handle(multi, pointer) == CURLM_OK else { throw HaulError("network", "libcurl could not start a request", transient: true) }
+                guard curl_multi_add_handle(multi, pointer) == CURLM_OK else { throw HaulError(.network, "libcurl could not start a request", transient: true) }
                 active[pointer] = (index, easy, nextHop, hop + 1)
             } catch {
                 active.removeValue(forKey: pointer)
@@ -102,8 +102,8 @@ public final class MultiClient {
             guard performed == CURLM_OK, shouldContinue() else {
                 let failure =
                     performed == CURLM_OK
-                    ? HaulError("interrupted", "download was interrupted", transient: true)
-                    : HaulError("network", "libcurl's multi interface failed: \(String(cString: curl_multi_strerror(performed)))", transient: true)
+                    ? HaulError(.interrupted, "download was interrupted", transient: true)
+                    : HaulError(.network, "libcurl's multi interface failed: \(String(cString: curl_multi_strerror(performed)))", transient: true)
                 for pointer in active.keys {
                     finish(pointer) {
                         $0.abandon()

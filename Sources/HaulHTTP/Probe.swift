@@ -17,7 +17,7 @@ public enum ProbeOutcome: Equatable, Sendable {
         case 206:
             guard let range = head.contentRange, range.first == 0, let last = range.last else {
                 throw HaulError(
-                    "bad-content-range", "origin answered 206 with Content-Range '\(head["content-range"] ?? "")' to a request for bytes 0-\(requestedLast)",
+                    .badContentRange, "origin answered 206 with Content-Range '\(head["content-range"] ?? "")' to a request for bytes 0-\(requestedLast)",
                     hint: "the origin's range support is broken", transient: true)
             }
             guard let total = range.total else {
@@ -26,7 +26,7 @@ public enum ProbeOutcome: Equatable, Sendable {
             }
             guard last == min(requestedLast, total - 1) else {
                 throw HaulError(
-                    "bad-content-range", "origin sent bytes 0-\(last) of \(total) when asked for 0-\(requestedLast)",
+                    .badContentRange, "origin sent bytes 0-\(last) of \(total) when asked for 0-\(requestedLast)",
                     hint: "the origin's range support is broken", transient: true)
             }
             return .ranged(size: total)
@@ -40,7 +40,7 @@ public enum ProbeOutcome: Equatable, Sendable {
             // §14.1.1), so a bare 416 means what `bytes */0` says; curl and aria2c agree.
             guard let total = head.contentRange?.total, total > 0 else { return .empty }
             throw HaulError(
-                "origin-status", "origin answered 416 Range Not Satisfiable to bytes=0-\(requestedLast) for \(Redaction.url(head.url ?? url)) of \(total) bytes",
+                .originStatus, "origin answered 416 Range Not Satisfiable to bytes=0-\(requestedLast) for \(Redaction.url(head.url ?? url)) of \(total) bytes",
                 hint: "the origin's range support is broken", transient: true)
         default:
             throw StatusPolicy.error(for: head, url: url)
@@ -87,7 +87,7 @@ public enum RangeCheck {
             }
             guard range.first == first, last == nil || range.last == last else {
                 throw HaulError(
-                    "bad-content-range",
+                    .badContentRange,
                     "origin sent \(head["content-range"] ?? "another range") when asked for bytes \(first)-\(last.map(String.init) ?? "") of the same version; the response was discarded",
                     hint: "the origin's range support is broken", transient: true)
             }
@@ -102,6 +102,6 @@ public enum RangeCheck {
     }
 
     private static func changed(_ detail: String) -> HaulError {
-        HaulError("origin-changed", "origin changed while downloading: \(detail)")
+        HaulError(.originChanged, "origin changed while downloading: \(detail)")
     }
 }

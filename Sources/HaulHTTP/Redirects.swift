@@ -19,17 +19,17 @@ extension FetchRequest {
     public func following(_ location: String, hop: Int) throws(HaulError) -> FetchRequest {
         let shown = Redaction.url(url)
         guard hop <= Self.maximumRedirects else {
-            throw HaulError("redirects", "too many redirects from \(shown)", hint: "the origin redirects in a loop or more than \(Self.maximumRedirects) times")
+            throw HaulError(.redirects, "too many redirects from \(shown)", hint: "the origin redirects in a loop or more than \(Self.maximumRedirects) times")
         }
         guard let resolved = Origin.resolve(location, against: url), let to = Origin(url: resolved), let from = Origin(url: url) else {
             throw HaulError(
-                "redirect-scheme", "\(shown) redirected to '\(SafeText.clean(Redaction.url(location)))', which is not http or https",
+                .redirectScheme, "\(shown) redirected to '\(SafeText.clean(Redaction.url(location)))', which is not http or https",
                 hint: "haul follows redirects only to http and https")
         }
         if from.scheme == "https" && to.scheme == "http" {
             guard allowDowngrade else {
                 throw HaulError(
-                    "redirect-downgrade", "\(shown) redirected from https to http (\(Redaction.url(resolved)))",
+                    .redirectDowngrade, "\(shown) redirected from https to http (\(Redaction.url(resolved)))",
                     hint: "give the transfer a --checksum, or --allow-downgrade to accept an unencrypted hop")
             }
             Log.warning("following a redirect from https to http", [("from", shown), ("to", Redaction.url(resolved))])

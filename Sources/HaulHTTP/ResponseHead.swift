@@ -62,15 +62,15 @@ public enum StatusPolicy {
         let shown = Redaction.url(head.url ?? url)
         switch head.status {
         case 408, 429, 500...599:
-            var error = HaulError("origin-status", "origin answered \(head.statusText) for \(shown)", transient: true)
+            var error = HaulError(.originStatus, "origin answered \(head.statusText) for \(shown)", transient: true)
             error.retryAfter = head.retryAfter
             return error
         case 401, 403:
-            return HaulError("origin-status", "origin answered \(head.statusText) for \(shown)", hint: "check the credentials or add the needed --header")
+            return HaulError(.originStatus, "origin answered \(head.statusText) for \(shown)", hint: "check the credentials or add the needed --header")
         case 404, 410:
-            return HaulError("origin-status", "origin answered \(head.statusText) for \(shown)", hint: "check the URL")
+            return HaulError(.originStatus, "origin answered \(head.statusText) for \(shown)", hint: "check the URL")
         default:
-            return HaulError("origin-status", "origin answered \(head.statusText) for \(shown)", hint: "the origin refused the request")
+            return HaulError(.originStatus, "origin answered \(head.statusText) for \(shown)", hint: "the origin refused the request")
         }
     }
 }

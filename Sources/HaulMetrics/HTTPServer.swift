@@ -148,20 +148,20 @@ public final class HTTPServer: Sendable {
         let prefix = "cannot serve \(purpose) on \(address.text)"
         switch SocketAddress.probeBind(address) {
         case EADDRINUSE:
-            return HaulError("metrics-addr-in-use", "\(prefix): address in use", hint: "choose another \(option)")
+            return HaulError(.metricsAddrInUse, "\(prefix): address in use", hint: "choose another \(option)")
         case EADDRNOTAVAIL:
             return HaulError(
-                "metrics-addr-unavailable", "\(prefix): no interface of this host has that address",
+                .metricsAddrUnavailable, "\(prefix): no interface of this host has that address",
                 hint: "use 127.0.0.1, 0.0.0.0 or one of this host's addresses in \(option)")
         case EACCES:
             return HaulError(
-                "metrics-addr-unavailable", "\(prefix): permission denied", hint: "ports below 1024 need privileges; choose a port above 1024")
+                .metricsAddrUnavailable, "\(prefix): permission denied", hint: "ports below 1024 need privileges; choose a port above 1024")
         case EAFNOSUPPORT:
-            return HaulError("metrics-addr-unavailable", "\(prefix): this host has no IPv6", hint: "use an IPv4 address such as 127.0.0.1 in \(option)")
+            return HaulError(.metricsAddrUnavailable, "\(prefix): this host has no IPv6", hint: "use an IPv4 address such as 127.0.0.1 in \(option)")
         case let code?:
-            return HaulError("metrics-server", "\(prefix): \(String(cString: strerror(code)))", hint: "choose another \(option)")
+            return HaulError(.metricsServer, "\(prefix): \(String(cString: strerror(code)))", hint: "choose another \(option)")
         case nil:
-            return HaulError("metrics-server", "\(prefix): the embedded HTTP server (libmicrohttpd) failed to start", transient: true)
+            return HaulError(.metricsServer, "\(prefix): the embedded HTTP server (libmicrohttpd) failed to start", transient: true)
         }
     }
 }

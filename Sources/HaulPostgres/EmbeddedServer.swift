@@ -118,7 +118,7 @@ public final class EmbeddedServer: Sendable {
         let temporary = socket.hasPrefix("/tmp/haul-pg-") && !socket.dropFirst(5).contains("/")
         guard socket == data || temporary else {
             throw HaulError(
-                "embedded-postgres-unsafe", "refusing to join the embedded PostgreSQL in \(data): its socket is in \(socket)",
+                .embeddedPostgresUnsafe, "refusing to join the embedded PostgreSQL in \(data): its socket is in \(socket)",
                 hint: "stop it (pg_ctl -D \(data) stop) and run haul again")
         }
         try PrivateDirectory.check(socket, owner: server, forbidden: 0o077, followLinks: false, what: "the socket folder")
@@ -131,13 +131,13 @@ public final class EmbeddedServer: Sendable {
         var template = Array("/tmp/haul-pg-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw HaulError(
-                "embedded-postgres", "cannot create a socket folder in /tmp: \(String(cString: strerror(errno)))",
+                .embeddedPostgres, "cannot create a socket folder in /tmp: \(String(cString: strerror(errno)))",
                 hint: "choose a shorter HAUL_HOME, or set DATABASE_URL")
         }
         let path = String(cString: made)
         if server.uid != geteuid(), chown(path, server.uid, server.gid) != 0 {
             rmdir(path)
-            throw HaulError("embedded-postgres", "cannot give the socket folder \(path) to \(server.name)", hint: "set DATABASE_URL")
+            throw HaulError(.embeddedPostgres, "cannot give the socket folder \(path) to \(server.name)", hint: "set DATABASE_URL")
         }
         try PrivateDirectory.check(path, owner: server, forbidden: 0o077, followLinks: false, what: "the socket folder")
         return path
@@ -172,7 +172,7 @@ public final class EmbeddedServer: Sendable {
         let candidates = versions.compactMap(Int.init).sorted(by: >).map { "\(root)/\($0)/bin" }
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0 + "/initdb") }) else {
             throw HaulError(
-                "embedded-postgres-missing", "no DATABASE_URL is set and no PostgreSQL server is installed to start an embedded one",
+                .embeddedPostgresMissing, "no DATABASE_URL is set and no PostgreSQL server is installed to start an embedded one",
                 hint: "install the 'postgresql' package (apt-get install postgresql), or set DATABASE_URL")
         }
         return found
@@ -184,7 +184,7 @@ public final class EmbeddedServer: Sendable {
         let (status, text) = try Subprocess.run(path, words)
         guard status == 0 else {
             throw HaulError(
-                "embedded-postgres", "could not \(step) the embedded PostgreSQL: \(text.trimmingWhitespace().split(separator: "\n").last ?? "exit \(status)")",
+                .embeddedPostgres, "could not \(step) the embedded PostgreSQL: \(text.trimmingWhitespace().split(separator: "\n").last ?? "exit \(status)")",
                 hint: "see the server log under the cluster directory, or set DATABASE_URL to use another server")
         }
         return text

@@ -46,7 +46,7 @@ enum EmbeddedStart {
             if waitpid(pid, &status, WNOHANG) == pid || Date() > deadline {
                 let tail = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").last.map(String.init)
                 throw HaulError(
-                    "embedded-postgres", "could not start the embedded PostgreSQL: \(tail ?? "it did not answer within \(Int(timeout)) s")",
+                    .embeddedPostgres, "could not start the embedded PostgreSQL: \(tail ?? "it did not answer within \(Int(timeout)) s")",
                     hint: "see \(log), or set DATABASE_URL to use another server")
             }
             usleep(5_000)

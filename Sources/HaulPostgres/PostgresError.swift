@@ -39,19 +39,19 @@ extension PostgresError {
         let malformed = ["uri", "connection option", "missing \"=\"", "unterminated quoted", "percent-encoded", "invalid integer value"]
         if malformed.contains(where: text.contains) {
             return HaulError(
-                "database-url-malformed", "\(source) is malformed: \(message)",
+                .databaseURLMalformed, "\(source) is malformed: \(message)",
                 hint: "write it as postgresql://USER:PASSWORD@HOST:PORT/DATABASE or as a libpq conninfo such as 'host=db dbname=haul'")
         }
         if text.contains("authentication failed") || text.contains("no password supplied") || text.contains("no pg_hba.conf entry")
             || (text.contains("role \"") && text.contains("does not exist"))
         {
             return HaulError(
-                "database-login", "PostgreSQL at \(target) (from \(source)) refused the login: \(reason)",
+                .databaseLogin, "PostgreSQL at \(target) (from \(source)) refused the login: \(reason)",
                 hint: "check the user and password in \(source) (or PGUSER, PGPASSWORD, ~/.pgpass) and the server's pg_hba.conf")
         }
         if text.contains("database \"") && text.contains("does not exist") {
             return HaulError(
-                "database-missing", "PostgreSQL at \(target) (from \(source)) has no such database: \(reason)",
+                .databaseMissing, "PostgreSQL at \(target) (from \(source)) has no such database: \(reason)",
                 hint: "create it (createdb) or name an existing one in \(source)")
         }
         return unreachable(target: target, source: source)
@@ -60,7 +60,7 @@ extension PostgresError {
     /// The user-facing error for a database that cannot be reached, naming where it was tried.
     public func unreachable(target: String, source: String = "DATABASE_URL") -> HaulError {
         HaulError(
-            "database-unreachable",
+            .databaseUnreachable,
             "cannot reach PostgreSQL at \(target)\(source == "DATABASE_URL" ? "" : " (from \(source))"): \(message)",
             hint:
                 "check that the server is running, or set DATABASE_URL (or the PG* variables) to one that is; unset DATABASE_URL to use the embedded database",

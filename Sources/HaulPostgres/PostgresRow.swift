@@ -51,7 +51,7 @@ public struct PostgresRow: Sendable {
 
     private func decodeError(_ column: String, _ problem: String) -> HaulError {
         HaulError(
-            "database-decode", "column \(column) \(problem)",
+            .databaseDecode, "column \(column) \(problem)",
             hint: "the database schema may be newer than this haul; run 'haul migrate' with a matching version")
     }
 }

@@ -20,7 +20,7 @@ enum PrivateDirectory {
         let entry = user.map { getpwnam($0) } ?? getpwuid(geteuid())
         guard let entry else {
             throw HaulError(
-                "embedded-postgres", "cannot look up the user \(user.map { "'\($0)'" } ?? "with id \(geteuid())") in the password database",
+                .embeddedPostgres, "cannot look up the user \(user.map { "'\($0)'" } ?? "with id \(geteuid())") in the password database",
                 hint: "the embedded PostgreSQL needs a named user (install the 'postgresql' package as root), or set DATABASE_URL")
         }
         return Account(name: String(cString: entry.pointee.pw_name), uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
@@ -51,16 +51,16 @@ enum PrivateDirectory {
         let hint = "remove it or fix its owner and mode (chmod go-w, or 0700 for the cluster's own folders), or point HAUL_HOME elsewhere"
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw HaulError(
-                "embedded-postgres-unsafe", "refusing to start the embedded PostgreSQL: \(what) \(path) is not a directory (or is a symlink)", hint: hint)
+                .embeddedPostgresUnsafe, "refusing to start the embedded PostgreSQL: \(what) \(path) is not a directory (or is a symlink)", hint: hint)
         }
         guard info.st_uid == owner.uid else {
             let other = getpwuid(info.st_uid).map { String(cString: $0.pointee.pw_name) } ?? "uid \(info.st_uid)"
             throw HaulError(
-                "embedded-postgres-unsafe", "refusing to start the embedded PostgreSQL: \(what) \(path) belongs to \(other), not \(owner.name)", hint: hint)
+                .embeddedPostgresUnsafe, "refusing to start the embedded PostgreSQL: \(what) \(path) belongs to \(other), not \(owner.name)", hint: hint)
         }
         guard info.st_mode & forbidden == 0 else {
             throw HaulError(
-                "embedded-postgres-unsafe",
+                .embeddedPostgresUnsafe,
                 "refusing to start the embedded PostgreSQL: \(what) \(path) has mode \(String(info.st_mode & 0o7777, radix: 8)), open to other users",
                 hint: hint)
         }
@@ -86,7 +86,7 @@ enum PrivateDirectory {
 
     private static func failure(_ doing: String, _ path: String, _ code: Int32) -> HaulError {
         HaulError(
-            "embedded-postgres", "cannot \(doing) \(path) for the embedded PostgreSQL: \(String(cString: strerror(code)))",
+            .embeddedPostgres, "cannot \(doing) \(path) for the embedded PostgreSQL: \(String(cString: strerror(code)))",
             hint: "check HAUL_HOME, or set DATABASE_URL to use another server")
     }
 }

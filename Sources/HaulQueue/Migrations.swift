@@ -49,7 +49,7 @@ public enum Migrations {
             current = 0
         }
         guard current >= latest else {
-            throw HaulError("schema-outdated", "the database schema is at version \(current) but this haul needs \(latest)", hint: "run 'haul migrate' first")
+            throw HaulError(.schemaOutdated, "the database schema is at version \(current) but this haul needs \(latest)", hint: "run 'haul migrate' first")
         }
     }
 }

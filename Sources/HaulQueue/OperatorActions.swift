@@ -20,7 +20,7 @@ extension TransferStore {
         let outcome = try apply(action, to: [id])
         if let refusal = outcome.refused.first { throw refusal.error }
         if !outcome.missing.isEmpty {
-            throw HaulError("no-such-transfer", "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
+            throw HaulError(.noSuchTransfer, "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
         }
     }
 

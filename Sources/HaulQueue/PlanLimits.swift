@@ -41,17 +41,17 @@ public struct PlanLimits: Sendable, Equatable {
     public func check(size: Int64) throws(HaulError) {
         if let maxFileSize, size > maxFileSize {
             throw HaulError(
-                "too-large", "the origin announced \(size) bytes, more than the maximum file size of \(maxFileSize) bytes",
+                .tooLarge, "the origin announced \(size) bytes, more than the maximum file size of \(maxFileSize) bytes",
                 hint: "raise --max-file-size if the file is really wanted")
         }
         if let capacity, size > capacity {
             throw HaulError(
-                "too-large", "the origin announced \(size) bytes, more than the whole storage holds (\(capacity) bytes)",
+                .tooLarge, "the origin announced \(size) bytes, more than the whole storage holds (\(capacity) bytes)",
                 hint: "store it on a bigger volume")
         }
         if let freeSpace, size > freeSpace {
             throw HaulError(
-                "storage-full", "storage is full: the origin announced \(size) bytes and \(freeSpace) bytes are free",
+                .storageFull, "storage is full: the origin announced \(size) bytes and \(freeSpace) bytes are free",
                 hint: "free space on the storage root; it will be retried", transient: true)
         }
     }

@@ -56,7 +56,7 @@ public enum OperatorAction: String, Sendable {
         var hint = "it can \(rawValue) only a transfer that is \(allowed)"
         if self == .retry && state == .done { hint = "it is already done; enqueue it again to download a fresh copy" }
         if self == .resume && state != .paused { hint = "only a paused transfer can be resumed" }
-        return HaulError("invalid-transition", "transfer \(id) is \(state.rawValue), so it cannot be \(pastTense)", hint: hint)
+        return HaulError(.invalidTransition, "transfer \(id) is \(state.rawValue), so it cannot be \(pastTense)", hint: hint)
     }
 
     /// `canceled`, `retried`, `paused`, `resumed`.

@@ -16,7 +16,7 @@ extension TransferStore {
     /// - Throws: `no-such-batch`; `invalid-transition` when no transfer of the batch allows it.
     public func apply(_ action: OperatorAction, toBatch name: String) throws -> BatchOutcome {
         guard let batch = try db.query("SELECT id FROM batches WHERE name = $1", [name]).first else {
-            throw HaulError("no-such-batch", "there is no batch '\(name)'", hint: "'haul status --batch NAME' shows a batch's transfers")
+            throw HaulError(.noSuchBatch, "there is no batch '\(name)'", hint: "'haul status --batch NAME' shows a batch's transfers")
         }
         let rows = try db.query("SELECT id, state FROM transfers WHERE batch_id = $1 ORDER BY id", [try batch.int64("id")]).rows
         let candidates = try rows.compactMap { row -> Int64? in
@@ -26,7 +26,7 @@ extension TransferStore {
         guard !candidates.isEmpty else {
             let allowed = action.allowedFrom.map(\.rawValue).sorted().joined(separator: ", ")
             throw HaulError(
-                "invalid-transition", "no transfer of batch '\(name)' can be \(action.pastTense)",
+                .invalidTransition, "no transfer of batch '\(name)' can be \(action.pastTense)",
                 hint: "it can \(action.rawValue) only transfers that are \(allowed)")
         }
         var applied = 0
@@ -34,7 +34,7 @@ extension TransferStore {
             do {
                 try apply(action, to: id)
                 applied += 1
-            } catch let error as HaulError where error.code == "invalid-transition" || error.code == "conflict" {
+            } catch let error as HaulError where error.code == .invalidTransition || error.code == .conflict {
                 // A worker moved it on meanwhile: skipped, as a transfer that was never allowed.
             }
         }

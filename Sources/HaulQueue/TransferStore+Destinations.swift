@@ -41,7 +41,7 @@ extension TransferStore {
     /// The `destination-busy` refusal naming the transfer that holds `dest`.
     static func busy(_ dest: String, id: Int64, state: String) -> HaulError {
         HaulError(
-            "destination-busy", "transfer \(id) (\(state)) already writes '\(dest)'",
+            .destinationBusy, "transfer \(id) (\(state)) already writes '\(dest)'",
             hint: "wait for it ('haul wait \(id)'), cancel it, or choose another destination")
     }
 

@@ -19,7 +19,7 @@ public final class PartStream: @unchecked Sendable {
     public init(client: S3Client, bucket: String, key: String, uploadID: String, number: Int, length: Int64) throws {
         var fds: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw HaulError("internal", "cannot create a socket pair: \(String(cString: strerror(errno)))", transient: true)
+            throw HaulError(.`internal`, "cannot create a socket pair: \(String(cString: strerror(errno)))", transient: true)
         }
         writeEnd = fds[0]
         readEnd = fds[1]
@@ -33,7 +33,7 @@ public final class PartStream: @unchecked Sendable {
             } catch let error as HaulError {
                 outcome = .failure(error)
             } catch {
-                outcome = .failure(HaulError("internal", "\(error)", transient: true))
+                outcome = .failure(HaulError(.`internal`, "\(error)", transient: true))
             }
             result.withLock { $0 = outcome }
             // Closing our end makes a writer blocked on a full socket fail at once.
@@ -61,13 +61,13 @@ public final class PartStream: @unchecked Sendable {
                 if errno == EAGAIN || errno == EWOULDBLOCK {
                     var ready = pollfd(fd: writeEnd, events: Int16(POLLOUT), revents: 0)
                     if poll(&ready, 1, 250) == 0 && !whileWaiting() {
-                        throw HaulError("interrupted", "the part upload was stopped", transient: true)
+                        throw HaulError(.interrupted, "the part upload was stopped", transient: true)
                     }
                     continue
                 }
                 finished.wait()
                 finished.signal()
-                throw outcomeError() ?? HaulError("s3", "the part upload ended early", transient: true)
+                throw outcomeError() ?? HaulError(.s3, "the part upload ended early", transient: true)
             }
             offset += sent
         }
@@ -86,7 +86,7 @@ public final class PartStream: @unchecked Sendable {
         switch result.withLock({ $0 }) {
         case .success(let etag): return etag
         case .failure(let error): throw error
-        case nil: throw HaulError("internal", "a part upload ended without an outcome", transient: true)
+        case nil: throw HaulError(.`internal`, "a part upload ended without an outcome", transient: true)
         }
     }
 

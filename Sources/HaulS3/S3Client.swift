@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import HaulCore
+import HaulHTTP
 import Synchronization
 
 /// Talks to an S3-compatible service with libcurl, signing every request with SigV4
@@ -107,7 +108,7 @@ private final class CurlCall {
     }
 
     func perform(_ request: S3Request, body: S3Client.Body) throws -> S3Client.Response {
-        guard let handle = curl_easy_init() else { throw HaulError("curl", "libcurl could not create a handle") }
+        guard let handle = curl_easy_init() else { throw HaulError(.curl, "libcurl could not create a handle") }
         var headers: UnsafeMutablePointer<curl_slist>?
         let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer[0] = 0
@@ -121,20 +122,12 @@ private final class CurlCall {
         var lines = request.headers + ["x-amz-content-sha256: UNSIGNED-PAYLOAD"]
         if let token = config.credentials.sessionToken { lines.append("x-amz-security-token: \(token)") }
         for line in lines { headers = curl_slist_append(headers, line) }
-        haul_easy_setopt_string(handle, CURLOPT_URL, request.url)
-        haul_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+        CurlSetup.common(handle, url: request.url, tls: TLSOptions(caBundle: config.caBundle), stallSeconds: 120, errorBuffer: errorBuffer)
         haul_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers)
         haul_easy_setopt_string(handle, CURLOPT_AWS_SIGV4, "aws:amz:\(config.region):s3")
         haul_easy_setopt_string(handle, CURLOPT_USERNAME, config.credentials.accessKeyID)
         haul_easy_setopt_string(handle, CURLOPT_PASSWORD, config.credentials.secretAccessKey)
-        haul_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
-        haul_easy_setopt_string(handle, CURLOPT_USERAGENT, "haul")
-        haul_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
-        haul_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, 30)
-        haul_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
-        haul_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, 120)
         haul_easy_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
-        if let bundle = config.caBundle { haul_easy_setopt_string(handle, CURLOPT_CAINFO, bundle) }
         switch request.method {
         case "HEAD": haul_easy_setopt_long(handle, CURLOPT_NOBODY, 1)
         case "GET": break
@@ -170,11 +163,11 @@ private final class CurlCall {
         haul_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, me)
         haul_easy_setopt_header_function(handle, headerCallback)
         let code = curl_easy_perform(handle)
-        if feed?.isCanceled == true { throw HaulError("interrupted", "the upload to S3 was stopped", transient: true) }
-        if sinkStopped { throw HaulError("interrupted", "reading from S3 was stopped", transient: true) }
+        if feed?.isCanceled == true { throw HaulError(.interrupted, "the upload to S3 was stopped", transient: true) }
+        if sinkStopped { throw HaulError(.interrupted, "reading from S3 was stopped", transient: true) }
         guard code == CURLE_OK else {
             let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
-            throw HaulError("network", "cannot reach \(config.endpoint): \(detail)", hint: "it will be retried", transient: true)
+            throw HaulError(.network, "cannot reach \(config.endpoint): \(detail)", hint: "it will be retried", transient: true)
         }
         var status = 0
         haul_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)

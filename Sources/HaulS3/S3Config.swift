@@ -57,7 +57,7 @@ public struct S3Config: Sendable {
             let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
             guard let found = profileCredentials(text, profile: profile) else {
                 throw HaulError(
-                    "s3-credentials", "no S3 credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set and \(file) has no profile '\(profile)'",
+                    .s3Credentials, "no S3 credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set and \(file) has no profile '\(profile)'",
                     hint: "export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for a store other than AWS)")
             }
             credentials = found

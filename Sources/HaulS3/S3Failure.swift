@@ -13,29 +13,29 @@ public enum S3Failure {
         let endpoint = config.endpoint
         if let bucketRegion, bucketRegion != config.region, [301, 400, 403].contains(status) || code == "AuthorizationHeaderMalformed" {
             return HaulError(
-                "s3-region", "cannot \(doing): bucket '\(bucket)' is in region \(bucketRegion), not \(config.region)",
+                .s3Region, "cannot \(doing): bucket '\(bucket)' is in region \(bucketRegion), not \(config.region)",
                 hint: "set AWS_REGION=\(bucketRegion)")
         }
         switch (status, code ?? "") {
         case (_, "NoSuchBucket"),
             (404, "") where doing.hasPrefix("reach bucket"):
             return HaulError(
-                "s3-no-bucket", "cannot \(doing): bucket '\(bucket)' does not exist at \(endpoint)",
+                .s3NoBucket, "cannot \(doing): bucket '\(bucket)' does not exist at \(endpoint)",
                 hint: "create the bucket, or check the bucket name and AWS_ENDPOINT_URL")
         case (_, "PermanentRedirect"), (301, _), (_, "AuthorizationHeaderMalformed"):
             return HaulError(
-                "s3-region", "cannot \(doing): bucket '\(bucket)' is in another region than \(config.region) (\(said))",
+                .s3Region, "cannot \(doing): bucket '\(bucket)' is in another region than \(config.region) (\(said))",
                 hint: "set AWS_REGION to the bucket's region")
         case (403, _), (_, "SignatureDoesNotMatch"), (_, "InvalidAccessKeyId"), (_, "AccessDenied"):
             return HaulError(
-                "s3-auth", "cannot \(doing): \(endpoint) refused \(config.credentials) (\(said))",
+                .s3Auth, "cannot \(doing): \(endpoint) refused \(config.credentials) (\(said))",
                 hint: "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the key's permissions on bucket '\(bucket)'")
         case (500...599, _), (_, "SlowDown"), (_, "InternalError"), (_, "RequestTimeout"), (_, "ServiceUnavailable"):
-            return HaulError("s3-unavailable", "cannot \(doing): \(endpoint) answered \(said)", hint: "it will be retried", transient: true)
+            return HaulError(.s3Unavailable, "cannot \(doing): \(endpoint) answered \(said)", hint: "it will be retried", transient: true)
         case (_, "NoSuchUpload"):
-            return HaulError("s3-no-upload", "cannot \(doing): the multipart upload is gone (\(said))", hint: "the transfer starts its upload over")
+            return HaulError(.s3NoUpload, "cannot \(doing): the multipart upload is gone (\(said))", hint: "the transfer starts its upload over")
         default:
-            return HaulError("s3", "cannot \(doing): \(endpoint) answered \(said)")
+            return HaulError(.s3, "cannot \(doing): \(endpoint) answered \(said)")
         }
     }
 }

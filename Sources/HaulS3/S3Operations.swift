@@ -14,7 +14,7 @@ extension S3Client {
         let doing = "start an upload of s3://\(bucket)/\(key)"
         let response = try perform(request, doing: doing, bucket: bucket)
         guard let id = S3XML.value("UploadId", in: String(decoding: response.body, as: UTF8.self)), !id.isEmpty else {
-            throw HaulError("s3", "cannot \(doing): the answer had no UploadId", transient: true)
+            throw HaulError(.s3, "cannot \(doing): the answer had no UploadId", transient: true)
         }
         return id
     }
@@ -28,7 +28,7 @@ extension S3Client {
         let doing = "upload part \(number) of s3://\(bucket)/\(key)"
         let response = try send(request, body: .stream(feed, length: length))
         if let error = failure(response, doing: doing, bucket: bucket) { throw error }
-        guard let etag = response.headers["etag"], !etag.isEmpty else { throw HaulError("s3", "cannot \(doing): the answer had no ETag", transient: true) }
+        guard let etag = response.headers["etag"], !etag.isEmpty else { throw HaulError(.s3, "cannot \(doing): the answer had no ETag", transient: true) }
         return etag
     }
 
@@ -46,7 +46,7 @@ extension S3Client {
         let request = S3Request("DELETE", config: config, bucket: bucket, key: key, query: [("uploadId", uploadID)])
         do {
             _ = try perform(request, doing: "abort the upload of s3://\(bucket)/\(key)", bucket: bucket)
-        } catch let error as HaulError where error.code == "s3-no-upload" || error.message.contains("HTTP 404") {
+        } catch let error as HaulError where error.code == .s3NoUpload || error.message.contains("HTTP 404") {
             return
         }
     }

@@ -28,7 +28,7 @@ public enum Assembler {
         for piece in pieces {
             guard piece.offset == expected else {
                 throw HaulError(
-                    "parts-gap", "recorded parts do not cover the file: a part starts at byte \(piece.offset) but \(expected) was expected",
+                    .partsGap, "recorded parts do not cover the file: a part starts at byte \(piece.offset) but \(expected) was expected",
                     hint: "run 'haul retry' to fetch the missing bytes", transient: false)
             }
             expected += piece.length
@@ -47,7 +47,7 @@ public enum Assembler {
                 let copied = copy_file_range(input, &source, out, &target, Int(piece.length - inOffset), 0)
                 if copied < 0 { throw Errno.storageError(errno, "copy part \(piece.path)") }
                 if copied == 0 {
-                    throw HaulError("parts-short", "part \(piece.path) holds fewer bytes than were recorded", hint: "run 'haul retry' to fetch them again")
+                    throw HaulError(.partsShort, "part \(piece.path) holds fewer bytes than were recorded", hint: "run 'haul retry' to fetch them again")
                 }
                 if (outOffset + Int64(copied)) / keepAliveEvery != outOffset / keepAliveEvery { try keepAlive() }
                 inOffset += Int64(copied)
@@ -109,6 +109,14 @@ public enum Assembler {
             fsync(folder)
             close(folder)
         }
+        files.removeTemporaries(generation: generation)
+    }
+
+    /// Renames a finished file whose bytes (and folder) the caller makes durable itself, such as
+    /// a batch of small files flushed with one `syncfs`, atomically replacing any earlier
+    /// version; then removes the generation's leftovers.
+    public static func place(_ source: String, as files: TransferFiles, generation: Int) throws {
+        guard rename(source, files.destination) == 0 else { throw Errno.storageError(errno, "rename \(source) to \(files.destination)") }
         files.removeTemporaries(generation: generation)
     }
 }

@@ -38,7 +38,7 @@ public final class SegmentWriter {
         guard fd >= 0 else {
             if errno == ENOENT && !create {
                 throw HaulError(
-                    "partial-missing", "the partial file \(path) is gone", hint: "it was removed or the transfer started over",
+                    .partialMissing, "the partial file \(path) is gone", hint: "it was removed or the transfer started over",
                     transient: true)
             }
             throw StorageRoot.openFailure(errno, doing: "open", path)

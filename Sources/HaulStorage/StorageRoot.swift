@@ -16,17 +16,17 @@ public struct StorageRoot: Sendable {
         if !FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) {
             guard create else {
                 throw HaulError(
-                    "storage-missing", "the storage root \(absolute) does not exist",
+                    .storageMissing, "the storage root \(absolute) does not exist",
                     hint: "mount or create it, or pass --create-storage to let haul create it")
             }
         } else if !isDirectory.boolValue {
-            throw HaulError("storage", "the storage root \(absolute) is not a directory", hint: "pass a directory with --storage or HAUL_STORAGE")
+            throw HaulError(.storage, "the storage root \(absolute) is not a directory", hint: "pass a directory with --storage or HAUL_STORAGE")
         }
         do {
             try FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true)
         } catch {
             throw HaulError(
-                "storage", "cannot use \(absolute) as the storage root: \(error.localizedDescription)",
+                .storage, "cannot use \(absolute) as the storage root: \(error.localizedDescription)",
                 hint: "pass a writable directory with --storage or HAUL_STORAGE")
         }
         guard let resolved = Self.resolve(absolute) else {
@@ -53,7 +53,7 @@ public struct StorageRoot: Sendable {
             return path + "/" + (try SafePath.validate(relative, what: "the recorded path"))
         } catch let error as HaulError {
             throw HaulError(
-                "unsafe-path", "the database holds an unsafe storage path: \(error.message)",
+                .unsafePath, "the database holds an unsafe storage path: \(error.message)",
                 hint: "the row was altered; nothing was read or written there")
         }
     }
@@ -90,7 +90,7 @@ public struct StorageRoot: Sendable {
     public static func openFailure(_ code: Int32, doing: String, _ absolute: String) -> HaulError {
         guard code == ELOOP || code == EXDEV else { return Errno.storageError(code, "\(doing) \(absolute)") }
         return HaulError(
-            "unsafe-path", "refusing to \(doing) \(absolute): a symbolic link there (or on the way) leads elsewhere",
+            .unsafePath, "refusing to \(doing) \(absolute): a symbolic link there (or on the way) leads elsewhere",
             hint: "remove the link from the storage root; Haul never writes through one")
     }
 
@@ -117,7 +117,7 @@ public struct StorageRoot: Sendable {
         guard let resolved = Self.resolve(parent) else { throw Errno.storageError(errno, "resolve \(parent)") }
         guard resolved == path || resolved.hasPrefix(path + "/") else {
             throw HaulError(
-                "unsafe-path", "destination '\(clean)' resolves outside the storage root through a symbolic link",
+                .unsafePath, "destination '\(clean)' resolves outside the storage root through a symbolic link",
                 hint: "remove the link or choose another --dest")
         }
         return full
@@ -132,13 +132,13 @@ public enum Errno {
         switch code {
         case ENOSPC, EDQUOT:
             return HaulError(
-                "storage-full", "storage is full: cannot \(doing): \(reason)", hint: "free space on the storage root", transient: true)
+                .storageFull, "storage is full: cannot \(doing): \(reason)", hint: "free space on the storage root", transient: true)
         case EACCES, EPERM, EROFS:
             return HaulError(
-                "storage-permission", "permission denied: cannot \(doing): \(reason)", hint: "check the storage root's ownership and mount",
+                .storagePermission, "permission denied: cannot \(doing): \(reason)", hint: "check the storage root's ownership and mount",
                 transient: true)
         default:
-            return HaulError("storage", "cannot \(doing): \(reason)", transient: true)
+            return HaulError(.storage, "cannot \(doing): \(reason)", transient: true)
         }
     }
 }

@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import HaulCore
+import HaulHTTP
 
 /// One libcurl easy handle making one request, and the response its callbacks collect.
 ///
@@ -11,6 +12,9 @@ final class CurlTransfer {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
     private let action: String
+    private let url: String
+    /// Body bytes sent so far, for the failure's wording.
+    private var sent: Int64 = 0
     private let redactor: Redactor
     private var collected = UploadResponse(status: 0)
     private var cancelled = false
@@ -25,29 +29,17 @@ final class CurlTransfer {
     /// A request to `url` with the caller's `headers` (`Name: value` lines) plus `Expect:` (no
     /// 100-continue wait); errors name it `upload to <url>`, the URL redacted.
     init(url: String, headers: [String], caBundle: String?, insecure: Bool, redactor: Redactor) throws(HaulError) {
-        guard let handle = curl_easy_init() else { throw HaulError("curl", "libcurl could not create a handle") }
+        guard let handle = curl_easy_init() else { throw HaulError(.curl, "libcurl could not create a handle") }
         self.handle = handle
         self.redactor = redactor
+        self.url = url
         action = "upload to \(Redaction.url(url))"
         errorBuffer.initialize(to: 0)
         for line in headers + ["Expect:"] { headerList = curl_slist_append(headerList, line) }
-        haul_easy_setopt_string(handle, CURLOPT_URL, url)
-        haul_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         // Uploads never follow redirects (a 3xx fails with its Location shown), and no URL may
         // make libcurl speak anything but HTTP: not file:, gopher:, smtp: or the rest.
-        haul_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
-        haul_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
-        haul_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        CurlSetup.common(handle, url: url, tls: TLSOptions(caBundle: caBundle, insecure: insecure), stallSeconds: 120, errorBuffer: errorBuffer)
         haul_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
-        haul_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
-        haul_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, 30)
-        haul_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
-        haul_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, 120)
-        if let caBundle { haul_easy_setopt_string(handle, CURLOPT_CAINFO, caBundle) }
-        if insecure {
-            haul_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 0)
-            haul_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 0)
-        }
         installCallbacks()
     }
 
@@ -108,16 +100,11 @@ final class CurlTransfer {
     func failure(_ response: UploadResponse) -> HaulError { response.failure(for: action, redactor: redactor) }
 
     private func networkError(_ code: CURLcode) -> HaulError {
-        let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
-        let message = "\(action) failed: \(redactor.scrub(detail))"
-        switch code {
-        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM:
-            return HaulError("tls", message, hint: "pass the server's CA with --ca-bundle, or --insecure to skip checks")
-        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
-            return HaulError("bad-url", message, hint: "give an http:// or https:// URL")
-        default:
-            return HaulError("network", message, transient: true)
-        }
+        let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : ""
+        var error = CurlFailure.error(code, detail: redactor.scrub(detail), url: url, bytes: sent, direction: .upload)
+        // Whatever went wrong on the way, an upload is retried by its own loop, not given up.
+        if error.code != .badURL && error.code != .tlsVerify { error.isTransient = true }
+        return error
     }
 
     private func installCallbacks() {
@@ -166,6 +153,7 @@ final class CurlTransfer {
             cancelled = true
             return false
         }
+        self.sent = sent
         progress?(sent, total)
         return true
     }

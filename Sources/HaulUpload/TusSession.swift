@@ -82,22 +82,22 @@ final class TusSession {
         transfer.progress = progress.map { report in { sent, _ in report(offset + sent, self.size) } }
         let answer = try transfer.perform()
         if answer.status == 409 || answer.status == 423 {
-            throw HaulError("server-error", "the tus server answered \(answer.statusLine) to a chunk at offset \(offset)", transient: true)
+            throw HaulError(.serverError, "the tus server answered \(answer.statusLine) to a chunk at offset \(offset)", transient: true)
         }
         guard answer.isSuccess else { throw transfer.failure(answer) }
         guard let next = answer.header("Upload-Offset").flatMap({ Int64($0) }), next > offset, next <= size else {
-            throw HaulError("server-error", "the tus server did not move past offset \(offset) of \(Redaction.url(url))", transient: true)
+            throw HaulError(.serverError, "the tus server did not move past offset \(offset) of \(Redaction.url(url))", transient: true)
         }
         return (next, answer)
     }
 
     /// A non-transient `upload-mismatch` error: the recorded upload cannot take this file.
     func mismatch(_ message: String) -> HaulError {
-        HaulError("upload-mismatch", message, hint: "start a new upload instead of resuming this one")
+        HaulError(.uploadMismatch, message, hint: "start a new upload instead of resuming this one")
     }
 
     private func badServer(_ message: String) -> HaulError {
-        HaulError("bad-server", "the tus server at \(Redaction.url(request.url)) \(message)")
+        HaulError(.badServer, "the tus server at \(Redaction.url(request.url)) \(message)")
     }
 
     private func makeTransfer(_ url: String, _ headers: [String]) throws(HaulError) -> CurlTransfer {

@@ -39,12 +39,12 @@ final class UploadFile {
         self.path = path
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw HaulError("file-unreadable", "cannot open '\(path)': \(String(cString: strerror(errno)))")
+            throw HaulError(.fileUnreadable, "cannot open '\(path)': \(String(cString: strerror(errno)))")
         }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             close(fd)
-            throw HaulError("file-unreadable", "'\(path)' is not a regular file", hint: "upload a regular file")
+            throw HaulError(.fileUnreadable, "'\(path)' is not a regular file", hint: "upload a regular file")
         }
         descriptor = fd
         identity = Identity(info)
@@ -75,7 +75,7 @@ final class UploadFile {
             } else if n == 0 {
                 break
             } else if errno != EINTR {
-                throw HaulError("file-unreadable", "reading '\(path)' failed: \(String(cString: strerror(errno)))", transient: false)
+                throw HaulError(.fileUnreadable, "reading '\(path)' failed: \(String(cString: strerror(errno)))", transient: false)
             }
         }
         return done
@@ -84,7 +84,7 @@ final class UploadFile {
     /// The `file-changed` error, saying `how`.
     func changed(_ how: String) -> HaulError {
         HaulError(
-            "file-changed", "'\(path)' changed during the upload: \(how)",
+            .fileChanged, "'\(path)' changed during the upload: \(how)",
             hint: "upload it again once nothing is writing to it")
     }
 }

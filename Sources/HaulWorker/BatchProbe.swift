@@ -176,8 +176,7 @@ private final class Probe {
         let info = claim.info
         limits = shared.planLimits(for: info)
         var request = shared.request(for: info, first: 0, last: info.segmentSize - 1, capBody: true)
-        if let etag = previous?.etag { request.headerLines.append("If-None-Match: \(etag)") }
-        if let modified = previous?.lastModified { request.headerLines.append("If-Modified-Since: \(modified)") }
+        ConditionalProbe.ask(&request, ifChangedSince: previous)
         return MultiClient.Job(
             request: request, onHead: { [self] head in try accept(head) },
             onData: { [self] bytes in
@@ -192,12 +191,10 @@ private final class Probe {
         let info = claim.info
         let outcome = try ProbeOutcome.classify(head, requestedLast: info.segmentSize - 1, url: info.url)
         if outcome == .notModified {
-            guard let previous, let dest = info.dest else {
-                throw HaulError("origin-status", "origin answered 304 Not Modified to an unconditional request", transient: true)
-            }
+            let kept = try ConditionalProbe.unchanged(head, previous: info.dest == nil ? nil : previous)
             plan = TransferLeases.Plan(
-                dest: dest, host: OriginURL.hostKey(info.url), size: previous.size, etag: head.etag ?? previous.etag,
-                lastModified: head["last-modified"] ?? previous.lastModified, contentType: nil, acceptsRanges: false, ranges: [], unknownLength: false)
+                dest: info.dest ?? "", host: OriginURL.hostKey(info.url), size: kept.size, etag: kept.etag,
+                lastModified: kept.lastModified, contentType: nil, acceptsRanges: false, ranges: [], unknownLength: false)
             verdict = .unchanged
             return
         }
@@ -218,9 +215,9 @@ private final class Probe {
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard !leaseLost else { throw HaulError("lease-lost", "another worker holds transfer \(claim.info.id) now") }
+        guard !leaseLost else { throw HaulError(.leaseLost, "another worker holds transfer \(claim.info.id) now") }
         guard received + Int64(bytes.count) <= plan?.size ?? 0 else {
-            throw HaulError("size-mismatch", "the origin sent more than the \(plan?.size ?? 0) bytes it announced", transient: true)
+            throw HaulError(.sizeMismatch, "the origin sent more than the \(plan?.size ?? 0) bytes it announced", transient: true)
         }
         var offset = 0
         while offset < bytes.count {
@@ -244,7 +241,7 @@ private final class Probe {
             guard case .whole = verdict else { return }
             let size = plan?.size ?? 0
             guard received == size else {
-                throw HaulError("incomplete", "the origin sent \(received) of the \(size) bytes it announced", transient: true)
+                throw HaulError(.incomplete, "the origin sent \(received) of the \(size) bytes it announced", transient: true)
             }
             digest = try digester.map { try claim.info.verified($0.finish()) }
         } catch {
@@ -256,8 +253,8 @@ private final class Probe {
     /// Renames the synced file into place (replacing an earlier version atomically) and removes
     /// what earlier attempts of this transfer may have left.
     func publish() throws {
-        guard rename(partial, destination) == 0 else { throw Errno.storageError(errno, "rename \(partial) to \(destination)") }
-        files?.removeTemporaries(generation: claim.generation)
+        guard let files else { throw HaulError(.`internal`, "transfer \(claim.info.id) was published before it was written") }
+        try Assembler.place(partial, as: files, generation: claim.generation)
     }
 
     /// Removes the partial file of a probe that will not be published.

@@ -14,7 +14,7 @@ extension TransferInfo {
     func verified(_ actual: Checksum) throws -> String {
         if let expected = expectedChecksum, actual != expected {
             throw HaulError(
-                "checksum-mismatch", "checksum mismatch: expected \(expected) but the downloaded file is \(actual)",
+                .checksumMismatch, "checksum mismatch: expected \(expected) but the downloaded file is \(actual)",
                 hint: "check the published digest; 'haul retry \(id)' downloads it again")
         }
         return actual.description

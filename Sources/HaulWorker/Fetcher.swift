@@ -39,7 +39,7 @@ struct SegmentRun {
     let shared: WorkerShared
     let stream: SegmentStream
     let http: HTTPClient
-    let database: Database
+    let database: ResilientConnection
 
     /// Streams the rest of `segment` with a fresh ranged request and settles its row.
     func fetch(_ segment: ClaimedSegment) {
@@ -87,7 +87,7 @@ struct SegmentRun {
         } catch let stop as TransferStopped {
             stream.release()
             Log.info("transfer \(stop.state.rawValue), segment released", fields)
-        } catch let error as HaulError where error.code == "origin-changed" {
+        } catch let error as HaulError where error.code == .originChanged {
             stream.abandon()
             let restarted = try? database.run(patient: true) { conn in
                 try TransferLeases(conn, workerID: shared.config.workerID).originChanged(
@@ -95,12 +95,12 @@ struct SegmentRun {
             }
             Log.warning(
                 restarted == true ? "origin changed, transfer starts over" : "origin changed again, transfer failed", fields + [("error", error.message)])
-        } catch let error as HaulError where error.code == "interrupted" && shared.isStopping() {
+        } catch let error as HaulError where error.code == .interrupted && shared.isStopping() {
             stream.release()
         } catch let error as HaulError {
             stream.fail(error)
         } catch {
-            stream.fail(HaulError("internal", "\(error)", transient: true))
+            stream.fail(HaulError(.`internal`, "\(error)", transient: true))
         }
     }
 

@@ -26,17 +26,17 @@ struct Finalizer: LaneRole {
             } else {
                 Log.warning("finalizing lease lost after publishing; another finalizer will confirm", fields)
             }
-        } catch let error as HaulError where error.code == "lease-lost" {
+        } catch let error as HaulError where error.code == .leaseLost {
             Log.warning("finalizing lease lost; stopped before publishing", fields)
-        } catch let error as HaulError where error.code == "parts-missing" {
+        } catch let error as HaulError where error.code == .partsMissing {
             Log.warning("part files are missing from storage; their segments are fetched again", fields + [("error", error.description)])
-        } catch let error as HaulError where error.code == "checksum-mismatch" {
+        } catch let error as HaulError where error.code == .checksumMismatch {
             database.bestEffort("record the checksum failure") { conn in try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description) }
             Log.error("checksum mismatch", fields + [("error", error.description)])
         } catch {
             // A transient failure is retried with backoff, but not forever: the transfer's claims
             // (planning and finalizing) count against its attempts.
-            let haulError = (error as? HaulError) ?? HaulError("internal", "\(error)", transient: true)
+            let haulError = (error as? HaulError) ?? HaulError(.`internal`, "\(error)", transient: true)
             let delay = config.backoff.delay(afterAttempt: claim.attempts, jitter: Double.random(in: 0..<1))
             database.bestEffort("record the finalizing failure") { conn in
                 try TransferLeases(conn, workerID: config.workerID).postpone(
@@ -54,7 +54,7 @@ struct Finalizer: LaneRole {
         if let store = config.objectStore {
             return try ObjectFinalizer(store: store, database: database, workerID: config.workerID, scratch: config.storage.path).finalize(claim, keeper: keeper)
         }
-        guard let dest = claim.info.dest else { throw HaulError("unplanned", "transfer \(claim.info.id) has no destination") }
+        guard let dest = claim.info.dest else { throw HaulError(.unplanned, "transfer \(claim.info.id) has no destination") }
         let files = try TransferFiles(root: config.storage, relative: dest)
         let progress = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).progress(of: claim) }
         var digest: String?
@@ -65,7 +65,7 @@ struct Finalizer: LaneRole {
             let recorded = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).markPublished(claim, digest: digest) }
             guard recorded else { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
         }
-        try AfterDownload(shared: shared, database: database, claim: claim, keeper: keeper).run(file: files.destination, progress: progress)
+        try FinalizerStages(shared: shared, database: database, claim: claim, keeper: keeper).run(file: files.destination, progress: progress)
         return digest
     }
 
@@ -78,7 +78,7 @@ struct Finalizer: LaneRole {
         let segments = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).segments(of: claim) }
         let size = claim.info.size ?? segments.reduce(0) { $0 + $1.bytesDone }
         if let short = segments.first(where: { $0.bytesDone != $0.length }) {
-            throw HaulError("incomplete", "segment \(short.index) holds \(short.bytesDone) of \(short.length) bytes", hint: "run 'haul retry \(claim.info.id)'")
+            throw HaulError(.incomplete, "segment \(short.index) holds \(short.bytesDone) of \(short.length) bytes", hint: "run 'haul retry \(claim.info.id)'")
         }
         let source: String
         if segments.isEmpty {
@@ -102,13 +102,13 @@ struct Finalizer: LaneRole {
         guard let actual = Assembler.size(of: source) else {
             if let earlier = try confirmEarlierPublish(claim, files: files, size: size, keepAlive: keepAlive) { return earlier.digest }
             throw HaulError(
-                "partial-missing", "the downloaded data for \(dest) is gone from storage",
+                .partialMissing, "the downloaded data for \(dest) is gone from storage",
                 hint: "run 'haul retry \(claim.info.id)' after checking the storage mount")
         }
         if actual > size { try Assembler.truncate(source, to: size, root: config.storage) }
         guard actual >= size else {
             throw HaulError(
-                "size-mismatch", "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run 'haul retry \(claim.info.id)'")
+                .sizeMismatch, "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run 'haul retry \(claim.info.id)'")
         }
         let digest = try verifyDigest(claim, path: source, keepAlive: keepAlive.check)
         try keepAlive.renew()
@@ -123,8 +123,8 @@ struct Finalizer: LaneRole {
         let requeued = try database.run(patient: true) { conn in
             try TransferLeases(conn, workerID: shared.config.workerID).refetch(claim, segments: indexes, reason: reason)
         }
-        guard requeued else { throw HaulError("lease-lost", "another finalizer holds transfer \(claim.info.id) now") }
-        throw HaulError("parts-missing", reason, transient: true)
+        guard requeued else { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
+        throw HaulError(.partsMissing, reason, transient: true)
     }
 
     /// An earlier finalizer of this transfer may have renamed the file into place and lost its

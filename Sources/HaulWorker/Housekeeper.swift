@@ -9,14 +9,14 @@ import HaulStorage
 /// outage, and keeps this worker's row in `workers` fresh.
 final class Housekeeper {
     private let shared: WorkerShared
-    private let database: Database
+    private let database: ResilientConnection
     private var lastRegistration = Date.distantPast
     private var lastPrune = Date()
     private var lastOrphanSweep = Date.distantPast
 
     init(shared: WorkerShared) {
         self.shared = shared
-        database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
+        database = ResilientConnection(conninfo: shared.config.conninfo, stopping: shared.isStopping)
     }
 
     /// One round of housekeeping. - Returns: whether anything was rescued.

@@ -7,7 +7,7 @@ import HaulHTTP
 /// the lanes, not as fast as one planner or one finalizer thread.
 final class Lane {
     let shared: WorkerShared
-    let database: Database
+    let database: ResilientConnection
     let stream: SegmentStream
     let http = HTTPClient()
     /// For `BatchProbe`: many small files at once on this lane's thread.
@@ -15,7 +15,7 @@ final class Lane {
 
     init(shared: WorkerShared) {
         self.shared = shared
-        database = Database(conninfo: shared.config.conninfo, stopping: shared.isStopping)
+        database = ResilientConnection(conninfo: shared.config.conninfo, stopping: shared.isStopping)
         stream = SegmentStream(shared: shared, database: database)
     }
 
@@ -40,7 +40,7 @@ protocol LaneRole {
 
 extension LaneRole {
     var shared: WorkerShared { lane.shared }
-    var database: Database { lane.database }
+    var database: ResilientConnection { lane.database }
     var stream: SegmentStream { lane.stream }
     var http: HTTPClient { lane.http }
 }

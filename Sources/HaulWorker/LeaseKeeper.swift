@@ -67,13 +67,13 @@ final class LeaseKeeper: @unchecked Sendable {
 
     /// Throws `lease-lost` once a renewal found another finalizer holding the transfer.
     func check() throws {
-        if isLost { throw HaulError("lease-lost", "another finalizer holds transfer \(claim.info.id) now") }
+        if isLost { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
     }
 
     /// Renews now on the finalizer's own connection (the fence right before publishing).
     func renew() throws {
         let config = lane.shared.config
         let held = try lane.database.run { conn in try TransferLeases(conn, workerID: config.workerID).renew(claim, lease: config.lease) }
-        guard held else { throw HaulError("lease-lost", "another finalizer holds transfer \(claim.info.id) now") }
+        guard held else { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
     }
 }

@@ -9,21 +9,21 @@ import HaulS3
 /// digest by reading the object back once, streamed. The object appears only when complete.
 struct ObjectFinalizer {
     let store: ObjectStore
-    let database: Database
+    let database: ResilientConnection
     let workerID: String
     /// Local scratch space (for extraction).
     let scratch: String
 
     /// Publishes the object unless an earlier attempt did, then extracts it if asked; returns the digest to record.
     func finalize(_ claim: TransferLeases.Claim, keeper: LeaseKeeper) throws -> String? {
-        guard let dest = claim.info.dest else { throw HaulError("unplanned", "transfer \(claim.info.id) has no destination") }
+        guard let dest = claim.info.dest else { throw HaulError(.unplanned, "transfer \(claim.info.id) has no destination") }
         if claim.info.options.uploadTo != nil {
-            throw HaulError("s3-unsupported", "--upload-to is not available for transfers stored on S3 yet", hint: "use a POSIX storage root for it")
+            throw HaulError(.s3Unsupported, "--upload-to is not available for transfers stored on S3 yet", hint: "use a POSIX storage root for it")
         }
         let progress = try database.run { conn in try leases(conn).progress(of: claim) }
         let digest = progress.published ? try database.run { conn in try leases(conn).publishedDigest(of: claim) } : try publish(claim, dest: dest, keeper: keeper)
         if claim.info.options.extract == true, !progress.extracted {
-            let folder = try SafePath.validate(claim.info.options.extractTo ?? AfterDownload.defaultExtractionFolder(for: dest), what: "--extract-to")
+            let folder = try SafePath.validate(claim.info.options.extractTo ?? FinalizerStages.defaultExtractionFolder(for: dest), what: "--extract-to")
             _ = try ObjectExtraction(store: store, scratch: scratch).run(dest: dest, folder: folder, transfer: claim.info.id) { keeper.isLost }
             try keeper.check()
             try database.run(patient: true) { conn in try leases(conn).markExtracted(claim) }
@@ -43,28 +43,28 @@ struct ObjectFinalizer {
         } else if let uploadID = claim.info.objectUploadID {
             let recorded = parts.compactMap { part in part.etag.map { (number: part.index + 1, etag: $0) } }
             guard recorded.count == parts.count else {
-                throw HaulError("s3-part-missing", "a segment of \(dest) was completed without an S3 part", hint: "run 'haul retry \(claim.info.id)'")
+                throw HaulError(.s3PartMissing, "a segment of \(dest) was completed without an S3 part", hint: "run 'haul retry \(claim.info.id)'")
             }
             do {
                 try store.client.completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: recorded)
-            } catch let error as HaulError where error.code == "s3-no-upload" {
+            } catch let error as HaulError where error.code == .s3NoUpload {
                 // An earlier finalizer may have completed it and lost its lease before saying so.
                 guard try store.client.objectSize(bucket: bucket, key: key) == size else { throw error }
             }
             try database.run(patient: true) { conn in try leases(conn).forgetObjectUpload(claim) }
         } else if try store.client.objectSize(bucket: bucket, key: key) != size {
-            throw HaulError("s3-upload-lost", "the S3 upload of \(dest) is gone", hint: "run 'haul retry \(claim.info.id)'")
+            throw HaulError(.s3UploadLost, "the S3 upload of \(dest) is gone", hint: "run 'haul retry \(claim.info.id)'")
         }
         let stored = try store.client.objectSize(bucket: bucket, key: key)
         guard stored == size else {
             throw HaulError(
-                "size-mismatch", "s3://\(bucket)/\(key) holds \(stored.map(String.init) ?? "no") bytes but the origin announced \(size)",
+                .sizeMismatch, "s3://\(bucket)/\(key) holds \(stored.map(String.init) ?? "no") bytes but the origin announced \(size)",
                 hint: "run 'haul retry \(claim.info.id)'")
         }
         let digest: String?
         do {
             digest = try verifyDigest(claim, key: key, keeper: keeper)
-        } catch let error as HaulError where error.code == "checksum-mismatch" {
+        } catch let error as HaulError where error.code == .checksumMismatch {
             // Never leave a wrong object under the name.
             try? store.client.deleteObject(bucket: bucket, key: key)
             throw error

@@ -42,21 +42,21 @@ public struct ObjectStore: Sendable {
     static func fit(_ plan: TransferLeases.Plan, first: Int64, requested: Int64) throws -> TransferLeases.Plan {
         guard !plan.ranges.isEmpty else { return plan }
         guard let size = plan.size, !plan.unknownLength else {
-            throw HaulError("s3-unknown-size", "the origin does not say how large \(plan.dest) is, and an S3 upload needs sizes",
+            throw HaulError(.s3UnknownSize, "the origin does not say how large \(plan.dest) is, and an S3 upload needs sizes",
                             hint: "store it on a POSIX storage root instead")
         }
         var fitted = plan
         if plan.acceptsRanges {
             fitted.ranges = SegmentPlan(size: size, firstSegment: first, segmentSize: S3PartRules.partSize(fileSize: size, requested: requested)).ranges
         } else if size > S3PartRules.maximumPart {
-            throw HaulError("s3-too-large", "\(plan.dest) is larger than 5 GiB and its origin cannot serve ranges, so it cannot be cut into S3 parts")
+            throw HaulError(.s3TooLarge, "\(plan.dest) is larger than 5 GiB and its origin cannot serve ranges, so it cannot be cut into S3 parts")
         }
         return fitted
     }
 
     /// Aborts the multipart uploads of canceled and failed transfers. - Returns: how many.
     @discardableResult
-    func abortAbandoned(_ database: Database) throws -> Int {
+    func abortAbandoned(_ database: ResilientConnection) throws -> Int {
         let abandoned = try database.run { conn in try ObjectUploads.abandoned(conn) }
         for upload in abandoned {
             try client.abortUpload(bucket: location.bucket, key: try key(for: upload.dest), uploadID: upload.uploadID)
@@ -69,7 +69,7 @@ public struct ObjectStore: Sendable {
     /// Aborts uploads under the prefix that no transfer owns and that began more than `grace`
     /// seconds ago (a planner records its upload right after creating it). - Returns: how many.
     @discardableResult
-    func abortOrphans(_ database: Database, grace: Double) throws -> Int {
+    func abortOrphans(_ database: ResilientConnection, grace: Double) throws -> Int {
         let prefix = location.path.isEmpty || location.path.hasSuffix("/") ? location.path : location.path + "/"
         let open = try client.listUploads(bucket: location.bucket, prefix: prefix)
         guard !open.isEmpty else { return 0 }
@@ -95,7 +95,7 @@ enum ObjectPart {
     /// Starts the `UploadPart` of `segment`: part number `index + 1`, its whole length.
     static func open(_ segment: ClaimedSegment, dest: String, store: ObjectStore) throws -> PartStream {
         guard let uploadID = segment.transfer.objectUploadID, let length = segment.length else {
-            throw HaulError("s3-no-upload", "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
+            throw HaulError(.s3NoUpload, "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
                             hint: "was it planned by a worker on other storage? run 'haul retry \(segment.transferID)'")
         }
         return try PartStream(
@@ -119,7 +119,7 @@ enum ObjectPlanning {
     /// Opens the transfer's multipart upload and records it under the planning lease, aborting
     /// the one an earlier plan opened (a restarted transfer starts its upload over). An empty
     /// file needs none (the finalizer puts it). - Returns: false if the lease was lost.
-    static func openUpload(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, database: Database) throws -> Bool {
+    static func openUpload(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, database: ResilientConnection) throws -> Bool {
         let key = try store.key(for: plan.dest)
         if let earlier = claim.info.objectUploadID {
             try? store.client.abortUpload(bucket: store.location.bucket, key: claim.info.dest.flatMap { try? store.key(for: $0) } ?? key, uploadID: earlier)

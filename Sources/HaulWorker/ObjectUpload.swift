@@ -20,7 +20,7 @@ enum ObjectUpload {
     /// Stores `file` as object `key` of `bucket`. - Returns: a line saying what was stored.
     static func store(_ file: String, client: S3Client, bucket: String, key: String, shouldCancel: () -> Bool) throws -> String {
         let fd = open(file, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw HaulError("storage", "cannot open \(file) to upload it: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw HaulError(.storage, "cannot open \(file) to upload it: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var attributes = stat()
         fstat(fd, &attributes)
@@ -35,7 +35,7 @@ enum ObjectUpload {
             var parts: [(number: Int, etag: String)] = []
             var offset: Int64 = 0
             while offset < size {
-                if shouldCancel() { throw HaulError("cancelled", "the upload to s3://\(bucket)/\(key) was stopped", transient: true) }
+                if shouldCancel() { throw HaulError(.canceled, "the upload to s3://\(bucket)/\(key) was stopped", transient: true) }
                 let length = min(partSize, size - offset)
                 let number = parts.count + 1
                 let etag = try retrying { () -> String in

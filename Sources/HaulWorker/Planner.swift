@@ -39,8 +39,7 @@ struct Planner: LaneRole {
             .flatMap { earlier in Self.fileOnStorage(info, config: config) == earlier.size ? earlier : nil }
         var request = shared.request(for: info, first: 0, last: requestedLast, capBody: true)
         request.maxBytesPerSecond = config.connectionRate
-        if let etag = previous?.etag { request.headerLines.append("If-None-Match: \(etag)") }
-        if let modified = previous?.lastModified { request.headerLines.append("If-Modified-Since: \(modified)") }
+        ConditionalProbe.ask(&request, ifChangedSince: previous)
         var unchanged = false
         do {
             try http.fetch(
@@ -48,12 +47,10 @@ struct Planner: LaneRole {
                 onHead: { head in
                     let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: info.url)
                     if outcome == .notModified {
-                        guard let previous else {
-                            throw HaulError("origin-status", "origin answered 304 Not Modified to an unconditional request", transient: true)
-                        }
+                        let kept = try ConditionalProbe.unchanged(head, previous: previous)
                         unchanged = try database.run { conn in
                             try TransferLeases(conn, workerID: config.workerID).finishUnchanged(
-                                claim, size: previous.size, etag: head.etag ?? previous.etag, lastModified: head["last-modified"] ?? previous.lastModified)
+                                claim, size: kept.size, etag: kept.etag, lastModified: kept.lastModified)
                         }
                         return
                     }
@@ -123,7 +120,7 @@ struct Planner: LaneRole {
             database.bestEffort("hand back transfer \(claim.info.id)") { conn in try TransferLeases(conn, workerID: config.workerID).release(claim) }
             return
         }
-        let haulError = (error as? HaulError) ?? HaulError("internal", "\(error.map { "\($0)" } ?? "probe ended without a response")", transient: true)
+        let haulError = (error as? HaulError) ?? HaulError(.`internal`, "\(error.map { "\($0)" } ?? "probe ended without a response")", transient: true)
         let attempts = claim.attempts
         let delay = config.backoff.delay(afterAttempt: attempts, retryAfter: haulError.retryAfter, jitter: Double.random(in: 0..<1))
         database.bestEffort("record the planning failure of transfer \(claim.info.id)") { conn in
@@ -161,7 +158,7 @@ struct Planner: LaneRole {
                 dest: dest, host: host, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
                 ranges: [SegmentPlan.Range(offset: 0, length: length ?? 0)], unknownLength: length == nil)
         case .notModified:
-            throw HaulError("internal", "a 304 answer reached planning")
+            throw HaulError(.`internal`, "a 304 answer reached planning")
         case .empty:
             return .init(
                 dest: dest, host: host, size: 0, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false, ranges: [],
@@ -174,7 +171,7 @@ struct Planner: LaneRole {
         var attributes = stat()
         guard lstat(storage.path + "/" + dest, &attributes) == 0 else { return }
         throw HaulError(
-            "destination-exists", "'\(storage.path)/\(dest)' already exists; haul did not write it and leaves it alone",
+            .destinationExists, "'\(storage.path)/\(dest)' already exists; haul did not write it and leaves it alone",
             hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
     }
 

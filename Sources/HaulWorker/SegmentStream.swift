@@ -16,13 +16,13 @@ struct TransferStopped: Error {
 }
 
 /// Streams one claimed segment's bytes into storage: buffered writes, and checkpoints handed to
-/// the group-commit thread (`Durability`) at least every second or 16 MiB without waiting for
+/// the group-commit thread (`CheckpointRecorder`) at least every second or 16 MiB without waiting for
 /// them; the outcome of the latest one is read on the next chunk. Completion and release wait.
 /// Owned by one role thread; reused for segment after segment.
 final class SegmentStream {
     private let config: WorkerConfig
-    private let database: Database
-    private let durability: Durability
+    private let database: ResilientConnection
+    private let checkpoints: CheckpointRecorder
     private let writer = SegmentWriter()
     private let progress: ProgressCounter
     private let metrics: WorkerMetrics
@@ -36,16 +36,16 @@ final class SegmentStream {
     private var startDone: Int64 = 0
     private var lastCheckpoint = Date()
     private var bytesAtCheckpoint: Int64 = 0
-    private var ticket: Durability.Ticket?
+    private var ticket: CheckpointRecorder.Ticket?
     /// Whether an idle worker split this segment while it streamed.
     private var shortened = false
     /// Why the stream must stop, learned while no bytes were arriving (lease lost, paused…).
     private(set) var stopReason: Error?
 
-    init(shared: WorkerShared, database: Database) {
+    init(shared: WorkerShared, database: ResilientConnection) {
         self.config = shared.config
         self.database = database
-        self.durability = shared.durability
+        self.checkpoints = shared.checkpoints
         self.progress = shared.progress
         self.metrics = shared.metrics
     }
@@ -69,7 +69,7 @@ final class SegmentStream {
         startDone = claimed.bytesDone
         bytesAtCheckpoint = startDone
         lastCheckpoint = Date()
-        guard let dest = claimed.transfer.dest else { throw HaulError("unplanned", "segment \(claimed.index) has no destination") }
+        guard let dest = claimed.transfer.dest else { throw HaulError(.unplanned, "segment \(claimed.index) has no destination") }
         if let store = config.objectStore {
             objectPart = try ObjectPart.open(claimed, dest: dest, store: store)
             return
@@ -98,7 +98,7 @@ final class SegmentStream {
         if let length = segment.length, position + Int64(bytes.count) > length {
             guard shortened else {
                 throw HaulError(
-                    "long-body", "origin sent more than the \(length) bytes of segment \(segment.index)",
+                    .longBody, "origin sent more than the \(length) bytes of segment \(segment.index)",
                     hint: "the origin's range support is broken", transient: true)
             }
             try write(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(max(0, length - position))]))
@@ -139,19 +139,19 @@ final class SegmentStream {
         // While S3 is behind, the origin's bytes wait here: the lease is renewed meanwhile.
         do {
             try objectPart.write(bytes) { keepAlive() }
-        } catch let error as HaulError where error.code == "interrupted" {
+        } catch let error as HaulError where error.code == .interrupted {
             throw stopReason ?? error
         }
     }
 
-    private func submit(completes: Bool, etag: String? = nil) throws -> Durability.Ticket? {
+    private func submit(completes: Bool, etag: String? = nil) throws -> CheckpointRecorder.Ticket? {
         guard let segment else { return nil }
         if objectPart == nil { try writer.flush() }
         let done = min(position, segment.length ?? position)
         bytesAtCheckpoint = position
         lastCheckpoint = Date()
         let path = objectPart == nil ? writer.path : ""
-        return durability.submit(segment, path: path, bytesDone: done, part: part(length: done), etag: etag, completes: completes)
+        return checkpoints.submit(segment, path: path, bytesDone: done, part: part(length: done), etag: etag, completes: completes)
     }
 
     /// Stops the S3 part upload, if any, without completing it.
@@ -160,7 +160,7 @@ final class SegmentStream {
         objectPart = nil
     }
 
-    private func check(_ settlement: Durability.Settlement) throws {
+    private func check(_ settlement: CheckpointRecorder.Settlement) throws {
         switch settlement {
         case .recorded: return
         case .shortened(let length):
@@ -173,7 +173,7 @@ final class SegmentStream {
         }
     }
 
-    /// Hands the finished segment to the durability thread, which makes it durable and records
+    /// Hands the finished segment to the checkpoint recorder, which makes it durable and records
     /// it while this thread already claims the next one. The segment keeps its lease until then;
     /// should the lease run out first, the completion is fenced off and another worker refetches.
     func complete() throws {
@@ -183,7 +183,7 @@ final class SegmentStream {
         }
         guard let segment = self.segment else { return }
         if let length = segment.length, position < length {
-            throw HaulError("short-body", "segment \(segment.index) ended after \(position) of \(length) bytes", transient: true)
+            throw HaulError(.shortBody, "segment \(segment.index) ended after \(position) of \(length) bytes", transient: true)
         }
         let etag = try objectPart?.finish { _ = keepAlive() }
         _ = try submit(completes: true, etag: etag)

@@ -46,11 +46,11 @@ extension WorkerShared {
     /// attempt back), so workers crashed or were killed on it, and the row must not take the
     /// next worker down too.
     /// - Returns: whether the transfer was failed (do not work on it).
-    func failIfAbandoned(_ claim: TransferLeases.Claim, phase: String, database: Database) -> Bool {
+    func failIfAbandoned(_ claim: TransferLeases.Claim, phase: String, database: ResilientConnection) -> Bool {
         let maxAttempts = claim.info.options.maxAttempts ?? config.maxAttempts
         guard claim.attempts > maxAttempts else { return false }
         let error = HaulError(
-            "abandoned", "\(phase) of transfer \(claim.info.id) was started \(claim.attempts - 1) times without finishing: a worker crashed or was killed each time",
+            .abandoned, "\(phase) of transfer \(claim.info.id) was started \(claim.attempts - 1) times without finishing: a worker crashed or was killed each time",
             hint: "look at the workers' logs for the cause; 'haul retry \(claim.info.id)' tries again")
         database.bestEffort("fail abandoned transfer \(claim.info.id)") { conn in
             try TransferLeases(conn, workerID: config.workerID).postpone(claim, error: error, retryAfter: 0, attempts: claim.attempts, maxAttempts: maxAttempts)

@@ -11,14 +11,14 @@ final class WorkerShared: Sendable {
     let config: WorkerConfig
     let wakeup = Wakeup()
     let progress: ProgressCounter
-    let durability: Durability
+    let checkpoints: CheckpointRecorder
     let metrics = WorkerMetrics()
     private let stopping = Atomic<Bool>(false)
 
     init(config: WorkerConfig, progress: ProgressCounter) {
         self.config = config
         self.progress = progress
-        durability = Durability(config: config, wakeup: wakeup)
+        checkpoints = CheckpointRecorder(config: config, wakeup: wakeup)
     }
 
     /// Whether a graceful stop was asked for.
@@ -70,7 +70,7 @@ public final class Worker: Sendable {
     /// Starts every role thread and returns; `waitUntilStopped` joins them after `stop()`.
     public func start() {
         let config = shared.config
-        shared.durability.start()
+        shared.checkpoints.start()
         if !config.roles.isDisjoint(with: [.planner, .fetcher, .finalizer]) {
             for index in 0..<config.concurrency { spawn("lane-\(index)") { [shared] in Lane(shared: shared).step } }
         }
@@ -112,7 +112,7 @@ public final class Worker: Sendable {
         // Past the grace period (the database is likely gone) nothing more is waited for:
         // unrecorded leases simply expire and are rescued.
         guard finished else { return false }
-        shared.durability.stop(timeout: 5)
+        shared.checkpoints.stop(timeout: 5)
         Housekeeper(shared: shared).deregister()
         return true
     }
@@ -121,7 +121,7 @@ public final class Worker: Sendable {
     /// its own (`haul get` calls it after its worker stopped, so a failed get leaves no upload open).
     public func abortStoppedUploads() {
         guard let store = shared.config.objectStore else { return }
-        let database = Database(conninfo: shared.config.conninfo, stopping: { false })
+        let database = ResilientConnection(conninfo: shared.config.conninfo, stopping: { false })
         do { try store.abortAbandoned(database) } catch { Log.warning("could not abort S3 uploads of stopped transfers", [("error", "\(error)")]) }
     }
 

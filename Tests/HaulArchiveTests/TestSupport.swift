@@ -1,21 +1,7 @@
 import Foundation
 import HaulCore
+import HaulTestSupport
 import Testing
-
-/// A temporary directory removed when the value goes away.
-final class TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("haul-archive-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
-        path = base.path
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func sub(_ name: String) -> String { "\(path)/\(name)" }
-}
 
 /// What a tree holds, for byte-for-byte comparison: every directory (empty ones too), file and symlink.
 enum Node: Equatable, CustomStringConvertible {
@@ -66,44 +52,11 @@ func makeSampleTree(at root: String, seed: UInt64 = 42, largeFile: Int = 600_000
     try manager.setAttributes([.posixPermissions: 0o755], ofItemAtPath: "\(root)/bin/run.sh")
 }
 
-/// A small deterministic random generator (SplitMix64), so failures reproduce.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: count)
-        for index in stride(from: 0, to: count, by: 8) {
-            let value = next()
-            for offset in 0..<min(8, count - index) { result[index + offset] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(offset))) }
-        }
-        return result
-    }
-}
-
 /// Runs a program to completion; returns its status and standard output.
 @discardableResult
 func run(_ arguments: [String], in directory: String? = nil) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let result = try Run.program("/usr/bin/env", arguments, directory: directory)
+    return (result.status, result.stdout)
 }
 
 /// Runs a program and records a test issue when it fails.

@@ -1,3 +1,4 @@
+import HaulTestSupport
 import HaulCore
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import HaulArchive
 import HaulCore
 import Testing

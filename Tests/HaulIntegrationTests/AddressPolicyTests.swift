@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Issue 11, item 7: with `--deny-private-addresses`, a worker connects to no loopback,

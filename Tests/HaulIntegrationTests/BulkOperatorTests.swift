@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Operator actions on many transfers at once: several ids, `--batch`, `--state`, `--host`,

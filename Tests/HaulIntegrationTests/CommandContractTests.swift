@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// The command-line contract that operators' scripts rely on, clause by clause: help that exits 0,

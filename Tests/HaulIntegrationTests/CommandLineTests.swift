@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// What operators' scripts rely on: exit statuses, refusals that write nothing, help, secrets.

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Shell completion and the man page, generated from the same help texts as `--help`.

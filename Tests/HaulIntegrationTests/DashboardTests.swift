@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// `haul dashboard` as a process over a real database, driven with curl as an API client or a

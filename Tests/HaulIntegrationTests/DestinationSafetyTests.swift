@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Never destroy a user's file: `haul get` does not overwrite what it did not write, two transfers

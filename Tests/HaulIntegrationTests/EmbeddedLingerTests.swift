@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Issue 15: the embedded server lingers after the last command, is reused by the next one,

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// The embedded PostgreSQL belongs to the user that runs `haul`: another local user (`nobody`) can

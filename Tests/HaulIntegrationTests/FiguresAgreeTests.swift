@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// The Prometheus gauges, `haul workers`, `haul status` and the tables agree during a live transfer.

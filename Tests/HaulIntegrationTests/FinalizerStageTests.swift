@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// The finalizer's optional stages end to end: `--extract` and `--upload-to`, with real workers,

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Batch mirrors and fleet operation against real PostgreSQL, nginx and workers.

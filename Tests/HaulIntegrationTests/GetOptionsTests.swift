@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// `haul get` as curl, wget and aria2c users type it: several URLs, `-i FILE`, `--json`,

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// `haul get`: the single-machine shortcut, on the embedded default and on a cluster database.

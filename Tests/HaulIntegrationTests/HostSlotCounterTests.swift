@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import HaulCore
 import HaulPostgres
 import HaulQueue
@@ -27,11 +28,11 @@ struct HostSlotCounterTests {
 
         let shared = Shared()
         let group = DispatchGroup()
-        func spawn(_ name: String, seed: UInt64, _ body: @escaping @Sendable (PostgresConnection, inout SplitMix) throws -> Void) {
+        func spawn(_ name: String, seed: UInt64, _ body: @escaping @Sendable (PostgresConnection, inout SplitMix64) throws -> Void) {
             group.enter()
             Thread {
                 defer { group.leave() }
-                var random = SplitMix(seed: seed)
+                var random = SplitMix64(seed: seed)
                 do {
                     let conn = try PostgresConnection(conninfo: database.url)
                     while !shared.stop.load(ordering: .relaxed) { try body(conn, &random) }
@@ -135,7 +136,7 @@ struct HostSlotCounterTests {
     /// A planner: claims pending transfers of one host (some as a batch holding fewer slots
     /// than rows), then writes plans (the first segment claimed or all queued), finishes some
     /// as batch-probed files, releases some, and abandons some to the rescuer.
-    static func plan(_ leases: TransferLeases, _ random: inout SplitMix, _ shared: Shared) throws {
+    static func plan(_ leases: TransferLeases, _ random: inout SplitMix64, _ shared: Shared) throws {
         let (claims, connections) = try leases.claimPlanning(lease: 0.3, limit: 1 + Int(random.next() % 3), connections: 1 + Int(random.next() % 2))
         guard !claims.isEmpty else {
             usleep(2_000)
@@ -170,7 +171,7 @@ struct HostSlotCounterTests {
 
     /// A fetcher: claims segments and, for each, completes, fails, releases, checkpoints,
     /// splits another worker's straggler, or abandons it to the rescuer.
-    static func fetch(_ leases: SegmentLeases, _ random: inout SplitMix, _ shared: Shared) throws {
+    static func fetch(_ leases: SegmentLeases, _ random: inout SplitMix64, _ shared: Shared) throws {
         let lease = [0.2, 0.5, 5][Int(random.next() % 3)]
         let segments = try leases.claim(limit: 1 + Int(random.next() % 3), lease: lease)
         guard !segments.isEmpty else {

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// `haul cancel|retry|pause|resume` on live transfers with real workers.

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Issue 16, "Origins": what real origins do that the happy path does not, each against the

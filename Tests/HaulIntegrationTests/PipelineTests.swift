@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// The core pipeline end to end: real PostgreSQL, real nginx, real `haul` processes.

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Issue 11, item 2: an origin cannot crash a worker or loop the fleet with what it announces.

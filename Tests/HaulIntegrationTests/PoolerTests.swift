@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Workers behind PgBouncer in transaction mode (`--poll-only`): no session state is relied on.

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// `haul get`'s display: short flags, a progress line that fits the terminal, TERM=dumb,

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Issue 11, item 5: secrets stay with their origin across redirects, and https is not

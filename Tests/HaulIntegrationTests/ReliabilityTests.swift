@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Whatever the origin does wrong, a transfer ends with exactly the right bytes or a

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Issue 11, item 7: the KEDA scaler's database role (deploy/postgres/scaler-role.sql) can run

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// The small-file fast path (`BatchProbe`): many pending files of one origin probed together over

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Storage errors fail the attempt with a reason an operator can act on, are retried

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Storage files are opened beneath the storage root without following symlinks, and what Haul publishes

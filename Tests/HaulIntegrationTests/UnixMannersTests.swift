@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// What people used to git, curl and kubectl expect of a command line: a closed pipe is a normal

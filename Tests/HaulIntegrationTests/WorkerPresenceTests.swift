@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// `status` and `wait` say when no worker is alive; `wait` shows bytes and rate.

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Workers that fail fast and say where they stand: storage checks at start and in /healthz,

@@ -1,3 +1,4 @@
+import HaulTestSupport
 import Testing
 
 @testable import HaulUpload

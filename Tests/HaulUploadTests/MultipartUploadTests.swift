@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import HaulCore
 import Testing
 

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Multi-host test of `haul worker` with Linux network namespaces.
 #
+# One script past 400 lines on purpose: the namespaces, the services inside them and the
+# scenarios share their setup and teardown, and each scenario needs all of it.
+#
 #   Tests/multihost/netns-test.sh HAUL_BINARY
 #   Tests/multihost/netns-test.sh --plumbing-only   # no haul: namespaces,
 #                                                   # PostgreSQL, nginx, cuts

@@ -10,14 +10,14 @@ enum StandardOutputFile {
         }
         var template = Array((NSTemporaryDirectory() + "haul-stdout-XXXXXX").utf8CString)
         guard let folder = mkdtemp(&template) else {
-            throw HaulError("io-error", "cannot create a scratch folder in \(NSTemporaryDirectory()): \(String(cString: strerror(errno)))")
+            throw HaulError(.io, "cannot create a scratch folder in \(NSTemporaryDirectory()): \(String(cString: strerror(errno)))")
         }
         return String(cString: folder)
     }
 
     /// Streams the finished file to standard output.
     static func copy(_ path: String) throws {
-        guard let input = FileHandle(forReadingAtPath: path) else { throw HaulError("io-error", "cannot read the downloaded file \(path)") }
+        guard let input = FileHandle(forReadingAtPath: path) else { throw HaulError(.io, "cannot read the downloaded file \(path)") }
         defer { try? input.close() }
         while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
             try FileHandle.standardOutput.write(contentsOf: chunk)

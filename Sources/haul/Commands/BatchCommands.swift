@@ -6,7 +6,7 @@ import HaulQueue
 enum BatchStatus {
     static func show(_ name: String, json: Bool, session: DatabaseSession) throws -> Int32 {
         guard let summary = try Batches(session.connection).summary(name) else {
-            throw HaulError("no-such-batch", "there is no batch '\(name)'", hint: "enqueue one with 'haul enqueue --manifest FILE --batch \(name)'")
+            throw HaulError(.noSuchBatch, "there is no batch '\(name)'", hint: "enqueue one with 'haul enqueue --manifest FILE --batch \(name)'")
         }
         if json {
             var counts: [String: Int] = [:]
@@ -79,7 +79,7 @@ enum WaitCommand: Command {
     private static func poll(batch: String?, ids: [Int64], session: DatabaseSession) throws -> (finished: Bool, failed: Bool, line: String) {
         if let batch {
             guard let summary = try Batches(session.connection).summary(batch) else {
-                throw HaulError("no-such-batch", "there is no batch '\(batch)'")
+                throw HaulError(.noSuchBatch, "there is no batch '\(batch)'")
             }
             let failed = (summary.countsByState[.failed] ?? 0) + (summary.countsByState[.canceled] ?? 0)
             let bytes = progress(done: summary.bytesDone, known: summary.bytesKnown, rate: summary.rate)
@@ -91,7 +91,7 @@ enum WaitCommand: Command {
         let store = TransferStore(session.connection)
         var statuses: [TransferStatus] = []
         for id in ids {
-            guard let status = try store.status(id) else { throw HaulError("no-such-transfer", "there is no transfer \(id)") }
+            guard let status = try store.status(id) else { throw HaulError(.noSuchTransfer, "there is no transfer \(id)") }
             statuses.append(status)
         }
         let done = statuses.filter { $0.state == .done }.count

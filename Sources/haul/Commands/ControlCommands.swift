@@ -48,7 +48,7 @@ struct ControlCommand {
         }
 
         if let batch, try !store.batchExists(batch) {
-            throw HaulError("no-such-batch", "there is no batch '\(batch)'", hint: "'haul list' shows transfers and their batches")
+            throw HaulError(.noSuchBatch, "there is no batch '\(batch)'", hint: "'haul list' shows transfers and their batches")
         }
         let matched = try store.select(state: state, batch: batch, host: host)
         let chosen = matched.filter { action.verdict(transfer: $0.id, state: $0.state) == .apply }.map(\.id)
@@ -103,7 +103,7 @@ struct ControlCommand {
         if outcome.refused.isEmpty && outcome.missing.isEmpty { return ExitCode.success }
         // Refusing to bring back a transfer whose destination another one writes is the same
         // refusal as at enqueue: a usage error (exit 2). Any other refusal is a failure (exit 1).
-        return outcome.refused.allSatisfy { $0.error.code == "destination-busy" } && outcome.missing.isEmpty ? ExitCode.usage : ExitCode.failure
+        return outcome.refused.allSatisfy { $0.error.code == .destinationBusy } && outcome.missing.isEmpty ? ExitCode.usage : ExitCode.failure
     }
 
     /// What a changed `haul get` transfer needs beyond its row: a canceled one's partial file

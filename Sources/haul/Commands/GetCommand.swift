@@ -102,7 +102,7 @@ enum GetCommand: Command {
                     !(try store.finishedGet(url: request.url, localTarget: localTarget))
                 {
                     throw HaulError(
-                        "destination-exists", "'\(localTarget)' already exists; haul did not write it and leaves it alone",
+                        .destinationExists, "'\(localTarget)' already exists; haul did not write it and leaves it alone",
                         hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
                 }
                 request.owner = config.workerID

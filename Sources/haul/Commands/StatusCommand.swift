@@ -31,7 +31,7 @@ enum StatusCommand: Command {
         defer { session.close() }
         let store = TransferStore(session.connection)
         guard let status = try store.status(id) else {
-            throw HaulError("no-such-transfer", "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
+            throw HaulError(.noSuchTransfer, "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
         }
         let segments = try store.segmentStates(id)
         let warning = status.state.isFinal || status.state == .paused ? nil : try WorkerRegistry(session.connection).noLiveWorkerWarning()

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// The fault-injecting origin (`Faults/origin.py`): one process per test on a free loopback

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// The hostile origin (`Faults/hostile_origin.py`) on a free port of `address` (any loopback

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// RangeHTTPServer (PyPI `rangehttpserver`, pinned in scripts/test-requirements.txt): Python's

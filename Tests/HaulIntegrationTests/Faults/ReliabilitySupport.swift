@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// One segment row of a transfer's current generation, as the database has it.

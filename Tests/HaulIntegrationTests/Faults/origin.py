@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """A small fault-injecting HTTP origin for Haul's reliability tests (standard library only).
 
+One file on purpose, past 400 lines: the tests start it as a single script with no package to
+install, and every fault shares the one request handler and its pacing.
+
 Binds 127.0.0.1 on a free port and prints `PORT <n>` on its first line of output.
 
 A test first creates a resource, then points `haul` at it:

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// A fresh bucket on the test SeaweedFS, checked with boto3 (`S3/s3check.py`), never with Haul.

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// `haul get -o s3://` against a real S3 server (SeaweedFS), objects checked with boto3.
@@ -116,7 +117,9 @@ struct S3GetTests {
         let source = Harness.temporaryDirectory("s3-extract")
         try FileManager.default.createDirectory(atPath: source + "/sub", withIntermediateDirectories: true)
         try "inside\n".write(toFile: source + "/note.txt", atomically: true, encoding: .utf8)
-        try Data(repeating: 7, count: 200_000).write(to: URL(fileURLWithPath: source + "/sub/blob.bin"))
+        // Random bytes: a blob of one repeated byte would pass the default 200:1 expansion limit.
+        var random = SplitMix64(seed: 7)
+        try Data(random.bytes(200_000)).write(to: URL(fileURLWithPath: source + "/sub/blob.bin"))
         try FileManager.default.createDirectory(atPath: Harness.docroot + "/" + folder, withIntermediateDirectories: true)
         #expect(try Run.program("/usr/bin/tar", ["-czf", Harness.docroot + "/\(folder)/pack.tar.gz", "-C", source, "note.txt", "sub"], environment: [:]).status == 0)
         let good = try Run.haul(

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Workers whose storage is an S3 bucket (`--storage s3://BUCKET/PREFIX`), against SeaweedFS.
@@ -57,7 +58,7 @@ struct S3WorkerTests {
         let flags = ["--lease", "2s", "--concurrency", "2"]
         let storage = "s3://\(bucket.name)/chaos"
         var workers = [try cluster.startS3Worker(storage, flags), try cluster.startS3Worker(storage, flags)]
-        var random = SplitMix(seed: 20_261_130)
+        var random = SplitMix64(seed: 20_261_130)
         var kills = 0
         let final: Set<String> = ["done", "failed", "canceled"]
         let deadline = Date(timeIntervalSinceNow: 150)
@@ -96,7 +97,8 @@ struct S3WorkerTests {
         frozen.signal(SIGCONT)
         let woke = Harness.waitUntil(timeout: 30) {
             !Reliability.logLines(frozen, containing: "lease lost").isEmpty || !Reliability.logLines(frozen, containing: "fenced off").isEmpty
-                || !Reliability.logLines(frozen, containing: "segment attempt failed").isEmpty
+                || !Reliability.logLines(frozen, containing: "segment failed").isEmpty
+                || !Reliability.logLines(frozen, containing: "retrying in").isEmpty
         }
         #expect(woke, "the woken worker noticed it was fenced:\n\(frozen.stderr)")
         let stored = try bucket.object("z.bin")

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// A test's small Haul cluster: its own database, storage root, and `haul worker` processes.

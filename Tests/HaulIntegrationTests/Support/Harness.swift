@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// The services `bin/test` starts (scripts/test-services.sh) and the `haul` binary under test.
@@ -71,8 +72,3 @@ struct TestDatabase {
     }
 }
 
-/// A test failure with a message.
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}

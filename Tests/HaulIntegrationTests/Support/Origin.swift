@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import HaulCore
 
 /// Files served by the test nginx: written into its document root with deterministic content.
@@ -8,7 +9,7 @@ enum Origin {
     static func file(_ name: String, size: Int) throws -> (path: String, sha256: String) {
         let path = Harness.docroot + "/" + name
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        var generator = SplitMix(seed: UInt64(truncatingIfNeeded: name.hashValue == 0 ? 1 : abs(name.utf8.reduce(7) { $0 &* 31 &+ Int($1) })))
+        var generator = SplitMix64(seed: UInt64(truncatingIfNeeded: name.hashValue == 0 ? 1 : abs(name.utf8.reduce(7) { $0 &* 31 &+ Int($1) })))
         var data = Data(count: size)
         data.withUnsafeMutableBytes { buffer in
             let words = buffer.bindMemory(to: UInt8.self)
@@ -48,14 +49,3 @@ enum Origin {
     }
 }
 
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import HaulCore
 import HaulMetrics
 import Testing
@@ -79,27 +80,7 @@ func parseWithPrometheusClient(_ text: String) throws -> [ParsedSample] {
 /// Runs `program` (looked up on PATH) and returns its standard output; throws with its
 /// standard error when it exits non-zero.
 func run(_ program: String, _ arguments: [String], stdin: String? = nil) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [program] + arguments
-    let out = Pipe()
-    let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("haul-metrics-\(UUID().uuidString).err")
-    _ = FileManager.default.createFile(atPath: errPath.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: errPath) }
-    let err = try FileHandle(forWritingTo: errPath)
-    defer { try? err.close() }
-    let input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try input.fileHandleForWriting.close()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let stderrText = (try? String(contentsOf: errPath, encoding: .utf8)) ?? ""
-    guard process.terminationStatus == 0 else {
-        throw HaulError("test", "\(program) exited with \(process.terminationStatus): \(stderrText)")
-    }
-    return String(decoding: data, as: UTF8.self)
+    let result = try Run.program("/usr/bin/env", [program] + arguments, stdin: stdin)
+    guard result.status == 0 else { throw TestFailure("\(program) exited with \(result.status): \(result.stderr)") }
+    return result.stdout
 }

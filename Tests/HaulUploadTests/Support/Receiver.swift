@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import HaulTestSupport
 import HaulCore
 
 @testable import HaulUpload

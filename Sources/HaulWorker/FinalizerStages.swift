@@ -9,9 +9,9 @@ import HaulUpload
 /// What the finalizer does with a verified, published file when the transfer asks:
 /// extract it (`--extract`) and upload it (`--upload-to`). Each stage is recorded when done,
 /// so `haul retry` after a failed upload re-runs just the upload.
-struct AfterDownload {
+struct FinalizerStages {
     let shared: WorkerShared
-    let database: Database
+    let database: ResilientConnection
     let claim: TransferLeases.Claim
     /// Renews the finalizing lease meanwhile; an upload stops once it is lost.
     let keeper: LeaseKeeper

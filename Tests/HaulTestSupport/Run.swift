@@ -1,28 +1,21 @@
 import Foundation
 
 /// Runs programs the way a user would, with `posix_spawn`, capturing their output.
-enum Run {
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
+public enum Run {
+    /// How a program ended and what it printed.
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
     }
 
-    /// Runs `haul ARGS` to completion with `DATABASE_URL` set (unless `database` is nil).
-    static func haul(_ arguments: [String], database: String?, environment: [String: String] = [:], directory: String? = nil, timeout: Double = 120) throws -> Result {
-        var env = environment
-        if let database { env["DATABASE_URL"] = database }
-        return try program(Harness.haulBinary, arguments, environment: env, directory: directory, timeout: timeout)
-    }
-
-    /// Runs SQL through psql, unaligned and tuples-only.
-    static func psql(_ url: String, _ sql: String) throws -> Result {
-        try program("/usr/bin/psql", ["-X", "-tA", "-v", "ON_ERROR_STOP=1", url, "-c", sql], environment: [:])
-    }
-
-    /// Runs any program to completion (killed after `timeout` seconds).
-    static func program(_ path: String, _ arguments: [String], environment: [String: String], directory: String? = nil, timeout: Double = 120) throws -> Result {
-        let child = try Child(path, arguments, environment: environment, directory: directory)
+    /// Runs any program to completion (killed after `timeout` seconds), with `stdin` as its
+    /// standard input (none: `/dev/null`).
+    public static func program(
+        _ path: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil, stdin: String? = nil,
+        timeout: Double = 120
+    ) throws -> Result {
+        let child = try Child(path, arguments, environment: environment, directory: directory, stdin: stdin)
         guard child.wait(timeout: timeout) else {
             child.signal(SIGKILL)
             _ = child.wait(timeout: 5)
@@ -33,21 +26,26 @@ enum Run {
 }
 
 /// A child process (a `haul worker`, say) that a test starts, signals and waits for.
-final class Child: @unchecked Sendable {
+public final class Child: @unchecked Sendable {
     // Touched only by the test that owns it, on one task at a time.
-    let pid: pid_t
+    public let pid: pid_t
     private let outPath: String
     private let errPath: String
-    private(set) var exitStatus: Int32?
+    private let inPath: String?
+    public private(set) var exitStatus: Int32?
 
-    init(_ path: String, _ arguments: [String], environment: [String: String], directory: String? = nil) throws {
+    /// Starts `path` with `arguments`, the test process's environment less `DATABASE_URL` plus
+    /// `environment`, in `directory`, reading `stdin` (none: `/dev/null`).
+    public init(_ path: String, _ arguments: [String], environment: [String: String], directory: String? = nil, stdin: String? = nil) throws {
         let base = NSTemporaryDirectory() + "haul-child-\(UUID().uuidString.prefix(8))"
         outPath = base + ".out"
         errPath = base + ".err"
+        inPath = stdin.map { _ in base + ".in" }
+        if let inPath, let stdin { try Data(stdin.utf8).write(to: URL(fileURLWithPath: inPath)) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, inPath ?? "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var env = ProcessInfo.processInfo.environment
@@ -76,12 +74,12 @@ final class Child: @unchecked Sendable {
     }
 
     /// Sends a signal.
-    func signal(_ number: Int32) {
+    public func signal(_ number: Int32) {
         if exitStatus == nil { kill(pid, number) }
     }
 
     /// Waits up to `timeout` seconds; returns whether the process has exited.
-    func wait(timeout: Double) -> Bool {
+    public func wait(timeout: Double) -> Bool {
         if exitStatus != nil { return true }
         let deadline = Date(timeIntervalSinceNow: timeout)
         repeat {
@@ -97,10 +95,12 @@ final class Child: @unchecked Sendable {
     }
 
     /// Whether the process is still running.
-    var isRunning: Bool { !wait(timeout: 0) }
+    public var isRunning: Bool { !wait(timeout: 0) }
 
-    var stdout: String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
-    var stderr: String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
+    /// What it printed on standard output so far.
+    public var stdout: String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
+    /// What it printed on standard error so far.
+    public var stderr: String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
 
     deinit {
         if exitStatus == nil {
@@ -109,5 +109,6 @@ final class Child: @unchecked Sendable {
         }
         unlink(outPath)
         unlink(errPath)
+        if let inPath { unlink(inPath) }
     }
 }

@@ -5,7 +5,7 @@ import HaulPostgres
 /// A thread's own database connection that rides out outages: statements that fail because
 /// the connection broke are retried after a capped backoff until they succeed or the worker
 /// stops. One line is logged when an outage starts and one when it ends.
-final class Database {
+final class ResilientConnection {
     private let conninfo: String
     private let stopping: @Sendable () -> Bool
     private var connection: PostgresConnection?

@@ -12,12 +12,12 @@ import Synchronization
 /// flush instead of each flushing everyone's pages), then records the checkpoints with their
 /// lease fence. A fetcher never waits for a checkpoint — it reads the outcome of its latest one
 /// on the next chunk — except to complete or release a segment, which must be settled first.
-final class Durability: @unchecked Sendable {
+final class CheckpointRecorder: @unchecked Sendable {
     // `condition` guards `queue`, `stopping` and `thread`; `database` and `descriptors` belong to the syncer thread.
     private let condition = NSCondition()
     private var queue: [Request] = []
     private var stopping = false
-    private let database: Database
+    private let database: ResilientConnection
     private let workerID: String
     private let lease: Double
     private let wakeup: Wakeup
@@ -69,7 +69,7 @@ final class Durability: @unchecked Sendable {
         self.wakeup = wakeup
         // Its writes are owed (completions, last checkpoints): it keeps retrying through an
         // outage, and `stop(timeout:)` bounds how long a stopping worker waits for it.
-        database = Database(conninfo: config.conninfo, stopping: { false })
+        database = ResilientConnection(conninfo: config.conninfo, stopping: { false })
         workerID = config.workerID
         lease = config.lease
     }
@@ -193,7 +193,7 @@ final class Durability: @unchecked Sendable {
                 }
             }
         } catch {
-            return .failed(HaulError("database", "could not record progress: \(error)", transient: true))
+            return .failed(HaulError(.database, "could not record progress: \(error)", transient: true))
         }
     }
 }
