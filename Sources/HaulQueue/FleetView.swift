@@ -81,43 +81,13 @@ public struct FleetView {
         }
     }
 
-    /// A worker process as its heartbeats describe it (the rows of `haul workers`).
-    public struct WorkerInfo: Sendable {
-        public let id: String
-        public let host: String
-        public let pid: Int
-        public let roles: String
-        public let version: String
-        public let startedAt: String
-        /// Seconds since its last heartbeat.
-        public let silentFor: Double
-        public let stopped: Bool
-        /// Segments it holds now.
-        public let segmentsHeld: Int
-        /// Bytes per second between its last two heartbeats.
-        public let rate: Double
-        /// `alive`, `dead` (silent for more than `deadAfter` seconds) or `stopped`.
-        public var state: String { stopped ? "stopped" : silentFor > FleetView.deadAfter ? "dead" : "alive" }
-    }
-
-    /// Seconds of silence after which a worker is shown as dead (as `haul workers` does).
-    public static let deadAfter = 30.0
+    /// A worker process as its heartbeats describe it: the rows of `haul workers`, from the
+    /// one definition in `WorkerRegistry`.
+    public typealias WorkerInfo = WorkerRegistry.Entry
 
     /// Workers in start order; stopped ones only with `includeStopped`.
     public func workers(includeStopped: Bool) throws -> [WorkerInfo] {
-        try db.query(
-            """
-            SELECT w.id, w.host, w.pid, w.roles, w.version, w.started_at::text AS started_at,
-                   extract(epoch FROM now() - w.heartbeat_at)::float8 AS silent, w.stopped_at IS NOT NULL AS stopped, w.rate,
-                   (SELECT count(*) FROM segments s WHERE s.worker_id = w.id AND s.state = 'running') AS held
-            FROM workers w WHERE $1 OR w.stopped_at IS NULL ORDER BY w.started_at
-            """, [includeStopped]
-        ).rows.map {
-            WorkerInfo(
-                id: try $0.string("id"), host: try $0.string("host"), pid: try $0.int("pid"), roles: try $0.string("roles"),
-                version: try $0.string("version"), startedAt: try $0.string("started_at"), silentFor: try $0.optionalDouble("silent") ?? 0,
-                stopped: try $0.bool("stopped"), segmentsHeld: try $0.int("held"), rate: try $0.optionalDouble("rate") ?? 0)
-        }
+        try WorkerRegistry(db).list(includeStopped: includeStopped)
     }
 
     /// A batch's counts, for the batch list.
