@@ -111,7 +111,7 @@ struct SafetyTests {
         #expect(try OriginURL.validate("HTTPS://Example.com:8443/a%20b.iso?x=1") == "HTTPS://Example.com:8443/a%20b.iso?x=1")
         #expect(OriginURL.lastPathSegment("https://h/dir/a%20b.iso?x=1") == "a b.iso")
         #expect(OriginURL.lastPathSegment("https://h/") == nil)
-        // Decoded exactly once (issue 16): never `pctA.bin`, never `b.bin`.
+        // Decoded exactly once: never `pctA.bin`, never `b.bin`.
         #expect(OriginURL.lastPathSegment("https://h/d/pct%2541.bin") == "pct%41.bin")
         #expect(OriginURL.lastPathSegment("https://h/d/a%252Fb.bin") == "a%2Fb.bin")
         #expect(OriginURL.lastPathSegment("https://h/d/a%2Fb.bin") == "a/b.bin")

@@ -2,7 +2,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// Issue 11, item 7: with `--deny-private-addresses`, a worker connects to no loopback,
+/// With `--deny-private-addresses`, a worker connects to no loopback,
 /// link-local or private address, also when a redirect leads there.
 ///
 /// Every origin of the suite is on loopback, so the "outside" origin listens on 127.0.0.2 and

@@ -2,7 +2,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// Issue 15: the embedded server lingers after the last command, is reused by the next one,
+/// The embedded server lingers after the last command, is reused by the next one,
 /// and stops by itself when the linger is over.
 @Suite("embedded server linger")
 struct EmbeddedLingerTests {

@@ -6,7 +6,7 @@ import HaulQueue
 import Synchronization
 import Testing
 
-/// Issue 15: the per-host slot counters (`origin_hosts.busy`) that the one-statement claim
+/// The per-host slot counters (`origin_hosts.busy`) that the one-statement claim
 /// reads. Many threads drive HaulQueue's own claim, release and planning paths against the
 /// real database while a watcher checks, in one snapshot at a time, that every host's counter
 /// equals its running segments plus its slot-holding probes, and that no host is over its limit.

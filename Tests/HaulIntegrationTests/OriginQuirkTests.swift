@@ -2,7 +2,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// Issue 16, "Origins": what real origins do that the happy path does not, each against the
+/// What real origins do that the happy path does not, each against the
 /// fault origin (Faults/origin.py) set up to behave like the server that does it.
 @Suite("origins: quirks of real servers")
 struct OriginQuirkTests {

@@ -2,7 +2,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// Issue 11, item 2: an origin cannot crash a worker or loop the fleet with what it announces.
+/// An origin cannot crash a worker or loop the fleet with what it announces.
 @Suite("security: plan limits")
 struct PlanLimitTests {
     /// `haul ARGS` under an address-space limit, so that a regression that tries to plan

@@ -2,7 +2,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// Issue 11, item 5: secrets stay with their origin across redirects, and https is not
+/// Secrets stay with their origin across redirects, and https is not
 /// silently downgraded to http.
 @Suite("security: redirects")
 struct RedirectSecretTests {

@@ -2,7 +2,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// Issue 11, item 7: the KEDA scaler's database role (deploy/postgres/scaler-role.sql) can run
+/// The KEDA scaler's database role (deploy/postgres/scaler-role.sql) can run
 /// the ScaledObject's two queries and nothing else.
 @Suite("security: KEDA scaler role")
 struct ScalerRoleTests {
