@@ -42,6 +42,10 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     /// For `haul get` without `--force`: a name taken from the origin never replaces an existing file.
     public var keepExisting: Bool?
 
+    /// `haul get -N`: fetch only when the origin's copy is newer than the file already there
+    /// (compared by its modification time when no earlier transfer recorded validators).
+    public var timestamping: Bool?
+
     /// No options set.
     public init() {}
 
@@ -51,7 +55,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
         case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
         case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", allowDowngrade = "allow_downgrade",
         uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
-        case keepExisting = "keep_existing"
+        case keepExisting = "keep_existing", timestamping
     }
 
     /// The options as the JSON text stored in the database.

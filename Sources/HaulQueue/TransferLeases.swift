@@ -235,6 +235,13 @@ public struct TransferLeases {
         public let etag: String?
         public let lastModified: String?
         public let size: Int64
+
+        /// A version known by its validators and size.
+        public init(etag: String?, lastModified: String?, size: Int64) {
+            self.etag = etag
+            self.lastModified = lastModified
+            self.size = size
+        }
     }
 
     /// The newest earlier done transfer of the same URL into the same place, for a conditional

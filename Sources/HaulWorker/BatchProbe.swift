@@ -29,7 +29,7 @@ struct BatchProbe: LaneRole {
         let probes = claims.map { claim in
             Probe(
                 claim: claim, root: config.storage,
-                previous: previous[claim.info.id].flatMap { Planner.fileOnStorage(claim.info, config: config) == $0.size ? $0 : nil })
+                previous: ConditionalProbe.baseline(recorded: previous[claim.info.id], info: claim.info, config: config))
         }
         var leasesRenewed = Date()
         lane.multi.run(
@@ -190,7 +190,7 @@ private final class Probe {
     private func accept(_ head: ResponseHead) throws {
         let info = claim.info
         let outcome = try ProbeOutcome.classify(head, requestedLast: info.segmentSize - 1, url: info.url)
-        if outcome == .notModified {
+        if outcome == .notModified || ConditionalProbe.notNewer(head, than: previous, info: info) {
             let kept = try ConditionalProbe.unchanged(head, previous: info.dest == nil ? nil : previous)
             plan = TransferLeases.Plan(
                 dest: info.dest ?? "", host: OriginURL.hostKey(info.url), size: kept.size, etag: kept.etag,

@@ -1,3 +1,4 @@
+import Foundation
 import HaulCore
 import HaulHTTP
 import HaulQueue
@@ -5,6 +6,60 @@ import HaulQueue
 /// An incremental re-mirror's probe, shared by the lone planner and the batch probe: the
 /// request asks only for a version newer than the one on storage, and a `304` keeps it.
 enum ConditionalProbe {
+    /// The version to ask against: the one an earlier transfer recorded, if its file is still on
+    /// storage at that size; for `haul get -N`, the file on storage as it is now (its size, and
+    /// its modification time as `If-Modified-Since`, as `wget -N` compares).
+    static func baseline(recorded: TransferLeases.PreviousVersion?, info: TransferInfo, config: WorkerConfig) -> TransferLeases.PreviousVersion? {
+        let onStorage = Planner.fileOnStorage(info, config: config)
+        guard info.options.timestamping == true else { return onStorage == recorded?.size ? recorded : nil }
+        // -N compares with the file as it is now, whoever wrote it.
+        guard let size = onStorage, config.objectStore == nil, let dest = info.dest else { return nil }
+        var attributes = stat()
+        guard stat(config.storage.path + "/" + dest, &attributes) == 0 else { return nil }
+        return TransferLeases.PreviousVersion(etag: nil, lastModified: httpDate(attributes.st_mtim.tv_sec), size: size)
+    }
+
+    /// `seconds` since the epoch as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    static func httpDate(_ seconds: Int) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        return String(
+            format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", days[Int(parts.tm_wday)], parts.tm_mday, months[Int(parts.tm_mon)], Int(parts.tm_year) + 1900,
+            parts.tm_hour, parts.tm_min, parts.tm_sec)
+    }
+
+    /// `haul get -N` against a file on storage: whether the origin's copy, whatever it answered
+    /// (origins such as nginx answer `If-Modified-Since` with a 304 only for the exact time), is
+    /// no newer than that file. The probe's body is then dropped, as a 304 would be.
+    static func notNewer(_ head: ResponseHead, than previous: TransferLeases.PreviousVersion?, info: TransferInfo) -> Bool {
+        guard info.options.timestamping == true, let previous, previous.etag == nil, (200..<300).contains(head.status),
+            let origin = head["last-modified"].flatMap(parseHTTPDate), let local = previous.lastModified.flatMap(parseHTTPDate)
+        else { return false }
+        return origin <= local
+    }
+
+    /// Seconds since the epoch of an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`), if it is one.
+    static func parseHTTPDate(_ text: String) -> Int? {
+        let words = text.split(separator: " ")
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard words.count == 6, words[5] == "GMT", let day = Int32(words[1]), let month = months.firstIndex(of: String(words[2])),
+            let year = Int32(words[3])
+        else { return nil }
+        let clock = words[4].split(separator: ":").compactMap { Int32($0) }
+        guard clock.count == 3 else { return nil }
+        var parts = tm()
+        parts.tm_year = year - 1900
+        parts.tm_mon = Int32(month)
+        parts.tm_mday = day
+        parts.tm_hour = clock[0]
+        parts.tm_min = clock[1]
+        parts.tm_sec = clock[2]
+        return timegm(&parts)
+    }
+
     /// Adds `If-None-Match` / `If-Modified-Since` for the version an earlier transfer left.
     static func ask(_ request: inout FetchRequest, ifChangedSince previous: TransferLeases.PreviousVersion?) {
         if let etag = previous?.etag { request.headerLines.append("If-None-Match: \(etag)") }
@@ -19,6 +74,8 @@ enum ConditionalProbe {
         guard let previous else {
             throw HaulError(.originStatus, "origin answered 304 Not Modified to an unconditional request", transient: true)
         }
+        // A file kept by -N is not the origin's: it keeps no validators of the origin's copy.
+        guard previous.etag != nil || head.status == 304 else { return (previous.size, nil, previous.lastModified) }
         return (previous.size, head.etag ?? previous.etag, head["last-modified"] ?? previous.lastModified)
     }
 }

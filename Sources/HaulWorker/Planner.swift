@@ -35,8 +35,8 @@ struct Planner: LaneRole {
         let requestedLast = ObjectPlanning.firstSegment(info, store: config.objectStore) - 1
         var result: TransferLeases.PlanResult?
         var failure: Error?
-        let previous = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersion(of: claim) }
-            .flatMap { earlier in Self.fileOnStorage(info, config: config) == earlier.size ? earlier : nil }
+        let recorded = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersion(of: claim) }
+        let previous = ConditionalProbe.baseline(recorded: recorded, info: info, config: config)
         var request = shared.request(for: info, first: 0, last: requestedLast, capBody: true)
         request.maxBytesPerSecond = config.connectionRate
         ConditionalProbe.ask(&request, ifChangedSince: previous)
@@ -46,7 +46,7 @@ struct Planner: LaneRole {
                 request,
                 onHead: { head in
                     let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: info.url)
-                    if outcome == .notModified {
+                    if outcome == .notModified || ConditionalProbe.notNewer(head, than: previous, info: info) {
                         let kept = try ConditionalProbe.unchanged(head, previous: previous)
                         unchanged = try database.run { conn in
                             try TransferLeases(conn, workerID: config.workerID).finishUnchanged(

@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulHTTP
 import HaulQueue
 import HaulStorage
 import HaulWorker
@@ -22,6 +23,9 @@ enum GetCommand: Command {
                                 - writes the file to standard output; s3://BUCKET/KEY stores
                                 an object (see README)
           --force               overwrite a file haul did not write (refused otherwise)
+          -N, --timestamping    download only when the origin's copy is newer than the file
+                                already there (its recorded validators, else its mtime, as
+                                wget -N); a newer copy replaces it
           -i, --input-file FILE more URLs, one a line ('#' comments; - for stdin), as wget -i
                                 and aria2c -i; with several URLs, -o must be a directory
           -x, --connections N   segments downloaded at once (default 4)
@@ -45,8 +49,8 @@ enum GetCommand: Command {
         let arguments = try Arguments(
             words,
             options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease", "--input-file", "--proxy", "--limit-rate"]),
-            flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json", "--force"]),
-            short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file"])
+            flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json", "--force", "--timestamping"]),
+            short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file", "N": "--timestamping"])
         let urls = try arguments.positionals + inputURLs(arguments.value("--input-file"))
         guard !urls.isEmpty else { throw HaulError.usage("missing URL", hint: "haul get URL... or haul get -i FILE") }
         let toStandardOutput = arguments.value("--output") == "-"
@@ -60,11 +64,17 @@ enum GetCommand: Command {
         guard urls.count == 1 || dest == nil else {
             throw HaulError.usage("-o names one file but there are \(urls.count) URLs", hint: "give -o a directory (ending in /) to keep the origins' names")
         }
-        let force = arguments.has("--force")
+        let timestamping = arguments.has("--timestamping")
+        if timestamping && (toStandardOutput || object != nil) {
+            throw HaulError.usage("-N compares with a file on this machine", hint: "give -o a local path, or drop -N")
+        }
+        // -N replaces an older file, as wget -N does: it is the point of asking.
+        let force = arguments.has("--force") || timestamping
         // Every URL and flag is checked before anything is written.
         let requests = try urls.map { url in
-            var request = try TransferFlags.build(url: url, dest: dest, arguments)
+            var request = try TransferFlags.build(url: url, dest: timestamping ? try dest ?? Self.nameFromURL(url) : dest, arguments)
             request.options.keepExisting = force ? nil : true
+            request.options.timestamping = timestamping ? true : nil
             return request
         }
         if let proxy = arguments.value("--proxy") { try useProxy(proxy) }
@@ -87,7 +97,7 @@ enum GetCommand: Command {
         let store = TransferStore(session.connection)
         var ids: [Int64] = []
         for var request in requests {
-            let localTarget = object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (dest ?? "")
+            let localTarget = object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (request.dest ?? "")
             request.options.localTarget = localTarget
             if let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget), !ids.contains(earlier) {
                 try store.revise(earlier, to: request)
@@ -113,6 +123,16 @@ enum GetCommand: Command {
             ids, store: store, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
         if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
         return status
+    }
+
+    /// The name `-N` compares with when `-o` names no file: the URL's last path segment, as
+    /// `wget -N` takes it (the origin's `Content-Disposition` is not known before asking).
+    static func nameFromURL(_ url: String) throws -> String {
+        // The same name the planner gives a file named from its URL.
+        guard let name = OriginURL.lastPathSegment(url).flatMap(ContentDisposition.sanitize), !name.isEmpty else {
+            throw HaulError.usage("-N needs a file to compare with, and \(Redaction.url(url)) names none", hint: "give -o FILE")
+        }
+        return try SafePath.validate(name, what: "the URL's file name")
     }
 
     /// The URLs of `-i FILE` (`-` for stdin): one a line, blank lines and `#` comments skipped.

@@ -1,0 +1,47 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// `haul get -N`, as `wget -N`: a file already there is fetched again only when the origin's
+/// copy is newer, judged by its modification time when no earlier transfer recorded validators.
+@Suite("get -N (timestamping)")
+struct TimestampingTests {
+    /// Sets a file's modification time to `seconds` since the epoch.
+    static func setModified(_ path: String, _ seconds: Int) throws {
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: TimeInterval(seconds))], ofItemAtPath: path)
+    }
+
+    @Test("a file newer than the origin's is kept untouched (nginx answers 200 to a non-exact If-Modified-Since); an older one is replaced")
+    func newerKeptOlderReplaced() throws {
+        let database = try TestDatabase()
+        let directory = Harness.temporaryDirectory("timestamping")
+        let served = try Origin.file("cli/stamp-\(UUID().uuidString.prefix(6)).bin", size: 300_000)
+        let local = directory + "/" + URL(fileURLWithPath: served.path).lastPathComponent
+        try Data("mine, and newer than the origin's\n".utf8).write(to: URL(fileURLWithPath: local))
+        // The origin's file was written just now; a local copy from the future is newer.
+        try Self.setModified(local, Int(Date().timeIntervalSince1970) + 3600)
+
+        let refused = try Run.haul(["get", Harness.origin + served.path], database: database.url, directory: directory)
+        #expect(refused.status == 2, "without -N or --force a file haul did not write stays: \(refused.stderr)")
+
+        let kept = try Run.haul(["get", "-N", Harness.origin + served.path], database: database.url, directory: directory)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(try String(contentsOfFile: local, encoding: .utf8) == "mine, and newer than the origin's\n", "the newer file is untouched")
+        #expect(Origin.requests(for: served.path).count >= 1, "the origin was asked")
+
+        try Self.setModified(local, 946_684_800)  // 2000-01-01: older than the origin's copy
+        let replaced = try Run.haul(["get", "--timestamping", Harness.origin + served.path], database: database.url, directory: directory)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(Origin.sha256(file: local) == served.sha256, "the older file was replaced by the origin's")
+    }
+
+    @Test("-N with nothing to compare with is refused before anything is written")
+    func refusals() throws {
+        let database = try TestDatabase()
+        let noName = try Run.haul(["get", "-N", Harness.origin + "/"], database: database.url)
+        #expect(noName.status == 2 && noName.stderr.contains("-o FILE"), "\(noName.stderr)")
+        let toStdout = try Run.haul(["get", "-N", Harness.origin + "/x.bin", "-o", "-"], database: database.url)
+        #expect(toStdout.status == 2, "\(toStdout.stderr)")
+        #expect(try database.scalar("SELECT count(*) FROM transfers") == "0")
+    }
+}
