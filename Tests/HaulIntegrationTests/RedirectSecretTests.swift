@@ -61,14 +61,14 @@ struct RedirectSecretTests {
         let cluster = try Cluster("upload-tls")
         let file = try Origin.file("security/upload-tls.bin", size: 100_000)
         // nginx's TLS server (the test CA's certificate) answers any POST with 405: reaching it
-        // means TLS was accepted, failing with "tls" means it was verified and refused.
+        // means TLS was accepted, failing with "tls-verify" means it was verified and refused (the code downloads use too).
         let target = Harness.originTLS + "/upload"
         let base = ["--segment-size", "64KiB", "--insecure", "--upload-to", target]
         let unverified = try cluster.enqueue(Harness.origin + file.path, ["--dest", "a.bin"] + base)
         let trusted = try cluster.enqueue(Harness.origin + file.path, ["--dest", "b.bin", "--upload-ca-cert", Harness.testCA] + base)
         try cluster.startWorker()
         #expect(try cluster.waitFinal([unverified, trusted]) == ["failed", "failed"])
-        #expect(try cluster.database.scalar("SELECT error_code FROM transfers WHERE id = \(unverified)") == "tls")
+        #expect(try cluster.database.scalar("SELECT error_code FROM transfers WHERE id = \(unverified)") == "tls-verify")
         #expect(try cluster.database.scalar("SELECT error_code FROM transfers WHERE id = \(trusted)") == "upload-rejected")
     }
 }
