@@ -1,10 +1,6 @@
 import HaulCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// The error kinds the archive module throws.
 extension HaulError.Code {

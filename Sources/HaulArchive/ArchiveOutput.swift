@@ -1,10 +1,6 @@
 import HaulCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// The archive file being written, through a 1 MiB buffer; owned by the writing thread.
 final class ArchiveOutput {

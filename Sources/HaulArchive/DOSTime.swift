@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// MS-DOS date and time fields, which zip headers carry in local time with two-second resolution.
 enum DOSTime {

@@ -1,11 +1,7 @@
 import CZlib
 import HaulCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// Deflated entry data waiting to be appended to the archive: in memory while small, else in an unlinked
 /// temporary file next to the archive. Ownership passes from the compressing thread to the writing thread.

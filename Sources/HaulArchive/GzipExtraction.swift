@@ -1,10 +1,6 @@
 import HaulCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// Extracts a single gzip file (all members concatenated) as one file inside the staging directory.
 enum GzipExtraction {

@@ -1,11 +1,7 @@
 import CLinux
 import HaulCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// Creates symlinks after everything else, each only once its target, resolved on disk, stays inside the root.
 enum SymlinkGuard {

@@ -1,10 +1,6 @@
 import HaulCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 extension TarExtraction {
     /// Writes a GNU sparse entry as the real file: each stored chunk at its offset, holes left as

@@ -1,10 +1,6 @@
 import HaulCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// Streams a tar archive (ustar, pax, GNU long names, GNU sparse files) into a staging directory in one pass.
 ///

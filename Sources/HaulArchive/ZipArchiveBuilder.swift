@@ -1,10 +1,6 @@
 import HaulCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// Appends entries in order to an `ArchiveOutput` while worker threads deflate the next files ahead.
 struct ZipArchiveBuilder {

@@ -2,11 +2,7 @@ import Dispatch
 import HaulCore
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// Writes a validated zip catalog into a staging directory: directories first, then files on parallel
 /// threads (largest first), then symlinks one by one after checking where they resolve.

@@ -1,10 +1,6 @@
 import HaulCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// How `ZipWriter` compresses file data.
 public struct ZipWriteOptions: Sendable, Equatable {

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// File modes that honour the process's umask, as `cp`, `tar` and `curl` do.
 public enum FileMode {

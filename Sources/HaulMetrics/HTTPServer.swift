@@ -2,11 +2,7 @@ import CMicroHTTPD
 import HaulCore
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// One HTTP request as the embedded server hands it to its handler, complete with its body.
 public struct HTTPRequest: Sendable {

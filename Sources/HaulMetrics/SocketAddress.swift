@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// `struct sockaddr_in` / `sockaddr_in6` for a `MetricsAddress`, and the bind probe that
 /// explains why libmicrohttpd could not listen.
@@ -32,11 +28,7 @@ enum SocketAddress {
     /// Binds and closes a TCP socket on `address`; returns the errno of the step that
     /// failed, or nil when binding works.
     static func probeBind(_ address: MetricsAddress) -> Int32? {
-        #if canImport(Glibc)
-            let stream = Int32(SOCK_STREAM.rawValue)
-        #else
-            let stream = SOCK_STREAM
-        #endif
+        let stream = Int32(SOCK_STREAM.rawValue)
         let fd = socket(address.family == .ipv6 ? AF_INET6 : AF_INET, stream, 0)
         guard fd >= 0 else { return errno }
         defer { close(fd) }
