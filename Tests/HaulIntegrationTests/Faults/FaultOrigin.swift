@@ -13,20 +13,7 @@ final class FaultOrigin: @unchecked Sendable {
     var base: String { "http://127.0.0.1:\(port)" }
 
     init() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("origin.py").path
-        let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/python3"
-        let child = try Child(python, ["-u", script], environment: [:])
-        var found = 0
-        Harness.waitUntil(timeout: 15) {
-            if let line = child.stdout.split(separator: "\n").first, line.hasPrefix("PORT "), let value = Int(line.dropFirst(5)) { found = value }
-            return found > 0 || !child.isRunning
-        }
-        guard found > 0 else {
-            child.signal(SIGKILL)
-            throw TestFailure("the fault origin did not start: \(child.stderr)")
-        }
-        self.child = child
-        self.port = found
+        (child, port) = try ScriptOrigin.start("origin.py", [], what: "fault origin")
     }
 
     deinit {

@@ -14,21 +14,8 @@ final class HostileOrigin: @unchecked Sendable {
     var base: String { "http://\(address):\(port)" }
 
     init(address: String = "127.0.0.1") throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("hostile_origin.py").path
-        let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/python3"
-        let child = try Child(python, ["-u", script, address], environment: [:])
-        var found = 0
-        Harness.waitUntil(timeout: 15) {
-            if let line = child.stdout.split(separator: "\n").first, line.hasPrefix("PORT "), let value = Int(line.dropFirst(5)) { found = value }
-            return found > 0 || !child.isRunning
-        }
-        guard found > 0 else {
-            child.signal(SIGKILL)
-            throw TestFailure("the hostile origin did not start: \(child.stderr)")
-        }
-        self.child = child
+        (child, port) = try ScriptOrigin.start("hostile_origin.py", [address], what: "hostile origin")
         self.address = address
-        self.port = found
     }
 
     deinit {
