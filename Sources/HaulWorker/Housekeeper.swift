@@ -123,12 +123,15 @@ final class Listener {
                     connection = conn
                     shared.wakeup.signal()
                 }
-                if try !(connection?.waitForNotifications(timeout: 0.5).isEmpty ?? true) {
+                // A short wait: the worker joins this thread when it stops, and a stopping
+                // `haul get` should not sit out a long poll before it exits.
+                if try !(connection?.waitForNotifications(timeout: 0.1).isEmpty ?? true) {
                     shared.wakeup.signal()
                 }
             } catch {
                 connection = nil
-                Thread.sleep(forTimeInterval: 1)
+                // Reconnect after a second, unless the worker stops meanwhile.
+                for _ in 0..<10 where !shared.isStopping() { Thread.sleep(forTimeInterval: 0.1) }
             }
         }
     }
