@@ -98,11 +98,11 @@ CONF
 stop_leftovers() {
   local pids
   pids=$(pgrep -f -- "$work/" || true)
-  [[ -z $pids ]] && return
+  [[ -z $pids ]] && return 0
   kill $pids 2>/dev/null || true
   sleep 1
   pids=$(pgrep -f -- "$work/" || true)
-  [[ -n $pids ]] && kill -9 $pids 2>/dev/null || true
+  if [[ -n $pids ]]; then kill -9 $pids 2>/dev/null || true; fi
 }
 
 # SeaweedFS: the S3 gateway on $s3_port; master, volume and filer (and their gRPC ports, which
