@@ -16,7 +16,13 @@ public final class PartStream: @unchecked Sendable {
     public private(set) var bytesWritten: Int64 = 0
 
     /// Starts part `number` of `uploadID` for `key`, of exactly `length` bytes.
-    public init(client: S3Client, bucket: String, key: String, uploadID: String, number: Int, length: Int64) throws {
+    public convenience init(client: S3Client, bucket: String, key: String, uploadID: String, number: Int, length: Int64) throws {
+        try self.init { feed in try client.uploadPart(bucket: bucket, key: key, uploadID: uploadID, number: number, length: length, feed: feed) }
+    }
+
+    /// Starts `request` on its own thread; it reads the body from the feed it is given and
+    /// returns the ETag of what it stored.
+    public init(sending request: @escaping @Sendable (ByteFeed) throws -> String) throws {
         var fds: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             throw HaulError(.`internal`, "cannot create a socket pair: \(String(cString: strerror(errno)))", transient: true)
@@ -29,7 +35,7 @@ public final class PartStream: @unchecked Sendable {
         let thread = Thread { [self, feed, readEnd] in
             let outcome: Result<String, HaulError>
             do {
-                outcome = .success(try client.uploadPart(bucket: bucket, key: key, uploadID: uploadID, number: number, length: length, feed: feed))
+                outcome = .success(try request(feed))
             } catch let error as HaulError {
                 outcome = .failure(error)
             } catch {

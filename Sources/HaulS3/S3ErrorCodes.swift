@@ -12,6 +12,8 @@ extension HaulError.Code {
     public static let s3NoBucket: Self = "s3-no-bucket"
     /// The multipart upload is gone (completed, aborted or expired).
     public static let s3NoUpload: Self = "s3-no-upload"
+    /// A `PutObject` found the object changed since it looked (412): another writer stored it meanwhile.
+    public static let s3ObjectChanged: Self = "s3-object-changed"
     /// A part the completion names is missing from the upload.
     public static let s3PartMissing: Self = "s3-part-missing"
     /// The bucket lives in another region than the one signed for.

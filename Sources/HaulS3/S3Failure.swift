@@ -32,6 +32,14 @@ public enum S3Failure {
                 hint: "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the key's permissions on bucket '\(bucket)'")
         case (500...599, _), (_, "SlowDown"), (_, "InternalError"), (_, "RequestTimeout"), (_, "ServiceUnavailable"):
             return HaulError(.s3Unavailable, "cannot \(doing): \(endpoint) answered \(said)", hint: "it will be retried", transient: true)
+        case (412, _), (_, "PreconditionFailed"):
+            return HaulError(
+                .s3ObjectChanged, "cannot \(doing): the object changed while it was being written (\(said))",
+                hint: "another writer stored it meanwhile; it will be retried", transient: true)
+        case (_, "BadDigest"), (_, "XAmzContentChecksumMismatch"), (_, "InvalidDigest"):
+            return HaulError(
+                .checksumMismatch, "checksum mismatch: \(endpoint) refused the bytes for \(doing.replacingOccurrences(of: "put ", with: "")) (\(said))",
+                hint: "check the published digest")
         case (_, "NoSuchUpload"):
             return HaulError(.s3NoUpload, "cannot \(doing): the multipart upload is gone (\(said))", hint: "the transfer starts its upload over")
         default:

@@ -1,0 +1,71 @@
+import Foundation
+import HaulCore
+
+/// What a `PutObject` expects to find under its key, so that it never replaces an object that
+/// someone else wrote meanwhile: the store answers 412 instead (`If-Match` / `If-None-Match`).
+public enum S3Precondition: Sendable, Equatable {
+    /// No object may be there (`If-None-Match: *`).
+    case absent
+    /// The object must still have this ETag (`If-Match`).
+    case etag(String)
+
+    /// The header line that states it.
+    var header: String {
+        switch self {
+        case .absent: "If-None-Match: *"
+        case .etag(let etag): "If-Match: \(etag)"
+        }
+    }
+}
+
+extension S3Client {
+    /// The precondition describing object `key` as it is now (`HeadObject`), retried like the other lookups.
+    public func currentState(bucket: String, key: String) throws -> S3Precondition {
+        let request = S3Request("HEAD", config: config, bucket: bucket, key: key)
+        let doing = "look up s3://\(bucket)/\(key)"
+        var attempt = 0
+        while true {
+            attempt += 1
+            let response = try send(request)
+            if response.status == 404 { return .absent }
+            if let error = failure(response, doing: doing, bucket: bucket) {
+                guard error.isTransient, attempt < 5 else { throw error }
+                usleep(200_000 * UInt32(attempt))
+                continue
+            }
+            guard let etag = response.headers["etag"], !etag.isEmpty else {
+                throw HaulError(.s3, "cannot \(doing): the answer had no ETag", transient: true)
+            }
+            return .etag(etag)
+        }
+    }
+
+    /// Puts `length` bytes read from `feed` as object `key` in one request, only if the object is
+    /// still as `precondition` says (412 fails with `s3-object-changed`). `sha256`, the expected
+    /// digest of the bytes, makes the store refuse a body that does not match it, so a wrong
+    /// object never appears. Not retried here (the bytes are gone). - Returns: the object's ETag.
+    public func putObject(
+        bucket: String, key: String, length: Int64, feed: ByteFeed, precondition: S3Precondition?, sha256: [UInt8]? = nil
+    ) throws -> String {
+        var headers = ["Content-Type: application/octet-stream"]
+        if let precondition { headers.append(precondition.header) }
+        if let sha256 { headers.append("x-amz-checksum-sha256: \(Data(sha256).base64EncodedString())") }
+        let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: headers)
+        let doing = "put s3://\(bucket)/\(key)"
+        let response = try send(request, body: .stream(feed, length: length))
+        if let error = failure(response, doing: doing, bucket: bucket) { throw error }
+        return response.headers["etag"] ?? ""
+    }
+}
+
+extension PartStream {
+    /// Starts a `PutObject` of `key`, exactly `length` bytes, that first looks the object up and
+    /// then puts only if it did not change meanwhile (see `S3Precondition`). `sha256`: the expected
+    /// digest of the whole body, checked by the store.
+    public static func putObject(client: S3Client, bucket: String, key: String, length: Int64, sha256: [UInt8]? = nil) throws -> PartStream {
+        try PartStream { feed in
+            let now = try client.currentState(bucket: bucket, key: key)
+            return try client.putObject(bucket: bucket, key: key, length: length, feed: feed, precondition: now, sha256: sha256)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import HaulCore
+import HaulS3
+import Testing
+
+/// `PutObject` against the test SeaweedFS (started by `scripts/test-services.sh`).
+@Suite("S3 PutObject against a real server")
+struct S3PutTests {
+    let client: S3Client
+    let bucket = "haul-put-\(UUID().uuidString.prefix(8).lowercased())"
+
+    init() throws {
+        let env = ProcessInfo.processInfo.environment
+        let endpoint = try #require(env["HAUL_TEST_S3_ENDPOINT"], "run under bin/test (it starts SeaweedFS)")
+        let credentials = S3Credentials(accessKeyID: env["HAUL_TEST_S3_KEY"] ?? "", secretAccessKey: env["HAUL_TEST_S3_SECRET"] ?? "")
+        client = S3Client(config: S3Config(endpoint: endpoint, region: "us-east-1", credentials: credentials))
+        let made = try client.send(S3Request("PUT", config: client.config, bucket: bucket))
+        try #require(made.status == 200, "create bucket: HTTP \(made.status)")
+    }
+
+    private func read(_ key: String) throws -> Data {
+        var data = Data()
+        try client.readObject(bucket: bucket, key: key) { bytes in
+            data.append(contentsOf: bytes)
+            return true
+        }
+        return data
+    }
+
+    @Test("a streamed PutObject whose object was replaced after it started fails (412) and leaves the newer object")
+    func supersededWhileStreaming() throws {
+        let body = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let stream = try PartStream.putObject(client: client, bucket: bucket, key: "k", length: Int64(body.count))
+        // More than a socket pair buffers: once this returns, the request has looked the object up and is sending.
+        try body.prefix(body.count - 1).withUnsafeBytes { bytes in try stream.write(bytes) { true } }
+        let newer = Data("newer".utf8)
+        _ = try client.putObject(bucket: bucket, key: "k", length: Int64(newer.count), feed: pipeFeed(newer), precondition: nil)
+        try body.suffix(1).withUnsafeBytes { bytes in try stream.write(bytes) { true } }
+        #expect {
+            _ = try stream.finish {}
+        } throws: { error in
+            (error as? HaulError)?.code == .s3ObjectChanged && (error as? HaulError)?.isTransient == true
+        }
+        #expect(try read("k") == newer)
+        // With nothing in the way, the same stream shape stores the object.
+        let again = try PartStream.putObject(client: client, bucket: bucket, key: "k", length: Int64(body.count))
+        try body.withUnsafeBytes { bytes in try again.write(bytes) { true } }
+        #expect(try !again.finish {}.isEmpty)
+        #expect(try read("k") == body)
+    }
+
+    @Test("a PutObject carrying the expected sha256 is refused when the bytes differ; nothing is stored")
+    func checksumRefused() throws {
+        let body = Data("some bytes".utf8)
+        let wrong = [UInt8](repeating: 7, count: 32)
+        #expect {
+            try client.putObject(bucket: bucket, key: "c", length: Int64(body.count), feed: pipeFeed(body), precondition: .absent, sha256: wrong)
+        } throws: { error in
+            (error as? HaulError)?.code == .checksumMismatch
+        }
+        #expect(try client.objectSize(bucket: bucket, key: "c") == nil)
+    }
+
+    /// A feed that reads `data` from a pipe (small enough for the pipe's buffer).
+    private func pipeFeed(_ data: Data) throws -> ByteFeed {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        _ = data.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+        close(fds[1])
+        return ByteFeed(fd: fds[0])
+    }
+}
