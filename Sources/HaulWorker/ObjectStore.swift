@@ -90,16 +90,35 @@ public struct ObjectStore: Sendable {
     }
 }
 
-/// Opening a segment's part upload (S3 storage).
+/// Opening a segment's upload (S3 storage): a part of the transfer's multipart upload, or the
+/// whole object in one `PutObject` for a file below the part minimum.
 enum ObjectPart {
-    /// Starts the `UploadPart` of `segment`: part number `index + 1`, its whole length.
+    /// Starts the `UploadPart` of `segment` (part number `index + 1`, its whole length), or the
+    /// `PutObject` of a single-request file. A `PutObject` is conditional on the object as it is
+    /// when the request starts, and carries the expected sha256 when there is one.
     static func open(_ segment: ClaimedSegment, dest: String, store: ObjectStore) throws -> PartStream {
+        let key = try store.key(for: dest)
+        if segment.transfer.objectUploadID == nil, segment.index == 0, let length = segment.length, ObjectPlanning.isSingleRequest(size: segment.transfer.size) {
+            return try PartStream.putObject(
+                client: store.client, bucket: store.location.bucket, key: key, length: length, sha256: expectedSHA256(segment.transfer))
+        }
         guard let uploadID = segment.transfer.objectUploadID, let length = segment.length else {
             throw HaulError(.s3NoUpload, "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
                             hint: "was it planned by a worker on other storage? run 'haul retry \(segment.transferID)'")
         }
-        return try PartStream(
-            client: store.client, bucket: store.location.bucket, key: try store.key(for: dest), uploadID: uploadID, number: segment.index + 1, length: length)
+        return try PartStream(client: store.client, bucket: store.location.bucket, key: key, uploadID: uploadID, number: segment.index + 1, length: length)
+    }
+
+    /// The expected digest's bytes when it is a sha256 (the one digest S3 checks on a `PutObject`).
+    static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? {
+        guard let text = info.expectedDigest, let expected = try? Checksum(parsing: text), expected.algorithm == .sha256 else { return nil }
+        var bytes: [UInt8] = []
+        var hex = expected.hex.utf8.makeIterator()
+        while let high = hex.next(), let low = hex.next() {
+            guard let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(value)
+        }
+        return bytes.count == 32 ? bytes : nil
     }
 }
 
@@ -110,6 +129,13 @@ enum ObjectPlanning {
         store == nil ? info.segmentSize : min(max(info.segmentSize, S3PartRules.minimumPart), S3PartRules.maximumPart)
     }
 
+    /// Whether a file of `size` bytes is stored with one `PutObject` instead of a multipart
+    /// upload: a known size below S3's part minimum (an empty file is put by the finalizer).
+    static func isSingleRequest(size: Int64?) -> Bool {
+        guard let size else { return false }
+        return size > 0 && size < S3PartRules.minimumPart
+    }
+
     /// `plan` cut into valid S3 parts (unchanged on POSIX storage).
     static func fit(_ plan: TransferLeases.Plan, info: TransferInfo, store: ObjectStore?) throws -> TransferLeases.Plan {
         guard store != nil else { return plan }
@@ -118,13 +144,14 @@ enum ObjectPlanning {
 
     /// Opens the transfer's multipart upload and records it under the planning lease, aborting
     /// the one an earlier plan opened (a restarted transfer starts its upload over). An empty
-    /// file needs none (the finalizer puts it). - Returns: false if the lease was lost.
+    /// file needs none (the finalizer puts it), nor does a file below the part minimum (its one
+    /// segment is a `PutObject`). - Returns: false if the lease was lost.
     static func openUpload(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, database: ResilientConnection) throws -> Bool {
         let key = try store.key(for: plan.dest)
         if let earlier = claim.info.objectUploadID {
             try? store.client.abortUpload(bucket: store.location.bucket, key: claim.info.dest.flatMap { try? store.key(for: $0) } ?? key, uploadID: earlier)
         }
-        guard !plan.ranges.isEmpty else { return true }
+        guard !plan.ranges.isEmpty, plan.unknownLength || !isSingleRequest(size: plan.size) else { return true }
         let uploadID = try store.client.createUpload(bucket: store.location.bucket, key: key)
         let recorded = try database.run { conn in
             try TransferLeases(conn, workerID: "").recordObjectUpload(claim, uploadID: uploadID)

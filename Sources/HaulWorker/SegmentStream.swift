@@ -33,6 +33,10 @@ final class SegmentStream {
     private var partPath: String?
     /// On S3 storage, the part upload the segment streams into (instead of `writer`).
     private var objectPart: PartStream?
+    /// Whether `objectPart` is the whole object (`PutObject`): its last byte then waits in
+    /// `heldByte` until the database confirms the lease (see `complete`).
+    private var putsWholeObject = false
+    private var heldByte: UInt8?
     private var startDone: Int64 = 0
     private var lastCheckpoint = Date()
     private var bytesAtCheckpoint: Int64 = 0
@@ -54,7 +58,7 @@ final class SegmentStream {
     var current: ClaimedSegment? { segment }
 
     /// Bytes durable or buffered for the current segment, counted from its first byte.
-    var position: Int64 { startDone + (objectPart?.bytesWritten ?? writer.bytesAccepted) }
+    var position: Int64 { startDone + (objectPart?.bytesWritten ?? writer.bytesAccepted) + (heldByte == nil ? 0 : 1) }
 
     /// Prepares to receive the segment's bytes from its resume point. A segment whose origin
     /// cannot serve ranges restarts from its first byte.
@@ -71,6 +75,8 @@ final class SegmentStream {
         lastCheckpoint = Date()
         guard let dest = claimed.transfer.dest else { throw HaulError(.unplanned, "segment \(claimed.index) has no destination") }
         if let store = config.objectStore {
+            heldByte = nil
+            putsWholeObject = claimed.transfer.objectUploadID == nil
             objectPart = try ObjectPart.open(claimed, dest: dest, store: store)
             return
         }
@@ -135,13 +141,32 @@ final class SegmentStream {
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let objectPart else { return try writer.write(bytes) }
+        guard objectPart != nil else { return try writer.write(bytes) }
+        let last = putsWholeObject && !bytes.isEmpty && position + Int64(bytes.count) == segment?.length ?? -1
+        try send(last ? UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 1)]) : bytes)
+        if last { heldByte = bytes[bytes.count - 1] }
+    }
+
+    private func send(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let objectPart else { return }
         // While S3 is behind, the origin's bytes wait here: the lease is renewed meanwhile.
         do {
             try objectPart.write(bytes) { keepAlive() }
         } catch let error as HaulError where error.code == .interrupted {
             throw stopReason ?? error
         }
+    }
+
+    /// The fence of a `PutObject`, which no later record can take back: its last byte goes out
+    /// only after a checkpoint found this worker still holding the lease (and renewed it), so a
+    /// worker that froze mid-object and woke after its lease ran out never completes the request.
+    /// What is left (a freeze between this check and the last byte) is closed by the request's
+    /// precondition: it replaces only the object it saw when it started, never a newer one.
+    private func sendHeldByte() throws {
+        guard let byte = heldByte else { return }
+        if let ticket = try submit(completes: false) { try check(ticket.wait()) }
+        try withUnsafeBytes(of: byte) { try send($0) }
+        heldByte = nil
     }
 
     private func submit(completes: Bool, etag: String? = nil) throws -> CheckpointRecorder.Ticket? {
@@ -158,6 +183,7 @@ final class SegmentStream {
     private func dropObjectPart() {
         objectPart?.abort()
         objectPart = nil
+        heldByte = nil
     }
 
     private func check(_ settlement: CheckpointRecorder.Settlement) throws {
@@ -185,6 +211,7 @@ final class SegmentStream {
         if let length = segment.length, position < length {
             throw HaulError(.shortBody, "segment \(segment.index) ended after \(position) of \(length) bytes", transient: true)
         }
+        try sendHeldByte()
         let etag = try objectPart?.finish { _ = keepAlive() }
         _ = try submit(completes: true, etag: etag)
         objectPart = nil

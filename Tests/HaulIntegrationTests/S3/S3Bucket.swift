@@ -22,8 +22,30 @@ struct S3Bucket {
 
     /// Size and sha256 of `key`, `nil` if there is no such object.
     func object(_ key: String) throws -> (size: Int, sha256: String)? {
+        try stored(key).map { ($0.size, $0.sha256) }
+    }
+
+    /// What the store holds under `key`, `nil` if there is no such object.
+    func stored(_ key: String) throws -> Stored? {
         guard let found = try Self.check(["stat", name, key]) as? [String: Any] else { return nil }
-        return (found["size"] as? Int ?? -1, found["sha256"] as? String ?? "")
+        return Stored(
+            size: found["size"] as? Int ?? -1, sha256: found["sha256"] as? String ?? "", etag: found["etag"] as? String ?? "",
+            md5: found["md5"] as? String ?? "")
+    }
+
+    /// An object as an independent client reads it.
+    struct Stored {
+        let size: Int
+        let sha256: String
+        let etag: String
+        let md5: String
+        /// Whether it was stored by one `PutObject` (its ETag is its MD5; a multipart object's ends in `-N`).
+        var isSinglePut: Bool { etag == md5 }
+    }
+
+    /// Stores `text` under `key` (as another writer would).
+    func put(_ key: String, _ text: String) throws {
+        _ = try Self.check(["put", name, key, text])
     }
 
     /// The multipart uploads still open in the bucket.

@@ -16,7 +16,9 @@ struct S3GetTests {
         let first = try Run.haul(["get", Harness.origin + small.path, "-o", "s3://\(bucket.name)/a/small.bin"], database: database.url, environment: S3Bucket.environment)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("saved s3://\(bucket.name)/a/small.bin"), "\(first.stderr)")
-        #expect(try bucket.object("a/small.bin")?.sha256 == small.sha256)
+        let one = try bucket.stored("a/small.bin")
+        #expect(one?.sha256 == small.sha256)
+        #expect(one?.isSinglePut == true, "below the 5 MiB part minimum: one PutObject, not a multipart upload (ETag \(one?.etag ?? "none"))")
         // 1 MiB asked for: parts are grown to S3's 5 MiB minimum; five parts, completed in order.
         let second = try Run.haul(
             ["get", Harness.origin + big.path, "-o", "s3://\(bucket.name)/b/", "--segment-size", "1MiB", "--checksum", "sha256:\(big.sha256)"],
@@ -29,6 +31,25 @@ struct S3GetTests {
         #expect(try database.scalar("SELECT sum(bytes_done) FROM segments") == String(100_003 + 23 * Self.mib + 7), "progress counts every part")
         #expect(try bucket.openUploads().isEmpty)
         #expect(try database.scalar("SELECT count(*) FROM transfers WHERE object_upload_id IS NOT NULL") == "0")
+    }
+
+    @Test("a file below the part minimum with a wrong sha256 is refused by the store itself: no object ever appears")
+    func wrongChecksumSmall() throws {
+        let bucket = try S3Bucket("sumsmall")
+        let database = try TestDatabase()
+        let file = try Origin.file("s3/sumsmall-\(UUID().uuidString.prefix(6)).bin", size: 300_007)
+        let wrong = try Run.haul(
+            ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/s.bin", "--checksum", "sha256:" + String(repeating: "1", count: 64)],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(wrong.status == 1, "\(wrong.stderr)")
+        #expect(wrong.stderr.contains("checksum mismatch"), "\(wrong.stderr)")
+        #expect(try bucket.object("s.bin") == nil)
+        let right = try Run.haul(
+            ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/t.bin", "--checksum", "sha256:\(file.sha256)"],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(right.status == 0, "\(right.stderr)")
+        #expect(try bucket.stored("t.bin").map { $0.sha256 == file.sha256 && $0.isSinglePut } == true)
+        #expect(try bucket.openUploads().isEmpty)
     }
 
     @Test("a wrong checksum fails the get and leaves neither the object nor an open upload")

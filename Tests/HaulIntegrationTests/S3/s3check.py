@@ -1,6 +1,6 @@
 """The tests' independent S3 client (boto3), against the test SeaweedFS.
 
-Usage: s3check.py mkbucket NAME | stat BUCKET KEY | uploads BUCKET | keys BUCKET PREFIX | start BUCKET KEY
+Usage: s3check.py mkbucket NAME | stat BUCKET KEY | uploads BUCKET | keys BUCKET PREFIX | start BUCKET KEY | put BUCKET KEY TEXT
 Prints JSON on stdout. Reads HAUL_TEST_S3_ENDPOINT, HAUL_TEST_S3_KEY, HAUL_TEST_S3_SECRET.
 """
 import hashlib
@@ -25,22 +25,27 @@ def main(command, *args):
         result = {"bucket": args[0]}
     elif command == "stat":
         try:
-            body = s3.get_object(Bucket=args[0], Key=args[1])["Body"]
+            found = s3.get_object(Bucket=args[0], Key=args[1])
+            body = found["Body"]
         except ClientError as error:
             if error.response["Error"]["Code"] in ("NoSuchKey", "404"):
                 result = None
             else:
                 raise
         else:
-            digest, size = hashlib.sha256(), 0
+            digest, md5, size = hashlib.sha256(), hashlib.md5(), 0
             for chunk in iter(lambda: body.read(1 << 20), b""):
                 digest.update(chunk)
+                md5.update(chunk)
                 size += len(chunk)
-            result = {"size": size, "sha256": digest.hexdigest()}
+            # A single PutObject's ETag is the body's MD5; a multipart object's is not (it ends in -N).
+            result = {"size": size, "sha256": digest.hexdigest(), "etag": found["ETag"].strip('"'), "md5": md5.hexdigest()}
     elif command == "uploads":
         result = [{"key": u["Key"], "id": u["UploadId"]} for u in s3.list_multipart_uploads(Bucket=args[0]).get("Uploads", [])]
     elif command == "start":
         result = s3.create_multipart_upload(Bucket=args[0], Key=args[1])["UploadId"]
+    elif command == "put":
+        result = s3.put_object(Bucket=args[0], Key=args[1], Body=args[2].encode())["ETag"]
     elif command == "keys":
         pages = s3.get_paginator("list_objects_v2").paginate(Bucket=args[0], Prefix=args[1])
         result = sorted(item["Key"] for page in pages for item in page.get("Contents", []))
