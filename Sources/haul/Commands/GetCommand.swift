@@ -88,9 +88,7 @@ enum GetCommand: Command {
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up))
         config.lease = try arguments.duration("--lease") ?? config.lease
         if let object {
-            // Small files go through the planner one by one: each is one upload.
             config.objectStore = object.store
-            config.probeBatch = 1
         }
         config.limitRate = try arguments.size("--limit-rate")
 

@@ -79,9 +79,7 @@ enum WorkerCommand: Command {
         var config = WorkerConfig(conninfo: session.conninfo, storage: storage.root)
         try apply(arguments, to: &config)
         if let store = storage.store {
-            // Small files go through the planner one by one: each is one upload.
             config.objectStore = store
-            config.probeBatch = 1
         }
         let worker = Worker(config: config)
         if let address = arguments.value("--metrics-addr") { try worker.serveMetrics(on: address) }

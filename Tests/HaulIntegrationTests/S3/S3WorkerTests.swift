@@ -23,9 +23,15 @@ struct S3WorkerTests {
         #expect(wait.status == 0, "\(wait.stdout) \(wait.stderr)")
         #expect(try bucket.keys("pre/").count == 200)
         for (index, file) in files.enumerated() where index % 7 == 0 {
-            #expect(try bucket.object("pre/d/f\(index).bin")?.sha256 == file.sha256, "f\(index)")
+            let stored = try bucket.stored("pre/d/f\(index).bin")
+            #expect(stored?.sha256 == file.sha256, "f\(index)")
+            #expect(index % 5 == 0 || stored?.isSinglePut == true, "f\(index) is one PutObject: ETag \(stored?.etag ?? "none")")
         }
         #expect(try bucket.openUploads().isEmpty)
+        // Probed in batches and put whole by them: few files (if any) went one by one through a
+        // segment's stream, which records the ETag of its upload on the segment row.
+        let alone = try cluster.database.scalar("SELECT count(*) FROM segments WHERE part_etag IS NOT NULL")
+        #expect(Int(alone) ?? 200 < 20, "\(alone) of 200 files went one by one")
     }
 
     @Test("a canceled transfer's multipart upload is aborted")
@@ -106,6 +112,41 @@ struct S3WorkerTests {
         #expect(try cluster.state(id) == "done")
         #expect(try bucket.openUploads().isEmpty)
         withExtendedLifetime(rescuer) {}
+    }
+
+    @Test("a frozen worker's late PutObject never replaces a newer object: its last byte waits for the lease")
+    func zombiePut() throws {
+        let bucket = try S3Bucket("zombieput")
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/s3-zombie-put.bin", size: 4 * Self.mib + 77, ["rate": Self.mib])
+        let cluster = try Cluster("s3-zombie-put")
+        let id = try cluster.enqueue(served.url, ["--dest", "p.bin"])
+        let storage = "s3://\(bucket.name)"
+        let frozen = try cluster.startS3Worker(storage, ["--lease", "1s", "--concurrency", "1"])
+        try #require(try Harness.waitUntil(timeout: 30) { try cluster.database.segments(id).contains { $0.state == "running" && $0.bytesDone > 0 } })
+        frozen.signal(SIGSTOP)
+        let rescuer = try cluster.startS3Worker(storage, ["--lease", "1s", "--concurrency", "2"])
+        #expect(try cluster.waitFinal([id], timeout: 90) == ["done"], "\((try? cluster.error(id)) ?? "")")
+        let published = try bucket.stored("p.bin")
+        #expect(published?.sha256 == served.sha256 && published?.isSinglePut == true, "\(String(describing: published))")
+        rescuer.signal(SIGTERM)
+        _ = rescuer.wait(timeout: 20)
+        // A newer version is published meanwhile; the woken worker must not put its old bytes over it.
+        try bucket.put("p.bin", "newer")
+        frozen.signal(SIGCONT)
+        let woke = Harness.waitUntil(timeout: 30) {
+            !Reliability.logLines(frozen, containing: "lease lost").isEmpty || !Reliability.logLines(frozen, containing: "fenced off").isEmpty
+                || !Reliability.logLines(frozen, containing: "segment failed").isEmpty
+                || !Reliability.logLines(frozen, containing: "retrying in").isEmpty
+        }
+        #expect(woke, "the woken worker noticed it was fenced:\n\(frozen.stderr)")
+        frozen.signal(SIGTERM)
+        _ = frozen.wait(timeout: 20)
+        let after = try bucket.stored("p.bin")
+        #expect(after?.size == 5, "the newer object is still there: \(String(describing: after))\n\(frozen.stderr)")
+        #expect(try cluster.state(id) == "done")
+        #expect(try bucket.openUploads().isEmpty)
     }
 
     @Test("the housekeeper aborts uploads under the prefix that no transfer owns once they are older than the grace period")
