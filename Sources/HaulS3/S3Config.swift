@@ -52,7 +52,7 @@ public struct S3Config: Sendable {
         if let key = env["AWS_ACCESS_KEY_ID"], !key.isEmpty, let secret = env["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty {
             credentials = S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: env["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
         } else {
-            let file = env["AWS_SHARED_CREDENTIALS_FILE"] ?? (env["HOME"].map { $0 + "/.aws/credentials" } ?? "")
+            let file = env["AWS_SHARED_CREDENTIALS_FILE"].flatMap { $0.isEmpty ? nil : $0 } ?? (env["HOME"].map { $0 + "/.aws/credentials" } ?? "")
             let profile = env["AWS_PROFILE"] ?? "default"
             let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
             guard let found = profileCredentials(text, profile: profile) else {

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""A flaky S3 endpoint for Haul's retry and region tests (standard library only; signatures are
+not checked). Prints `PORT <n>` once listening on 127.0.0.1.
+
+    HEAD /BUCKET               200; bucket `elsewhere`: 301 with x-amz-bucket-region: eu-west-1
+    PUT  /BUCKET/KEY           the first PUT of each key: 503 SlowDown (body read and dropped); then stored
+    HEAD, GET /BUCKET/KEY      the stored object (404 if none)
+    GET  /BUCKET?uploads=      an empty ListMultipartUploadsResult
+    GET  /_log                 JSON: every request so far as "METHOD /path?query"
+"""
+import hashlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+OBJECTS = {}
+PUTS = {}
+LOG = []
+LOCK = threading.Lock()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, status, headers=(), body=b"", head=False):
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    def parts(self):
+        url = urlsplit(self.path)
+        with LOCK:
+            if url.path != "/_log":
+                LOG.append(self.command + " " + self.path)
+        bucket, _, key = url.path.lstrip("/").partition("/")
+        return url, bucket, key
+
+    def object_answer(self, head):
+        _, bucket, key = self.parts()
+        if not key:
+            if bucket == "elsewhere":
+                return self.answer(301, [("x-amz-bucket-region", "eu-west-1")], head=True)
+            return self.answer(200, head=head)
+        with LOCK:
+            body = OBJECTS.get((bucket, key))
+        if body is None:
+            return self.answer(404, head=True)
+        etag = '"%s"' % hashlib.md5(body).hexdigest()
+        return self.answer(200, [("ETag", etag), ("Content-Type", "application/octet-stream")], body, head=head)
+
+    def do_HEAD(self):
+        self.object_answer(head=True)
+
+    def do_GET(self):
+        url = urlsplit(self.path)
+        if url.path == "/_log":
+            with LOCK:
+                body = json.dumps(LOG).encode()
+            return self.answer(200, [("Content-Type", "application/json")], body)
+        if "uploads" in url.query:
+            self.parts()
+            return self.answer(200, [("Content-Type", "application/xml")], b"<ListMultipartUploadsResult><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>")
+        self.object_answer(head=False)
+
+    def do_PUT(self):
+        _, bucket, key = self.parts()
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with LOCK:
+            PUTS[(bucket, key)] = PUTS.get((bucket, key), 0) + 1
+            first = PUTS[(bucket, key)] == 1
+            if not first and key:
+                OBJECTS[(bucket, key)] = body
+        if first and key:
+            error = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+            return self.answer(503, [("Content-Type", "application/xml")], error)
+        self.answer(200, [("ETag", '"%s"' % hashlib.md5(body).hexdigest())])
+
+    def do_DELETE(self):
+        self.parts()
+        self.answer(204, head=True)
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print("PORT", server.server_address[1], flush=True)
+server.serve_forever()
