@@ -149,6 +149,37 @@ struct S3WorkerTests {
         #expect(try bucket.openUploads().isEmpty)
     }
 
+    @Test("a frozen worker's batch of small files is fenced out: none of its late PutObjects replaces a newer object")
+    func zombieBatch() throws {
+        let bucket = try S3Bucket("zombiebatch")
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try (0..<3).map { index in try origin.create("/s3-zombie-batch-\(index).bin", size: 3 * Self.mib + index, ["rate": Self.mib]) }
+        let cluster = try Cluster("s3-zombie-batch")
+        let ids = try served.enumerated().map { index, file in try cluster.enqueue(file.url, ["--dest", "b\(index).bin"]) }
+        let storage = "s3://\(bucket.name)"
+        let frozen = try cluster.startS3Worker(storage, ["--lease", "1s", "--concurrency", "4"])
+        try #require(try Harness.waitUntil(timeout: 30) { try ids.allSatisfy { try cluster.state($0) == "planning" } })
+        // Let the bytes flow into the requests before the freeze.
+        usleep(800_000)
+        frozen.signal(SIGSTOP)
+        let rescuer = try cluster.startS3Worker(storage, ["--lease", "1s", "--concurrency", "4"])
+        #expect(try cluster.waitFinal(ids, timeout: 90) == ["done", "done", "done"])
+        for (index, file) in served.enumerated() { #expect(try bucket.object("b\(index).bin")?.sha256 == file.sha256) }
+        rescuer.signal(SIGTERM)
+        _ = rescuer.wait(timeout: 20)
+        for index in served.indices { try bucket.put("b\(index).bin", "newer") }
+        frozen.signal(SIGCONT)
+        let woke = Harness.waitUntil(timeout: 30) { !Reliability.logLines(frozen, containing: "lease lost").isEmpty }
+        #expect(woke, "the woken worker noticed it was fenced:\n\(frozen.stderr)")
+        frozen.signal(SIGTERM)
+        _ = frozen.wait(timeout: 20)
+        for index in served.indices {
+            #expect(try bucket.object("b\(index).bin")?.size == 5, "b\(index).bin is still the newer object\n\(frozen.stderr)")
+        }
+        #expect(try bucket.openUploads().isEmpty)
+    }
+
     @Test("the housekeeper aborts uploads under the prefix that no transfer owns once they are older than the grace period")
     func orphans() throws {
         let bucket = try S3Bucket("orphan")
