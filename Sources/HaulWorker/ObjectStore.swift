@@ -98,7 +98,9 @@ enum ObjectPart {
     /// when the request starts, and carries the expected sha256 when there is one.
     static func open(_ segment: ClaimedSegment, dest: String, store: ObjectStore) throws -> PartStream {
         let key = try store.key(for: dest)
-        if segment.transfer.objectUploadID == nil, segment.index == 0, let length = segment.length, ObjectPlanning.isSingleRequest(size: segment.transfer.size) {
+        if segment.transfer.objectUploadID == nil, segment.index == 0, let length = segment.length,
+            ObjectPlanning.isSingleRequest(size: segment.transfer.size)
+        {
             return try PartStream.putObject(
                 client: store.client, bucket: store.location.bucket, key: key, length: length, sha256: expectedSHA256(segment.transfer))
         }

@@ -22,7 +22,8 @@ struct S3ServiceTests {
         let log = try Run.program("/usr/bin/curl", ["-sS", "http://127.0.0.1:\(port)/_log"], environment: [:])
         let requests = (try JSONSerialization.jsonObject(with: Data(log.stdout.utf8)) as? [String]) ?? []
         #expect(requests.filter { $0 == "PUT /busy/k.bin" }.count == 2, "one SlowDown, then stored: \(requests)")
-        let stored = try Run.program("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{size_download}", "http://127.0.0.1:\(port)/busy/k.bin"], environment: [:])
+        let stored = try Run.program(
+            "/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{size_download}", "http://127.0.0.1:\(port)/busy/k.bin"], environment: [:])
         #expect(stored.stdout == "200003", "\(stored.stdout) \(stored.stderr)")
     }
 
@@ -49,7 +50,9 @@ struct S3ServiceTests {
         let home = Harness.temporaryDirectory("aws-home")
         defer { try? FileManager.default.removeItem(atPath: home) }
         try FileManager.default.createDirectory(atPath: home + "/.aws", withIntermediateDirectories: true)
-        let profile = "[default]\naws_access_key_id = wrong\naws_secret_access_key = wrong\n\n[haul]\naws_access_key_id = \(Harness.required("HAUL_TEST_S3_KEY"))\naws_secret_access_key = \(Harness.required("HAUL_TEST_S3_SECRET"))\n"
+        let profile =
+            "[default]\naws_access_key_id = wrong\naws_secret_access_key = wrong\n\n[haul]\n"
+            + "aws_access_key_id = \(Harness.required("HAUL_TEST_S3_KEY"))\naws_secret_access_key = \(Harness.required("HAUL_TEST_S3_SECRET"))\n"
         try profile.write(toFile: home + "/.aws/credentials", atomically: true, encoding: .utf8)
         let file = try Origin.file("s3/profile-\(UUID().uuidString.prefix(6)).bin", size: 10_007)
         let environment = [
