@@ -32,6 +32,10 @@ struct S3WorkerTests {
         // segment's stream, which records the ETag of its upload on the segment row.
         let alone = try cluster.database.scalar("SELECT count(*) FROM segments WHERE part_etag IS NOT NULL")
         #expect(Int(alone) ?? 200 < 20, "\(alone) of 200 files went one by one")
+        // A re-mirror of the same list: the batches ask with the stored validators, all 304.
+        #expect(try cluster.haul(["enqueue", "--manifest", manifest, "--batch", "s3-again"]).status == 0)
+        #expect(try cluster.haul(["wait", "--batch", "s3-again", "--timeout", "120s"]).status == 0)
+        #expect(try cluster.database.scalar("SELECT count(*) FROM transfers WHERE unchanged") == "200")
     }
 
     @Test("a canceled transfer's multipart upload is aborted")
