@@ -113,20 +113,36 @@ public final class PostgresConnection {
     /// `transaction(awaitDurableCommit: false)` applies: only for writes a crash may lose harmlessly.
     @discardableResult
     public func queryWithoutDurableCommit(_ sql: String, _ parameters: [any PostgresBindable] = []) throws -> PostgresResult {
-        if transactionDepth > 0 { return try query(sql, parameters) }
+        try pipelined([PipelinedStatement(sql, parameters, awaitDurableCommit: false)])[0]
+    }
+
+    /// Runs statements one after the other, each as a transaction of its own, in one round trip
+    /// (libpq pipeline mode, a sync after each): a statement's snapshot is taken after the
+    /// statements before it committed. A failing statement does not stop the ones after it;
+    /// once all have run, the first failure is thrown. Inside `transaction` they are ordinary
+    /// `query` calls in the open transaction.
+    /// - Returns: one result per statement, in order.
+    public func pipelined(_ statements: [PipelinedStatement]) throws -> [PostgresResult] {
+        if transactionDepth > 0 { return try statements.map { try query($0.sql, $0.parameters) } }
         if handle == nil || PQstatus(handle) != CONNECTION_OK {
             try connect()
         }
         guard PQenterPipelineMode(handle) == 1 else { throw lostConnectionError() }
-        let texts = parameters.map(\.postgresText)
-        let sent =
-            PQsendQueryParams(handle, "SELECT set_config('synchronous_commit', 'off', true)", 0, nil, nil, nil, nil, 0) == 1
-            && withOptionalCStrings(texts) { PQsendQueryParams(handle, sql, Int32(texts.count), nil, $0, nil, nil, 0) } == 1
-            && PQpipelineSync(handle) == 1
-        guard sent else { throw lostConnectionError() }
-        var results: [OpaquePointer] = []
+        defer { PQexitPipelineMode(handle) }
+        for statement in statements {
+            let texts = statement.parameters.map(\.postgresText)
+            let sent =
+                (statement.awaitDurableCommit
+                    || PQsendQueryParams(handle, "SELECT set_config('synchronous_commit', 'off', true)", 0, nil, nil, nil, nil, 0) == 1)
+                && withOptionalCStrings(texts) { PQsendQueryParams(handle, statement.sql, Int32(texts.count), nil, $0, nil, nil, 0) } == 1
+                && PQpipelineSync(handle) == 1
+            guard sent else { throw lostConnectionError() }
+        }
+        // Each statement's results up to its sync: the set_config (when sent), then the statement's own.
+        var batches: [[OpaquePointer]] = []
+        var current: [OpaquePointer] = []
         var separators = 0  // libpq returns NULL after each statement's results; two in a row: nothing more comes
-        while separators < 2 {
+        while batches.count < statements.count, separators < 2 {
             guard let result = PQgetResult(handle) else {
                 separators += 1
                 continue
@@ -134,22 +150,26 @@ public final class PostgresConnection {
             separators = 0
             if PQresultStatus(result) == PGRES_PIPELINE_SYNC {
                 PQclear(result)
-                break
+                batches.append(current)
+                current = []
+                continue
             }
-            results.append(result)
+            current.append(result)
         }
-        PQexitPipelineMode(handle)
-        guard results.count == 2 else {
-            results.forEach { PQclear($0) }
-            throw lostConnectionError()
+        current.forEach { PQclear($0) }
+        var results: [PostgresResult] = []
+        var firstError: (any Error)?
+        for (statement, batch) in zip(statements, batches) {
+            // Every result is consumed (and so cleared), also after a failure.
+            var last: PostgresResult?
+            for result in batch {
+                do { last = try consume(result) } catch { firstError = firstError ?? error }
+            }
+            if let last, batch.count == (statement.awaitDurableCommit ? 1 : 2) { results.append(last) }
         }
-        do {
-            _ = try consume(results[0])
-        } catch {
-            PQclear(results[1])
-            throw error
-        }
-        return try consume(results[1])
+        if let firstError { throw firstError }
+        guard results.count == statements.count else { throw lostConnectionError() }
+        return results
     }
 
     private func lostConnectionError() -> PostgresError {
@@ -200,6 +220,21 @@ public final class PostgresConnection {
         let message = String(cString: text).trimmingWhitespace()
         let line = message.split(separator: "\n").first.map(String.init) ?? message
         return line.hasPrefix("ERROR:  ") ? String(line.dropFirst(8)) : line
+    }
+}
+
+/// One statement for `PostgresConnection.pipelined`: its SQL, its `$1`, `$2`… parameters, and
+/// whether its commit waits for the server's WAL flush (see `transaction(awaitDurableCommit:)`).
+public struct PipelinedStatement {
+    public let sql: String
+    public let parameters: [any PostgresBindable]
+    public let awaitDurableCommit: Bool
+
+    /// Creates a statement.
+    public init(_ sql: String, _ parameters: [any PostgresBindable] = [], awaitDurableCommit: Bool) {
+        self.sql = sql
+        self.parameters = parameters
+        self.awaitDurableCommit = awaitDurableCommit
     }
 }
 

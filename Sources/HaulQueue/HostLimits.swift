@@ -55,6 +55,31 @@ public enum HostLimits {
         return "SELECT h.host, \(limit) - h.busy AS free \(ranked) FOR UPDATE OF h SKIP LOCKED"
     }
 
+    /// A query of `host`: the host of the first candidate (priority, then age) whose host has a
+    /// free slot as the statement's snapshot sees it. Locks nothing and reads the candidates in
+    /// index order only until it finds one, so a claim on a host with headroom costs one index
+    /// probe; `lockedSlots` then rechecks the slot under the host row's lock.
+    static func hostWithRoom(candidates: String, defaultLimit: String) -> String {
+        """
+        SELECT c.host FROM (\(candidates)) c
+        JOIN origin_hosts h ON h.host = c.host LEFT JOIN origin_hosts d ON d.host = '*'
+        WHERE h.busy < coalesce(h.max_running, d.max_running, \(defaultLimit))
+        ORDER BY c.priority DESC, c.id LIMIT 1
+        """
+    }
+
+    /// A query of `host, free` that locks the row of `host` (an expression) when `condition`
+    /// holds and the host still has a free slot on the row as it is once locked; `free` is read
+    /// from that row. `wait: false` gives nothing when another transaction holds the row.
+    static func lockedSlots(host: String, defaultLimit: String, condition: String = "true", wait: Bool) -> String {
+        let limit = "coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), \(defaultLimit))"
+        return """
+            SELECT h.host, \(limit) - h.busy AS free FROM origin_hosts h
+            WHERE h.host = \(host) AND h.busy < \(limit) AND \(condition)
+            FOR UPDATE OF h\(wait ? "" : " SKIP LOCKED")
+            """
+    }
+
     /// Sets a host's limit; `*` sets the default for hosts without one.
     public static func set(_ db: PostgresConnection, host: String, limit: Int) throws {
         try db.query(
