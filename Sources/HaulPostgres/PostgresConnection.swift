@@ -11,8 +11,12 @@ import HaulCore
 public final class PostgresConnection {
     /// What was used to connect: a `postgresql://` URL or a libpq conninfo string (empty: `PG*` variables).
     public let conninfo: String
-    private var handle: OpaquePointer?
-    private var transactionDepth = 0
+    var handle: OpaquePointer?
+    var transactionDepth = 0
+    /// Names of the statements prepared on this session (see `pipelined`); emptied on reconnect.
+    var preparedNames: Set<String> = []
+    /// Turned off for good once a pooler showed that this connection's sessions change under it.
+    var usesPreparedStatements = true
 
     /// Connects now, so that a wrong address is reported at once.
     public init(conninfo: String) throws {
@@ -30,9 +34,10 @@ public final class PostgresConnection {
     /// `haul/<pid>`: what `pg_stat_activity` shows for every connection of this process.
     public static let applicationName = "haul/\(getpid())"
 
-    private func connect() throws {
+    func connect() throws {
         if let handle { PQfinish(handle) }
         handle = nil
+        preparedNames = []
         // Keep TCP keepalives short so a vanished server is noticed within seconds, not hours.
         let params = [
             ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
@@ -116,67 +121,11 @@ public final class PostgresConnection {
         try pipelined([PipelinedStatement(sql, parameters, awaitDurableCommit: false)])[0]
     }
 
-    /// Runs statements one after the other, each as a transaction of its own, in one round trip
-    /// (libpq pipeline mode, a sync after each): a statement's snapshot is taken after the
-    /// statements before it committed. A failing statement does not stop the ones after it;
-    /// once all have run, the first failure is thrown. Inside `transaction` they are ordinary
-    /// `query` calls in the open transaction.
-    /// - Returns: one result per statement, in order.
-    public func pipelined(_ statements: [PipelinedStatement]) throws -> [PostgresResult] {
-        if transactionDepth > 0 { return try statements.map { try query($0.sql, $0.parameters) } }
-        if handle == nil || PQstatus(handle) != CONNECTION_OK {
-            try connect()
-        }
-        guard PQenterPipelineMode(handle) == 1 else { throw lostConnectionError() }
-        defer { PQexitPipelineMode(handle) }
-        for statement in statements {
-            let texts = statement.parameters.map(\.postgresText)
-            let sent =
-                (statement.awaitDurableCommit
-                    || PQsendQueryParams(handle, "SELECT set_config('synchronous_commit', 'off', true)", 0, nil, nil, nil, nil, 0) == 1)
-                && withOptionalCStrings(texts) { PQsendQueryParams(handle, statement.sql, Int32(texts.count), nil, $0, nil, nil, 0) } == 1
-                && PQpipelineSync(handle) == 1
-            guard sent else { throw lostConnectionError() }
-        }
-        // Each statement's results up to its sync: the set_config (when sent), then the statement's own.
-        var batches: [[OpaquePointer]] = []
-        var current: [OpaquePointer] = []
-        var separators = 0  // libpq returns NULL after each statement's results; two in a row: nothing more comes
-        while batches.count < statements.count, separators < 2 {
-            guard let result = PQgetResult(handle) else {
-                separators += 1
-                continue
-            }
-            separators = 0
-            if PQresultStatus(result) == PGRES_PIPELINE_SYNC {
-                PQclear(result)
-                batches.append(current)
-                current = []
-                continue
-            }
-            current.append(result)
-        }
-        current.forEach { PQclear($0) }
-        var results: [PostgresResult] = []
-        var firstError: (any Error)?
-        for (statement, batch) in zip(statements, batches) {
-            // Every result is consumed (and so cleared), also after a failure.
-            var last: PostgresResult?
-            for result in batch {
-                do { last = try consume(result) } catch { firstError = firstError ?? error }
-            }
-            if let last, batch.count == (statement.awaitDurableCommit ? 1 : 2) { results.append(last) }
-        }
-        if let firstError { throw firstError }
-        guard results.count == statements.count else { throw lostConnectionError() }
-        return results
-    }
-
-    private func lostConnectionError() -> PostgresError {
+    func lostConnectionError() -> PostgresError {
         PostgresError(sqlState: nil, message: Self.firstLine(PQerrorMessage(handle)), connectionLost: PQstatus(handle) != CONNECTION_OK)
     }
 
-    private func consume(_ result: OpaquePointer?) throws -> PostgresResult {
+    func consume(_ result: OpaquePointer?) throws -> PostgresResult {
         guard let result else {
             throw PostgresError(sqlState: nil, message: Self.firstLine(PQerrorMessage(handle)), connectionLost: PQstatus(handle) != CONNECTION_OK)
         }
@@ -223,21 +172,6 @@ public final class PostgresConnection {
     }
 }
 
-/// One statement for `PostgresConnection.pipelined`: its SQL, its `$1`, `$2`… parameters, and
-/// whether its commit waits for the server's WAL flush (see `transaction(awaitDurableCommit:)`).
-public struct PipelinedStatement {
-    public let sql: String
-    public let parameters: [any PostgresBindable]
-    public let awaitDurableCommit: Bool
-
-    /// Creates a statement.
-    public init(_ sql: String, _ parameters: [any PostgresBindable] = [], awaitDurableCommit: Bool) {
-        self.sql = sql
-        self.parameters = parameters
-        self.awaitDurableCommit = awaitDurableCommit
-    }
-}
-
 /// The rows of a successful statement, copied out of libpq's result.
 public struct PostgresResult: Sendable {
     /// The rows, in the order the server sent them.
@@ -270,7 +204,7 @@ private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>
     }
 }
 
-private func withOptionalCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+func withOptionalCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
     let copies = strings.map { $0.map { strdup($0) } ?? nil }
     defer { copies.forEach { free($0) } }
     return body(copies.map { UnsafePointer($0) })

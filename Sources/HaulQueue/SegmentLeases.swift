@@ -24,7 +24,9 @@ public struct SegmentLeases {
     /// row held by another claimer, or nothing at all.
     public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
         for wait in [false, true] {
-            let rows = try db.queryWithoutDurableCommit(Self.claimStatement(wait: wait), [limit, lease, workerID, HostLimits.fallbackDefault]).rows
+            let statement = PipelinedStatement(
+                Self.claimStatement(wait: wait, limit: limit), [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true)
+            let rows = try db.pipelined([statement])[0].rows
             if !rows.isEmpty { return try rows.map(ClaimedSegment.init) }
         }
         return []
@@ -37,34 +39,35 @@ public struct SegmentLeases {
         // A failed ROLLBACK leaves nothing behind: the transaction claimed nothing, and a broken
         // connection ends it anyway.
         defer { _ = try? db.query("ROLLBACK") }
-        return try db.query("EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false), [limit, 30.0, workerID, HostLimits.fallbackDefault])
+        return try db.query("EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false, limit: limit), [30.0, workerID, HostLimits.fallbackDefault])
             .rows.map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")
     }
 
-    /// `$1` limit, `$2` lease seconds, `$3` worker, `$4` the default host limit.
+    /// `$1` lease seconds, `$2` worker, `$3` the default host limit. The limit is part of the
+    /// text, so that the plan prepared once per connection (and per limit) is made for it.
     ///
     /// Both tries pick the host of the first claimable segment whose host has a free slot as the
     /// statement's snapshot sees it. The first (`wait: false`) locks that host's row last, so
     /// that claimers of one host hold it only from the recheck to the commit: it locks up to
-    /// `$1` of the host's segments (skipping locked ones), then the host row without waiting,
+    /// `limit` of the host's segments (skipping locked ones), then the host row without waiting,
     /// and takes no more segments than the free slots it finds there. The second (`wait: true`)
     /// waits for the host row first, then picks segments (skipping locked ones): a claimer that
     /// waits for a host row holds no segment row, so it cannot deadlock with a transaction that
     /// holds a host row and waits for a segment row (an operator's bulk cancel).
-    static func claimStatement(wait: Bool) -> String {
-        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.segmentCandidates(worker: "$3"), defaultLimit: "$4")
+    static func claimStatement(wait: Bool, limit: Int) -> String {
+        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.segmentCandidates(worker: "$2"), defaultLimit: "$3")
         let picked = { (host: String) in
             """
             SELECT s.id, s.priority FROM segments s
                 JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                WHERE s.state = 'queued' AND s.host = \(host) AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $3)
+                WHERE s.state = 'queued' AND s.host = \(host) AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $2)
                 ORDER BY s.priority DESC, s.id
-                LIMIT $1
+                LIMIT \(max(limit, 0))
                 FOR UPDATE OF s SKIP LOCKED
             """
         }
         let host = HostLimits.lockedSlots(
-            host: "(SELECT host FROM candidate)", defaultLimit: "$4", condition: wait ? "true" : "EXISTS (SELECT 1 FROM picked)", wait: wait)
+            host: "(SELECT host FROM candidate)", defaultLimit: "$3", condition: wait ? "true" : "EXISTS (SELECT 1 FROM picked)", wait: wait)
         let steps =
             wait
             ? "host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (\(picked("(SELECT host FROM host)")))"
@@ -72,11 +75,11 @@ public struct SegmentLeases {
         return """
             WITH candidate AS MATERIALIZED (\(candidate)), \(steps), taken AS MATERIALIZED (
                 -- The free slots cut here, not in picked's LIMIT: the planner must see picked's size
-                -- ($1), or it plans the UPDATE for a tenth of the table (a hash join over all segments).
+                -- (the limit), or it plans the UPDATE for a tenth of the table (a hash join over all segments).
                 SELECT id FROM picked ORDER BY priority DESC, id LIMIT coalesce((SELECT free FROM host), 0)
             )
-            UPDATE segments s SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $2),
-                   worker_id = $3, attempts = s.attempts + 1, updated_at = now()
+            UPDATE segments s SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
+                   worker_id = $2, attempts = s.attempts + 1, updated_at = now()
             FROM taken, transfers t
             WHERE s.id = taken.id AND t.id = s.transfer_id
             RETURNING \(ClaimedSegment.returning)
@@ -149,7 +152,7 @@ public struct SegmentLeases {
             UPDATE transfers SET state = 'finalizing', size = coalesce(size, $3), lease_token = NULL, updated_at = now()
             WHERE id = $1 AND state = 'downloading' AND generation = $2
               AND NOT EXISTS (SELECT 1 FROM segments WHERE transfer_id = $1 AND generation = $2 AND state <> 'done')
-            """, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil], awaitDurableCommit: true)
+            """, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil], awaitDurableCommit: true, prepared: true)
         let updated: Bool
         let moved: Int
         if let part {
@@ -182,7 +185,7 @@ public struct SegmentLeases {
                    lease_expires_at = NULL, last_error = NULL, updated_at = now(), part_etag = $4
             WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
             RETURNING bytes_done
-            """, [segment.id, segment.leaseToken, bytesDone, etag], awaitDurableCommit: false)
+            """, [segment.id, segment.leaseToken, bytesDone, etag], awaitDurableCommit: false, prepared: true)
     }
 
     /// Straggler splitting: when this worker has nothing to claim, it cuts the running segment
