@@ -14,7 +14,7 @@ public enum HostLimits {
     /// The default when no `'*'` row says otherwise.
     public static let fallbackDefault = 8
 
-    /// Candidate segments for `lockedHost` (host, priority, id); `worker` is the parameter holding the worker id.
+    /// Candidate segments for `hostWithRoom` (host, priority, id); `worker` is the parameter holding the worker id.
     static func segmentCandidates(worker: String) -> String {
         """
         SELECT s.host, s.priority, s.id FROM segments s
