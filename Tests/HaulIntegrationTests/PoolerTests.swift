@@ -15,7 +15,9 @@ struct PoolerTests {
         init(database: String) throws {
             directory = Harness.temporaryDirectory("pgbouncer")
             chmod(directory, 0o777)
-            let port = 20000 + Int.random(in: 0..<20000)
+            // A port nobody listens on: a random one was sometimes taken, and psql then reached
+            // whatever held it.
+            let port = Reliability.freePort()
             let server = URL(string: Harness.databaseServer)!
             let config = """
                 [databases]
