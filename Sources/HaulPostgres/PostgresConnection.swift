@@ -11,8 +11,12 @@ import HaulCore
 public final class PostgresConnection {
     /// What was used to connect: a `postgresql://` URL or a libpq conninfo string (empty: `PG*` variables).
     public let conninfo: String
-    private var handle: OpaquePointer?
-    private var transactionDepth = 0
+    var handle: OpaquePointer?
+    var transactionDepth = 0
+    /// Names of the statements prepared on this session (see `pipelined`); emptied on reconnect.
+    var preparedNames: Set<String> = []
+    /// Turned off for good once a pooler showed that this connection's sessions change under it.
+    var usesPreparedStatements = true
 
     /// Connects now, so that a wrong address is reported at once.
     public init(conninfo: String) throws {
@@ -30,9 +34,10 @@ public final class PostgresConnection {
     /// `haul/<pid>`: what `pg_stat_activity` shows for every connection of this process.
     public static let applicationName = "haul/\(getpid())"
 
-    private func connect() throws {
+    func connect() throws {
         if let handle { PQfinish(handle) }
         handle = nil
+        preparedNames = []
         // Keep TCP keepalives short so a vanished server is noticed within seconds, not hours.
         let params = [
             ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
@@ -113,50 +118,14 @@ public final class PostgresConnection {
     /// `transaction(awaitDurableCommit: false)` applies: only for writes a crash may lose harmlessly.
     @discardableResult
     public func queryWithoutDurableCommit(_ sql: String, _ parameters: [any PostgresBindable] = []) throws -> PostgresResult {
-        if transactionDepth > 0 { return try query(sql, parameters) }
-        if handle == nil || PQstatus(handle) != CONNECTION_OK {
-            try connect()
-        }
-        guard PQenterPipelineMode(handle) == 1 else { throw lostConnectionError() }
-        let texts = parameters.map(\.postgresText)
-        let sent =
-            PQsendQueryParams(handle, "SELECT set_config('synchronous_commit', 'off', true)", 0, nil, nil, nil, nil, 0) == 1
-            && withOptionalCStrings(texts) { PQsendQueryParams(handle, sql, Int32(texts.count), nil, $0, nil, nil, 0) } == 1
-            && PQpipelineSync(handle) == 1
-        guard sent else { throw lostConnectionError() }
-        var results: [OpaquePointer] = []
-        var separators = 0  // libpq returns NULL after each statement's results; two in a row: nothing more comes
-        while separators < 2 {
-            guard let result = PQgetResult(handle) else {
-                separators += 1
-                continue
-            }
-            separators = 0
-            if PQresultStatus(result) == PGRES_PIPELINE_SYNC {
-                PQclear(result)
-                break
-            }
-            results.append(result)
-        }
-        PQexitPipelineMode(handle)
-        guard results.count == 2 else {
-            results.forEach { PQclear($0) }
-            throw lostConnectionError()
-        }
-        do {
-            _ = try consume(results[0])
-        } catch {
-            PQclear(results[1])
-            throw error
-        }
-        return try consume(results[1])
+        try pipelined([PipelinedStatement(sql, parameters, awaitDurableCommit: false)])[0]
     }
 
-    private func lostConnectionError() -> PostgresError {
+    func lostConnectionError() -> PostgresError {
         PostgresError(sqlState: nil, message: Self.firstLine(PQerrorMessage(handle)), connectionLost: PQstatus(handle) != CONNECTION_OK)
     }
 
-    private func consume(_ result: OpaquePointer?) throws -> PostgresResult {
+    func consume(_ result: OpaquePointer?) throws -> PostgresResult {
         guard let result else {
             throw PostgresError(sqlState: nil, message: Self.firstLine(PQerrorMessage(handle)), connectionLost: PQstatus(handle) != CONNECTION_OK)
         }
@@ -235,7 +204,7 @@ private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>
     }
 }
 
-private func withOptionalCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+func withOptionalCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
     let copies = strings.map { $0.map { strdup($0) } ?? nil }
     defer { copies.forEach { free($0) } }
     return body(copies.map { UnsafePointer($0) })

@@ -14,7 +14,7 @@ public enum HostLimits {
     /// The default when no `'*'` row says otherwise.
     public static let fallbackDefault = 8
 
-    /// Candidate segments for `lockedHost` (host, priority, id); `worker` is the parameter holding the worker id.
+    /// Candidate segments for `hostWithRoom` (host, priority, id); `worker` is the parameter holding the worker id.
     static func segmentCandidates(worker: String) -> String {
         """
         SELECT s.host, s.priority, s.id FROM segments s
@@ -53,6 +53,31 @@ public enum HostLimits {
             return "SELECT h.host, \(limit) - h.busy AS free FROM origin_hosts h WHERE h.host = (SELECT h.host \(ranked)) AND h.busy < \(limit) FOR UPDATE OF h"
         }
         return "SELECT h.host, \(limit) - h.busy AS free \(ranked) FOR UPDATE OF h SKIP LOCKED"
+    }
+
+    /// A query of `host`: the host of the first candidate (priority, then age) whose host has a
+    /// free slot as the statement's snapshot sees it. Locks nothing and reads the candidates in
+    /// index order only until it finds one, so a claim on a host with headroom costs one index
+    /// probe; `lockedSlots` then rechecks the slot under the host row's lock.
+    static func hostWithRoom(candidates: String, defaultLimit: String) -> String {
+        """
+        SELECT c.host FROM (\(candidates)) c
+        JOIN origin_hosts h ON h.host = c.host LEFT JOIN origin_hosts d ON d.host = '*'
+        WHERE h.busy < coalesce(h.max_running, d.max_running, \(defaultLimit))
+        ORDER BY c.priority DESC, c.id LIMIT 1
+        """
+    }
+
+    /// A query of `host, free` that locks the row of `host` (an expression) when `condition`
+    /// holds and the host still has a free slot on the row as it is once locked; `free` is read
+    /// from that row. `wait: false` gives nothing when another transaction holds the row.
+    static func lockedSlots(host: String, defaultLimit: String, condition: String = "true", wait: Bool) -> String {
+        let limit = "coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), \(defaultLimit))"
+        return """
+            SELECT h.host, \(limit) - h.busy AS free FROM origin_hosts h
+            WHERE h.host = \(host) AND h.busy < \(limit) AND \(condition)
+            FOR UPDATE OF h\(wait ? "" : " SKIP LOCKED")
+            """
     }
 
     /// Sets a host's limit; `*` sets the default for hosts without one.

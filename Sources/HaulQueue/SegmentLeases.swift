@@ -18,13 +18,15 @@ public struct SegmentLeases {
     /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority,
     /// never taking more than an origin host's free slots (see `HostLimits`).
     ///
-    /// One statement (locking the host row, rechecking its free slots under the lock, taking
-    /// the segments, and — by trigger — counting them in the host's `busy`), committed without
-    /// waiting for the WAL flush; a second, waiting one only when the first found every
-    /// candidate host's row held by another claimer, or nothing at all.
+    /// One statement (taking the segments, locking the host row, rechecking its free slots under
+    /// the lock, and — by trigger — counting them in the host's `busy`), committed without
+    /// waiting for the WAL flush; a second, waiting one only when the first found the host's
+    /// row held by another claimer, or nothing at all.
     public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
         for wait in [false, true] {
-            let rows = try db.queryWithoutDurableCommit(Self.claimStatement(wait: wait), [limit, lease, workerID, HostLimits.fallbackDefault]).rows
+            let statement = PipelinedStatement(
+                Self.claimStatement(wait: wait, limit: limit), [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true)
+            let rows = try db.pipelined([statement])[0].rows
             if !rows.isEmpty { return try rows.map(ClaimedSegment.init) }
         }
         return []
@@ -37,33 +39,51 @@ public struct SegmentLeases {
         // A failed ROLLBACK leaves nothing behind: the transaction claimed nothing, and a broken
         // connection ends it anyway.
         defer { _ = try? db.query("ROLLBACK") }
-        return try db.query("EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false), [limit, 30.0, workerID, HostLimits.fallbackDefault])
+        return try db.query("EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false, limit: limit), [30.0, workerID, HostLimits.fallbackDefault])
             .rows.map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")
     }
 
-    /// `$1` limit, `$2` lease seconds, `$3` worker, `$4` the default host limit.
-    static func claimStatement(wait: Bool) -> String {
-        """
-        WITH host AS MATERIALIZED (
-            \(HostLimits.lockedHost(candidates: HostLimits.segmentCandidates(worker: "$3"), defaultLimit: "$4", wait: wait))
-        ), picked AS MATERIALIZED (
+    /// `$1` lease seconds, `$2` worker, `$3` the default host limit. The limit is part of the
+    /// text, so that the plan prepared once per connection (and per limit) is made for it.
+    ///
+    /// Both tries pick the host of the first claimable segment whose host has a free slot as the
+    /// statement's snapshot sees it. The first (`wait: false`) locks that host's row last, so
+    /// that claimers of one host hold it only from the recheck to the commit: it locks up to
+    /// `limit` of the host's segments (skipping locked ones), then the host row without waiting,
+    /// and takes no more segments than the free slots it finds there. The second (`wait: true`)
+    /// waits for the host row first, then picks segments (skipping locked ones): a claimer that
+    /// waits for a host row holds no segment row, so it cannot deadlock with a transaction that
+    /// holds a host row and waits for a segment row (an operator's bulk cancel).
+    static func claimStatement(wait: Bool, limit: Int) -> String {
+        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.segmentCandidates(worker: "$2"), defaultLimit: "$3")
+        let picked = { (host: String) in
+            """
             SELECT s.id, s.priority FROM segments s
-            JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-            WHERE s.state = 'queued' AND s.host = (SELECT host FROM host) AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $3)
-            ORDER BY s.priority DESC, s.id
-            LIMIT $1
-            FOR UPDATE OF s SKIP LOCKED
-        ), taken AS MATERIALIZED (
-            -- The free slots cut here, not in picked's LIMIT: the planner must see picked's size
-            -- ($1), or it plans the UPDATE for a tenth of the table (a hash join over all segments).
-            SELECT id FROM picked ORDER BY priority DESC, id LIMIT (SELECT free FROM host)
-        )
-        UPDATE segments s SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $2),
-               worker_id = $3, attempts = s.attempts + 1, updated_at = now()
-        FROM taken, transfers t
-        WHERE s.id = taken.id AND t.id = s.transfer_id
-        RETURNING \(ClaimedSegment.returning)
-        """
+                JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
+                WHERE s.state = 'queued' AND s.host = \(host) AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $2)
+                ORDER BY s.priority DESC, s.id
+                LIMIT \(max(limit, 0))
+                FOR UPDATE OF s SKIP LOCKED
+            """
+        }
+        let host = HostLimits.lockedSlots(
+            host: "(SELECT host FROM candidate)", defaultLimit: "$3", condition: wait ? "true" : "EXISTS (SELECT 1 FROM picked)", wait: wait)
+        let steps =
+            wait
+            ? "host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (\(picked("(SELECT host FROM host)")))"
+            : "picked AS MATERIALIZED (\(picked("(SELECT host FROM candidate)"))), host AS MATERIALIZED (\(host))"
+        return """
+            WITH candidate AS MATERIALIZED (\(candidate)), \(steps), taken AS MATERIALIZED (
+                -- The free slots cut here, not in picked's LIMIT: the planner must see picked's size
+                -- (the limit), or it plans the UPDATE for a tenth of the table (a hash join over all segments).
+                SELECT id FROM picked ORDER BY priority DESC, id LIMIT coalesce((SELECT free FROM host), 0)
+            )
+            UPDATE segments s SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
+                   worker_id = $2, attempts = s.attempts + 1, updated_at = now()
+            FROM taken, transfers t
+            WHERE s.id = taken.id AND t.id = s.transfer_id
+            RETURNING \(ClaimedSegment.returning)
+            """
     }
 
     /// What a checkpoint found.
@@ -127,39 +147,45 @@ public struct SegmentLeases {
     /// wakes them), and other workers' polling is the backstop.
     /// - Parameter etag: on S3 storage, the ETag of the part this attempt uploaded.
     public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?, etag: String? = nil) throws -> Completion {
-        let updated: Bool
-        if let part {
-            // The parts layout records the part in the same transaction.
-            updated = try db.transaction(awaitDurableCommit: false) { () -> Bool in
-                guard let done = try markDone(segment, bytesDone: bytesDone, etag: etag) else { return false }
-                try record(part.capped(atFileOffset: segment.offset + done), for: segment)
-                return true
-            }
-        } else {
-            updated = try markDone(segment, bytesDone: bytesDone, etag: etag) != nil
-        }
-        guard updated else { return .leaseLost }
-        // After our own commit, so that whichever completion commits last sees every segment done.
-        let moved = try db.query(
+        let move = PipelinedStatement(
             """
             UPDATE transfers SET state = 'finalizing', size = coalesce(size, $3), lease_token = NULL, updated_at = now()
             WHERE id = $1 AND state = 'downloading' AND generation = $2
               AND NOT EXISTS (SELECT 1 FROM segments WHERE transfer_id = $1 AND generation = $2 AND state <> 'done')
-            """, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil]
-        ).affectedRows
+            """, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil], awaitDurableCommit: true, prepared: true)
+        let updated: Bool
+        let moved: Int
+        if let part {
+            // The parts layout records the part in the same transaction.
+            updated = try db.transaction(awaitDurableCommit: false) { () -> Bool in
+                guard let done = try db.pipelined([markDone(segment, bytesDone: bytesDone, etag: etag)])[0].first?.int64("bytes_done") else {
+                    return false
+                }
+                try record(part.capped(atFileOffset: segment.offset + done), for: segment)
+                return true
+            }
+            moved = updated ? try db.query(move.sql, move.parameters).affectedRows : 0
+        } else {
+            // Two transactions in one round trip: the move's snapshot is taken after the segment's
+            // commit, so that whichever completion commits last sees every segment done. Run
+            // after a lost lease, the move is as right as anyone's: it checks every segment.
+            let results = try db.pipelined([markDone(segment, bytesDone: bytesDone, etag: etag), move])
+            updated = !results[0].rows.isEmpty
+            moved = results[1].affectedRows
+        }
+        guard updated else { return .leaseLost }
         return moved == 1 ? .transferReady : .recorded
     }
 
-    /// Marks the segment done (one statement, no wait for the WAL flush); returns its bytes done, `nil` if the lease was lost.
-    private func markDone(_ segment: ClaimedSegment, bytesDone: Int64, etag: String?) throws -> Int64? {
-        try db.queryWithoutDurableCommit(
+    /// Marks the segment done (no wait for the WAL flush); returns `bytes_done`, no row if the lease was lost.
+    private func markDone(_ segment: ClaimedSegment, bytesDone: Int64, etag: String?) -> PipelinedStatement {
+        PipelinedStatement(
             """
             UPDATE segments SET state = 'done', bytes_done = least($3, coalesce(length, $3)), length = coalesce(length, $3), lease_token = NULL,
                    lease_expires_at = NULL, last_error = NULL, updated_at = now(), part_etag = $4
             WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
             RETURNING bytes_done
-            """, [segment.id, segment.leaseToken, bytesDone, etag]
-        ).first?.int64("bytes_done")
+            """, [segment.id, segment.leaseToken, bytesDone, etag], awaitDurableCommit: false, prepared: true)
     }
 
     /// Straggler splitting: when this worker has nothing to claim, it cuts the running segment

@@ -1,4 +1,5 @@
 import Foundation
+import HaulPostgres
 import HaulTestSupport
 import Testing
 
@@ -14,7 +15,9 @@ struct PoolerTests {
         init(database: String) throws {
             directory = Harness.temporaryDirectory("pgbouncer")
             chmod(directory, 0o777)
-            let port = 20000 + Int.random(in: 0..<20000)
+            // A port nobody listens on: a random one was sometimes taken, and psql then reached
+            // whatever held it.
+            let port = Reliability.freePort()
             let server = URL(string: Harness.databaseServer)!
             let config = """
                 [databases]
@@ -60,5 +63,28 @@ struct PoolerTests {
         #expect(try Harness.waitUntil(timeout: 60) { try cluster.database.scalar("SELECT state FROM transfers") == "done" }, "\(worker.stderr)")
         #expect(cluster.sha256("b.bin") == file.sha256)
         #expect(!worker.stderr.contains("ERROR"), "\(worker.stderr)")
+    }
+
+    @Test("a prepared statement that reaches another server session through PgBouncer runs once, unprepared")
+    func preparedStatementsAcrossSessions() throws {
+        let database = try TestDatabase(migrated: false)
+        _ = try database.scalar("CREATE TABLE hits (n int)")
+        let bouncer = try Bouncer(database: database.name)
+        let first = try PostgresConnection(conninfo: bouncer.url)
+        let second = try PostgresConnection(conninfo: bouncer.url)
+        let insert = PipelinedStatement("INSERT INTO hits VALUES ($1) RETURNING n + 1 AS next", [41], awaitDurableCommit: false, prepared: true)
+        // Prepared on the pool's first server session.
+        #expect(try first.pipelined([insert])[0].first?.int("next") == 42)
+        try second.transaction {
+            // second holds that session until it commits: first's runs reach a new one, which
+            // lacks the statement (26000); second's own first run may reach first's old session,
+            // which has its name already (42P05) once second commits.
+            _ = try second.query("SELECT 1")
+            let results = try first.pipelined([insert, insert])
+            #expect(try results.map { try $0.first?.int("next") } == [42, 42])
+        }
+        #expect(try second.pipelined([insert])[0].first?.int("next") == 42)
+        #expect(try first.pipelined([insert])[0].first?.int("next") == 42)
+        #expect(try database.scalar("SELECT count(*) FROM hits") == "5")
     }
 }
