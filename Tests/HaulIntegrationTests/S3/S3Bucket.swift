@@ -36,6 +36,11 @@ struct S3Bucket {
         _ = try Self.check(["start", name, key])
     }
 
+    /// Puts `text` as object `key` (as something else would have written it).
+    func put(_ key: String, _ text: String) throws {
+        _ = try Self.check(["put", name, key, text])
+    }
+
     /// The keys under `prefix`.
     func keys(_ prefix: String = "") throws -> [String] {
         (try Self.check(["keys", name, prefix]) as? [String]) ?? []

@@ -1,6 +1,6 @@
 """The tests' independent S3 client (boto3), against the test SeaweedFS.
 
-Usage: s3check.py mkbucket NAME | stat BUCKET KEY | uploads BUCKET | keys BUCKET PREFIX | start BUCKET KEY
+Usage: s3check.py mkbucket NAME | stat BUCKET KEY | uploads BUCKET | keys BUCKET PREFIX | start BUCKET KEY | put BUCKET KEY TEXT
 Prints JSON on stdout. Reads HAUL_TEST_S3_ENDPOINT, HAUL_TEST_S3_KEY, HAUL_TEST_S3_SECRET.
 """
 import hashlib
@@ -41,6 +41,9 @@ def main(command, *args):
         result = [{"key": u["Key"], "id": u["UploadId"]} for u in s3.list_multipart_uploads(Bucket=args[0]).get("Uploads", [])]
     elif command == "start":
         result = s3.create_multipart_upload(Bucket=args[0], Key=args[1])["UploadId"]
+    elif command == "put":
+        s3.put_object(Bucket=args[0], Key=args[1], Body=args[2].encode())
+        result = args[1]
     elif command == "keys":
         pages = s3.get_paginator("list_objects_v2").paginate(Bucket=args[0], Prefix=args[1])
         result = sorted(item["Key"] for page in pages for item in page.get("Contents", []))
