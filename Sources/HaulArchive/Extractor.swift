@@ -139,7 +139,7 @@ public enum Extractor {
         }
     }
 
-    private static func resolve(_ limits: ExtractionLimits, archiveSize: Int64, space: (free: Int64, total: Int64)) -> Limits {
+    static func resolve(_ limits: ExtractionLimits, archiveSize: Int64, space: (free: Int64, total: Int64)) -> Limits {
         let maxSize = limits.resolvedMaxSize(archiveSize: archiveSize, free: space.free, fileSystemSize: space.total)
         let reserve = ByteSize.format(ExtractionLimits.reserve(fileSystemSize: space.total))
         let hint =

@@ -6,10 +6,11 @@ import HaulS3
 import HaulStorage
 import Synchronization
 
-/// `--extract` on S3 storage: the archive object is read back once into a local spool file (the
-/// archive only, never its entries: zip needs random access to its central directory), and the
-/// extractor streams each entry, under the same hostile-archive rules as on POSIX storage, into
-/// an object under the extract-to prefix (`ObjectEntrySink`).
+/// `--extract` on S3 storage: the archive object is read once, front to back, with one `GET`, and
+/// the extractor streams each entry, under the same hostile-archive rules as on POSIX storage,
+/// into an object under the extract-to prefix (`ObjectEntrySink`). tar, tar.gz and gz are
+/// extracted as they arrive; a zip (its central directory is at its end) is first copied to a
+/// local spool file (the archive only, never its entries).
 ///
 /// Each key is recorded in the database under the finalizing lease before it is written. A failed
 /// extraction deletes the recorded objects and forgets them; a finalizer taking over from a
@@ -18,7 +19,7 @@ struct ObjectExtraction {
     let store: ObjectStore
     let database: ResilientConnection
     let workerID: String
-    /// The worker's scratch directory (local disk for the archive, removed after).
+    /// The worker's scratch directory (local disk for a zip archive, removed after).
     let scratch: String
     let limits: ExtractionLimits
 
@@ -30,23 +31,30 @@ struct ObjectExtraction {
         let work = scratch + "/extract-\(transfer)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
-        // Named as the object is, so that a lone .gz file is extracted under its own name.
-        let archive = work + "/" + (dest.split(separator: "/").last.map(String.init) ?? "archive")
-        try download(key: try store.key(for: dest), to: archive)
+        let name = dest.split(separator: "/").last.map(String.init) ?? "archive"
         let journal = Journal(database: database, workerID: workerID, claim: claim)
         let sink = ObjectEntrySink(
             client: store.client, prefix: S3Location(bucket: store.location.bucket, path: store.location.key(for: folder)),
             record: { key in try journal.record(key) }, shouldCancel: shouldCancel)
         let summary: ExtractionSummary
+        let reading: Extractor.Reading
         do {
-            summary = try Extractor.extract(archive: archive, into: sink, limits: limits)
+            let reader = try ObjectReader(client: store.client, bucket: store.location.bucket, key: try store.key(for: dest))
+            defer { reader.stop() }
+            (summary, reading) = try Extractor.extract(
+                stream: reader, name: name, size: claim.info.size ?? 0, spool: work + "/" + name, into: sink, limits: limits)
         } catch {
             let removed = (try? removeRecorded(claim)) ?? 0
             Log.info("removed the objects of a failed extraction", [("transfer", String(transfer)), ("objects", String(removed))])
             guard let error = error as? HaulError else { throw error }
             throw HaulError(error.code, "extracting \(dest) into \(folder) was refused: \(error.message)", hint: error.hint, transient: error.isTransient)
         }
-        Log.info("extracted to S3", [("transfer", String(transfer)), ("prefix", folder), ("objects", String(summary.files)), ("bytes", String(summary.bytes))])
+        Log.info(
+            "extracted to S3",
+            [
+                ("transfer", String(transfer)), ("prefix", folder), ("objects", String(summary.files)), ("bytes", String(summary.bytes)),
+                ("archive", reading == .streamed ? "streamed" : "spooled"),
+            ])
         return summary.files
     }
 
@@ -59,28 +67,6 @@ struct ObjectExtraction {
             throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now")
         }
         return keys.count
-    }
-
-    /// Streams the object to a local file.
-    private func download(key: String, to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Errno.storageError(errno, "create \(path)") }
-        defer { close(fd) }
-        var failure: Int32?
-        try store.client.readObject(bucket: store.location.bucket, key: key) { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let done = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if done < 0 && errno == EINTR { continue }
-                guard done > 0 else {
-                    failure = errno
-                    return false
-                }
-                offset += done
-            }
-            return true
-        }
-        if let failure { throw Errno.storageError(failure, "write \(path)") }
     }
 }
 
