@@ -24,7 +24,8 @@ extension TransferLeases {
     /// Forgets the recorded keys (once their objects are deleted), under the lease. - Returns: false if the lease was lost.
     public func forgetExtractedObjects(_ claim: Claim) throws -> Bool {
         try db.transaction {
-            guard try db.query("SELECT 1 FROM transfers WHERE id = $1 AND lease_token = $2::uuid FOR UPDATE", [claim.info.id, claim.leaseToken]).rows.count == 1
+            guard
+                try db.query("SELECT 1 FROM transfers WHERE id = $1 AND lease_token = $2::uuid FOR UPDATE", [claim.info.id, claim.leaseToken]).rows.count == 1
             else { return false }
             try db.query("DELETE FROM extracted_objects WHERE transfer_id = $1", [claim.info.id])
             return true

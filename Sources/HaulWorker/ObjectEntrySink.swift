@@ -43,7 +43,8 @@ final class ObjectEntrySink: EntrySink, @unchecked Sendable {
         let key = prefix.key(for: path)
         if let problem = S3KeyRules.problem(with: key) {
             throw HaulError(
-                HaulError.Code.unsafeEntryName, "refusing archive: entry '\(HaulError.printable(path))' would be the S3 key '\(HaulError.printable(key))', which \(problem)",
+                HaulError.Code.unsafeEntryName,
+                "refusing archive: entry '\(HaulError.printable(path))' would be the S3 key '\(HaulError.printable(key))', which \(problem)",
                 hint: "S3 keys must be at most 1024 bytes without control characters or empty, '.' or '..' segments")
         }
         try names.claimFile(path)
@@ -107,7 +108,9 @@ final class ObjectEntryWriter: EntryWriter {
             }
         } else {
             let length = held
-            try retrying { lseek(fd, 0, SEEK_SET); try sink.client.putObject(bucket: bucket, key: key, fd: fd, length: length) }
+            try retrying {
+                lseek(fd, 0, SEEK_SET); try sink.client.putObject(bucket: bucket, key: key, fd: fd, length: length)
+            }
         }
     }
 
@@ -152,7 +155,8 @@ final class ObjectEntryWriter: EntryWriter {
         let (bucket, key, number, length) = (sink.bucket, key, parts.count + 1, held)
         let etag = try retrying { () -> String in
             lseek(fd, 0, SEEK_SET)
-            return try sink.client.uploadPart(bucket: bucket, key: key, uploadID: uploadID, number: number, length: length, feed: ByteFeed(fd: fd, limit: length))
+            return try sink.client.uploadPart(
+                bucket: bucket, key: key, uploadID: uploadID, number: number, length: length, feed: ByteFeed(fd: fd, limit: length))
         }
         parts.append((number, etag))
         guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {

@@ -46,7 +46,8 @@ private final class MemoryFile: EntryWriter {
     @Test(
         "an archive read as a stream gives the files a file gives; tar, tar.gz and gz stream, zip is spooled",
         arguments: [
-            ("tar", ["tar", "-cf"], Extractor.Reading.streamed), ("tar.gz", ["tar", "-czf"], .streamed), ("zip", ["bsdtar", "--format", "zip", "-cf"], .spooled),
+            ("tar", ["tar", "-cf"], Extractor.Reading.streamed), ("tar.gz", ["tar", "-czf"], .streamed),
+            ("zip", ["bsdtar", "--format", "zip", "-cf"], .spooled),
         ])
     func sameFiles(suffix: String, command: [String], reading: Extractor.Reading) throws {
         let temp = try TemporaryDirectory()

@@ -60,7 +60,10 @@ struct S3ExtractTests {
             """)
         let zip = try Self.get(folder, "pack.zip", bucket: bucket, dest: "z/pack.zip", to: "unzipped", database: database)
         #expect(zip.status == 0, "\(zip.stderr)")
-        #expect(try bucket.keys("z/unzipped/") == ["z/unzipped/data/big.bin", "z/unzipped/data/deep/small.bin", "z/unzipped/docs/readme.txt", "z/unzipped/nothing.txt"])
+        #expect(
+            try bucket.keys("z/unzipped/") == [
+                "z/unzipped/data/big.bin", "z/unzipped/data/deep/small.bin", "z/unzipped/docs/readme.txt", "z/unzipped/nothing.txt",
+            ])
         #expect(try bucket.object("z/unzipped/data/big.bin")?.sha256 == sums["big"])
         #expect(try bucket.object("z/unzipped/data/deep/small.bin")?.sha256 == sums["small"])
         #expect(try bucket.object("z/unzipped/docs/readme.txt")?.sha256 == sums["text"])
