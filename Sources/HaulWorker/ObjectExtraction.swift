@@ -26,7 +26,7 @@ struct ObjectExtraction {
     /// Extracts the object of `dest` under `folder` (relative to the storage prefix). - Returns: objects written.
     func run(_ claim: TransferLeases.Claim, dest: String, folder: String, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
         let transfer = claim.info.id
-        let earlier = try removeRecorded(claim)
+        let earlier = try removeRecorded(claim, shouldCancel: shouldCancel)
         if earlier > 0 { Log.info("removed the objects of an earlier extraction", [("transfer", String(transfer)), ("objects", String(earlier))]) }
         let work = scratch + "/extract-\(transfer)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
@@ -44,7 +44,7 @@ struct ObjectExtraction {
             (summary, reading) = try Extractor.extract(
                 stream: reader, name: name, size: claim.info.size ?? 0, spool: work + "/" + name, into: sink, limits: limits)
         } catch {
-            let removed = (try? removeRecorded(claim)) ?? 0
+            let removed = (try? removeRecorded(claim, shouldCancel: shouldCancel)) ?? 0
             Log.info("removed the objects of a failed extraction", [("transfer", String(transfer)), ("objects", String(removed))])
             guard let error = error as? HaulError else { throw error }
             throw HaulError(error.code, "extracting \(dest) into \(folder) was refused: \(error.message)", hint: error.hint, transient: error.isTransient)
@@ -59,10 +59,16 @@ struct ObjectExtraction {
     }
 
     /// Deletes every object recorded for the transfer, then forgets them. - Returns: how many.
-    private func removeRecorded(_ claim: TransferLeases.Claim) throws -> Int {
+    ///
+    /// Stops, between two objects, once the lease is known to be lost: the records then stay for
+    /// the finalizer that holds it now, which deletes them before it writes anything.
+    private func removeRecorded(_ claim: TransferLeases.Claim, shouldCancel: () -> Bool) throws -> Int {
         let keys = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: workerID).extractedObjects(of: claim) }
         guard !keys.isEmpty else { return 0 }
-        for key in keys { try store.client.deleteObject(bucket: store.location.bucket, key: key) }
+        for key in keys {
+            if shouldCancel() { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
+            try store.client.deleteObject(bucket: store.location.bucket, key: key)
+        }
         guard try database.run(patient: true, { conn in try TransferLeases(conn, workerID: workerID).forgetExtractedObjects(claim) }) else {
             throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now")
         }
