@@ -29,4 +29,8 @@ static inline int haul_openat2(int dirfd, const char *path, int flags, unsigned 
     struct haul_open_how how = {(uint64_t)(unsigned int)flags, mode, resolve};
     return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
+/* memfd_create(2) is hidden behind _GNU_SOURCE as well: an anonymous file in memory, close-on-exec. */
+static inline int haul_memfd_create(const char *name) {
+    return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
+}
 #endif

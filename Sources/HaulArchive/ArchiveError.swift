@@ -55,7 +55,7 @@ extension HaulError {
     }
 
     /// A name as it may be shown in a message: control characters escaped, at most 200 characters.
-    static func printable(_ name: String) -> String {
+    public static func printable(_ name: String) -> String {
         let escaped = name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
         let joined = escaped.joined()
         return joined.count > 200 ? String(joined.prefix(200)) + "…" : joined

@@ -1,8 +1,9 @@
 import CZlib
 import HaulCore
 
-/// A sequential stream of bytes that a tar reader consumes; owned by one thread.
-protocol ByteSource: AnyObject {
+/// A sequential stream of bytes that a tar reader consumes (a file, decompressed data, the body of
+/// an object being read); owned by one thread.
+public protocol ByteSource: AnyObject {
     /// Reads up to `count` bytes into `buffer`; returns 0 only at the end of the stream.
     func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int
 }

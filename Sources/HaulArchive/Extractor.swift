@@ -101,22 +101,8 @@ public enum Extractor {
         let format = try ArchiveFormat.detect(file)
         let staging = try Staging(destination: destination)
         do {
-            let resolved = resolve(limits, archiveSize: Int64(file.size), staging: staging)
-            let summary: ExtractionSummary
-            switch format {
-            case .zip:
-                let catalog = try ZipCatalog.read(file, limits: resolved, allowSymlinks: allowSymlinks)
-                try RatioGuard.check(catalog, resolved)
-                summary = try ZipExtraction.run(catalog, file: file, staging: staging)
-            case .tar:
-                summary = try TarExtraction(staging: staging, limits: resolved, allowSymlinks: allowSymlinks)
-                    .run(FileSource(file), format: .tar)
-            case .tarGzip:
-                summary = try TarExtraction(staging: staging, limits: resolved, allowSymlinks: allowSymlinks)
-                    .run(RatioGuard.gzip(file, resolved), format: .tarGzip)
-            case .gzip:
-                summary = try GzipExtraction.run(file, staging: staging, limits: resolved)
-            }
+            let resolved = resolve(limits, archiveSize: Int64(file.size), space: staging.space())
+            let summary = try run(file, format: format, sink: staging, limits: resolved, allowSymlinks: allowSymlinks)
             try SymlinkGuard.verifyAll(in: staging)
             try staging.publish()
             return summary
@@ -126,8 +112,34 @@ public enum Extractor {
         }
     }
 
-    private static func resolve(_ limits: ExtractionLimits, archiveSize: Int64, staging: Staging) -> Limits {
-        let space = staging.space()
+    /// Extracts `archive` into `sink` under the same rules as `extract(archive:to:limits:allowSymlinks:)`,
+    /// without a free-space cap and without symlinks (any symlink entry refuses the archive).
+    ///
+    /// Entries reach the sink as they are read; on an error the extraction stops and throws, and removing
+    /// what the sink already stored is its owner's job. Blocks the calling thread.
+    public static func extract(archive: String, into sink: any EntrySink, limits: ExtractionLimits = ExtractionLimits()) throws -> ExtractionSummary {
+        let file = try InputFile(path: archive)
+        let format = try ArchiveFormat.detect(file)
+        let resolved = resolve(limits, archiveSize: Int64(file.size), space: (free: Int64.max, total: 0))
+        return try run(file, format: format, sink: sink, limits: resolved, allowSymlinks: false)
+    }
+
+    private static func run(_ file: InputFile, format: ArchiveFormat, sink: any EntrySink, limits: Limits, allowSymlinks: Bool) throws -> ExtractionSummary {
+        switch format {
+        case .zip:
+            let catalog = try ZipCatalog.read(file, limits: limits, allowSymlinks: allowSymlinks)
+            try RatioGuard.check(catalog, limits)
+            return try ZipExtraction.run(catalog, file: file, sink: sink)
+        case .tar:
+            return try TarExtraction(sink: sink, limits: limits, allowSymlinks: allowSymlinks).run(FileSource(file), format: .tar)
+        case .tarGzip:
+            return try TarExtraction(sink: sink, limits: limits, allowSymlinks: allowSymlinks).run(RatioGuard.gzip(file, limits), format: .tarGzip)
+        case .gzip:
+            return try GzipExtraction.run(file, sink: sink, limits: limits)
+        }
+    }
+
+    static func resolve(_ limits: ExtractionLimits, archiveSize: Int64, space: (free: Int64, total: Int64)) -> Limits {
         let maxSize = limits.resolvedMaxSize(archiveSize: archiveSize, free: space.free, fileSystemSize: space.total)
         let reserve = ByteSize.format(ExtractionLimits.reserve(fileSystemSize: space.total))
         let hint =

@@ -2,29 +2,35 @@ import HaulCore
 
 import Glibc
 
-/// Extracts a single gzip file (all members concatenated) as one file inside the staging directory.
+/// Extracts a single gzip file (all members concatenated) as one file in the sink.
 enum GzipExtraction {
-    static func run(_ file: InputFile, staging: Staging, limits: Limits) throws -> ExtractionSummary {
+    static func run(_ file: InputFile, sink: any EntrySink, limits: Limits) throws -> ExtractionSummary {
         let header = try file.bytes(Int(min(file.size, 1 << 16)), at: 0, what: "the gzip header")
-        let name = outputName(header: header, archivePath: file.path)
-        let full = staging.path(name)
-        let fd = try Staging.createFile(full, relative: name)
+        return try run(header: header, source: FileSource(file), archivePath: file.path, sink: sink, limits: limits)
+    }
+
+    /// Extracts the gzip data of `source`, whose first bytes (up to 64 KiB) are `header`.
+    static func run(header: [UInt8], source input: any ByteSource, archivePath: String, sink: any EntrySink, limits: Limits) throws
+        -> ExtractionSummary
+    {
+        let name = outputName(header: header, archivePath: archivePath)
+        let mtime = header.count >= 8 ? Int64(header[4]) | Int64(header[5]) << 8 | Int64(header[6]) << 16 | Int64(header[7]) << 24 : 0
+        let output = try sink.createFile(name, sizeBound: limits.maxSize, executable: false, modificationTime: mtime > 0 ? mtime : Int64(time(nil)))
         var summary = ExtractionSummary(format: .gzip)
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: ioChunkSize, alignment: 16)
         defer { buffer.deallocate() }
         do {
-            let source = RatioGuard.gzip(file, limits)
+            let source = RatioGuard.gzip(input, limits)
             while case let got = try source.read(into: buffer, count: ioChunkSize), got > 0 {
                 summary.bytes += Int64(got)
                 if summary.bytes > limits.maxSize { throw ZipCatalog.tooLarge(declared: UInt64(summary.bytes), overflow: false, limits) }
-                try writeAll(fd, buffer, got, path: full)
+                try output.write(UnsafeRawBufferPointer(start: buffer, count: got), at: summary.bytes - Int64(got))
             }
         } catch {
-            close(fd)
+            output.abort()
             throw error
         }
-        let mtime = header.count >= 8 ? Int64(header[4]) | Int64(header[5]) << 8 | Int64(header[6]) << 16 | Int64(header[7]) << 24 : 0
-        try Staging.finishFile(fd, full, executable: false, modificationTime: mtime > 0 ? mtime : Int64(time(nil)))
+        try output.finish(size: summary.bytes)
         summary.files = 1
         return summary
     }

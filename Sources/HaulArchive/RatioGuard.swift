@@ -16,7 +16,12 @@ enum RatioGuard {
 
     /// The decompressed bytes of a gzip file, refused once they pass the ratio to the compressed bytes read.
     static func gzip(_ file: InputFile, _ limits: Limits) -> any ByteSource {
-        let counted = CountingSource(FileSource(file))
+        gzip(FileSource(file), limits)
+    }
+
+    /// The decompressed bytes of gzip data read from `source`, refused as above.
+    static func gzip(_ source: any ByteSource, _ limits: Limits) -> any ByteSource {
+        let counted = CountingSource(source)
         return LimitedSource(GzipSource(counted), counted: counted, limits: limits)
     }
 

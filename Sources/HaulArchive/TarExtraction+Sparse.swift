@@ -4,7 +4,7 @@ import Glibc
 
 extension TarExtraction {
     /// Writes a GNU sparse entry as the real file: each stored chunk at its offset, holes left as
-    /// holes, the file cut to its real size. Reads any map that precedes the data (old GNU extension
+    /// holes (zeros on a sink without holes), the file cut to its real size. Reads any map that precedes the data (old GNU extension
     /// blocks, the pax 1.0 map) and refuses a map that does not account for exactly the stored bytes.
     func extractSparse(
         _ path: String, header: TarHeader, pax: SparseMap.PaxSparse?, size: Int64, mtime: Int64, _ source: any ByteSource,
@@ -16,9 +16,8 @@ extension TarExtraction {
         }
         summary.bytes += map.realSize
         if summary.bytes > limits.maxSize { throw ZipCatalog.tooLarge(declared: UInt64(summary.bytes), overflow: false, limits) }
-        if let parent = EntryPath.ancestors(of: path).last { try staging.makeDirectory(parent) }
-        let full = staging.path(path)
-        let fd = try Staging.createFile(full, relative: path)
+        if let parent = EntryPath.ancestors(of: path).last { try sink.makeDirectory(parent, modificationTime: nil) }
+        let file = try sink.createFile(path, sizeBound: map.realSize, executable: header.mode & 0o111 != 0, modificationTime: mtime)
         do {
             var index = 0
             var within: Int64 = 0
@@ -27,16 +26,15 @@ extension TarExtraction {
                 while done < piece.count {
                     while map.chunks[index].length == within { (index, within) = (index + 1, 0) }
                     let count = Int(min(Int64(piece.count - done), map.chunks[index].length - within))
-                    try pwriteAll(fd, piece.baseAddress! + done, count, at: map.chunks[index].offset + within, path: full)
+                    try file.write(UnsafeRawBufferPointer(rebasing: piece[done..<done + count]), at: map.chunks[index].offset + within)
                     (done, within) = (done + count, within + Int64(count))
                 }
             }
-            _ = try check("set the size of", full) { ftruncate(fd, off_t(map.realSize)) }
         } catch {
-            close(fd)
+            file.abort()
             throw error
         }
-        try Staging.finishFile(fd, full, executable: header.mode & 0o111 != 0, modificationTime: mtime)
+        try file.finish(size: map.realSize)
         summary.files += 1
     }
 

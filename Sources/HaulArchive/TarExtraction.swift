@@ -2,12 +2,12 @@ import HaulCore
 
 import Glibc
 
-/// Streams a tar archive (ustar, pax, GNU long names, GNU sparse files) into a staging directory in one pass.
+/// Streams a tar archive (ustar, pax, GNU long names, GNU sparse files) into a sink in one pass.
 ///
 /// Unlike zip there is no directory to validate up front; every rule is enforced as the entry arrives and
-/// the staging directory makes the outcome all-or-nothing. Symlinks are created last.
+/// the sink's owner makes the outcome all-or-nothing. Symlinks are created last.
 struct TarExtraction {
-    let staging: Staging
+    let sink: any EntrySink
     let limits: Limits
     let allowSymlinks: Bool
 
@@ -64,7 +64,7 @@ struct TarExtraction {
             if entries > limits.maxEntries { throw ZipCatalog.tooManyEntries(UInt64(entries), limits) }
             guard let path = try EntryPath.normalize(name) else {
                 guard header.type == UInt8(ascii: "5") else { throw HaulError.unsafeName(name, "names the destination itself but is not a directory") }
-                try copy(source, size, buffer, to: nil)
+                try skip(source, size, buffer)
                 continue
             }
             guard seen.insert(path).inserted else {
@@ -78,18 +78,23 @@ struct TarExtraction {
             case 0, UInt8(ascii: "0"), UInt8(ascii: "7"):
                 summary.bytes += size
                 if summary.bytes > limits.maxSize { throw ZipCatalog.tooLarge(declared: UInt64(summary.bytes), overflow: false, limits) }
-                if let parent = EntryPath.ancestors(of: path).last { try staging.makeDirectory(parent) }
-                let full = staging.path(path)
-                let fd = try Staging.createFile(full, relative: path)
-                do { try copy(source, size, buffer, to: (fd, full)) } catch {
-                    close(fd)
+                if let parent = EntryPath.ancestors(of: path).last { try sink.makeDirectory(parent, modificationTime: nil) }
+                let file = try sink.createFile(path, sizeBound: size, executable: header.mode & 0o111 != 0, modificationTime: mtime)
+                do {
+                    var offset: Int64 = 0
+                    try copy(source, size, buffer) { chunk in
+                        try file.write(chunk, at: offset)
+                        offset += Int64(chunk.count)
+                    }
+                } catch {
+                    file.abort()
                     throw error
                 }
-                try Staging.finishFile(fd, full, executable: header.mode & 0o111 != 0, modificationTime: mtime)
+                try file.finish(size: size)
                 summary.files += 1
             case UInt8(ascii: "5"):
-                try staging.makeDirectory(path, modificationTime: mtime)
-                try copy(source, size, buffer, to: nil)
+                try sink.makeDirectory(path, modificationTime: mtime)
+                try skip(source, size, buffer)
                 summary.directories += 1
             case UInt8(ascii: "2"):
                 guard allowSymlinks else {
@@ -98,7 +103,7 @@ struct TarExtraction {
                         hint: "pass --allow-symlinks to create symlinks that stay inside the destination")
                 }
                 symlinks.append((path, target))
-                try copy(source, size, buffer, to: nil)
+                try skip(source, size, buffer)
             default:
                 throw HaulError(
                     HaulError.Code.unsupportedEntry,
@@ -106,7 +111,7 @@ struct TarExtraction {
             }
         }
         while try source.read(into: buffer, count: ioChunkSize) > 0 {}
-        for link in symlinks { try SymlinkGuard.create(link.path, target: link.target, in: staging) }
+        for link in symlinks { try sink.createSymlink(link.path, target: link.target) }
         summary.symlinks = symlinks.count
         return summary
     }
@@ -130,10 +135,9 @@ struct TarExtraction {
         return data
     }
 
-    func copy(_ source: any ByteSource, _ size: Int64, _ buffer: UnsafeMutableRawPointer, to file: (fd: Int32, path: String)?) throws {
-        try copy(source, size, buffer) { chunk in
-            if let file { try writeAll(file.fd, chunk.baseAddress!, chunk.count, path: file.path) }
-        }
+    /// Reads past `size` bytes of entry data and its padding.
+    func skip(_ source: any ByteSource, _ size: Int64, _ buffer: UnsafeMutableRawPointer) throws {
+        try copy(source, size, buffer) { _ in }
     }
 
     /// Passes `size` bytes of entry data to `sink` in chunks, then skips the padding to the next block.

@@ -52,7 +52,9 @@ struct Finalizer: LaneRole {
     private func finalize(_ claim: TransferLeases.Claim, keeper: LeaseKeeper) throws -> String? {
         let config = shared.config
         if let store = config.objectStore {
-            return try ObjectFinalizer(store: store, database: database, workerID: config.workerID, scratch: config.storage.path).finalize(claim, keeper: keeper)
+            let limits = FinalizerStages.extractionLimits(claim.info.options, config: config)
+            return try ObjectFinalizer(store: store, database: database, workerID: config.workerID, scratch: config.storage.path, extractionLimits: limits)
+                .finalize(claim, keeper: keeper)
         }
         guard let dest = claim.info.dest else { throw HaulError(.unplanned, "transfer \(claim.info.id) has no destination") }
         let files = try TransferFiles(root: config.storage, relative: dest)

@@ -51,9 +51,10 @@ struct FinalizerStages {
     }
 
     /// The transfer's extraction limits, each capped by the worker's own.
-    private var limits: ExtractionLimits {
-        let options = claim.info.options
-        let config = shared.config
+    private var limits: ExtractionLimits { Self.extractionLimits(claim.info.options, config: shared.config) }
+
+    /// `options`' extraction limits, each capped by the worker's own (`config`).
+    static func extractionLimits(_ options: TransferOptions, config: WorkerConfig) -> ExtractionLimits {
         var limits = ExtractionLimits()
         limits.maxSize = [options.extractMaxSize, config.extractMaxSize].compactMap { $0 }.min()
         limits.maxRatio = [options.extractMaxRatio, config.extractMaxRatio].compactMap { $0 }.min() ?? limits.maxRatio

@@ -4,66 +4,95 @@ import HaulCore
 import HaulQueue
 import HaulS3
 import HaulStorage
+import Synchronization
 
-/// `--extract` on S3 storage: the archive object is read back once into a scratch folder, the
-/// extractor unpacks it there under the same hostile-archive rules as on POSIX storage, and each
-/// entry becomes an object under the extract-to prefix. What was written is logged, and deleted
-/// again if anything fails, so a failed extraction leaves no objects behind.
+/// `--extract` on S3 storage: the archive object is read once, front to back, with one `GET`, and
+/// the extractor streams each entry, under the same hostile-archive rules as on POSIX storage,
+/// into an object under the extract-to prefix (`ObjectEntrySink`). tar, tar.gz and gz are
+/// extracted as they arrive; a zip (its central directory is at its end) is first copied to a
+/// local spool file (the archive only, never its entries).
+///
+/// Each key is recorded in the database under the finalizing lease before it is written. A failed
+/// extraction deletes the recorded objects and forgets them; a finalizer taking over from a
+/// crashed one first deletes what the earlier attempt recorded, then starts over.
 struct ObjectExtraction {
     let store: ObjectStore
-    /// The worker's scratch directory (local disk for the archive and its entries, removed after).
+    let database: ResilientConnection
+    let workerID: String
+    /// The worker's scratch directory (local disk for a zip archive, removed after).
     let scratch: String
+    let limits: ExtractionLimits
 
     /// Extracts the object of `dest` under `folder` (relative to the storage prefix). - Returns: objects written.
-    func run(dest: String, folder: String, transfer: Int64, shouldCancel: () -> Bool) throws -> Int {
+    func run(_ claim: TransferLeases.Claim, dest: String, folder: String, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
+        let transfer = claim.info.id
+        let earlier = try removeRecorded(claim, shouldCancel: shouldCancel)
+        if earlier > 0 { Log.info("removed the objects of an earlier extraction", [("transfer", String(transfer)), ("objects", String(earlier))]) }
         let work = scratch + "/extract-\(transfer)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let archive = work + "/archive"
-        try download(key: try store.key(for: dest), to: archive)
+        let name = dest.split(separator: "/").last.map(String.init) ?? "archive"
+        let journal = Journal(database: database, workerID: workerID, claim: claim)
+        let sink = ObjectEntrySink(
+            client: store.client, prefix: S3Location(bucket: store.location.bucket, path: store.location.key(for: folder)),
+            record: { key in try journal.record(key) }, shouldCancel: shouldCancel)
+        let summary: ExtractionSummary
+        let reading: Extractor.Reading
         do {
-            _ = try Extractor.extract(archive: archive, to: work + "/out")
-        } catch let error as HaulError {
+            let reader = try ObjectReader(client: store.client, bucket: store.location.bucket, key: try store.key(for: dest))
+            defer { reader.stop() }
+            (summary, reading) = try Extractor.extract(
+                stream: reader, name: name, size: claim.info.size ?? 0, spool: work + "/" + name, into: sink, limits: limits)
+        } catch {
+            let removed = (try? removeRecorded(claim, shouldCancel: shouldCancel)) ?? 0
+            Log.info("removed the objects of a failed extraction", [("transfer", String(transfer)), ("objects", String(removed))])
+            guard let error = error as? HaulError else { throw error }
             throw HaulError(error.code, "extracting \(dest) into \(folder) was refused: \(error.message)", hint: error.hint, transient: error.isTransient)
         }
-        unlink(archive)
-        let entries = (FileManager.default.enumerator(atPath: work + "/out")?.allObjects as? [String] ?? []).sorted()
-        var written: [String] = []
-        do {
-            for entry in entries {
-                var attributes = stat()
-                guard lstat(work + "/out/" + entry, &attributes) == 0, (attributes.st_mode & S_IFMT) == S_IFREG else { continue }
-                let key = try store.key(for: folder + "/" + entry)
-                _ = try ObjectUpload.store(work + "/out/" + entry, client: store.client, bucket: store.location.bucket, key: key, shouldCancel: shouldCancel)
-                written.append(key)
-            }
-        } catch {
-            for key in written { try? store.client.deleteObject(bucket: store.location.bucket, key: key) }
-            throw error
-        }
-        Log.info("extracted to S3", [("transfer", String(transfer)), ("prefix", folder), ("objects", String(written.count))])
-        return written.count
+        Log.info(
+            "extracted to S3",
+            [
+                ("transfer", String(transfer)), ("prefix", folder), ("objects", String(summary.files)), ("bytes", String(summary.bytes)),
+                ("archive", reading == .streamed ? "streamed" : "spooled"),
+            ])
+        return summary.files
     }
 
-    /// Streams the object to a local file.
-    private func download(key: String, to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Errno.storageError(errno, "create \(path)") }
-        defer { close(fd) }
-        var failure: Int32?
-        try store.client.readObject(bucket: store.location.bucket, key: key) { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let done = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if done < 0 && errno == EINTR { continue }
-                guard done > 0 else {
-                    failure = errno
-                    return false
-                }
-                offset += done
-            }
-            return true
+    /// Deletes every object recorded for the transfer, then forgets them. - Returns: how many.
+    ///
+    /// Stops, between two objects, once the lease is known to be lost: the records then stay for
+    /// the finalizer that holds it now, which deletes them before it writes anything.
+    private func removeRecorded(_ claim: TransferLeases.Claim, shouldCancel: () -> Bool) throws -> Int {
+        let keys = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: workerID).extractedObjects(of: claim) }
+        guard !keys.isEmpty else { return 0 }
+        for key in keys {
+            if shouldCancel() { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
+            try store.client.deleteObject(bucket: store.location.bucket, key: key)
         }
-        if let failure { throw Errno.storageError(failure, "write \(path)") }
+        guard try database.run(patient: true, { conn in try TransferLeases(conn, workerID: workerID).forgetExtractedObjects(claim) }) else {
+            throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now")
+        }
+        return keys.count
+    }
+}
+
+/// Records extracted keys one at a time (zip entries are written by several threads; the connection is not shared).
+private final class Journal: @unchecked Sendable {
+    private let database: ResilientConnection
+    private let workerID: String
+    private let claim: TransferLeases.Claim
+    private let lock = Mutex<Void>(())
+
+    init(database: ResilientConnection, workerID: String, claim: TransferLeases.Claim) {
+        self.database = database
+        self.workerID = workerID
+        self.claim = claim
+    }
+
+    /// Records `key` under the lease. - Returns: false if the lease was lost.
+    func record(_ key: String) throws -> Bool {
+        try lock.withLock { _ in
+            try database.run(patient: true) { conn in try TransferLeases(conn, workerID: workerID).recordExtractedObject(claim, key: key) }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HaulArchive
 import HaulCore
 import HaulQueue
 import HaulPostgres
@@ -13,6 +14,8 @@ struct ObjectFinalizer {
     let workerID: String
     /// Local scratch space (for extraction).
     let scratch: String
+    /// The transfer's extraction limits, capped by the worker's.
+    let extractionLimits: ExtractionLimits
 
     /// Publishes the object unless an earlier attempt did, then extracts it if asked; returns the digest to record.
     func finalize(_ claim: TransferLeases.Claim, keeper: LeaseKeeper) throws -> String? {
@@ -24,7 +27,8 @@ struct ObjectFinalizer {
         let digest = progress.published ? try database.run { conn in try leases(conn).publishedDigest(of: claim) } : try publish(claim, dest: dest, keeper: keeper)
         if claim.info.options.extract == true, !progress.extracted {
             let folder = try SafePath.validate(claim.info.options.extractTo ?? FinalizerStages.defaultExtractionFolder(for: dest), what: "--extract-to")
-            _ = try ObjectExtraction(store: store, scratch: scratch).run(dest: dest, folder: folder, transfer: claim.info.id) { keeper.isLost }
+            let extraction = ObjectExtraction(store: store, database: database, workerID: workerID, scratch: scratch, limits: extractionLimits)
+            _ = try extraction.run(claim, dest: dest, folder: folder) { keeper.isLost }
             try keeper.check()
             try database.run(patient: true) { conn in try leases(conn).markExtracted(claim) }
         }

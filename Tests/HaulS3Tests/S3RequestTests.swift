@@ -77,3 +77,24 @@ struct S3RequestTests {
         #expect(throws: HaulError.self) { try S3Config.fromEnvironment(["HOME": "/nonexistent"]) }
     }
 }
+
+@Suite("S3 key hazards")
+struct S3KeyRuleTests {
+    @Test("keys other tools would map outside the prefix, or that S3 cannot store, are named; ordinary keys pass")
+    func hazards() {
+        #expect(S3KeyRules.problem(with: "pre/out/a b/ü.txt") == nil)
+        #expect(S3KeyRules.problem(with: String(repeating: "k", count: 1024)) == nil)
+        #expect(S3KeyRules.problem(with: String(repeating: "k", count: 1025))?.contains("1025 bytes") == true)
+        #expect(S3KeyRules.problem(with: String(repeating: "é", count: 513))?.contains("1026 bytes") == true, "bytes, not characters")
+        #expect(S3KeyRules.problem(with: "") == "is empty")
+        #expect(S3KeyRules.problem(with: "/abs") == "starts with '/'")
+        #expect(S3KeyRules.problem(with: "a//b")?.contains("empty segment") == true)
+        #expect(S3KeyRules.problem(with: "a/b/")?.contains("empty segment") == true)
+        #expect(S3KeyRules.problem(with: "a/../b") == "has a '..' segment")
+        #expect(S3KeyRules.problem(with: "a/./b") == "has a '.' segment")
+        #expect(S3KeyRules.problem(with: "a/..b/c.") == nil, "dots inside a segment are fine")
+        for control in ["\u{01}", "\n", "\t", "\u{7F}", "\u{85}"] {
+            #expect(S3KeyRules.problem(with: "a\(control)b") == "contains a control character")
+        }
+    }
+}

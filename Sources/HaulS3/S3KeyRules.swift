@@ -1,0 +1,20 @@
+/// What makes a key hazardous to write: keys that other S3 tools would map to a path outside the
+/// intended prefix, or that S3 cannot store. Pure.
+public enum S3KeyRules {
+    /// The longest key S3 stores, in UTF-8 bytes.
+    public static let maximumLength = 1024
+
+    /// Why `key` must not be written (a phrase to follow "the key …"), or `nil` when it is fine:
+    /// empty, over 1024 bytes, a leading `/`, an empty, `.` or `..` segment, a control character.
+    public static func problem(with key: String) -> String? {
+        if key.isEmpty { return "is empty" }
+        if key.utf8.count > maximumLength { return "is \(key.utf8.count) bytes long, more than S3's \(maximumLength)" }
+        if key.hasPrefix("/") { return "starts with '/'" }
+        if key.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) { return "contains a control character" }
+        for segment in key.split(separator: "/", omittingEmptySubsequences: false) {
+            if segment.isEmpty { return "has an empty segment ('//' or a trailing '/')" }
+            if segment == "." || segment == ".." { return "has a '\(segment)' segment" }
+        }
+        return nil
+    }
+}
