@@ -45,9 +45,19 @@ public enum ByteSize {
 extension StringProtocol {
     /// The text without leading and trailing spaces, tabs and newlines.
     public func trimmingWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
+        // Over the contiguous UTF-8 bytes, not the Characters (nor a generic view, which is not
+        // specialized across modules): every header line of every response passes here.
+        var text = String(self)
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        let trimmed: String? = text.withUTF8 { bytes in
+            var start = 0
+            var end = bytes.count
+            while start < end, isSpace(bytes[start]) { start += 1 }
+            while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+            guard start > 0 || end < bytes.count else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        }
+        return trimmed ?? text
     }
 }
 

@@ -19,6 +19,22 @@ extension TransferLeases {
         return Set(try rows.map { try $0.int64("id") })
     }
 
+    /// Gives back the host slots of `claims` once their requests have all ended, so that other
+    /// lanes may open connections to the host while this batch syncs, publishes and records.
+    /// Only the rows holding a slot are written (the others' rows stay untouched), each fenced by
+    /// its lease; a lost lease was released by whoever took the transfer over. The commit does not
+    /// wait for the WAL flush, so the host row is not locked through it: a release a server crash
+    /// loses is harmless (the rows are planning under a lease that will expire and be rescued).
+    public func releaseSlots(_ claims: [Claim]) throws {
+        guard !claims.isEmpty else { return }
+        try db.queryWithoutDurableCommit(
+            """
+            UPDATE transfers t SET holds_slot = false
+            FROM unnest($1::bigint[], $2::uuid[]) AS c(id, token)
+            WHERE t.id = c.id AND t.lease_token = c.token AND t.state = 'planning' AND t.holds_slot
+            """, [claims.map { $0.info.id }, claims.map { $0.leaseToken }])
+    }
+
     /// The ids of `claims` whose planning lease this worker still holds (a read: the fence
     /// before publishing, when the batch renewed its leases a third of a lease ago at most).
     public func held(_ claims: [Claim]) throws -> Set<Int64> {

@@ -44,8 +44,20 @@ struct BatchProbe: LaneRole {
                 return true
             },
             onFinish: { index, outcome in probes[index].end(outcome) })
+        releaseSlots(claims)
         handOnOrRetry(probes)
         try publishAndRecord(probes)
+    }
+
+    /// Every request of the batch has ended: gives its host slots back at once (rather than with
+    /// the rows' final states) and wakes one of this worker's idle lanes, so the next batch fetches
+    /// while this one syncs and records. Best effort: a slot not given back here is given back with its row.
+    private func releaseSlots(_ claims: [TransferLeases.Claim]) {
+        let config = shared.config
+        database.bestEffort("give back the batch's host slots") { conn in
+            try TransferLeases(conn, workerID: config.workerID).releaseSlots(claims)
+        }
+        shared.wakeup.signalOne()
     }
 
     /// Writes the plans of the files the batch hands to the fetchers; schedules the failed probes' retries.

@@ -5,6 +5,8 @@ import Foundation
 final class Wakeup: @unchecked Sendable {
     private let condition = NSCondition()
     private var generation = 0
+    /// Wake-ups for one thread each (`signalOne`), taken by the next thread that waits or wakes.
+    private var singles = 0
 
     /// Wakes every waiting thread.
     func signal() {
@@ -14,12 +16,23 @@ final class Wakeup: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Sleeps until `signal` or `timeout` seconds, whichever comes first.
+    /// Wakes one waiting thread (or the next one to wait): for work that one thread can take,
+    /// such as host slots a batch gave back, without every idle thread asking the database.
+    func signalOne() {
+        condition.lock()
+        // Bounded: signals while every thread is busy leave only a few spare wake-ups behind.
+        singles = min(singles + 1, 4)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Sleeps until `signal`, a `signalOne` this thread takes, or `timeout` seconds, whichever comes first.
     func wait(timeout: Double) {
         condition.lock()
         let seen = generation
         let deadline = Date(timeIntervalSinceNow: timeout)
-        while generation == seen, condition.wait(until: deadline) {}
+        while generation == seen, singles == 0, condition.wait(until: deadline) {}
+        if generation == seen, singles > 0 { singles -= 1 }
         condition.unlock()
     }
 }

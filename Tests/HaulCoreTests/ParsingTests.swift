@@ -142,3 +142,17 @@ struct LogTests {
         #expect(Log.timestamp(seconds) == reference)
     }
 }
+
+@Suite("trimming header text")
+struct TrimmingTests {
+    @Test(
+        "spaces, tabs and line ends go from both ends; the middle and other characters stay",
+        arguments: [
+            ("  Content-Length: 12 \r\n", "Content-Length: 12"), ("\t\r\n", ""), ("", ""), ("x", "x"), (" a \t b ", "a \t b"),
+            ("\r\n", ""), ("é ", "é"), (" \u{00A0}x\u{00A0} ", "\u{00A0}x\u{00A0}"),
+        ])
+    func trims(text: String, trimmed: String) {
+        #expect(text.trimmingWhitespace() == trimmed)
+        #expect(("<" + text + ">").dropFirst().dropLast().trimmingWhitespace() == trimmed, "a Substring trims the same")
+    }
+}

@@ -55,6 +55,13 @@ enum WaitCommand: Command {
         var lastReport = Date.distantPast
         while true {
             let polled = Date()
+            // Between reports a batch is polled with one cheap statement, often: a script waits
+            // for the last file by a few tens of milliseconds, not by the period of a full summary.
+            let due = Date().timeIntervalSince(lastReport) >= 5 || deadline.map { Date() >= $0 } == true
+            if let batch, !due, try Batches(session.connection).hasUnfinished(batch) == true {
+                usleep(useconds_t(min(1, max(0.02, Date().timeIntervalSince(polled) * 10)) * 1_000_000))
+                continue
+            }
             let (finished, failed, line) = try poll(batch: batch, ids: ids, session: session)
             let cost = Date().timeIntervalSince(polled)
             if finished {
