@@ -26,8 +26,15 @@ final class Lane {
         let roles = shared.config.roles
         let fetcher = Fetcher(lane: self)
         if roles.contains(.fetcher), try fetcher.fetchOne() { return true }
-        if roles.contains(.finalizer), try Finalizer(lane: self).finalizeOne() { return true }
-        if roles.contains(.planner), try Planner(lane: self).planOne() { return true }
+        // A finalized or planned transfer may be final now (done, failed): `haul get` hears of it at once.
+        if roles.contains(.finalizer), try Finalizer(lane: self).finalizeOne() {
+            shared.progress.announceSettled()
+            return true
+        }
+        if roles.contains(.planner), try Planner(lane: self).planOne() {
+            shared.progress.announceSettled()
+            return true
+        }
         if roles.contains(.fetcher), try fetcher.splitStraggler() { return true }
         return false
     }

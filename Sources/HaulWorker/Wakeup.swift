@@ -1,7 +1,8 @@
 import Foundation
 
-/// Lets idle role threads sleep until work may have appeared (a NOTIFY or a stop), with the
-/// poll interval as the backstop. `NSCondition` is the lock; every field is read under it.
+/// Lets idle threads sleep until something they wait for may have happened (a NOTIFY, a stop,
+/// a transfer settled), with a timeout as the backstop. `NSCondition` is the lock; every field
+/// is read under it.
 final class Wakeup: @unchecked Sendable {
     private let condition = NSCondition()
     private var generation = 0
@@ -14,12 +15,23 @@ final class Wakeup: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// A mark for `wait(since:timeout:)`: a signal given after it was taken is never missed.
+    func mark() -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return generation
+    }
+
     /// Sleeps until `signal` or `timeout` seconds, whichever comes first.
     func wait(timeout: Double) {
+        wait(since: mark(), timeout: timeout)
+    }
+
+    /// Sleeps until a `signal` after `mark` (at once if there was one) or `timeout` seconds.
+    func wait(since mark: Int, timeout: Double) {
         condition.lock()
-        let seen = generation
         let deadline = Date(timeIntervalSinceNow: timeout)
-        while generation == seen, condition.wait(until: deadline) {}
+        while generation == mark, condition.wait(until: deadline) {}
         condition.unlock()
     }
 }

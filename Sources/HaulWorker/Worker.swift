@@ -13,6 +13,8 @@ final class WorkerShared: Sendable {
     let progress: ProgressCounter
     let checkpoints: CheckpointRecorder
     let metrics = WorkerMetrics()
+    /// Readable once a stop was asked for (the listener polls it beside its socket).
+    let stopSignal = StopSignal()
     private let stopping = Atomic<Bool>(false)
 
     init(config: WorkerConfig, progress: ProgressCounter) {
@@ -26,6 +28,7 @@ final class WorkerShared: Sendable {
 
     func requestStop() {
         stopping.store(true, ordering: .relaxed)
+        stopSignal.fire()
         wakeup.signal()
     }
 
