@@ -4,10 +4,8 @@ import HaulCore
 /// Writes one segment's bytes to a file in large blocks (durability is the caller's: the
 /// worker's group-commit thread `fdatasync`s the file before recording a checkpoint).
 ///
-/// libcurl hands over a few bytes to 512 KiB at a time. Small chunks gather in `buffer` and go
-/// out with one `pwrite` (a syscall each is what makes naive downloaders slow); a chunk of at
-/// least `directWrite` bytes is written as it is, from libcurl's own buffer, sparing a copy of
-/// every byte (on a fast link that copy is a tenth of the CPU a download costs).
+/// libcurl hands over 16–512 KiB at a time; writing each chunk with its own syscall is what
+/// makes naive downloaders slow, so bytes gather in `buffer` and go out with one `pwrite`.
 /// Owned by one thread; the buffer is reused across segments.
 public final class SegmentWriter {
     private let buffer: UnsafeMutableRawBufferPointer
@@ -51,19 +49,8 @@ public final class SegmentWriter {
         bytesAccepted = 0
     }
 
-    /// A chunk this large is written straight from the caller's memory, not copied into `buffer`.
-    public static let directWrite = 64 << 10
-
-    /// Takes bytes; they reach the file at once when the chunk is large (`directWrite`), else
-    /// when the buffer fills, or at `flush`.
+    /// Takes bytes; they reach the file when the buffer fills, or at `sync`.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
-        if bytes.count >= Self.directWrite {
-            // What is buffered comes first, so the file stays in order.
-            try flush()
-            try writeFully(bytes)
-            bytesAccepted += Int64(bytes.count)
-            return
-        }
         var remaining = bytes
         while !remaining.isEmpty {
             let room = buffer.count - buffered
@@ -97,21 +84,6 @@ public final class SegmentWriter {
             position += Int64(result)
         }
         buffered = 0
-    }
-
-    /// `pwrite`s all of `bytes` at `position` (never buffered: on failure, `position` counts
-    /// what reached the file and the error says the rest did not).
-    private func writeFully(_ bytes: UnsafeRawBufferPointer) throws {
-        var written = 0
-        while written < bytes.count {
-            let result = pwrite(fd, bytes.baseAddress! + written, bytes.count - written, off_t(position))
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw Errno.storageError(errno, "write \(path)")
-            }
-            written += result
-            position += Int64(result)
-        }
     }
 
     /// Closes the file without flushing (call `flush` first to keep the bytes).

@@ -3,13 +3,13 @@ import HaulStorage
 import HaulTestSupport
 import Testing
 
-@Suite("segment writer: buffered small chunks, large chunks written as they come")
+@Suite("segment writer: chunks gathered into large writes at the segment's offset")
 struct SegmentWriterTests {
-    /// Chunk sizes as libcurl hands them over: tiny, odd, just under and over the direct-write
-    /// size, and larger than the writer's buffer, in seeded random order.
+    /// Chunk sizes as libcurl hands them over (at most 16 KiB each) and larger ones: tiny, odd,
+    /// around the buffer's size and past it, in seeded random order.
     static func chunkSizes(seed: UInt64, total: Int) -> [Int] {
         var random = SplitMix64(seed: seed)
-        let shapes = [1, 7, 4096, 16_000, SegmentWriter.directWrite - 1, SegmentWriter.directWrite, SegmentWriter.directWrite + 3, 512 << 10, (1 << 20) + 5]
+        let shapes = [1, 7, 4096, 16_000, 16 << 10, (64 << 10) + 3, 512 << 10, (1 << 20) - 1, 1 << 20, (1 << 20) + 5]
         var sizes: [Int] = []
         var left = total
         while left > 0 {
@@ -48,7 +48,7 @@ struct SegmentWriterTests {
         #expect(written[(offset + total)...].allSatisfy { $0 == 0 })
     }
 
-    @Test("a large chunk after buffered bytes keeps them in front of it")
+    @Test("a chunk larger than the buffer after buffered bytes keeps them in front of it")
     func largeChunkAfterBufferedBytes() throws {
         let folder = try TemporaryDirectory("segment-writer")
         let root = try StorageRoot(folder.path)
@@ -56,7 +56,7 @@ struct SegmentWriterTests {
         let writer = SegmentWriter()
         try writer.open(path: path, offset: 0, create: true, root: root)
         let small = [UInt8](repeating: 1, count: 10)
-        let large = [UInt8](repeating: 2, count: SegmentWriter.directWrite)
+        let large = [UInt8](repeating: 2, count: (1 << 20) + 1)
         try small.withUnsafeBytes { try writer.write($0) }
         try large.withUnsafeBytes { try writer.write($0) }
         try small.withUnsafeBytes { try writer.write($0) }
