@@ -22,11 +22,6 @@ final class Wakeup: @unchecked Sendable {
         return generation
     }
 
-    /// Sleeps until `signal` or `timeout` seconds, whichever comes first.
-    func wait(timeout: Double) {
-        wait(since: mark(), timeout: timeout)
-    }
-
     /// Sleeps until a `signal` after `mark` (at once if there was one) or `timeout` seconds.
     func wait(since mark: Int, timeout: Double) {
         condition.lock()
