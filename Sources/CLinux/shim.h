@@ -29,4 +29,11 @@ static inline int haul_openat2(int dirfd, const char *path, int flags, unsigned 
     struct haul_open_how how = {(uint64_t)(unsigned int)flags, mode, resolve};
     return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
+/* The file system type of an open file (statfs's f_type, e.g. TMPFS_MAGIC 0x01021994), or 0 when
+   it cannot be read; <sys/vfs.h> is not part of Swift's Glibc module. */
+#include <sys/vfs.h>
+static inline long haul_file_system_type(int fd) {
+    struct statfs info;
+    return fstatfs(fd, &info) == 0 ? (long)info.f_type : 0;
+}
 #endif
