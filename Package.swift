@@ -45,5 +45,7 @@ let package = Package(
         .testTarget(name: "HaulS3Tests", dependencies: ["HaulS3", "HaulCore"]),
         .testTarget(name: "HaulMetricsTests", dependencies: ["HaulTestSupport", "HaulMetrics", "HaulCore"]),
         .testTarget(name: "HaulArchiveTests", dependencies: ["HaulTestSupport", "HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
+        .testTarget(name: "HaulStorageTests", dependencies: ["HaulTestSupport", "HaulStorage"]),
+        .testTarget(name: "HaulWorkerTests", dependencies: ["HaulWorker", "HaulStorage"]),
     ]
 )

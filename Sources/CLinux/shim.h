@@ -33,4 +33,11 @@ static inline int haul_openat2(int dirfd, const char *path, int flags, unsigned 
 static inline int haul_memfd_create(const char *name) {
     return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
 }
+/* The file system type of an open file (statfs's f_type, e.g. TMPFS_MAGIC 0x01021994), or 0 when
+   it cannot be read; <sys/vfs.h> is not part of Swift's Glibc module. */
+#include <sys/vfs.h>
+static inline long haul_file_system_type(int fd) {
+    struct statfs info;
+    return fstatfs(fd, &info) == 0 ? (long)info.f_type : 0;
+}
 #endif

@@ -151,9 +151,10 @@ public final class EmbeddedServer: Sendable {
 
     /// Stops the server. The caller decides when: `haul` stops it when no other `haul` is connected.
     public func stop() {
-        guard let binaries = try? Self.serverBinaries() else { return }
         // A server that is already down (or stopped by another command) is what stopping wants.
-        _ = try? Self.run(binaries + "/pg_ctl", ["-D", dataDirectory, "-m", "fast", "-w", "stop"], as: runAs, step: "stop")
+        if !EmbeddedStart.stopFast(data: dataDirectory), let binaries = try? Self.serverBinaries() {
+            _ = try? Self.run(binaries + "/pg_ctl", ["-D", dataDirectory, "-m", "fast", "-w", "stop"], as: runAs, step: "stop")
+        }
         if socketDirectory != dataDirectory { rmdir(socketDirectory) }
     }
 

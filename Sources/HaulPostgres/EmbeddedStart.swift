@@ -59,6 +59,28 @@ enum EmbeddedStart {
         while busy(conninfo), Date() < deadline { usleep(10_000) }
     }
 
+    /// Stops the server of the cluster in `data` the way `pg_ctl -m fast -w stop` does (SIGINT to
+    /// the postmaster named in `postmaster.pid`, then waiting until that file is gone), but polls
+    /// every 5 ms where `pg_ctl` sleeps 100 ms, and starts no program (as root, `runuser` too).
+    /// - Returns: whether the server is down (it was not running, or it stopped within `timeout`);
+    ///   `false` when it could not be signalled or did not stop in time (the caller falls back to `pg_ctl`).
+    static func stopFast(data: String, timeout: Double = 60) -> Bool {
+        let pidFile = data + "/postmaster.pid"
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8) else { return !FileManager.default.fileExists(atPath: pidFile) }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // The second line names the cluster: a pid file of another cluster is never acted on.
+        guard lines.count > 1, let pid = pid_t(lines[0].trimmingWhitespace()), pid > 0, lines[1] == data else { return false }
+        if kill(pid, SIGINT) != 0 { return errno == ESRCH }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while FileManager.default.fileExists(atPath: pidFile) {
+            // Reaped when this process started it; otherwise its parent (init) does.
+            _ = waitpid(pid, nil, WNOHANG)
+            if Date() > deadline { return false }
+            usleep(5_000)
+        }
+        return true
+    }
+
     /// Spawns `command` in a new session, stdin from /dev/null and its output appended to
     /// `output` (or `/dev/null`); returns its pid without waiting for it.
     static func spawnDetached(_ command: [String], output: String?) throws -> pid_t {

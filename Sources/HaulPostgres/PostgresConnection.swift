@@ -145,14 +145,16 @@ public final class PostgresConnection {
         try query("LISTEN \(channel)")
     }
 
-    /// Waits up to `timeout` seconds for a notification on a listening connection.
-    /// - Returns: the channels notified (empty on timeout).
-    public func waitForNotifications(timeout: Double) throws -> [String] {
+    /// Waits up to `timeout` seconds for a notification on a listening connection, or until
+    /// `wake` (a descriptor the caller owns, e.g. a stop pipe; -1 for none) is readable.
+    /// - Returns: the channels notified (empty on timeout or wake).
+    public func waitForNotifications(timeout: Double, orUntilReadable wake: Int32 = -1) throws -> [String] {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             throw PostgresError(sqlState: nil, message: "listening connection closed", connectionLost: true)
         }
-        var fds = [pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)]
-        _ = poll(&fds, 1, Int32(timeout * 1000))
+        // A negative descriptor is ignored by poll(2).
+        var fds = [pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        _ = poll(&fds, 2, Int32(timeout * 1000))
         guard PQconsumeInput(handle) == 1 else {
             throw PostgresError(sqlState: nil, message: Self.firstLine(PQerrorMessage(handle)), connectionLost: true)
         }

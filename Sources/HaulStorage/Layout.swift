@@ -43,7 +43,8 @@ public struct TransferFiles: Sendable {
         var info = stat()
         fstat(fd, &info)
         if Int64(info.st_size) == size { return }
-        let result = posix_fallocate(fd, 0, off_t(size))
+        // In memory the size is set sparse: pages come as the bytes do (`MemoryFileSystem`).
+        let result = MemoryFileSystem.contains(fd) ? EOPNOTSUPP : posix_fallocate(fd, 0, off_t(size))
         if result != 0 && result != EOPNOTSUPP && result != EINVAL { throw Errno.storageError(result, "reserve \(size) bytes for \(partial)") }
         if result != 0, ftruncate(fd, off_t(size)) != 0 { throw Errno.storageError(errno, "size \(partial)") }
     }

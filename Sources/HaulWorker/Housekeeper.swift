@@ -123,9 +123,9 @@ final class Listener {
                     connection = conn
                     shared.wakeup.signal()
                 }
-                // A short wait: the worker joins this thread when it stops, and a stopping
-                // `haul get` should not sit out a long poll before it exits.
-                if try !(connection?.waitForNotifications(timeout: 0.1).isEmpty ?? true) {
+                // The stop signal ends the wait at once: the worker joins this thread when it
+                // stops, and a stopping `haul get` should not sit out a poll before it exits.
+                if try !(connection?.waitForNotifications(timeout: 1, orUntilReadable: shared.stopSignal.descriptor).isEmpty ?? true) {
                     shared.wakeup.signal()
                 }
             } catch {

@@ -20,15 +20,23 @@ final class Lane {
     }
 
     /// One unit of work: a queued segment first (finishing started files), else a transfer to
-    /// finalize, else a pending transfer to plan, else half of a straggling segment.
+    /// finalize, else a pending transfer to plan, else half of a straggling segment. A stop
+    /// asked for meanwhile ends the search before the next role's query.
     /// - Returns: whether there was work.
     func step() throws -> Bool {
         let roles = shared.config.roles
         let fetcher = Fetcher(lane: self)
         if roles.contains(.fetcher), try fetcher.fetchOne() { return true }
-        if roles.contains(.finalizer), try Finalizer(lane: self).finalizeOne() { return true }
-        if roles.contains(.planner), try Planner(lane: self).planOne() { return true }
-        if roles.contains(.fetcher), try fetcher.splitStraggler() { return true }
+        // A finalized or planned transfer may be final now (done, failed): `haul get` hears of it at once.
+        if roles.contains(.finalizer), !shared.isStopping(), try Finalizer(lane: self).finalizeOne() {
+            shared.progress.announceSettled()
+            return true
+        }
+        if roles.contains(.planner), !shared.isStopping(), try Planner(lane: self).planOne() {
+            shared.progress.announceSettled()
+            return true
+        }
+        if roles.contains(.fetcher), !shared.isStopping(), try fetcher.splitStraggler() { return true }
         return false
     }
 }

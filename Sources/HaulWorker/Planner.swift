@@ -65,6 +65,8 @@ struct Planner: LaneRole {
                     case .lost: throw LeaseLost()
                     case .noSegments, .queued: break
                     case .firstSegment(let segment):
+                        // This process's idle lanes take the other segments now, without the NOTIFY's round trip.
+                        shared.wakeup.signal()
                         Log.info(
                             "planned",
                             [

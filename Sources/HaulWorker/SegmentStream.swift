@@ -245,6 +245,8 @@ final class SegmentStream {
         database.bestEffort("record the failed attempt of segment \(segment.id)") { conn in
             try SegmentLeases(conn, workerID: config.workerID).fail(segment, error: error, retryAfter: delay, maxAttempts: maxAttempts)
         }
+        // Its last attempt fails the transfer.
+        progress.announceSettled()
         metrics.retried(reason: error.code.rawValue)
         if error.isTransient && segment.attempts < maxAttempts {
             Log.warning("retrying in \(Int(delay.rounded(.up))) s: \(error.message)", fields(segment) + [("attempt", "\(segment.attempts) of \(maxAttempts)")])

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Lets idle role threads sleep until work may have appeared (a NOTIFY or a stop), with the
-/// poll interval as the backstop. `NSCondition` is the lock; every field is read under it.
+/// Lets idle threads sleep until something they wait for may have happened (a NOTIFY, a stop,
+/// a transfer settled, host slots given back), with a timeout as the backstop. `NSCondition` is
+/// the lock; every field is read under it.
 final class Wakeup: @unchecked Sendable {
     private let condition = NSCondition()
     private var generation = 0
@@ -26,13 +27,20 @@ final class Wakeup: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Sleeps until `signal`, a `signalOne` this thread takes, or `timeout` seconds, whichever comes first.
-    func wait(timeout: Double) {
+    /// A mark for `wait(since:timeout:)`: a signal given after it was taken is never missed.
+    func mark() -> Int {
         condition.lock()
-        let seen = generation
+        defer { condition.unlock() }
+        return generation
+    }
+
+    /// Sleeps until a `signal` after `mark` (at once if there was one), a `signalOne` this thread
+    /// takes, or `timeout` seconds, whichever comes first.
+    func wait(since mark: Int, timeout: Double) {
+        condition.lock()
         let deadline = Date(timeIntervalSinceNow: timeout)
-        while generation == seen, singles == 0, condition.wait(until: deadline) {}
-        if generation == seen, singles > 0 { singles -= 1 }
+        while generation == mark, singles == 0, condition.wait(until: deadline) {}
+        if generation == mark, singles > 0 { singles -= 1 }
         condition.unlock()
     }
 }

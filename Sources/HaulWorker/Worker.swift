@@ -13,6 +13,8 @@ final class WorkerShared: Sendable {
     let progress: ProgressCounter
     let checkpoints: CheckpointRecorder
     let metrics = WorkerMetrics()
+    /// Readable once a stop was asked for (the listener polls it beside its socket).
+    let stopSignal = StopSignal()
     private let stopping = Atomic<Bool>(false)
 
     init(config: WorkerConfig, progress: ProgressCounter) {
@@ -24,8 +26,19 @@ final class WorkerShared: Sendable {
     /// Whether a graceful stop was asked for.
     @Sendable func isStopping() -> Bool { stopping.load(ordering: .relaxed) }
 
+    /// Sleeps `seconds`; only a stop (asked for after `mark` at the latest) ends it early.
+    func pause(_ seconds: Double, since mark: Int) {
+        let until = Date(timeIntervalSinceNow: seconds)
+        var seen = mark
+        while !isStopping(), case let left = until.timeIntervalSinceNow, left > 0 {
+            wakeup.wait(since: seen, timeout: left)
+            seen = wakeup.mark()
+        }
+    }
+
     func requestStop() {
         stopping.store(true, ordering: .relaxed)
+        stopSignal.fire()
         wakeup.signal()
     }
 
@@ -136,16 +149,20 @@ public final class Worker: Sendable {
             let step = makeStep()
             var failures = 0
             while !shared.isStopping() {
+                // Taken before the step: a wake-up (a stop above all) given while it ran is not missed.
+                let mark = shared.wakeup.mark()
                 do {
                     let worked = try step()
                     failures = 0
-                    if !worked || interval != nil { shared.wakeup.wait(timeout: interval ?? shared.config.pollInterval) }
+                    if let interval {
+                        shared.pause(interval, since: mark)
+                    } else if !worked {
+                        shared.wakeup.wait(since: mark, timeout: shared.config.pollInterval)
+                    }
                 } catch {
                     failures += 1
                     if failures == 1 { Log.warning("\(name) hit an error; retrying", [("error", "\(error)")]) }
-                    // Back off, but a stop still ends the wait at once.
-                    let until = Date(timeIntervalSinceNow: min(5, Double(failures)))
-                    while !shared.isStopping(), until.timeIntervalSinceNow > 0 { shared.wakeup.wait(timeout: until.timeIntervalSinceNow) }
+                    shared.pause(min(5, Double(failures)), since: mark)
                 }
             }
         }

@@ -174,6 +174,7 @@ enum GetCommand: Command {
         Signals.install()
         worker.start()
         var bar = ProgressBar(terminal: Output.stderrIsTerminal)
+        var mark = progress.settledMark()
         var statuses = try ids.compactMap { try store.status($0) }
         while !statuses.allSatisfy(\.state.isFinal), !Signals.stopRequested {
             if !quiet {
@@ -188,7 +189,10 @@ enum GetCommand: Command {
                     note: waiting.flatMap(StatusView.retrying).map { "retrying \($0)" },
                     until: waiting?.retryIn.map { Date().addingTimeInterval($0) })
             }
-            usleep(200_000)
+            // The in-process worker says when it settled a transfer; the poll is the backstop
+            // (and the progress bar's pace).
+            progress.waitForSettled(since: mark, timeout: 0.2)
+            mark = progress.settledMark()
             statuses = try ids.compactMap { try store.status($0) }
         }
         if !quiet { bar.finish() }

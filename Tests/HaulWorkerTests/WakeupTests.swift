@@ -1,0 +1,50 @@
+import Foundation
+import HaulStorage
+import Testing
+
+@testable import HaulWorker
+
+@Suite("wake-ups: a settled transfer or a stop is never missed")
+struct WakeupTests {
+    @Test("a transfer settled between reading the states and waiting ends the wait at once", .timeLimit(.minutes(1)))
+    func settledBeforeTheWait() {
+        let progress = ProgressCounter()
+        let mark = progress.settledMark()
+        // The worker settles the transfer while `haul get` still reads its state.
+        progress.announceSettled()
+        // With the wake-up missed, this would sleep for the whole hour (and hit the time limit).
+        progress.waitForSettled(since: mark, timeout: 3600)
+        #expect(progress.settledMark() != mark)
+    }
+
+    @Test("a stop asked for while a role thread is mid-step ends its next wait and pause at once", .timeLimit(.minutes(1)))
+    func stopDuringAStep() throws {
+        let folder = NSTemporaryDirectory() + "haul-wakeup-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // No database is reached: nothing here runs a query.
+        var config = WorkerConfig(conninfo: "host=/nonexistent", storage: try StorageRoot(folder))
+        config.pollInterval = 3600
+        let shared = WorkerShared(config: config, progress: ProgressCounter())
+        // The thread takes its mark, then runs a step; `haul get` stops the worker meanwhile.
+        let mark = shared.wakeup.mark()
+        shared.requestStop()
+        // Either wait would last the hour if the stop given during the step were missed.
+        shared.wakeup.wait(since: mark, timeout: config.pollInterval)
+        shared.pause(3600, since: mark)
+        #expect(shared.isStopping())
+    }
+
+    @Test("a stop signal makes its descriptor readable for every poller", .timeLimit(.minutes(1)))
+    func stopSignalIsReadable() {
+        let stop = StopSignal()
+        #expect(stop.descriptor >= 0)
+        var before = [pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0)]
+        #expect(poll(&before, 1, 0) == 0)
+        stop.fire()
+        stop.fire()
+        for _ in 0..<2 {
+            var after = [pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0)]
+            #expect(poll(&after, 1, 60_000) == 1)
+        }
+    }
+}
