@@ -3,22 +3,30 @@ import HaulCore
 import Synchronization
 
 /// Streams bytes handed over by one thread into an `UploadPart` request that runs on its own
-/// thread. `write` lends its buffer to the request, which copies it straight into libcurl's upload
-/// buffer, and returns once every byte was taken: one copy in memory and no system call per chunk
-/// (a socket pair between the threads cost two kernel copies more), memory bounded by libcurl's
-/// buffers whatever the part size, nothing spooled to disk.
+/// thread, through a socket pair: the writer blocks while the socket's buffer is full, so memory
+/// stays at a few hundred KiB whatever the part size, and nothing is spooled to disk.
 public final class PartStream: @unchecked Sendable {
-    private let handoff = Handoff()
+    private let writeEnd: Int32
+    private let readEnd: Int32
     private let feed: ByteFeed
     private let result = Mutex<Result<String, HaulError>?>(nil)
     private let finished = DispatchSemaphore(value: 0)
+    private var closed = false
     /// Bytes handed to `write` so far.
     public private(set) var bytesWritten: Int64 = 0
 
     /// Starts part `number` of `uploadID` for `key`, of exactly `length` bytes.
     public init(client: S3Client, bucket: String, key: String, uploadID: String, number: Int, length: Int64) throws {
-        feed = ByteFeed { [handoff] buffer, count in handoff.take(into: buffer, count: count) }
-        let thread = Thread { [self, feed, handoff] in
+        var fds: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw HaulError(.`internal`, "cannot create a socket pair: \(String(cString: strerror(errno)))", transient: true)
+        }
+        writeEnd = fds[0]
+        readEnd = fds[1]
+        // The writer waits in poll(2), so that it can keep its lease alive while S3 is behind.
+        _ = fcntl(writeEnd, F_SETFL, fcntl(writeEnd, F_GETFL) | O_NONBLOCK)
+        feed = ByteFeed(fd: readEnd)
+        let thread = Thread { [self, feed, readEnd] in
             let outcome: Result<String, HaulError>
             do {
                 outcome = .success(try client.uploadPart(bucket: bucket, key: key, uploadID: uploadID, number: number, length: length, feed: feed))
@@ -28,35 +36,51 @@ public final class PartStream: @unchecked Sendable {
                 outcome = .failure(HaulError(.`internal`, "\(error)", transient: true))
             }
             result.withLock { $0 = outcome }
-            // A writer waiting for the request to take its bytes stops waiting at once.
-            handoff.readerEnded()
+            // Closing our end makes a writer blocked on a full socket fail at once.
+            shutdown(readEnd, Int32(SHUT_RDWR))
             finished.signal()
         }
         thread.name = "s3-part"
         thread.start()
     }
 
+    deinit {
+        close(writeEnd)
+        close(readEnd)
+    }
+
     /// Sends bytes to the request, blocking while it is behind; every quarter second of waiting
     /// it calls `whileWaiting`, and gives up (`interrupted`) when that returns false. Throws the
     /// request's error if it ended.
     public func write(_ bytes: UnsafeRawBufferPointer, whileWaiting: () -> Bool) throws {
-        guard !bytes.isEmpty else { return }
-        switch handoff.lend(bytes, whileWaiting: whileWaiting) {
-        case .taken:
-            bytesWritten += Int64(bytes.count)
-        case .gaveUp:
-            throw HaulError(.interrupted, "the part upload was stopped", transient: true)
-        case .readerEnded:
-            finished.wait()
-            finished.signal()
-            throw outcomeError() ?? HaulError(.s3, "the part upload ended early", transient: true)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = send(writeEnd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            if sent < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    var ready = pollfd(fd: writeEnd, events: Int16(POLLOUT), revents: 0)
+                    if poll(&ready, 1, 250) == 0 && !whileWaiting() {
+                        throw HaulError(.interrupted, "the part upload was stopped", transient: true)
+                    }
+                    continue
+                }
+                finished.wait()
+                finished.signal()
+                throw outcomeError() ?? HaulError(.s3, "the part upload ended early", transient: true)
+            }
+            offset += sent
         }
+        bytesWritten += Int64(bytes.count)
     }
 
     /// Ends the body and waits for S3's answer, calling `whileWaiting` every quarter second
     /// (to keep a lease alive). - Returns: the part's ETag.
     public func finish(whileWaiting: () -> Void) throws -> String {
-        handoff.close()
+        if !closed {
+            closed = true
+            shutdown(writeEnd, Int32(SHUT_WR))
+        }
         while finished.wait(timeout: .now() + 0.25) == .timedOut { whileWaiting() }
         finished.signal()
         switch result.withLock({ $0 }) {
@@ -69,7 +93,8 @@ public final class PartStream: @unchecked Sendable {
     /// Stops the request without completing the part, and waits for its thread.
     public func abort() {
         feed.cancel()
-        handoff.close()
+        closed = true
+        shutdown(writeEnd, Int32(SHUT_RDWR))
         finished.wait()
         finished.signal()
     }
@@ -77,72 +102,5 @@ public final class PartStream: @unchecked Sendable {
     private func outcomeError() -> HaulError? {
         if case .failure(let error) = result.withLock({ $0 }) { return error }
         return nil
-    }
-}
-
-/// One buffer at a time, lent by a writer thread to a reader thread that copies out of it.
-final class Handoff: @unchecked Sendable {
-    enum Outcome { case taken, gaveUp, readerEnded }
-
-    private let condition = NSCondition()
-    private var lent: UnsafeRawBufferPointer?
-    private var taken = 0
-    /// The writer has nothing more to lend: the reader's next wait ends with 0 bytes.
-    private var closed = false
-    private var readerGone = false
-
-    /// Lends `bytes` until the reader has taken all of them (or ended); every quarter second of
-    /// waiting calls `whileWaiting` (unlocked), and takes the buffer back when it returns false.
-    func lend(_ bytes: UnsafeRawBufferPointer, whileWaiting: () -> Bool) -> Outcome {
-        condition.lock()
-        defer {
-            lent = nil
-            condition.unlock()
-        }
-        lent = bytes
-        taken = 0
-        condition.broadcast()
-        while !readerGone && taken < bytes.count {
-            guard !condition.wait(until: Date(timeIntervalSinceNow: 0.25)) else { continue }
-            condition.unlock()
-            let goOn = whileWaiting()
-            condition.lock()
-            if !goOn && !readerGone && taken < bytes.count { return .gaveUp }
-        }
-        return taken == bytes.count ? .taken : .readerEnded
-    }
-
-    /// Copies up to `count` lent bytes into `buffer`, waiting for a lend. - Returns: how many;
-    /// 0 once the writer closed.
-    func take(into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if let lent, taken < lent.count {
-                let got = min(count, lent.count - taken)
-                buffer.copyMemory(from: lent.baseAddress! + taken, byteCount: got)
-                taken += got
-                if taken == lent.count { condition.broadcast() }
-                return got
-            }
-            if closed { return 0 }
-            condition.wait()
-        }
-    }
-
-    /// No more bytes will be lent.
-    func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// The reader will take nothing more.
-    func readerEnded() {
-        condition.lock()
-        readerGone = true
-        condition.broadcast()
-        condition.unlock()
     }
 }

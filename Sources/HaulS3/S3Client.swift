@@ -65,23 +65,17 @@ public struct S3Client: Sendable {
     }
 }
 
-/// A body fed from a file descriptor (a file) or from bytes another thread lends (`PartStream`);
-/// `cancel` makes the next read abort the request.
+/// A body fed from a file descriptor (a file or the read end of a socket pair); `cancel`
+/// makes the next read abort the request.
 public final class ByteFeed: Sendable {
-    private let source: @Sendable (UnsafeMutableRawPointer, Int) -> Int
+    let fd: Int32
     private let canceled = Atomic<Bool>(false)
     /// Bytes still to read (reads never go past them, so a part of a file ends where it should).
     private let remaining: Atomic<Int64>
 
     /// Reads from `fd` (not closed here), at most `limit` bytes.
-    public convenience init(fd: Int32, limit: Int64 = .max) {
-        self.init(limit: limit) { buffer, count in Foundation.read(fd, buffer, count) }
-    }
-
-    /// Reads with `source`, which fills up to the given count of bytes at the pointer and returns
-    /// how many (0 at the end, -1 with `errno` on failure), at most `limit` bytes in all.
-    public init(limit: Int64 = .max, source: @escaping @Sendable (UnsafeMutableRawPointer, Int) -> Int) {
-        self.source = source
+    public init(fd: Int32, limit: Int64 = .max) {
+        self.fd = fd
         remaining = Atomic(limit)
     }
 
@@ -89,7 +83,7 @@ public final class ByteFeed: Sendable {
     func read(into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
         let left = remaining.load(ordering: .relaxed)
         guard left > 0 else { return 0 }
-        let got = source(buffer, Int(min(Int64(count), left)))
+        let got = Foundation.read(fd, buffer, Int(min(Int64(count), left)))
         if got > 0 { remaining.subtract(Int64(got), ordering: .relaxed) }
         return got
     }
