@@ -17,7 +17,7 @@
 #   S3_DATA/file-<N>M.bin: bench/run's; files missing there are generated and kept; S3_ORIGIN_PID:
 #   its nginx master's pid file, for the workers' CPU), S3_ROWS (also
 #   write bench/run's tab-separated rows to this file), S3_PERF (a file: `perf record -e cpu-clock -g`
-#   of haul's first run of the first size goes there).
+#   of one extra, untimed haul run of the first size goes there).
 # Needs rclone (Debian), curl, nginx, /usr/bin/time. rclone runs without AWS_CA_BUNDLE (it cannot use it).
 set -euo pipefail
 haul=$(readlink -f "${1:-.build/release/haul}")
@@ -126,11 +126,11 @@ for mib in $sizes; do
             name=${names[$(((round + i) % 3))]} obj=$name-$mib-$round.bin
             case $name in
             haul)
-                if [[ -n ${S3_PERF:-} && ! -f $S3_PERF ]] && command -v perf >/dev/null; then
-                    run_tool haul perf record -F 999 -e cpu-clock -g -o "$S3_PERF" -- "$haul" get "$url" -o "s3://bench/$obj" --quiet "${haul_flags[@]}"
-                else
-                    run_tool haul "$haul" get "$url" -o "s3://bench/$obj" --quiet "${haul_flags[@]}"
-                fi ;;
+                if [[ -n ${S3_PERF:-} && ! -f $S3_PERF ]] && command -v perf >/dev/null; then   # an extra, untimed run
+                    perf record -F 999 -e cpu-clock -g -o "$S3_PERF" -- "$haul" get "$url" -o "s3://bench/perf-$obj" --quiet "${haul_flags[@]}" >/dev/null 2>&1
+                    delete "perf-$obj"
+                fi
+                run_tool haul "$haul" get "$url" -o "s3://bench/$obj" --quiet "${haul_flags[@]}" ;;
             copyurl) run_tool copyurl env -u AWS_CA_BUNDLE rclone copyurl "$url" "sw:bench/$obj" ;;
             rcat) run_tool rcat env -u AWS_CA_BUNDLE sh -c "curl -s '$url' | rclone rcat sw:bench/$obj" ;;
             esac
