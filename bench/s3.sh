@@ -72,7 +72,7 @@ fi
 key=bench-key secret=bench-secret b=$s3_port
 printf '{"identities":[{"name":"bench","credentials":[{"accessKey":"%s","secretKey":"%s"}],"actions":["Admin","Read","Write","List"]}]}\n' "$key" "$secret" >"$work/s3.json"
 # shellcheck disable=SC2086  # WEED_ARGS: flags, split on purpose
-"$weed" server -dir="$work/s3" -ip=127.0.0.1 -ip.bind=127.0.0.1 -iam=false -master.port=$((b + 1)) -master.port.grpc=$((b + 11)) \
+"$weed" -logdir="$work" server -dir="$work/s3" -ip=127.0.0.1 -ip.bind=127.0.0.1 -iam=false -master.port=$((b + 1)) -master.port.grpc=$((b + 11)) \
     -master.volumeSizeLimitMB=1024 -volume.port=$((b + 2)) -volume.port.grpc=$((b + 12)) -volume.max=200 -filer -filer.port=$((b + 3)) \
     -filer.port.grpc=$((b + 13)) -s3 -s3.port=$b -s3.port.grpc=$((b + 14)) -s3.port.iceberg=$((b + 5)) -s3.port.lance=$((b + 6)) \
     -s3.config="$work/s3.json" ${WEED_ARGS:-} >"$work/weed.log" 2>&1 </dev/null &
