@@ -22,8 +22,6 @@ struct Planner: LaneRole {
         guard let first = live.first else { return true }
         if live.count == 1 {
             try plan(first)
-        } else if let store = shared.config.objectStore {
-            try ObjectBatchProbe(lane: lane, store: store).run(live, connections: connections)
         } else {
             try BatchProbe(lane: lane).run(live, connections: connections)
         }

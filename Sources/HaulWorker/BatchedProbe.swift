@@ -1,0 +1,161 @@
+import Foundation
+import HaulCore
+import HaulHTTP
+import HaulQueue
+
+/// Where a `BatchProbe` puts the files it finishes itself: files on a POSIX root
+/// (`FileBatchStorage`) or S3 objects (`ObjectBatchStorage`).
+protocol BatchStorage {
+    associatedtype Sink: WholeFileSink
+    /// What the log lines call a stored file ("file", "object").
+    var noun: String { get }
+    /// What storing it is called in the log line of a lease lost after it ("publishing").
+    var storing: String { get }
+    /// Whether the batch finishes a file of `size` bytes itself (else the fetchers do).
+    func takesWhole(size: Int64) -> Bool
+    /// Where the body of `claim`'s file goes, once its head said that the response holds it whole.
+    func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> Sink
+    /// Stores the batch's whole files for good (one that cannot be is discarded and its
+    /// transfer retried through `planner`). - Returns: the probes to record done: the files
+    /// stored, and those of `unchanged` that are still to be recorded.
+    func store(_ whole: [BatchedProbe<Self>], unchanged: [BatchedProbe<Self>], planner: Planner) throws -> [BatchedProbe<Self>]
+}
+
+/// Where one whole file's bytes go as its probe's response arrives (lane thread only).
+protocol WholeFileSink: AnyObject {
+    /// Takes the next bytes of the body; `completing`: they are its last.
+    func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws
+    /// The whole body arrived, its size and digest are right: readies it to be stored.
+    func complete() throws
+    /// Drops what was written: nothing is stored.
+    func discard()
+}
+
+/// What a probe in a batch does with its transfer.
+enum BatchVerdict {
+    case waiting
+    /// The whole file is in this response, going into its storage's sink.
+    case whole
+    /// `304 Not Modified`: the file on storage is current.
+    case unchanged
+    /// For the fetchers: the plan to write with every segment queued.
+    case handOff(TransferLeases.Plan)
+    /// Another worker holds the transfer now (or it was cancelled): leave it alone.
+    case lost
+    case failed(Error)
+}
+
+/// Thrown by a probe's head callback to drop a response the fetchers will ask for again.
+private struct HandOff: Error {}
+
+/// One transfer's probe in a batch, as its response arrives (on the lane's thread only).
+final class BatchedProbe<Storage: BatchStorage> {
+    let claim: TransferLeases.Claim
+    let storage: Storage
+    let leases: BatchLeases
+    let previous: TransferLeases.PreviousVersion?
+    private(set) var verdict = BatchVerdict.waiting
+    private(set) var plan: TransferLeases.Plan?
+    private(set) var digest: String?
+    /// Where the body goes, once the head said that the response holds the whole file.
+    private(set) var sink: Storage.Sink?
+    private var digester: Digester?
+    private var received: Int64 = 0
+    /// What a plan may be, read from the worker when the job is made.
+    private var limits = PlanLimits()
+
+    init(claim: TransferLeases.Claim, storage: Storage, leases: BatchLeases, previous: TransferLeases.PreviousVersion?) {
+        self.claim = claim
+        self.storage = storage
+        self.leases = leases
+        self.previous = previous
+    }
+
+    var fields: [(String, String)] { [("transfer", String(claim.info.id))] }
+    var isWhole: Bool { if case .whole = verdict { true } else { false } }
+    var isUnchanged: Bool { if case .unchanged = verdict { true } else { false } }
+
+    /// What `finish(probed:)` records, for a probe that finished its transfer.
+    var probedFile: TransferLeases.ProbedFile? {
+        guard let plan else { return nil }
+        return TransferLeases.ProbedFile(claim: claim, plan: plan, digest: digest, unchanged: isUnchanged)
+    }
+
+    /// The probe's request (its first segment's, as a lone probe's), with callbacks that write
+    /// the body and count it in `shared`'s progress and metrics.
+    func job(shared: WorkerShared) -> MultiClient.Job {
+        let info = claim.info
+        let config = shared.config
+        limits = shared.planLimits(for: info)
+        let last = ObjectPlanning.firstSegment(info, store: config.objectStore) - 1
+        var request = shared.request(for: info, first: 0, last: last, capBody: true)
+        ConditionalProbe.ask(&request, ifChangedSince: previous)
+        return MultiClient.Job(
+            request: request, onHead: { [self] head in try accept(head, requestedLast: last, config: config) },
+            onData: { [self] bytes in
+                try write(bytes)
+                shared.progress.add(Int64(bytes.count), transfer: info.id)
+                shared.metrics.bytesFetched.add(bytes.count)
+            })
+    }
+
+    /// Decides from the head what this probe does with its response.
+    private func accept(_ head: ResponseHead, requestedLast: Int64, config: WorkerConfig) throws {
+        let info = claim.info
+        let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: info.url)
+        if outcome == .notModified || ConditionalProbe.notNewer(head, than: previous, info: info) {
+            let kept = try ConditionalProbe.unchanged(head, previous: info.dest == nil ? nil : previous)
+            plan = TransferLeases.Plan(
+                dest: info.dest ?? "", host: OriginURL.hostKey(info.url), size: kept.size, etag: kept.etag,
+                lastModified: kept.lastModified, contentType: nil, acceptsRanges: false, ranges: [], unknownLength: false)
+            verdict = .unchanged
+            return
+        }
+        let plan = try ObjectPlanning.fit(
+            Planner.plan(outcome, head: head, info: info, storage: config.storage, limits: limits), info: info, store: config.objectStore)
+        let staged = info.options.extract == true || info.options.uploadTo != nil
+        guard plan.ranges.count <= 1, !plan.unknownLength, storage.takesWhole(size: plan.size ?? 0), !staged else {
+            verdict = .handOff(plan)
+            throw HandOff()
+        }
+        sink = try storage.sink(for: plan, of: claim)
+        digester = info.digestAlgorithm.map(Digester.init)
+        self.plan = plan
+        verdict = .whole
+    }
+
+    private func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard leases.wasHeld(claim.info.id) else { throw HaulError(.leaseLost, "another worker holds transfer \(claim.info.id) now") }
+        let size = plan?.size ?? 0
+        guard received + Int64(bytes.count) <= size, let sink else {
+            throw HaulError(.sizeMismatch, "the origin sent more than the \(size) bytes it announced", transient: true)
+        }
+        try sink.write(bytes, completing: received + Int64(bytes.count) == size)
+        digester?.update(bytes)
+        received += Int64(bytes.count)
+    }
+
+    /// Takes the request's outcome: checks the size and digest of a whole file and readies it
+    /// to be stored (the storing itself waits for the whole batch).
+    func end(_ outcome: Result<HTTPClient.Summary, Error>) {
+        if case .handOff = verdict { return }
+        do {
+            _ = try outcome.get()
+            guard case .whole = verdict, let sink else { return }
+            let size = plan?.size ?? 0
+            guard received == size else {
+                throw HaulError(.incomplete, "the origin sent \(received) of the \(size) bytes it announced", transient: true)
+            }
+            digest = try digester.map { try claim.info.verified($0.finish()) }
+            try sink.complete()
+        } catch {
+            discard()
+            verdict = leases.isHeld(claim.info.id) ? .failed(error) : .lost
+        }
+    }
+
+    /// Drops the file of a probe that will not be stored.
+    func discard() {
+        sink?.discard()
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import HaulCore
+import HaulQueue
+import HaulStorage
+
+/// `BatchProbe` on a POSIX storage root: a whole file is written to its partial file, and the
+/// batch publishes them together: data synced first, then (still holding the leases) the
+/// renames, then their folders.
+struct FileBatchStorage: BatchStorage {
+    let root: StorageRoot
+    let database: ResilientConnection
+    let config: WorkerConfig
+
+    /// The largest file a batch finishes itself; bigger ones go to the fetchers and their checkpoints.
+    static let wholeFileLimit: Int64 = 16 << 20
+
+    var noun: String { "file" }
+    var storing: String { "publishing" }
+
+    func takesWhole(size: Int64) -> Bool {
+        size <= Self.wholeFileLimit
+    }
+
+    func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> PartialFile {
+        try PartialFile(root: root, relative: plan.dest, generation: claim.generation)
+    }
+
+    /// Publishes the files the batch fetched whole: syncs them, checks that their leases are
+    /// still held, renames them into place and syncs their folders.
+    func store(_ whole: [BatchedProbe<Self>], unchanged: [BatchedProbe<Self>], planner: Planner) throws -> [BatchedProbe<Self>] {
+        let config = config
+        var fetched = whole
+        let unsynced = Flush.paths(Set(fetched.compactMap { $0.sink?.path }))
+        fetched.removeAll { probe in
+            guard let error = probe.sink.flatMap({ unsynced[$0.path] }) else { return false }
+            probe.discard()
+            planner.planningFailed(probe.claim, error: error)
+            return true
+        }
+        let held = try database.run(patient: true) { conn in
+            try TransferLeases(conn, workerID: config.workerID).held(fetched.map { $0.claim } + unchanged.map { $0.claim })
+        }
+        fetched.removeAll { probe in
+            guard held.contains(probe.claim.info.id) else {
+                probe.discard()
+                Log.warning("planning lease lost before publishing; another worker has it", probe.fields)
+                return true
+            }
+            do {
+                guard let sink = probe.sink else { throw HaulError(.`internal`, "transfer \(probe.claim.info.id) was published before it was written") }
+                try sink.publish()
+                return false
+            } catch {
+                probe.discard()
+                planner.planningFailed(probe.claim, error: error)
+                return true
+            }
+        }
+        let folders = Set(fetched.compactMap { $0.sink.map { sink in StorageRoot.folder(of: sink.files.destination) } })
+        for (folder, error) in Flush.paths(folders) {
+            Log.warning("could not sync a folder; a crash may lose its new names", [("folder", folder), ("error", error.description)])
+        }
+        return fetched + unchanged.filter { held.contains($0.claim.info.id) }
+    }
+}
+
+/// A whole file being written to its partial file, renamed into place once the batch publishes it.
+final class PartialFile: WholeFileSink {
+    let files: TransferFiles
+    let generation: Int
+    /// The partial file's path.
+    let path: String
+    private var descriptor: Int32
+
+    init(root: StorageRoot, relative: String, generation: Int) throws {
+        files = try TransferFiles(root: root, relative: relative)
+        self.generation = generation
+        path = files.partial(generation: generation)
+        descriptor = try root.openFile(path, O_WRONLY | O_CREAT | O_TRUNC, doing: "create")
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            guard written > 0 else { throw Errno.storageError(errno, "write \(path)") }
+            offset += written
+        }
+    }
+
+    /// Closes the file (the batch syncs them all at once).
+    func complete() {
+        closeDescriptor()
+    }
+
+    /// Renames the synced file into place (replacing an earlier version atomically) and removes
+    /// what earlier attempts of this transfer may have left.
+    func publish() throws {
+        try Assembler.place(path, as: files, generation: generation)
+    }
+
+    /// Removes the partial file.
+    func discard() {
+        closeDescriptor()
+        unlink(path)
+    }
+
+    private func closeDescriptor() {
+        if descriptor >= 0 {
+            close(descriptor)
+            descriptor = -1
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import HaulCore
+import HaulQueue
+import HaulS3
+
+/// `BatchProbe` on S3 storage: a file below S3's part minimum that its probe's response holds
+/// whole streams from that response straight into one `PutObject` (nothing spooled, a few
+/// hundred KiB of socket buffer per file), and the batch records it done with the others.
+///
+/// The fence of each `PutObject`: its last byte goes out only when this worker knows that it
+/// still holds the planning lease, from a renewal the database confirmed less than half a lease
+/// ago (`BatchLeases.isHeld`, on the monotonic clock: a worker that was frozen finds its renewal
+/// stale, asks again and learns that the lease is gone). The request's precondition
+/// (`S3Precondition`) covers a freeze between that check and the last byte: it never replaces
+/// an object it did not see at its start.
+struct ObjectBatchStorage: BatchStorage {
+    let store: ObjectStore
+    let leases: BatchLeases
+
+    var noun: String { "object" }
+    var storing: String { "storing the object" }
+
+    func takesWhole(size: Int64) -> Bool {
+        size < S3PartRules.minimumPart
+    }
+
+    func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> ObjectPut {
+        try ObjectPut(plan: plan, of: claim, store: store, leases: leases)
+    }
+
+    /// Waits for the `PutObject`s' answers.
+    func store(_ whole: [BatchedProbe<Self>], unchanged: [BatchedProbe<Self>], planner: Planner) throws -> [BatchedProbe<Self>] {
+        let stored = whole.filter { probe in
+            do {
+                try probe.sink?.settle()
+                return true
+            } catch {
+                planner.planningFailed(probe.claim, error: error)
+                return false
+            }
+        }
+        return stored + unchanged
+    }
+}
+
+/// A whole file streaming into its `PutObject`, which keeps the object's last byte back until
+/// the lease is confirmed (an empty file's request starts only then).
+final class ObjectPut: WholeFileSink {
+    private let claim: TransferLeases.Claim
+    private let store: ObjectStore
+    private let leases: BatchLeases
+    private let key: String
+    private var upload: PartStream?
+    private var heldByte: UInt8?
+
+    init(plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, leases: BatchLeases) throws {
+        self.claim = claim
+        self.store = store
+        self.leases = leases
+        key = try store.key(for: plan.dest)
+        if let size = plan.size, size > 0 {
+            upload = try PartStream.putObject(
+                client: store.client, bucket: store.location.bucket, key: key, length: size, sha256: ObjectPart.expectedSHA256(claim.info))
+        }
+    }
+
+    /// Streams bytes into the `PutObject`, keeping the object's last byte back.
+    func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws {
+        guard let upload else { throw HaulError(.`internal`, "transfer \(claim.info.id) has bytes but no upload") }
+        try upload.write(completing ? UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 1)]) : bytes) { [leases, claim] in
+            leases.renewIfDue()
+            return leases.isHeld(claim.info.id)
+        }
+        if completing { heldByte = bytes[bytes.count - 1] }
+    }
+
+    /// The fence: once the lease is confirmed held, sends the last byte (or starts an empty
+    /// file's `PutObject`); the answer is read in `settle`, so that the batch goes on meanwhile.
+    func complete() throws {
+        guard leases.isHeld(claim.info.id) else { throw HaulError(.leaseLost, "another worker holds transfer \(claim.info.id) now") }
+        if let byte = heldByte {
+            try withUnsafeBytes(of: byte) { bytes in try upload?.write(bytes) { true } }
+        } else {
+            upload = try PartStream.putObject(client: store.client, bucket: store.location.bucket, key: key, length: 0)
+        }
+    }
+
+    /// Waits for the `PutObject`'s answer.
+    func settle() throws {
+        guard let upload else { return }
+        _ = try upload.finish {}
+        self.upload = nil
+        if let earlier = claim.info.objectUploadID {
+            // A restarted transfer that had been cut into parts: its multipart upload goes.
+            try? store.client.abortUpload(bucket: store.location.bucket, key: key, uploadID: earlier)
+        }
+    }
+
+    /// Stops the `PutObject` without completing it: nothing is stored.
+    func discard() {
+        upload?.abort()
+        upload = nil
+        heldByte = nil
+    }
+}
