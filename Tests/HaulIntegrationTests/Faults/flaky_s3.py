@@ -7,9 +7,13 @@ not checked). Prints `PORT <n>` once listening on 127.0.0.1.
     HEAD, GET /BUCKET/KEY      the stored object (404 if none)
     GET  /BUCKET?uploads=      an empty ListMultipartUploadsResult
     GET  /_log                 JSON: every request so far as "METHOD /path?query"
+
+With `--hold-puts`: no SlowDown; each PUT reads its whole body, logs "HELD PUT /path" and
+answers only once `GET /_release` was asked (a slow store's answer, held as long as a test likes).
 """
 import hashlib
 import json
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -18,6 +22,8 @@ OBJECTS = {}
 PUTS = {}
 LOG = []
 LOCK = threading.Lock()
+HOLD_PUTS = "--hold-puts" in sys.argv[1:]
+RELEASED = threading.Event()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -61,6 +67,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         url = urlsplit(self.path)
+        if url.path == "/_release":
+            RELEASED.set()
+            return self.answer(200)
         if url.path == "/_log":
             with LOCK:
                 body = json.dumps(LOG).encode()
@@ -75,9 +84,13 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         with LOCK:
             PUTS[(bucket, key)] = PUTS.get((bucket, key), 0) + 1
-            first = PUTS[(bucket, key)] == 1
+            first = PUTS[(bucket, key)] == 1 and not HOLD_PUTS
             if not first and key:
                 OBJECTS[(bucket, key)] = body
+        if HOLD_PUTS and key:
+            with LOCK:
+                LOG.append("HELD " + self.command + " " + self.path)
+            RELEASED.wait()
         if first and key:
             error = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
             return self.answer(503, [("Content-Type", "application/xml")], error)
