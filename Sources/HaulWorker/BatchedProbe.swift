@@ -125,6 +125,8 @@ final class BatchedProbe<Storage: BatchStorage> {
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer) throws {
+        // An unchanged file's body (`-N`: a 200 no newer than the file) is dropped, as a lone probe drops it.
+        guard !isUnchanged else { return }
         guard leases.wasHeld(claim.info.id) else { throw HaulError(.leaseLost, "another worker holds transfer \(claim.info.id) now") }
         let size = plan?.size ?? 0
         guard received + Int64(bytes.count) <= size, let sink else {

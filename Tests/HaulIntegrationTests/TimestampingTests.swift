@@ -35,6 +35,28 @@ struct TimestampingTests {
         #expect(Origin.sha256(file: local) == served.sha256, "the older file was replaced by the origin's")
     }
 
+    @Test("-N over a list: the probe batch keeps the newer files at its first try, dropping the origin's 200 bodies")
+    func batchKeepsNewerFiles() throws {
+        let database = try TestDatabase()
+        let directory = Harness.temporaryDirectory("timestamping-batch")
+        let folder = "cli/stamps-\(UUID().uuidString.prefix(6))"
+        let served = try (0..<3).map { index in try Origin.file("\(folder)/f\(index).bin", size: 5_000 + index) }
+        let list = directory + "/list.txt"
+        try served.map { Harness.origin + $0.path + "\n" }.joined().write(toFile: list, atomically: true, encoding: .utf8)
+        for index in served.indices {
+            let local = directory + "/f\(index).bin"
+            try Data("mine\n".utf8).write(to: URL(fileURLWithPath: local))
+            try Self.setModified(local, Int(Date().timeIntervalSince1970) + 3600)
+        }
+        let kept = try Run.haul(["get", "-N", "-i", list, "-o", directory + "/"], database: database.url, directory: directory)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        for index in served.indices {
+            #expect(try String(contentsOfFile: directory + "/f\(index).bin", encoding: .utf8) == "mine\n", "f\(index).bin is untouched")
+        }
+        #expect(try database.scalar("SELECT max(attempts) FROM transfers") == "1", "no probe failed and was retried: \(kept.stderr)")
+        #expect(try database.scalar("SELECT count(*) FROM transfers WHERE unchanged") == "3")
+    }
+
     @Test("-N with nothing to compare with is refused before anything is written")
     func refusals() throws {
         let database = try TestDatabase()
