@@ -30,6 +30,7 @@ struct BatchProbe: LaneRole {
         }
     }
 
+    /// The batch on `storage`: probes, hands on or retries what it does not finish, stores and records the rest.
     private func probe<Storage: BatchStorage>(
         _ claims: [TransferLeases.Claim], connections: Int, storage: Storage, leases: BatchLeases
     ) throws {
