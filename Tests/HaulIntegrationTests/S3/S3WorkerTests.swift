@@ -105,11 +105,7 @@ struct S3WorkerTests {
         let rescuer = try cluster.startS3Worker(storage, ["--lease", "1s", "--concurrency", "4"])
         #expect(try cluster.waitFinal([id], timeout: 90) == ["done"], "\((try? cluster.error(id)) ?? "")")
         frozen.signal(SIGCONT)
-        let woke = Harness.waitUntil(timeout: 30) {
-            !Reliability.logLines(frozen, containing: "lease lost").isEmpty || !Reliability.logLines(frozen, containing: "fenced off").isEmpty
-                || !Reliability.logLines(frozen, containing: "segment failed").isEmpty
-                || !Reliability.logLines(frozen, containing: "retrying in").isEmpty
-        }
+        let woke = Harness.waitUntil(timeout: 30) { Self.noticedFence(frozen) }
         #expect(woke, "the woken worker noticed it was fenced:\n\(frozen.stderr)")
         let stored = try bucket.object("z.bin")
         #expect(stored?.sha256 == served.sha256 && stored?.size == served.size)
@@ -139,11 +135,7 @@ struct S3WorkerTests {
         // A newer version is published meanwhile; the woken worker must not put its old bytes over it.
         try bucket.put("p.bin", "newer")
         frozen.signal(SIGCONT)
-        let woke = Harness.waitUntil(timeout: 30) {
-            !Reliability.logLines(frozen, containing: "lease lost").isEmpty || !Reliability.logLines(frozen, containing: "fenced off").isEmpty
-                || !Reliability.logLines(frozen, containing: "segment failed").isEmpty
-                || !Reliability.logLines(frozen, containing: "retrying in").isEmpty
-        }
+        let woke = Harness.waitUntil(timeout: 30) { Self.noticedFence(frozen) }
         #expect(woke, "the woken worker noticed it was fenced:\n\(frozen.stderr)")
         frozen.signal(SIGTERM)
         _ = frozen.wait(timeout: 20)
@@ -199,5 +191,10 @@ struct S3WorkerTests {
         let swept = try Harness.waitUntil(timeout: 30) { try bucket.openUploads() == ["elsewhere/not-ours.bin"] }
         #expect(swept, "only the orphan under the prefix was aborted: \((try? bucket.openUploads()) ?? [])")
         #expect(try bucket.object("pre/live.bin")?.sha256 == file.sha256)
+    }
+
+    /// Whether a woken worker's log says it found itself fenced out (or failed the attempt it was in).
+    private static func noticedFence(_ worker: Child) -> Bool {
+        ["lease lost", "fenced off", "segment failed", "retrying in"].contains { !Reliability.logLines(worker, containing: $0).isEmpty }
     }
 }
