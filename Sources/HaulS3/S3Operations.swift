@@ -53,19 +53,23 @@ extension S3Client {
 
     /// The size of object `key`, `nil` if there is none (`HeadObject`).
     public func objectSize(bucket: String, key: String) throws -> Int64? {
+        guard let response = try headObject(bucket: bucket, key: key) else { return nil }
+        return response.headers["content-length"].flatMap { Int64($0) }
+    }
+
+    /// The `HeadObject` answer for `key`, `nil` if there is none; a transient failure is asked again, up to five times.
+    func headObject(bucket: String, key: String) throws -> Response? {
         let request = S3Request("HEAD", config: config, bucket: bucket, key: key)
         let doing = "look up s3://\(bucket)/\(key)"
-        for attempt in 1...5 {
+        var attempt = 0
+        while true {
+            attempt += 1
             let response = try send(request)
             if response.status == 404 { return nil }
-            if let error = failure(response, doing: doing, bucket: bucket) {
-                guard error.isTransient, attempt < 5 else { throw error }
-                usleep(200_000 * UInt32(attempt))
-                continue
-            }
-            return response.headers["content-length"].flatMap { Int64($0) }
+            guard let error = failure(response, doing: doing, bucket: bucket) else { return response }
+            guard error.isTransient, attempt < 5 else { throw error }
+            usleep(200_000 * UInt32(attempt))
         }
-        return nil
     }
 
     /// Streams object `key` to `sink` (which returns false to stop). - Returns: bytes read.

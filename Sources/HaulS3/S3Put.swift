@@ -19,25 +19,13 @@ public enum S3Precondition: Sendable, Equatable {
 }
 
 extension S3Client {
-    /// The precondition describing object `key` as it is now (`HeadObject`), retried like the other lookups.
+    /// The precondition describing object `key` as it is now (`HeadObject`).
     public func currentState(bucket: String, key: String) throws -> S3Precondition {
-        let request = S3Request("HEAD", config: config, bucket: bucket, key: key)
-        let doing = "look up s3://\(bucket)/\(key)"
-        var attempt = 0
-        while true {
-            attempt += 1
-            let response = try send(request)
-            if response.status == 404 { return .absent }
-            if let error = failure(response, doing: doing, bucket: bucket) {
-                guard error.isTransient, attempt < 5 else { throw error }
-                usleep(200_000 * UInt32(attempt))
-                continue
-            }
-            guard let etag = response.headers["etag"], !etag.isEmpty else {
-                throw HaulError(.s3, "cannot \(doing): the answer had no ETag", transient: true)
-            }
-            return .etag(etag)
+        guard let response = try headObject(bucket: bucket, key: key) else { return .absent }
+        guard let etag = response.headers["etag"], !etag.isEmpty else {
+            throw HaulError(.s3, "cannot look up s3://\(bucket)/\(key): the answer had no ETag", transient: true)
         }
+        return .etag(etag)
     }
 
     /// Puts `length` bytes read from `feed` as object `key` in one request, only if the object is

@@ -108,7 +108,7 @@ final class ObjectEntryWriter: EntryWriter {
             }
         } else {
             let length = held
-            try retrying {
+            try ObjectUpload.retrying(shouldStop: sink.shouldCancel) {
                 lseek(fd, 0, SEEK_SET); try sink.client.putObject(bucket: bucket, key: key, fd: fd, length: length)
             }
         }
@@ -153,7 +153,7 @@ final class ObjectEntryWriter: EntryWriter {
     private func sendPart() throws {
         guard let uploadID else { return }
         let (bucket, key, number, length) = (sink.bucket, key, parts.count + 1, held)
-        let etag = try retrying { () -> String in
+        let etag = try ObjectUpload.retrying(shouldStop: sink.shouldCancel) { () -> String in
             lseek(fd, 0, SEEK_SET)
             return try sink.client.uploadPart(
                 bucket: bucket, key: key, uploadID: uploadID, number: number, length: length, feed: ByteFeed(fd: fd, limit: length))
@@ -163,16 +163,5 @@ final class ObjectEntryWriter: EntryWriter {
             throw HaulError(.storage, "cannot reuse an in-memory buffer: \(String(cString: strerror(errno)))")
         }
         held = 0
-    }
-
-    /// Runs `body` again after a transient failure (the bytes are still in memory), up to three attempts.
-    private func retrying<T>(_ body: () throws -> T) throws -> T {
-        var attempt = 0
-        while true {
-            attempt += 1
-            do { return try body() } catch let error as HaulError where error.isTransient && attempt < 3 && !sink.shouldCancel() {
-                usleep(UInt32(200_000 * attempt))
-            }
-        }
     }
 }

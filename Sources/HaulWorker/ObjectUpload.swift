@@ -53,12 +53,13 @@ enum ObjectUpload {
         }
     }
 
-    /// Runs `body` again after a transient failure, up to three attempts.
-    private static func retrying<T>(_ body: () throws -> T) throws -> T {
+    /// Runs `body` again after a transient failure (its bytes are still at hand, in a file or in
+    /// memory), up to three attempts, unless `shouldStop` says to give up.
+    static func retrying<T>(shouldStop: () -> Bool = { false }, _ body: () throws -> T) throws -> T {
         var attempt = 0
         while true {
             attempt += 1
-            do { return try body() } catch let error as HaulError where error.isTransient && attempt < 3 {
+            do { return try body() } catch let error as HaulError where error.isTransient && attempt < 3 && !shouldStop() {
                 usleep(UInt32(200_000 * attempt))
             }
         }
