@@ -6,13 +6,18 @@ public enum Retention {
     public static let prunableStates: [TransferState] = [.done, .failed, .canceled]
 
     /// Deletes transfers in `states` (final ones only) finished more than `seconds` ago (segments
-    /// cascade), batches left empty and workers silent as long. - Returns: how many transfers were deleted.
+    /// cascade, their history goes with them), batches left empty and workers silent as long. - Returns: how many transfers were deleted.
     @discardableResult
     public static func prune(_ db: PostgresConnection, olderThan seconds: Double, states: [TransferState] = prunableStates) throws -> Int {
         try db.transaction {
+            // The history does not reference its transfer (migration 0014): it goes in the same statement.
             let count = try db.query(
-                "DELETE FROM transfers WHERE " + prunableSQL, [seconds, states.filter(\.isFinal).map(\.rawValue)]
-            ).affectedRows
+                """
+                WITH gone AS (DELETE FROM transfers WHERE \(prunableSQL) RETURNING id),
+                     history AS (DELETE FROM transfer_events e USING gone WHERE e.transfer_id = gone.id)
+                SELECT count(*) AS n FROM gone
+                """, [seconds, states.filter(\.isFinal).map(\.rawValue)]
+            ).first?.int("n") ?? 0
             try db.query("DELETE FROM batches b WHERE NOT EXISTS (SELECT 1 FROM transfers t WHERE t.batch_id = b.id)")
             // A live worker heartbeats every few seconds: keep registry rows an hour at least, so
             // `prune --older-than 0s` never removes a worker that is running.

@@ -110,6 +110,9 @@ struct BulkOperatorTests {
         let failed = try Run.haul(["prune", "--older-than", "0s", "--state", "failed", "--state", "canceled"], database: database.url)
         #expect(failed.status == 0 && failed.stdout.contains("deleted 2"), "\(failed.stdout)")
         #expect(try Self.states(database) == "done,done,pending,pending")
+        // The history has no foreign key to its transfer (migration 0014): pruning deletes it.
+        #expect(try database.scalar("SELECT count(*) FROM transfer_events WHERE transfer_id IN (3, 4)") == "0")
+        #expect(try database.scalar("SELECT count(*) FROM transfer_events WHERE transfer_id IN (1, 2)") == "2", "the kept transfers keep theirs")
         let bad = try Run.haul(["prune", "--older-than", "0s", "--state", "pending"], database: database.url)
         #expect(bad.status == 2, "\(bad.stderr)")
     }

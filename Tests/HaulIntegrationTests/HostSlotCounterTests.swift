@@ -14,6 +14,19 @@ import Testing
 struct HostSlotCounterTests {
     static let limits = ["a.test": 3, "b.test": 5, "c.test": 2]
 
+    @Test("a slot taken on a host without a row of its own creates the row and counts the slot")
+    func hostWithoutRow() throws {
+        let database = try TestDatabase()
+        let db = try PostgresConnection(conninfo: database.url)
+        let id = try TransferStore(db).enqueue(NewTransfer(url: "http://gone.test/f", dest: "f", segmentSize: 4 << 20))
+        try db.query("DELETE FROM origin_hosts WHERE host = 'gone.test'")
+        // Before migration 0014 this failed: "column reference host is ambiguous".
+        try db.query("UPDATE transfers SET state = 'planning', holds_slot = true WHERE id = $1", [id])
+        #expect(try database.scalar("SELECT busy FROM origin_hosts WHERE host = 'gone.test'") == "1")
+        try db.query("UPDATE transfers SET state = 'pending' WHERE id = $1", [id])
+        #expect(try database.scalar("SELECT busy FROM origin_hosts WHERE host = 'gone.test'") == "0")
+    }
+
     @Test("counters never drift and host limits hold under claims, completes, fails, releases, splits, rescues, cancels and pauses")
     func chaos() throws {
         let database = try TestDatabase()
