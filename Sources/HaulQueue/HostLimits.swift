@@ -33,28 +33,6 @@ public enum HostLimits {
         """
     }
 
-    /// A query of `host, free` that locks the row of the host whose queued work comes first
-    /// (priority, then age) among those with a free slot, and tests the free slot again on the
-    /// row as it is once locked. `defaultLimit` is the parameter (`$n`) holding `fallbackDefault`.
-    /// - Parameter wait: `false` skips host rows another transaction holds and takes the next
-    ///   host; `true` (the second try, when the first got nothing) waits for the first host's
-    ///   row. The waiting form locks that one row only: a claimer that waits never holds
-    ///   another host row, so claimers cannot deadlock on each other's host rows.
-    static func lockedHost(candidates: String, defaultLimit: String, wait: Bool) -> String {
-        let limit = "coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), \(defaultLimit))"
-        let ranked = """
-            FROM (SELECT c.host, max(c.priority) AS priority, min(c.id) AS first FROM (\(candidates)) c GROUP BY c.host) candidates
-            JOIN origin_hosts h ON h.host = candidates.host
-            WHERE h.busy < \(limit)
-            ORDER BY candidates.priority DESC, candidates.first
-            LIMIT 1
-            """
-        if wait {
-            return "SELECT h.host, \(limit) - h.busy AS free FROM origin_hosts h WHERE h.host = (SELECT h.host \(ranked)) AND h.busy < \(limit) FOR UPDATE OF h"
-        }
-        return "SELECT h.host, \(limit) - h.busy AS free \(ranked) FOR UPDATE OF h SKIP LOCKED"
-    }
-
     /// A query of `host`: the host of the first candidate (priority, then age) whose host has a
     /// free slot as the statement's snapshot sees it. Locks nothing and reads the candidates in
     /// index order only until it finds one, so a claim on a host with headroom costs one index

@@ -29,34 +29,58 @@ public struct TransferLeases {
     /// Moves up to `limit` pending transfers of one origin host to `planning`, for probes that
     /// open at most `connections` connections at once (a probe is a connection to the origin
     /// like any running segment; see `HostLimits`). It takes no more of the host's free slots
-    /// than that: only that many of the rows hold one. One statement, like the segment claim
-    /// (a second, waiting one only when the first got nothing).
+    /// than that: only that many of the rows hold one. One prepared statement in the shape of the
+    /// segment claim (`SegmentLeases.claimStatement`), and a second, waiting one only when the
+    /// first got nothing.
     /// - Returns: the claims, and how many connections the batch may open.
     public func claimPlanning(lease: Double, limit: Int, connections: Int) throws -> (claims: [Claim], connections: Int) {
         for wait in [false, true] {
-            let rows = try db.queryWithoutDurableCommit(
-                """
-                WITH host AS MATERIALIZED (
-                    \(HostLimits.lockedHost(candidates: HostLimits.planningCandidates(worker: "$2"), defaultLimit: "$5", wait: wait))
-                ), picked AS MATERIALIZED (
-                    SELECT id, priority FROM transfers
-                    WHERE state = 'pending' AND host = (SELECT host FROM host) AND next_attempt_at <= now()
-                      AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $2)
-                    ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
-                ), numbered AS (
-                    SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n, least($4, (SELECT free FROM host)) AS slots FROM picked
-                )
-                UPDATE transfers t SET state = 'planning', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
-                       worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now(),
-                       holds_slot = numbered.n <= numbered.slots
-                FROM numbered WHERE t.id = numbered.id
-                RETURNING \(Self.returning), numbered.slots
-                """, [lease, workerID, limit, connections, HostLimits.fallbackDefault]
-            ).rows
+            let statement = PipelinedStatement(
+                Self.planningClaim(wait: wait, limit: limit), [lease, workerID, connections, HostLimits.fallbackDefault],
+                awaitDurableCommit: false, prepared: true)
+            let rows = try db.pipelined([statement])[0].rows
             guard let first = rows.first else { continue }
             return (try rows.map(Self.claim).sorted(by: Self.planningOrder), try first.int("slots"))
         }
         return ([], 0)
+    }
+
+    /// `$1` lease seconds, `$2` worker, `$3` connections, `$4` the default host limit; the limit
+    /// is part of the text (one prepared plan per connection and limit).
+    ///
+    /// Both tries pick the host of the first pending transfer (priority, then age) whose host has
+    /// a free slot as the statement's snapshot sees it, reading the pending index only until it
+    /// finds one. The first locks up to `limit` of that host's pending transfers (skipping locked
+    /// ones), then the host row without waiting; the second waits for the host row first, then
+    /// picks (the lock order of the segment claim, for the same reason: no deadlock with an
+    /// operator's bulk action). Nothing is claimed unless the locked row still has a free slot.
+    static func planningClaim(wait: Bool, limit: Int) -> String {
+        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.planningCandidates(worker: "$2"), defaultLimit: "$4")
+        let picked = { (host: String) in
+            """
+            SELECT id, priority FROM transfers
+                WHERE state = 'pending' AND host = \(host) AND next_attempt_at <= now()
+                  AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $2)
+                ORDER BY priority DESC, id LIMIT \(max(limit, 0)) FOR UPDATE SKIP LOCKED
+            """
+        }
+        let host = HostLimits.lockedSlots(
+            host: "(SELECT host FROM candidate)", defaultLimit: "$4", condition: wait ? "true" : "EXISTS (SELECT 1 FROM picked)", wait: wait)
+        let steps =
+            wait
+            ? "host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (\(picked("(SELECT host FROM host)")))"
+            : "picked AS MATERIALIZED (\(picked("(SELECT host FROM candidate)"))), host AS MATERIALIZED (\(host))"
+        return """
+            WITH candidate AS MATERIALIZED (\(candidate)), \(steps), numbered AS (
+                SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n, least($3, (SELECT free FROM host)) AS slots
+                FROM picked WHERE EXISTS (SELECT 1 FROM host)
+            )
+            UPDATE transfers t SET state = 'planning', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
+                   worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now(),
+                   holds_slot = numbered.n <= numbered.slots
+            FROM numbered WHERE t.id = numbered.id
+            RETURNING \(Self.returning), numbered.slots
+            """
     }
 
     /// Takes the lease on one transfer whose segments are all done.
