@@ -4,8 +4,9 @@ import Foundation
 public enum OriginURL {
     /// Returns the URL unchanged if Haul can fetch it, else throws a usage error that says why.
     public static func validate(_ text: String) throws -> String {
-        let shown = Redaction.url(text)
-        guard !text.isEmpty, !text.contains(where: { $0 == " " || $0 == "\n" || $0 == "\t" }),
+        // Redacted only for a message: a manifest validates thousands of good URLs.
+        var shown: String { Redaction.url(text) }
+        guard !text.isEmpty, !text.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") }),
             let components = URLComponents(string: text), let scheme = components.scheme
         else {
             throw HaulError.usage("'\(shown)' is not a URL", hint: "give a full URL such as https://example.com/file.iso")

@@ -11,7 +11,7 @@ public enum SafePath {
                 "\(what) '\(path)' is absolute, but destinations are relative to the storage root",
                 hint: "drop the leading '/', or change the root with --storage")
         }
-        guard !path.contains("\0"), !path.contains("\\") else {
+        guard !path.utf8.contains(where: { $0 == 0 || $0 == UInt8(ascii: "\\") }) else {
             throw HaulError.usage("\(what) '\(path)' contains a NUL or backslash", hint: "use '/' to separate directories")
         }
         let parts = path.split(separator: "/").filter { $0 != "." }
