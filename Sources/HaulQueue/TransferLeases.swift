@@ -29,9 +29,8 @@ public struct TransferLeases {
     /// Moves up to `limit` pending transfers of one origin host to `planning`, for probes that
     /// open at most `connections` connections at once (a probe is a connection to the origin
     /// like any running segment; see `HostLimits`). It takes no more of the host's free slots
-    /// than that: only that many of the rows hold one. One prepared statement in the shape of the
-    /// segment claim (`SegmentLeases.claimStatement`), and a second, waiting one only when the
-    /// first got nothing.
+    /// than that: only that many of the rows hold one. One prepared statement (`planningClaim`),
+    /// and a second, waiting one only when the first got nothing.
     /// - Returns: the claims, and how many connections the batch may open.
     public func claimPlanning(lease: Double, limit: Int, connections: Int) throws -> (claims: [Claim], connections: Int) {
         for wait in [false, true] {
@@ -50,30 +49,25 @@ public struct TransferLeases {
     ///
     /// Both tries pick the host of the first pending transfer (priority, then age) whose host has
     /// a free slot as the statement's snapshot sees it, reading the pending index only until it
-    /// finds one. The first locks up to `limit` of that host's pending transfers (skipping locked
-    /// ones), then the host row without waiting; the second waits for the host row first, then
-    /// picks (the lock order of the segment claim, for the same reason: no deadlock with an
-    /// operator's bulk action). Nothing is claimed unless the locked row still has a free slot.
+    /// finds one, and lock that host's row first: the first try skips it if another claimer holds
+    /// it, the second waits for it. Only then are up to `limit` of the host's pending transfers
+    /// locked (skipping locked ones), so a try that finds the host busy or full has locked no
+    /// transfer row (unlike the segment claim, which takes one or a few rows, a batch takes
+    /// hundreds). A claimer waits only for a host row while holding no other lock.
     static func planningClaim(wait: Bool, limit: Int) -> String {
         let candidate = HostLimits.hostWithRoom(candidates: HostLimits.planningCandidates(worker: "$2"), defaultLimit: "$4")
-        let picked = { (host: String) in
-            """
+        let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$4", wait: wait)
+        let picked = """
             SELECT id, priority FROM transfers
-                WHERE state = 'pending' AND host = \(host) AND next_attempt_at <= now()
+                WHERE state = 'pending' AND host = (SELECT host FROM host) AND next_attempt_at <= now()
                   AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $2)
                 ORDER BY priority DESC, id LIMIT \(max(limit, 0)) FOR UPDATE SKIP LOCKED
             """
-        }
-        let host = HostLimits.lockedSlots(
-            host: "(SELECT host FROM candidate)", defaultLimit: "$4", condition: wait ? "true" : "EXISTS (SELECT 1 FROM picked)", wait: wait)
-        let steps =
-            wait
-            ? "host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (\(picked("(SELECT host FROM host)")))"
-            : "picked AS MATERIALIZED (\(picked("(SELECT host FROM candidate)"))), host AS MATERIALIZED (\(host))"
+        let steps = "host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (\(picked))"
         return """
             WITH candidate AS MATERIALIZED (\(candidate)), \(steps), numbered AS (
                 SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n, least($3, (SELECT free FROM host)) AS slots
-                FROM picked WHERE EXISTS (SELECT 1 FROM host)
+                FROM picked
             )
             UPDATE transfers t SET state = 'planning', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
                    worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now(),
