@@ -10,9 +10,7 @@
 --    KEY SHARE lock on the transfer row it had just updated (a second heap write and WAL record
 --    per change of state). The history is a log of what happened; Retention deletes a pruned
 --    transfer's events in the statement that deletes the transfer.
--- 3. transfers_batch is dropped: transfers_batch_entry (batch_id, url, dest) serves every lookup
---    by batch_id, and every insert and change of state paid for both.
--- 4. haul_slot_delta's INSERT for a host without a row named its conflict target `(host)`, which
+-- 3. haul_slot_delta's INSERT for a host without a row named its conflict target `(host)`, which
 --    PL/pgSQL cannot tell from the function's parameter `host`: the first slot taken on a host
 --    that no enqueue had recorded failed with "column reference host is ambiguous".
 
@@ -29,8 +27,6 @@ CREATE TRIGGER transfers_history AFTER UPDATE OF state ON transfers FOR EACH ROW
     WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION haul_record_transfer_event();
 
 ALTER TABLE transfer_events DROP CONSTRAINT transfer_events_transfer_id_fkey;
-
-DROP INDEX transfers_batch;
 
 CREATE OR REPLACE FUNCTION haul_slot_delta(host text, delta integer) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
