@@ -35,11 +35,14 @@ struct BatchProbe: LaneRole {
         _ claims: [TransferLeases.Claim], connections: Int, storage: Storage, leases: BatchLeases
     ) throws {
         let config = shared.config
-        let previous = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersions(of: claims) }
-        let probes = claims.map { claim in
+        let onStorage = claims.map { Planner.fileOnStorage($0.info, config: config) }
+        let asked = zip(claims, onStorage).filter { ConditionalProbe.usesRecord($0.0.info, onStorage: $0.1) }.map(\.0)
+        let previous =
+            asked.isEmpty ? [:] : try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersions(of: asked) }
+        let probes = zip(claims, onStorage).map { claim, onStorage in
             BatchedProbe(
                 claim: claim, storage: storage, leases: leases,
-                previous: ConditionalProbe.baseline(recorded: previous[claim.info.id], info: claim.info, config: config))
+                previous: ConditionalProbe.baseline(recorded: previous[claim.info.id], onStorage: onStorage, info: claim.info, config: config))
         }
         lane.multi.run(
             probes.map { $0.job(shared: shared) }, connections: connections,

@@ -9,14 +9,23 @@ enum ConditionalProbe {
     /// The version to ask against: the one an earlier transfer recorded, if its file is still on
     /// storage at that size; for `haul get -N`, the file on storage as it is now (its size, and
     /// its modification time as `If-Modified-Since`, as `wget -N` compares).
-    static func baseline(recorded: TransferLeases.PreviousVersion?, info: TransferInfo, config: WorkerConfig) -> TransferLeases.PreviousVersion? {
-        let onStorage = Planner.fileOnStorage(info, config: config)
+    /// - Parameter onStorage: the size of the file on storage now (`Planner.fileOnStorage`).
+    static func baseline(
+        recorded: TransferLeases.PreviousVersion?, onStorage: Int64?, info: TransferInfo, config: WorkerConfig
+    ) -> TransferLeases.PreviousVersion? {
         guard info.options.timestamping == true else { return onStorage == recorded?.size ? recorded : nil }
         // -N compares with the file as it is now, whoever wrote it.
         guard let size = onStorage, config.objectStore == nil, let dest = info.dest else { return nil }
         var attributes = stat()
         guard stat(config.storage.path + "/" + dest, &attributes) == 0 else { return nil }
         return TransferLeases.PreviousVersion(etag: nil, lastModified: httpDate(attributes.st_mtim.tv_sec), size: size)
+    }
+
+    /// Whether `baseline` would use an earlier transfer's recorded version: not for `-N` (the file
+    /// itself is compared), nor when no file is on storage (it is fetched whole whatever was
+    /// recorded). Saves looking the record up for files that are new.
+    static func usesRecord(_ info: TransferInfo, onStorage: Int64?) -> Bool {
+        info.options.timestamping != true && onStorage != nil
     }
 
     /// `seconds` since the epoch as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).

@@ -35,8 +35,11 @@ struct Planner: LaneRole {
         let requestedLast = ObjectPlanning.firstSegment(info, store: config.objectStore) - 1
         var result: TransferLeases.PlanResult?
         var failure: Error?
-        let recorded = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersion(of: claim) }
-        let previous = ConditionalProbe.baseline(recorded: recorded, info: info, config: config)
+        let onStorage = Planner.fileOnStorage(info, config: config)
+        let recorded =
+            ConditionalProbe.usesRecord(info, onStorage: onStorage)
+            ? try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersion(of: claim) } : nil
+        let previous = ConditionalProbe.baseline(recorded: recorded, onStorage: onStorage, info: info, config: config)
         var request = shared.request(for: info, first: 0, last: requestedLast, capBody: true)
         request.maxBytesPerSecond = config.connectionRate
         ConditionalProbe.ask(&request, ifChangedSince: previous)
