@@ -106,6 +106,21 @@ struct SafetyTests {
         #expect(throws: HaulError.self) { try OriginURL.validate(url) }
     }
 
+    @Test("upload targets: http(s) and s3; another scheme is refused as an upload target, not as a URL to fetch")
+    func uploadTargets() throws {
+        #expect(try UploadTarget.validate("https://up.example/files") == "https://up.example/files")
+        #expect(try UploadTarget.validate("s3://bucket/key/") == "s3://bucket/key/")
+        #expect(throws: HaulError.self) { try UploadTarget.validate("s3://ab/key") }
+        do {
+            _ = try UploadTarget.validate("gs://user:secret@bucket/key")
+            Issue.record("gs:// was accepted")
+        } catch let error as HaulError {
+            #expect(error.description.contains("uploads only to http(s) and s3 targets"), "\(error)")
+            #expect(!error.description.contains("fetches"), "\(error)")
+            #expect(!error.description.contains("secret"), "credentials are redacted: \(error)")
+        }
+    }
+
     @Test("URLs, last segments and host keys")
     func urls() throws {
         #expect(try OriginURL.validate("HTTPS://Example.com:8443/a%20b.iso?x=1") == "HTTPS://Example.com:8443/a%20b.iso?x=1")
