@@ -63,9 +63,8 @@ public struct TransferLeases {
                   AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $2)
                 ORDER BY priority DESC, id LIMIT \(max(limit, 0)) FOR UPDATE SKIP LOCKED
             """
-        let steps = "host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (\(picked))"
         return """
-            WITH candidate AS MATERIALIZED (\(candidate)), \(steps), numbered AS (
+            WITH candidate AS MATERIALIZED (\(candidate)), host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (\(picked)), numbered AS (
                 SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n, least($3, (SELECT free FROM host)) AS slots
                 FROM picked
             )

@@ -88,7 +88,7 @@ final class BatchedProbe<Storage: BatchStorage> {
         let config = shared.config
         limits = shared.planLimits(for: info)
         let last = ObjectPlanning.firstSegment(info, store: config.objectStore) - 1
-        var request = shared.request(for: info, first: 0, last: last, capBody: true)
+        var request = shared.request(for: info, first: 0, last: last, bodyCap: limits)
         ConditionalProbe.ask(&request, ifChangedSince: previous)
         return MultiClient.Job(
             request: request, onHead: { [self] head in try accept(head, requestedLast: last, config: config) },

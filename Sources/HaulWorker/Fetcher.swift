@@ -50,7 +50,7 @@ struct SegmentRun {
             let info = segment.transfer
             var request = shared.request(
                 for: info, first: info.acceptsRanges ? first : nil, last: info.acceptsRanges ? segment.lastByte : nil,
-                ifRange: info.acceptsRanges ? Self.validator(info) : nil, capBody: info.size == nil)
+                ifRange: info.acceptsRanges ? Self.validator(info) : nil, bodyCap: info.size == nil ? shared.planLimits(for: info) : nil)
             request.maxBytesPerSecond = shared.config.connectionRate
             try http.fetch(
                 request,

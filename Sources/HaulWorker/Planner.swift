@@ -40,7 +40,9 @@ struct Planner: LaneRole {
             ConditionalProbe.usesRecord(info, onStorage: onStorage)
             ? try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersion(of: claim) } : nil
         let previous = ConditionalProbe.baseline(recorded: recorded, onStorage: onStorage, info: info, config: config)
-        var request = shared.request(for: info, first: 0, last: requestedLast, capBody: true)
+        // Read once (a `statvfs`): they cap the probe's body and bound its plan.
+        let limits = shared.planLimits(for: info)
+        var request = shared.request(for: info, first: 0, last: requestedLast, bodyCap: limits)
         request.maxBytesPerSecond = config.connectionRate
         ConditionalProbe.ask(&request, ifChangedSince: previous)
         var unchanged = false
@@ -58,7 +60,7 @@ struct Planner: LaneRole {
                         return
                     }
                     let plan = try ObjectPlanning.fit(
-                        Self.plan(outcome, head: head, info: info, storage: config.storage, limits: shared.planLimits(for: info)), info: info,
+                        Self.plan(outcome, head: head, info: info, storage: config.storage, limits: limits), info: info,
                         store: config.objectStore)
                     let written = try record(plan, of: claim, keepFirst: true)
                     result = written

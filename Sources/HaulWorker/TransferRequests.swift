@@ -6,15 +6,15 @@ import HaulQueue
 extension WorkerShared {
     /// A GET of `info`'s URL with the transfer's headers, TLS settings, stall timeout, redirect
     /// and address policies: every request a worker makes to an origin is built here.
-    /// - Parameter capBody: cap the body at the plan limits (`PlanLimits.bodyLimit`): for probes,
-    ///   whose answer may be a whole file of any length, and for bodies of unknown length. Not
-    ///   for segments of a known size: their length was checked when planned, and the storage's
-    ///   free space has shrunk since by the file's own reservation.
-    func request(for info: TransferInfo, first: Int64?, last: Int64?, ifRange: String? = nil, capBody: Bool) -> FetchRequest {
+    /// - Parameter bodyCap: the plan limits to cap the body at (`PlanLimits.bodyLimit`): for
+    ///   probes, whose answer may be a whole file of any length, and for bodies of unknown length.
+    ///   `nil` for segments of a known size: their length was checked when planned, and the
+    ///   storage's free space has shrunk since by the file's own reservation.
+    func request(for info: TransferInfo, first: Int64?, last: Int64?, ifRange: String? = nil, bodyCap: PlanLimits?) -> FetchRequest {
         var request = FetchRequest(
             url: info.url, headerLines: info.headers.map { "\($0.name): \($0.value)" }, first: first, last: last, ifRange: ifRange,
             tls: tls(for: info), stallTimeout: config.stallTimeout)
-        if capBody, let limit = planLimits(for: info).bodyLimit { request.bodyLimit = BodyLimit(bytes: limit.bytes, isFreeSpace: limit.transient) }
+        if let limit = bodyCap?.bodyLimit { request.bodyLimit = BodyLimit(bytes: limit.bytes, isFreeSpace: limit.transient) }
         request.addressPolicy = config.addressPolicy
         request.allowDowngrade = info.expectedDigest != nil || info.options.allowDowngrade == true
         return request
