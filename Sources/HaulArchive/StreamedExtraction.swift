@@ -34,7 +34,7 @@ extension Extractor {
         let source = PrefixedSource(prefix, then: stream)
         let summary: ExtractionSummary
         switch format {
-        case .tar, .zip:
+        case .tar:
             summary = try TarExtraction(sink: sink, limits: resolved, allowSymlinks: false).run(source, format: .tar)
         case .tarGzip:
             summary = try TarExtraction(sink: sink, limits: resolved, allowSymlinks: false).run(RatioGuard.gzip(source, resolved), format: .tarGzip)
@@ -47,9 +47,14 @@ extension Extractor {
     /// The bytes read before the format is decided.
     static let streamPrefix = 1 << 16
 
+    /// The formats that can be extracted front to back (zip cannot: its directory is at its end).
+    enum StreamableFormat: Equatable {
+        case tar, tarGzip, gzip
+    }
+
     /// The format of an archive that starts with `prefix` (the whole archive when `complete`), when it can
     /// be extracted front to back; `nil` for zip and for anything the prefix does not settle. Pure.
-    static func streamableFormat(_ prefix: [UInt8], complete: Bool) -> ArchiveFormat? {
+    static func streamableFormat(_ prefix: [UInt8], complete: Bool) -> StreamableFormat? {
         if prefix.starts(with: [0x1F, 0x8B]) {
             let source = GzipSource(BytesSource(prefix))
             var block = [UInt8](repeating: 0, count: 512)
