@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Before/after comparison of haul binaries on many small files, by hand (not a bench/run section).
+#
+#   bench/ab-small.sh ROUNDS BINARY...      e.g. bench/ab-small.sh 5 /tmp/old/haul /tmp/new/haul
+#
+# Each round runs every binary once, in turn (A B A B …), because a shared machine's speed drifts
+# over minutes: only alternated runs compare. A run: a fresh database (tables truncated, VACUUM
+# ANALYZE) unless AB_KEEP=1 (rows of earlier runs stay, as in bench/run), two `haul worker`s
+# (`--concurrency AB_CONCURRENCY`, default 4; host limit AB_HOST_LIMIT, default 8) started
+# untimed, then `enqueue --manifest` + `wait --batch` timed, writing AB_FILES (5000) files of
+# 4 KiB into tmpfs. Printed per binary, medians: wall seconds, engine seconds (first created_at
+# to last finished_at), and the CPU seconds PostgreSQL spent in the run (its postmaster's and
+# exited children's /proc times). AB_STATEMENTS=1 adds each binary's top statements from
+# pg_stat_statements (total times include waiting for the CPU, so read them as shares).
+# Each binary has a database of its own (migrated by it), so a schema change is compared too.
+# Its own PostgreSQL (AB_PG_PORT, 55800) and nginx (AB_HTTP_PORT, 18800) under AB_WORK.
+set -euo pipefail
+rounds=${1:?usage: bench/ab-small.sh ROUNDS BINARY...}
+shift
+(($# > 0)) || { echo "usage: bench/ab-small.sh ROUNDS BINARY..." >&2; exit 2; }
+for binary in "$@"; do [[ -x $binary ]] || { echo "ab-small: $binary is not executable" >&2; exit 2; }; done
+bench=$(cd "$(dirname "$0")" && pwd)
+files=${AB_FILES:-5000}
+work=${AB_WORK:-/tmp/haul-ab-small}
+pg_port=${AB_PG_PORT:-55800}
+http_port=${AB_HTTP_PORT:-18800}
+pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+data=$bench/data/small-$files-4096
+
+if [[ ! -f $data/.complete ]]; then
+    rm -rf "$data" && mkdir -p "$data"
+    head -c $((files * 4096)) /dev/urandom | split -a 6 -d -b 4096 - "$data/f-"
+    touch "$data/.complete"
+fi
+
+stop() {
+    [[ -f $work/pg/postmaster.pid ]] && runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null 2>&1
+    [[ -f $work/nginx/nginx.pid ]] && nginx -c "$work/nginx/nginx.conf" -s stop 2>/dev/null
+    rm -rf /dev/shm/haul-ab-small-*
+    return 0
+}
+trap stop EXIT
+stop
+rm -rf "$work" && mkdir -p "$work/pg" "$work/sock" "$work/nginx/tmp" "$work/runs"
+chown postgres: "$work/pg" "$work/sock" && chmod 700 "$work/pg" && chmod 755 "$work"
+runuser -u postgres -- "$pgbin/initdb" -D "$work/pg" -U postgres --auth=trust -E UTF8 --no-instructions >/dev/null
+runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/server.log" -w -o "-p $pg_port -k $work/sock \
+    -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB \
+    -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all" start >/dev/null
+cat >"$work/nginx/nginx.conf" <<CONF
+user root; worker_processes 2; pid $work/nginx/nginx.pid; error_log $work/nginx/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; default_type application/octet-stream;
+  client_body_temp_path $work/nginx/tmp/body; proxy_temp_path $work/nginx/tmp/proxy; fastcgi_temp_path $work/nginx/tmp/fastcgi;
+  uwsgi_temp_path $work/nginx/tmp/uwsgi; scgi_temp_path $work/nginx/tmp/scgi;
+  server { listen 127.0.0.1:$http_port; root $bench/data; }
+}
+CONF
+nginx -c "$work/nginx/nginx.conf"
+for ((i = 1; i <= $#; i++)); do
+    psql -X -q "postgresql://postgres@127.0.0.1:$pg_port/postgres" -c "CREATE DATABASE small$i"
+    psql -X -q "postgresql://postgres@127.0.0.1:$pg_port/small$i" -c "CREATE EXTENSION pg_stat_statements"
+done
+for f in "$data"/f-*; do f=${f##*/}; echo "http://127.0.0.1:$http_port/${data##*/}/$f $f"; done >"$work/manifest.txt"
+cat "$data"/f-* >/dev/null
+
+postgres_cpu() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$(head -1 "$work/pg/postmaster.pid")/stat"; }
+
+# run BINARY TAG: one timed run on database small$TAG; appends "wall engine pg_cpu_s" to $work/runs/TAG
+run() {
+    local haul=$1 tag=$2 out pids="" batch=b$RANDOM$RANDOM w
+    local url=postgresql://postgres@127.0.0.1:$pg_port/small$tag
+    psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$url" "$@"; }
+    DATABASE_URL=$url "$haul" migrate >/dev/null
+    if [[ ${AB_KEEP:-0} != 1 ]]; then
+        psqlq -c "SET client_min_messages = warning" -c "TRUNCATE transfers, batches, segments, transfer_events CASCADE" \
+            -c "UPDATE origin_hosts SET busy = 0" -c "VACUUM ANALYZE"
+    fi
+    DATABASE_URL=$url "$haul" host-limit set "127.0.0.1:$http_port" "${AB_HOST_LIMIT:-8}" >/dev/null
+    out=$(mktemp -d /dev/shm/haul-ab-small-XXXX)
+    for w in 1 2; do
+        DATABASE_URL=$url "$haul" worker --storage "$out" --concurrency "${AB_CONCURRENCY:-4}" >"$work/worker-$w.log" 2>&1 &
+        pids="$pids $!"
+    done
+    sleep 1.5
+    [[ ${AB_STATEMENTS:-0} == 1 ]] && psqlq -c "SELECT pg_stat_statements_reset()" >/dev/null
+    local cpu0 t0 t1 engine
+    cpu0=$(postgres_cpu)
+    t0=$(date +%s.%N)
+    DATABASE_URL=$url "$haul" enqueue --manifest "$work/manifest.txt" --batch "$batch" >/dev/null
+    DATABASE_URL=$url "$haul" wait --batch "$batch" --timeout 10m 2>/dev/null
+    t1=$(date +%s.%N)
+    kill $pids && wait $pids 2>/dev/null || true
+    sleep 0.3   # the backends exit after their workers: their CPU joins the postmaster's children's
+    engine=$(psql -X -At "$url" -c "SELECT extract(epoch FROM max(t.finished_at) - min(t.created_at)) FROM transfers t JOIN batches b ON b.id = t.batch_id WHERE b.name = '$batch'")
+    diff -rq -x .complete "$data" "$out" >/dev/null || { echo "ab-small: $haul did not reproduce the files" >&2; exit 1; }
+    rm -rf "$out"
+    awk -v a="$t0" -v b="$t1" -v e="$engine" -v c0="$cpu0" -v c1="$(postgres_cpu)" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN { printf "%.3f %.3f %.2f\n", b - a, e, (c1 - c0) / hz }' >>"$work/runs/$tag"
+    if [[ ${AB_STATEMENTS:-0} == 1 ]]; then
+        psqlq -At -F ' | ' -c "SELECT calls, round(total_exec_time::numeric, 1), left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+            FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 8" >"$work/runs/$tag.statements"
+    fi
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+for ((r = 1; r <= rounds; r++)); do
+    i=0
+    for haul in "$@"; do i=$((i + 1)); run "$haul" "$i"; done
+done
+i=0
+for haul in "$@"; do
+    i=$((i + 1))
+    f=$work/runs/$i
+    printf '%s: wall %s s, engine %s s, PostgreSQL CPU %s s (medians of %s runs)\n' "$haul" \
+        "$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" "$(cut -d' ' -f3 "$f" | median)" "$(wc -l <"$f")"
+    [[ -f $f.statements ]] && sed 's/^/    /' "$f.statements"
+done
