@@ -15,9 +15,12 @@
 # Each binary has a database of its own (migrated by it), so a schema change is compared too.
 # Its own PostgreSQL (AB_PG_PORT, 55800) and nginx (AB_HTTP_PORT, 18800) under AB_WORK.
 set -euo pipefail
-rounds=${1:?usage: bench/ab-small.sh ROUNDS BINARY...}
+if (($# < 2)) || ! [[ $1 =~ ^[1-9][0-9]*$ ]]; then
+    echo "usage: bench/ab-small.sh ROUNDS BINARY... (ROUNDS a whole number from 1; one or more haul binaries)" >&2
+    exit 2
+fi
+rounds=$1
 shift
-(($# > 0)) || { echo "usage: bench/ab-small.sh ROUNDS BINARY..." >&2; exit 2; }
 for binary in "$@"; do [[ -x $binary ]] || { echo "ab-small: $binary is not executable" >&2; exit 2; }; done
 bench=$(cd "$(dirname "$0")" && pwd)
 files=${AB_FILES:-5000}
