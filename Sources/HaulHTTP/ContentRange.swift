@@ -9,29 +9,64 @@ public struct ContentRange: Equatable, Sendable {
 
     /// Parses the header value; `nil` when it is not a well-formed byte range.
     public init?(_ value: String) {
-        let text = value.trimmingWhitespace()
-        guard text.lowercased().hasPrefix("bytes ") else { return nil }
-        let parts = text.dropFirst(6).trimmingWhitespace().split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return nil }
-        let totalText = parts[1].trimmingWhitespace()
-        if totalText == "*" {
-            total = nil
-        } else {
-            guard let value = Self.number(totalText) else { return nil }
+        var value = value
+        guard let parts = value.withUTF8({ Self.parse(UnsafeRawBufferPointer($0)) }) else { return nil }
+        (first, last, total) = parts
+    }
+
+    /// `bytes FIRST-LAST/TOTAL`, `bytes FIRST-LAST/*` or `bytes */TOTAL` (the unit in any case,
+    /// spaces around the parts but not inside the bounds), over the value's bytes: every ranged
+    /// answer's head is parsed here.
+    private static func parse(_ value: UnsafeRawBufferPointer) -> (first: Int64?, last: Int64?, total: Int64?)? {
+        let text = trimming(value[...])
+        let unit = "bytes ".utf8
+        guard text.count >= unit.count, zip(text, unit).allSatisfy({ lowercased($0) == $1 }) else { return nil }
+        let spec = text.dropFirst(unit.count)
+        guard let slash = spec.firstIndex(of: UInt8(ascii: "/")), !spec[(slash + 1)...].contains(UInt8(ascii: "/")) else { return nil }
+        let range = trimming(spec[..<slash])
+        let totalPart = trimming(spec[(slash + 1)...])
+        var total: Int64?
+        if !totalPart.elementsEqual("*".utf8) {
+            guard let value = number(totalPart) else { return nil }
             total = value
         }
-        let range = parts[0].trimmingWhitespace()
-        if range == "*" {
+        if range.elementsEqual("*".utf8) {
             guard total != nil else { return nil }
-            first = nil
-            last = nil
-            return
+            return (nil, nil, total)
         }
-        let bounds = range.split(separator: "-", omittingEmptySubsequences: false)
-        guard bounds.count == 2, let first = Self.number(String(bounds[0])), let last = Self.number(String(bounds[1])), first <= last else { return nil }
+        guard let dash = range.firstIndex(of: UInt8(ascii: "-")), !range[(dash + 1)...].contains(UInt8(ascii: "-")),
+            let first = number(range[..<dash]), let last = number(range[(dash + 1)...]), first <= last
+        else { return nil }
         if let total, last >= total { return nil }
-        self.first = first
-        self.last = last
+        return (first, last, total)
+    }
+
+    private typealias Bytes = Slice<UnsafeRawBufferPointer>
+
+    /// `bytes` without leading and trailing spaces, tabs, CRs and LFs.
+    private static func trimming(_ bytes: Bytes) -> Bytes {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        return bytes[start..<end]
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte + 0x20 : byte }
+
+    /// A non-negative decimal that fits in 64 bits, digits only.
+    private static func number(_ digits: Bytes) -> Int64? {
+        guard !digits.isEmpty else { return nil }
+        var value: Int64 = 0
+        for byte in digits {
+            guard (0x30...0x39).contains(byte) else { return nil }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times.addingReportingOverflow(Int64(byte - 0x30))
+            guard !overflow, !carry else { return nil }
+            value = sum
+        }
+        return value
     }
 
     /// Creates a range from its parts.
@@ -39,10 +74,5 @@ public struct ContentRange: Equatable, Sendable {
         self.first = first
         self.last = last
         self.total = total
-    }
-
-    private static func number(_ text: String) -> Int64? {
-        guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else { return nil }
-        return Int64(text)
     }
 }

@@ -155,8 +155,8 @@ private let headerCallback: haul_data_callback = { data, size, count, userdata i
             .badOrigin, "the origin sent more than \(TransferContext.headLimit >> 10) KiB of response headers", hint: "it will be retried", transient: true)
         return 0
     }
-    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-    if line == "\r\n" || line == "\n" {
+    let line = UnsafeRawBufferPointer(start: data, count: length)
+    if line.elementsEqual("\r\n".utf8) || line.elementsEqual("\n".utf8) {
         // End of one response's headers: skip interim (1xx) and followed redirects.
         let isRedirect = [301, 302, 303, 307, 308].contains(context.head.status) && context.head["location"] != nil
         if isRedirect && !context.headDelivered {
@@ -166,7 +166,7 @@ private let headerCallback: haul_data_callback = { data, size, count, userdata i
             if context.failure != nil { return 0 }
         }
     } else {
-        context.head.absorb(line: line)
+        context.head.absorb(bytes: line)
     }
     return length
 }

@@ -53,14 +53,18 @@ extension Array: PostgresBindable where Element: PostgresBindable {
         literal.reserveCapacity(count * 16 + 2)
         for (index, element) in enumerated() {
             if index > 0 { literal.append(UInt8(ascii: ",")) }
-            guard let text = element.postgresText else {
+            guard var text = element.postgresText else {
                 literal.append(contentsOf: "NULL".utf8)
                 continue
             }
             literal.append(quote)
-            for byte in text.utf8 {
-                if byte == quote || byte == backslash { literal.append(backslash) }
-                literal.append(byte)
+            text.withUTF8 { bytes in
+                // Most elements need no escape: copied in one go.
+                guard bytes.contains(where: { $0 == quote || $0 == backslash }) else { return literal.append(contentsOf: bytes) }
+                for byte in bytes {
+                    if byte == quote || byte == backslash { literal.append(backslash) }
+                    literal.append(byte)
+                }
             }
             literal.append(quote)
         }

@@ -20,7 +20,7 @@ public struct ClaimedSegment: Sendable {
 
     static let returning = """
         s.id, s.transfer_id, s.idx, s.generation, s.byte_offset, s.length, s.bytes_done, s.lease_token::text AS lease_token, s.attempts,
-        t.url, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
+        t.url, t.host, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
         t.segment_size, t.expected_digest, t.priority, t.object_upload_id
         """
 
@@ -52,6 +52,8 @@ public struct ClaimedSegment: Sendable {
 public struct TransferInfo: Sendable {
     public let id: Int64
     public let url: String
+    /// The URL's `host[:port]` as recorded at enqueue: the key its host's slots are counted under.
+    public let host: String
     public let dest: String?
     public let size: Int64?
     public let etag: String?
@@ -66,20 +68,46 @@ public struct TransferInfo: Sendable {
     /// On S3 storage, the multipart upload the transfer's segments are parts of.
     public let objectUploadID: String?
 
-    init(_ row: PostgresRow, id: Int64) throws {
+    /// Reads the transfer columns of `row`; `columns` decodes the JSON ones (pass one shared
+    /// instance when reading many rows).
+    init(_ row: PostgresRow, id: Int64, columns: JSONColumns = JSONColumns()) throws {
         self.id = id
         url = try row.string("url")
+        host = try row.string("host")
         dest = row["dest"]
         size = try row.optionalInt64("size")
         etag = row["etag"]
         lastModified = row["last_modified"]
         acceptsRanges = row["accepts_ranges"] == "t"
         layout = try row.string("layout")
-        headers = Header.decode(row["headers"])
-        options = TransferOptions.decode(row["options"])
+        headers = columns.headers(row["headers"])
+        options = columns.options(row["options"])
         segmentSize = try row.int64("segment_size")
         expectedDigest = row["expected_digest"]
         priority = try row.int("priority")
         objectUploadID = row["object_upload_id"]
+    }
+}
+
+/// Decodes the JSON columns of transfer rows once per distinct text: the rows a batch claims
+/// mostly share their options and headers, and a JSON decoder costs more than the rest of a row.
+final class JSONColumns {
+    private var options: [String: TransferOptions] = [:]
+    private var headers: [String: [Header]] = [:]
+
+    func options(_ json: String?) -> TransferOptions {
+        guard let json else { return TransferOptions() }
+        if let known = options[json] { return known }
+        let decoded = TransferOptions.decode(json)
+        options[json] = decoded
+        return decoded
+    }
+
+    func headers(_ json: String?) -> [Header] {
+        guard let json else { return [] }
+        if let known = headers[json] { return known }
+        let decoded = Header.decode(json)
+        headers[json] = decoded
+        return decoded
     }
 }

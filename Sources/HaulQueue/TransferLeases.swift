@@ -22,7 +22,7 @@ public struct TransferLeases {
     }
 
     private static let returning = """
-        t.id, t.url, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
+        t.id, t.url, t.host, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
         t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.generation, t.lease_token::text AS lease_token, t.attempts
         """
 
@@ -39,7 +39,8 @@ public struct TransferLeases {
                 awaitDurableCommit: false, prepared: true)
             let rows = try db.pipelined([statement])[0].rows
             guard let first = rows.first else { continue }
-            return (try rows.map(Self.claim).sorted(by: Self.planningOrder), try first.int("slots"))
+            let columns = JSONColumns()
+            return (try rows.map { try Self.claim($0, columns: columns) }.sorted(by: Self.planningOrder), try first.int("slots"))
         }
         return ([], 0)
     }
@@ -87,12 +88,12 @@ public struct TransferLeases {
                           ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING \(Self.returning)
             """, [lease, workerID]
-        ).first.map(Self.claim)
+        ).first.map { try Self.claim($0) }
     }
 
-    private static func claim(_ row: PostgresRow) throws -> Claim {
+    private static func claim(_ row: PostgresRow, columns: JSONColumns = JSONColumns()) throws -> Claim {
         Claim(
-            info: try TransferInfo(row, id: try row.int64("id")), leaseToken: try row.string("lease_token"), generation: try row.int("generation"),
+            info: try TransferInfo(row, id: try row.int64("id"), columns: columns), leaseToken: try row.string("lease_token"), generation: try row.int("generation"),
             attempts: try row.int("attempts"))
     }
 

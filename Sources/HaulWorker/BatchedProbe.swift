@@ -106,7 +106,7 @@ final class BatchedProbe<Storage: BatchStorage> {
         if outcome == .notModified || ConditionalProbe.notNewer(head, than: previous, info: info) {
             let kept = try ConditionalProbe.unchanged(head, previous: info.dest == nil ? nil : previous)
             plan = TransferLeases.Plan(
-                dest: info.dest ?? "", host: OriginURL.hostKey(info.url), size: kept.size, etag: kept.etag,
+                dest: info.dest ?? "", host: info.host, size: kept.size, etag: kept.etag,
                 lastModified: kept.lastModified, contentType: nil, acceptsRanges: false, ranges: [], unknownLength: false)
             verdict = .unchanged
             return

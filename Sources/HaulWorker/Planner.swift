@@ -147,7 +147,7 @@ struct Planner: LaneRole {
     static func plan(_ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, limits: PlanLimits) throws -> TransferLeases.Plan {
         let dest = try info.dest ?? name(head: head, url: info.url)
         if info.dest == nil, info.options.keepExisting == true { try refuseExisting(dest, storage: storage) }
-        let host = OriginURL.hostKey(info.url)
+        let host = info.host
         let etag = head.etag
         let lastModified = head["last-modified"]
         let type = head["content-type"]

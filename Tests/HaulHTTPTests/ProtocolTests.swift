@@ -10,6 +10,10 @@ struct ProtocolTests {
         ("bytes 0-99/*", ContentRange(first: 0, last: 99, total: nil)),
         ("bytes */0", ContentRange(first: nil, last: nil, total: 0)),
         ("Bytes  10-19/20 ", ContentRange(first: 10, last: 19, total: 20)),
+        ("BYTES 0-0/1", ContentRange(first: 0, last: 0, total: 1)),
+        ("\tbytes 3-4 / 9\r\n", ContentRange(first: 3, last: 4, total: 9)),
+        ("bytes */ 7", ContentRange(first: nil, last: nil, total: 7)),
+        ("bytes 0-9223372036854775806/9223372036854775807", ContentRange(first: 0, last: 9_223_372_036_854_775_806, total: Int64.max)),
     ]
 
     @Test("Content-Range forms", arguments: forms)
@@ -19,7 +23,10 @@ struct ProtocolTests {
 
     @Test(
         "malformed Content-Range is refused",
-        arguments: ["", "bytes", "bytes 9-1/10", "bytes 0-10/10", "bytes a-b/c", "items 0-1/2", "bytes */*", "bytes 0-1", "bytes -1-2/3"])
+        arguments: ["", "bytes", "bytes 9-1/10", "bytes 0-10/10", "bytes a-b/c", "items 0-1/2", "bytes */*", "bytes 0-1", "bytes -1-2/3",
+            "bytes 0 -1/2", "bytes 0-1/2/3", "bytes 0-1-2/3", "bytes\t0-1/2", "bytes\u{0}0-1/2", "bytes 0-1/+2", "bytes +0-1/2",
+            "bytes 0-1/99999999999999999999", "bytes 0-99999999999999999999/*", "bytes 0-1/2x", "bytez 0-1/2", "bytes 0-١/2",
+        ])
     func refuses(text: String) {
         #expect(ContentRange(text) == nil)
     }
@@ -129,6 +136,26 @@ struct ProtocolTests {
         #expect(head["location"] == nil)
         #expect(head.contentRange == ContentRange(first: 0, last: 9, total: 10))
         #expect(!head.hasStrongETag)
+    }
+
+    @Test("header names are matched in any case, values keep their case and inner spaces, odd lines are ignored")
+    func headFields() {
+        var head = ResponseHead(status: 0)
+        for line in [
+            "HTTP/1.1 200 OK\r\n", "CONTENT-Type:  Text/Plain; Charset=UTF-8 \r\n", "X-Empty:\r\n", "no colon here\r\n",
+            "ETag: \"a b\"\r\n", "Content-Length:\t42\n", "X-Ünïcode: ok\r\n", "Content-Length: 43\r\n",
+        ] {
+            head.absorb(line: line)
+        }
+        #expect(head.status == 200 && head.reason == "OK")
+        #expect(head["content-type"] == "Text/Plain; Charset=UTF-8")
+        #expect(head["x-empty"] == "")
+        #expect(head.etag == "\"a b\"")
+        #expect(head.contentLength == 43, "a repeated field keeps its last value")
+        #expect(head["x-ünïcode"] == "ok")
+        #expect(head.headers.count == 5)
+        head.absorb(line: "HTTP/2 404\r\n")
+        #expect(head.status == 404 && head.reason == "" && head.headers.isEmpty, "a status line starts a new response")
     }
 }
 
