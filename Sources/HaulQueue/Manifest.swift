@@ -36,8 +36,10 @@ public enum Manifest {
         var rejects: [Reject] = []
         var seen = Set<String>()
         var destinations: [String: Int] = [:]
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingWhitespace()
+        // Lines and fields are cut over the bytes: a manifest has 100 000 lines, and as Characters
+        // a CRLF ending is one Character that a split on "\n" would not see.
+        for (index, raw) in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+            let line = Substring(raw).trimmingWhitespace()
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
             do {
                 let entry = try line.hasPrefix("{") ? json(line, base: base) : plain(line, base: base)
@@ -60,7 +62,8 @@ public enum Manifest {
     }
 
     private static func plain(_ line: String, base: NewTransfer) throws -> NewTransfer {
-        let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init).prefix { !$0.hasPrefix("#") }
+        let fields = line.utf8.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }).map { String(Substring($0)) }
+            .prefix { !$0.hasPrefix("#") }
         guard fields.count <= 2 else {
             throw HaulError.usage("expected 'URL [DEST]' but found \(fields.count) fields", hint: "quote nothing; a DEST with spaces needs the JSON form")
         }

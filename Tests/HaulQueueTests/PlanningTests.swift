@@ -78,4 +78,15 @@ struct ManifestTests {
         #expect(entries.map(\.dest) == ["e"])
         #expect(rejects[0].description.contains("ftp"))
     }
+
+    @Test("a manifest saved with CRLF line endings (or tabs between the fields) reads as with LF")
+    func crlf() {
+        let text = "# mirror list\r\nhttps://h/a.bin\ta.bin\r\n\r\nhttps://h/dir/b.bin \t b.bin # note\r\n{\"url\": \"https://h/c.bin\"}\r\nhttps://h/ünï.bin\r\n"
+        let (entries, rejects) = Manifest.parse(text, base: base)
+        #expect(rejects.isEmpty, "\(rejects)")
+        #expect(entries.map(\.url) == ["https://h/a.bin", "https://h/dir/b.bin", "https://h/c.bin", "https://h/ünï.bin"])
+        #expect(entries.map(\.dest) == ["a.bin", "b.bin", "c.bin", "ünï.bin"])
+        let numbered = Manifest.parseNumbered("https://h/x x\r\nhttps://h/y y z\r\n", base: base)
+        #expect(numbered.rejects.map(\.line) == [2])
+    }
 }
