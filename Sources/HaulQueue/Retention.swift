@@ -5,16 +5,18 @@ public enum Retention {
     /// The final states pruning removes.
     public static let prunableStates: [TransferState] = [.done, .failed, .canceled]
 
-    /// Deletes transfers in `states` (final ones only) finished more than `seconds` ago (segments
-    /// cascade, their history goes with them), batches left empty and workers silent as long. - Returns: how many transfers were deleted.
+    /// Deletes transfers in `states` (final ones only) finished more than `seconds` ago (with their
+    /// segments and history), batches left empty and workers silent as long. - Returns: how many transfers were deleted.
     @discardableResult
     public static func prune(_ db: PostgresConnection, olderThan seconds: Double, states: [TransferState] = prunableStates) throws -> Int {
         try db.transaction {
-            // The history does not reference its transfer (migration 0014): it goes in the same statement.
+            // Neither the history (migration 0014) nor the segments (0015) reference their transfer:
+            // they go in the same statement.
             let count = try db.query(
                 """
                 WITH gone AS (DELETE FROM transfers WHERE \(prunableSQL) RETURNING id),
-                     history AS (DELETE FROM transfer_events e USING gone WHERE e.transfer_id = gone.id)
+                     history AS (DELETE FROM transfer_events e USING gone WHERE e.transfer_id = gone.id),
+                     segments AS (DELETE FROM segments s USING gone WHERE s.transfer_id = gone.id)
                 SELECT count(*) AS n FROM gone
                 """, [seconds, states.filter(\.isFinal).map(\.rawValue)]
             ).first?.int("n") ?? 0

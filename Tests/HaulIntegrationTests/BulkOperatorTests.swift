@@ -100,7 +100,9 @@ struct BulkOperatorTests {
             database.url,
             """
             UPDATE transfers SET state = CASE WHEN id <= 2 THEN 'done' WHEN id = 3 THEN 'failed' ELSE 'canceled' END,
-                   finished_at = now() - interval '1 second' WHERE id <= 4
+                   finished_at = now() - interval '1 second' WHERE id <= 4;
+            INSERT INTO segments (transfer_id, generation, idx, byte_offset, length, bytes_done, host, state)
+                SELECT id, generation, 0, 0, 10, 10, host, 'done' FROM transfers WHERE id <= 4;
             """)
         let dry = try Run.haul(["prune", "--older-than", "0s", "--dry-run"], database: database.url)
         #expect(dry.status == 0 && dry.stdout.contains("would delete 4"), "\(dry.stdout) \(dry.stderr)")
@@ -113,6 +115,8 @@ struct BulkOperatorTests {
         // The history has no foreign key to its transfer (migration 0014): pruning deletes it.
         #expect(try database.scalar("SELECT count(*) FROM transfer_events WHERE transfer_id IN (3, 4)") == "0")
         #expect(try database.scalar("SELECT count(*) FROM transfer_events WHERE transfer_id IN (1, 2)") == "2", "the kept transfers keep theirs")
+        // Nor have the segments (migration 0015): they go with their transfer too.
+        #expect(try database.scalar("SELECT string_agg(transfer_id::text, ',' ORDER BY transfer_id) FROM segments") == "1,2")
         let bad = try Run.haul(["prune", "--older-than", "0s", "--state", "pending"], database: database.url)
         #expect(bad.status == 2, "\(bad.stderr)")
     }
