@@ -13,10 +13,11 @@ struct EmbedMigrations: BuildToolPlugin {
             .map { folder.appending(path: $0) }
         return [
             .buildCommand(
-                displayName: "Embedding \(files.count) migrations",
+                displayName: "Embedding the migrations",
                 executable: try context.tool(named: "embed-migrations").url,
-                arguments: [output.path()] + files.map { $0.path() },
-                inputFiles: files,
+                arguments: [output.path(), folder.path()],
+                // The folder too: adding a file to it changes it, and the command lists it again.
+                inputFiles: [folder] + files,
                 outputFiles: [output])
         ]
     }
