@@ -16,9 +16,28 @@ extension TransferLeases {
         ).affectedRows == 1
     }
 
-    /// The keys recorded for the transfer of `claim`, in order.
-    public func extractedObjects(of claim: Claim) throws -> [String] {
-        try db.query("SELECT key FROM extracted_objects WHERE transfer_id = $1 ORDER BY key", [claim.info.id]).rows.map { try $0.string("key") }
+    /// Records the multipart upload now open for `key` (or, with `nil`, that it was completed or
+    /// aborted), under the lease of `claim`. - Returns: false if the lease was lost.
+    public func recordExtractedUpload(_ claim: Claim, key: String, uploadID: String?) throws -> Bool {
+        try db.query(
+            """
+            UPDATE extracted_objects e SET upload_id = $4 FROM transfers t
+            WHERE e.transfer_id = $1 AND e.key = $3 AND t.id = e.transfer_id AND t.lease_token = $2::uuid
+            """, [claim.info.id, claim.leaseToken, key, uploadID]
+        ).affectedRows == 1
+    }
+
+    /// An object an extraction recorded, with the multipart upload still open for it, if any.
+    public struct ExtractedObject: Sendable, Equatable {
+        public let key: String
+        public let uploadID: String?
+    }
+
+    /// The objects recorded for the transfer of `claim`, in key order.
+    public func extractedObjects(of claim: Claim) throws -> [ExtractedObject] {
+        try db.query("SELECT key, upload_id FROM extracted_objects WHERE transfer_id = $1 ORDER BY key", [claim.info.id]).rows.map {
+            ExtractedObject(key: try $0.string("key"), uploadID: $0["upload_id"])
+        }
     }
 
     /// Forgets the recorded keys (once their objects are deleted), under the lease. - Returns: false if the lease was lost.

@@ -49,8 +49,15 @@ public enum ObjectUploads {
         try db.query("UPDATE transfers SET object_upload_id = NULL WHERE id = $1 AND object_upload_id = $2", [transferID, uploadID])
     }
 
-    /// Every upload id a transfer still owns (live or still to abort).
+    /// Every upload id a transfer still owns (live or still to abort): its own, and those of the
+    /// entries its extraction has open.
     public static func owned(_ db: PostgresConnection) throws -> Set<String> {
-        Set(try db.query("SELECT object_upload_id FROM transfers WHERE object_upload_id IS NOT NULL").rows.compactMap { $0["object_upload_id"] })
+        Set(
+            try db.query(
+                """
+                SELECT object_upload_id AS id FROM transfers WHERE object_upload_id IS NOT NULL
+                UNION SELECT upload_id FROM extracted_objects WHERE upload_id IS NOT NULL
+                """
+            ).rows.compactMap { $0["id"] })
     }
 }

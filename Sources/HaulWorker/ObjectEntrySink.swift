@@ -9,15 +9,17 @@ import HaulS3
 /// upload, one part at a time, so memory stays at one part per writing thread (8 MiB, more only
 /// for entries too large for 10 000 such parts). Directories need no objects; symlinks are refused.
 ///
-/// Every key is recorded (through `record`, under the finalizing lease) before its first byte is
-/// sent, so that whoever cleans up after a failure or a crash knows every object to delete.
+/// Every key is recorded (in `journal`, under the finalizing lease) before its first byte is
+/// sent, and so is a multipart upload while it is open, so that whoever cleans up after a
+/// failure or a crash knows every object to delete and every upload to abort, and the sweep of
+/// uploads nobody owns leaves a long entry's upload alone.
 final class ObjectEntrySink: EntrySink, @unchecked Sendable {
     let client: S3Client
     let bucket: String
     /// The key prefix of the extraction (storage prefix and extract-to folder).
     let prefix: S3Location
-    /// Records a key before anything is written to it; false means the lease was lost.
-    let record: @Sendable (String) throws -> Bool
+    /// Where keys and open uploads are recorded.
+    let journal: any ExtractionJournal
     /// Stops the extraction between parts (the worker stops, or the lease was lost).
     let shouldCancel: @Sendable () -> Bool
     /// Names claimed so far, to refuse a file where a directory is and the reverse, as on disk.
@@ -27,11 +29,11 @@ final class ObjectEntrySink: EntrySink, @unchecked Sendable {
     /// Entries of a zip file written at once (each holds up to one part in memory).
     let concurrency = 2
 
-    init(client: S3Client, prefix: S3Location, record: @escaping @Sendable (String) throws -> Bool, shouldCancel: @escaping @Sendable () -> Bool) {
+    init(client: S3Client, prefix: S3Location, journal: any ExtractionJournal, shouldCancel: @escaping @Sendable () -> Bool) {
         self.client = client
         self.bucket = prefix.bucket
         self.prefix = prefix
-        self.record = record
+        self.journal = journal
         self.shouldCancel = shouldCancel
     }
 
@@ -48,16 +50,27 @@ final class ObjectEntrySink: EntrySink, @unchecked Sendable {
                 hint: "S3 keys must be at most 1024 bytes without control characters or empty, '.' or '..' segments")
         }
         try names.claimFile(path)
-        guard try record(key) else { throw HaulError(.leaseLost, "the finalizing lease was lost while extracting") }
+        guard try journal.record(key) else { throw Self.leaseLost }
         let partSize = S3PartRules.partSize(fileSize: sizeBound, requested: Self.partSize)
         return try ObjectEntryWriter(sink: self, key: key, partSize: partSize)
     }
+
+    static let leaseLost = HaulError(.leaseLost, "the finalizing lease was lost while extracting")
 
     func createSymlink(_ path: String, target: String) throws {
         throw HaulError(
             HaulError.Code.symlinkRefused, "refusing archive: entry '\(HaulError.printable(path))' is a symlink, which S3 storage cannot hold",
             hint: "extract it on a POSIX storage root, or repack it without symlinks")
     }
+}
+
+/// Where an extraction on S3 storage records what it writes, under the finalizing lease.
+protocol ExtractionJournal: Sendable {
+    /// Records `key` before anything is written to it. - Returns: false if the lease was lost.
+    func record(_ key: String) throws -> Bool
+    /// Records the multipart upload open for `key`, or with `nil` that it is closed.
+    /// - Returns: false if the lease was lost.
+    func recordUpload(_ key: String, uploadID: String?) throws -> Bool
 }
 
 /// One entry's object: bytes gather in an in-memory file of one part; a full part is sent (and
@@ -102,6 +115,9 @@ final class ObjectEntryWriter: EntryWriter {
             do {
                 if held > 0 { try sendPart() }
                 _ = try sink.client.completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: parts)
+                self.uploadID = nil
+                // Best effort: a record left behind names an upload that is no longer open.
+                _ = try? sink.journal.recordUpload(key, uploadID: nil)
             } catch {
                 abort()
                 throw error
@@ -115,8 +131,29 @@ final class ObjectEntryWriter: EntryWriter {
     }
 
     func abort() {
-        if let uploadID { try? sink.client.abortUpload(bucket: sink.bucket, key: key, uploadID: uploadID) }
+        if let uploadID {
+            try? sink.client.abortUpload(bucket: sink.bucket, key: key, uploadID: uploadID)
+            _ = try? sink.journal.recordUpload(key, uploadID: nil)
+        }
         uploadID = nil
+    }
+
+    /// Starts the entry's multipart upload and records it before any part is sent; an upload
+    /// that could not be recorded is aborted at once.
+    private func openUpload() throws {
+        let opened = try sink.client.createUpload(bucket: sink.bucket, key: key)
+        let recorded: Bool
+        do {
+            recorded = try sink.journal.recordUpload(key, uploadID: opened)
+        } catch {
+            try? sink.client.abortUpload(bucket: sink.bucket, key: key, uploadID: opened)
+            throw error
+        }
+        guard recorded else {
+            try? sink.client.abortUpload(bucket: sink.bucket, key: key, uploadID: opened)
+            throw ObjectEntrySink.leaseLost
+        }
+        uploadID = opened
     }
 
     private func fillZeros(_ count: Int64) throws {
@@ -144,7 +181,7 @@ final class ObjectEntryWriter: EntryWriter {
         end += Int64(bytes.count)
         if held == partSize {
             if sink.shouldCancel() { throw HaulError(.canceled, "the extraction to s3://\(sink.bucket)/\(key) was stopped", transient: true) }
-            if uploadID == nil { uploadID = try sink.client.createUpload(bucket: sink.bucket, key: key) }
+            if uploadID == nil { try openUpload() }
             try sendPart()
         }
     }

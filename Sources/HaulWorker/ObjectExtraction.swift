@@ -35,7 +35,7 @@ struct ObjectExtraction {
         let journal = Journal(database: database, workerID: workerID, claim: claim)
         let sink = ObjectEntrySink(
             client: store.client, prefix: S3Location(bucket: store.location.bucket, path: store.location.key(for: folder)),
-            record: { key in try journal.record(key) }, shouldCancel: shouldCancel)
+            journal: journal, shouldCancel: shouldCancel)
         let summary: ExtractionSummary
         let reading: Extractor.Reading
         do {
@@ -58,26 +58,29 @@ struct ObjectExtraction {
         return summary.files
     }
 
-    /// Deletes every object recorded for the transfer, then forgets them. - Returns: how many.
+    /// Deletes every object recorded for the transfer (aborting an upload left open), then
+    /// forgets them. - Returns: how many.
     ///
     /// Stops, between two objects, once the lease is known to be lost: the records then stay for
     /// the finalizer that holds it now, which deletes them before it writes anything.
     private func removeRecorded(_ claim: TransferLeases.Claim, shouldCancel: () -> Bool) throws -> Int {
-        let keys = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: workerID).extractedObjects(of: claim) }
-        guard !keys.isEmpty else { return 0 }
-        for key in keys {
+        let objects = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: workerID).extractedObjects(of: claim) }
+        guard !objects.isEmpty else { return 0 }
+        for object in objects {
             if shouldCancel() { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
-            try store.client.deleteObject(bucket: store.location.bucket, key: key)
+            if let uploadID = object.uploadID { try store.client.abortUpload(bucket: store.location.bucket, key: object.key, uploadID: uploadID) }
+            try store.client.deleteObject(bucket: store.location.bucket, key: object.key)
         }
         guard try database.run(patient: true, { conn in try TransferLeases(conn, workerID: workerID).forgetExtractedObjects(claim) }) else {
             throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now")
         }
-        return keys.count
+        return objects.count
     }
 }
 
-/// Records extracted keys one at a time (zip entries are written by several threads; the connection is not shared).
-private final class Journal: @unchecked Sendable {
+/// Records extracted keys and their open uploads one at a time (zip entries are written by
+/// several threads; the connection is not shared).
+private final class Journal: ExtractionJournal, @unchecked Sendable {
     private let database: ResilientConnection
     private let workerID: String
     private let claim: TransferLeases.Claim
@@ -89,10 +92,17 @@ private final class Journal: @unchecked Sendable {
         self.claim = claim
     }
 
-    /// Records `key` under the lease. - Returns: false if the lease was lost.
     func record(_ key: String) throws -> Bool {
         try lock.withLock { _ in
             try database.run(patient: true) { conn in try TransferLeases(conn, workerID: workerID).recordExtractedObject(claim, key: key) }
+        }
+    }
+
+    func recordUpload(_ key: String, uploadID: String?) throws -> Bool {
+        try lock.withLock { _ in
+            try database.run(patient: true) { conn in
+                try TransferLeases(conn, workerID: workerID).recordExtractedUpload(claim, key: key, uploadID: uploadID)
+            }
         }
     }
 }

@@ -53,9 +53,11 @@ struct S3Bucket {
         ((try Self.check(["uploads", name]) as? [[String: Any]]) ?? []).compactMap { $0["key"] as? String }
     }
 
-    /// Starts a multipart upload of `key` that nothing owns (an orphan).
-    func startUpload(_ key: String) throws {
-        _ = try Self.check(["start", name, key])
+    /// Starts a multipart upload of `key` that nothing owns (an orphan). - Returns: its upload id.
+    @discardableResult
+    func startUpload(_ key: String) throws -> String {
+        guard let id = try Self.check(["start", name, key]) as? String else { throw TestFailure("s3check start \(key) printed no upload id") }
+        return id
     }
 
     /// The keys under `prefix`.

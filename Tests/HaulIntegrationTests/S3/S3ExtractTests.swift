@@ -81,6 +81,7 @@ struct S3ExtractTests {
         #expect(try database.scalar("SELECT string_agg(key, ',' ORDER BY key) FROM extracted_objects WHERE key LIKE 'g/%'") == "g/out/lone.bin")
         #expect(try database.scalar("SELECT count(*) FROM extracted_objects") == "7", "every object written is recorded")
         #expect(try bucket.openUploads().isEmpty)
+        #expect(try database.scalar("SELECT count(*) FROM extracted_objects WHERE upload_id IS NOT NULL") == "0", "no upload is recorded open once completed")
     }
 
     @Test(
@@ -166,8 +167,13 @@ struct S3ExtractTests {
         try bucket.put("pre/r/out/ghost.txt", "from an earlier attempt")
         let recorded = "WITH r AS (INSERT INTO extracted_objects (transfer_id, key) VALUES (\(id), 'pre/r/out/ghost.txt') RETURNING key) SELECT key FROM r"
         #expect(try cluster.database.scalar(recorded) == "pre/r/out/ghost.txt")
+        // And a long entry's multipart upload it left open, recorded with its key.
+        let upload = try bucket.startUpload("pre/r/out/long.bin")
+        let open = "WITH r AS (INSERT INTO extracted_objects (transfer_id, key, upload_id) VALUES (\(id), 'pre/r/out/long.bin', '\(upload)') RETURNING key) SELECT key FROM r"
+        #expect(try cluster.database.scalar(open) == "pre/r/out/long.bin")
         try cluster.startS3Worker("s3://\(bucket.name)/pre")
         #expect(try cluster.waitFinal([id]) == ["done"])
+        #expect(try bucket.openUploads().isEmpty, "the earlier attempt's open upload is aborted")
         #expect(try bucket.keys("pre/r/out/") == ["pre/r/out/a.bin"], "the earlier attempt's object is gone")
         #expect(try bucket.object("pre/r/out/a.bin")?.sha256 == sums["small"])
         #expect(try cluster.database.scalar("SELECT string_agg(key, ',') FROM extracted_objects WHERE transfer_id = \(id)") == "pre/r/out/a.bin")

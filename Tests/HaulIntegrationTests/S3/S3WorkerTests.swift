@@ -176,20 +176,32 @@ struct S3WorkerTests {
         #expect(try bucket.openUploads().isEmpty)
     }
 
-    @Test("the housekeeper aborts uploads under the prefix that no transfer owns once they are older than the grace period")
+    @Test("the housekeeper aborts uploads under the prefix that no transfer owns (nor an extraction's record) once they are older than the grace period")
     func orphans() throws {
         let bucket = try S3Bucket("orphan")
         let cluster = try Cluster("s3-orphan")
+        // An extraction's entry upload open for longer than the grace (a very large entry) is owned
+        // through its record: the sweep leaves it alone. Started first, so it is past the grace
+        // whenever the unowned one is.
+        let entry = try bucket.startUpload("pre/unpacked/huge.bin")
         try bucket.startUpload("pre/left-behind.bin")
         try bucket.startUpload("elsewhere/not-ours.bin")
         let file = try Origin.file("s3/orphan-live.bin", size: 6 * Self.mib)
         let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "live.bin"])
-        try cluster.startWorker(
+        let recorded = "WITH r AS (INSERT INTO extracted_objects (transfer_id, key, upload_id) VALUES (\(id), 'pre/unpacked/huge.bin', '\(entry)') RETURNING key) SELECT key FROM r"
+        #expect(try cluster.database.scalar(recorded) == "pre/unpacked/huge.bin")
+        let worker = try cluster.startWorker(
             ["--concurrency", "2"], environment: S3Bucket.environment.merging(["HAUL_S3_ORPHAN_GRACE": "1s", "HAUL_S3_ORPHAN_CHECK": "1s"]) { $1 },
             storage: "s3://\(bucket.name)/pre")
         #expect(try cluster.waitFinal([id]) == ["done"])
-        let swept = try Harness.waitUntil(timeout: 30) { try bucket.openUploads() == ["elsewhere/not-ours.bin"] }
-        #expect(swept, "only the orphan under the prefix was aborted: \((try? bucket.openUploads()) ?? [])")
+        let swept = try Harness.waitUntil(timeout: 30) { !(try bucket.openUploads().contains("pre/left-behind.bin")) }
+        #expect(swept, "the orphan under the prefix was aborted: \((try? bucket.openUploads()) ?? [])")
+        // Three more sweeps (one a second; a sweep logs only what it aborts): the recorded upload
+        // and the one outside the prefix stay.
+        let later = Reliability.logLines(worker, containing: "aborted orphaned S3 uploads").count
+        Thread.sleep(forTimeInterval: 3)
+        #expect(try bucket.openUploads().sorted() == ["elsewhere/not-ours.bin", "pre/unpacked/huge.bin"], "\(worker.stderr)")
+        #expect(Reliability.logLines(worker, containing: "aborted orphaned S3 uploads").count == later, "nothing more was aborted")
         #expect(try bucket.object("pre/live.bin")?.sha256 == file.sha256)
     }
 
