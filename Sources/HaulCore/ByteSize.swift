@@ -48,14 +48,11 @@ extension StringProtocol {
         // Over the contiguous UTF-8 bytes, not the Characters (nor a generic view, which is not
         // specialized across modules): every header line of every response passes here.
         var text = String(self)
-        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         let trimmed: String? = text.withUTF8 { bytes in
-            var start = 0
-            var end = bytes.count
-            while start < end, isSpace(bytes[start]) { start += 1 }
-            while end > start, isSpace(bytes[end - 1]) { end -= 1 }
-            guard start > 0 || end < bytes.count else { return nil }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            let all = UnsafeRawBufferPointer(bytes)[...]
+            let kept = all.trimmingASCIIWhitespace()
+            guard kept.count < all.count else { return nil }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: kept), as: UTF8.self)
         }
         return trimmed ?? text
     }

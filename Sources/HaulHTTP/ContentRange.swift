@@ -1,3 +1,5 @@
+import HaulCore
+
 /// A parsed `Content-Range` header (RFC 9110 §14.4): `bytes 0-99/1000`, `bytes 0-99/*`, `bytes */1000`.
 public struct ContentRange: Equatable, Sendable {
     /// First byte, inclusive; `nil` for the unsatisfied form `bytes */N`.
@@ -18,13 +20,13 @@ public struct ContentRange: Equatable, Sendable {
     /// spaces around the parts but not inside the bounds), over the value's bytes: every ranged
     /// answer's head is parsed here.
     private static func parse(_ value: UnsafeRawBufferPointer) -> (first: Int64?, last: Int64?, total: Int64?)? {
-        let text = trimming(value[...])
+        let text = value[...].trimmingASCIIWhitespace()
         let unit = "bytes ".utf8
-        guard text.count >= unit.count, zip(text, unit).allSatisfy({ lowercased($0) == $1 }) else { return nil }
+        guard text.count >= unit.count, zip(text, unit).allSatisfy({ ASCIIBytes.lowercased($0) == $1 }) else { return nil }
         let spec = text.dropFirst(unit.count)
         guard let slash = spec.firstIndex(of: UInt8(ascii: "/")), !spec[(slash + 1)...].contains(UInt8(ascii: "/")) else { return nil }
-        let range = trimming(spec[..<slash])
-        let totalPart = trimming(spec[(slash + 1)...])
+        let range = spec[..<slash].trimmingASCIIWhitespace()
+        let totalPart = spec[(slash + 1)...].trimmingASCIIWhitespace()
         var total: Int64?
         if !totalPart.elementsEqual("*".utf8) {
             guard let value = number(totalPart) else { return nil }
@@ -42,18 +44,6 @@ public struct ContentRange: Equatable, Sendable {
     }
 
     private typealias Bytes = Slice<UnsafeRawBufferPointer>
-
-    /// `bytes` without leading and trailing spaces, tabs, CRs and LFs.
-    private static func trimming(_ bytes: Bytes) -> Bytes {
-        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        var start = bytes.startIndex
-        var end = bytes.endIndex
-        while start < end, isSpace(bytes[start]) { start += 1 }
-        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
-        return bytes[start..<end]
-    }
-
-    private static func lowercased(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte + 0x20 : byte }
 
     /// A non-negative decimal that fits in 64 bits, digits only.
     private static func number(_ digits: Bytes) -> Int64? {

@@ -49,33 +49,23 @@ public struct ResponseHead: Sendable, Equatable {
     /// `absorb(line:)` over the line's bytes as libcurl hands them over: every header line of
     /// every response passes here, so a header line makes no strings but its name and value.
     public mutating func absorb(bytes line: UnsafeRawBufferPointer) {
-        let trimmed = Self.trimming(line)
+        let trimmed = UnsafeRawBufferPointer(rebasing: line[...].trimmingASCIIWhitespace())
         if trimmed.starts(with: "HTTP/".utf8) {
             let parts = String(decoding: trimmed, as: UTF8.self).split(separator: " ", maxSplits: 2)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             reason = parts.count > 2 ? String(parts[2]) : ""
             headers = Dictionary(minimumCapacity: 16)
         } else if let colon = trimmed.firstIndex(of: UInt8(ascii: ":")) {
-            let value = Self.trimming(UnsafeRawBufferPointer(rebasing: trimmed[(colon + 1)...]))
+            let value = UnsafeRawBufferPointer(rebasing: trimmed[(colon + 1)...].trimmingASCIIWhitespace())
             headers[Self.lowercasedName(UnsafeRawBufferPointer(rebasing: trimmed[..<colon]))] = String(decoding: value, as: UTF8.self)
         }
-    }
-
-    /// `bytes` without leading and trailing spaces, tabs, CRs and LFs.
-    private static func trimming(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
-        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        var start = 0
-        var end = bytes.count
-        while start < end, isSpace(bytes[start]) { start += 1 }
-        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
-        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
     }
 
     /// A field name in lower case (names are ASCII tokens; anything else is lowercased as text).
     private static func lowercasedName(_ bytes: UnsafeRawBufferPointer) -> String {
         guard bytes.allSatisfy({ $0 < 0x80 }) else { return String(decoding: bytes, as: UTF8.self).lowercased() }
         return String(unsafeUninitializedCapacity: bytes.count) { buffer in
-            for (index, byte) in bytes.enumerated() { buffer[index] = (0x41...0x5A).contains(byte) ? byte + 0x20 : byte }
+            for (index, byte) in bytes.enumerated() { buffer[index] = ASCIIBytes.lowercased(byte) }
             return bytes.count
         }
     }
