@@ -47,8 +47,7 @@ extension Array: PostgresBindable where Element: PostgresBindable {
     /// A one-dimensional array literal such as `{"1","2","3"}` or `{"a","b\"c",NULL}`: every
     /// element quoted, `"` and `\` escaped with a backslash (one pass over the bytes; batch
     /// statements send thousands of elements).
-    /// Inlinable, so that callers' element types are specialized rather than dispatched per element.
-    @inlinable public var postgresText: String? {
+    public var postgresText: String? {
         let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
         var literal: [UInt8] = [UInt8(ascii: "{")]
         literal.reserveCapacity(count * 16 + 2)
