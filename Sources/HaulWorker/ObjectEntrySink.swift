@@ -142,16 +142,11 @@ final class ObjectEntryWriter: EntryWriter {
     /// that could not be recorded is aborted at once.
     private func openUpload() throws {
         let opened = try sink.client.createUpload(bucket: sink.bucket, key: key)
-        let recorded: Bool
         do {
-            recorded = try sink.journal.recordUpload(key, uploadID: opened)
+            guard try sink.journal.recordUpload(key, uploadID: opened) else { throw ObjectEntrySink.leaseLost }
         } catch {
             try? sink.client.abortUpload(bucket: sink.bucket, key: key, uploadID: opened)
             throw error
-        }
-        guard recorded else {
-            try? sink.client.abortUpload(bucket: sink.bucket, key: key, uploadID: opened)
-            throw ObjectEntrySink.leaseLost
         }
         uploadID = opened
     }

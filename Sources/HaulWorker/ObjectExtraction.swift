@@ -93,16 +93,17 @@ private final class Journal: ExtractionJournal, @unchecked Sendable {
     }
 
     func record(_ key: String) throws -> Bool {
-        try lock.withLock { _ in
-            try database.run(patient: true) { conn in try TransferLeases(conn, workerID: workerID).recordExtractedObject(claim, key: key) }
-        }
+        try locked { leases, claim in try leases.recordExtractedObject(claim, key: key) }
     }
 
     func recordUpload(_ key: String, uploadID: String?) throws -> Bool {
+        try locked { leases, claim in try leases.recordExtractedUpload(claim, key: key, uploadID: uploadID) }
+    }
+
+    /// Runs `write` on the journal's connection, one writer at a time.
+    private func locked(_ write: (TransferLeases, TransferLeases.Claim) throws -> Bool) throws -> Bool {
         try lock.withLock { _ in
-            try database.run(patient: true) { conn in
-                try TransferLeases(conn, workerID: workerID).recordExtractedUpload(claim, key: key, uploadID: uploadID)
-            }
+            try database.run(patient: true) { conn in try write(TransferLeases(conn, workerID: workerID), claim) }
         }
     }
 }
