@@ -10,7 +10,7 @@ public struct Counter: Sendable {
     /// Adds `amount`, which must be zero or more (a counter never goes down).
     public func add(_ amount: Double) {
         precondition(amount >= 0, "a counter cannot decrease (add(\(amount)))")
-        cell.value.withLock { $0 += amount }
+        cell.add(amount)
     }
 
     /// Adds `amount`, which must be zero or more.
@@ -24,7 +24,7 @@ public struct Counter: Sendable {
     }
 
     /// The current total.
-    public var value: Double { cell.value.withLock { $0 } }
+    public var value: Double { cell.value }
 }
 
 /// A value that goes up and down, such as queue depth; returned by
@@ -34,7 +34,7 @@ public struct Gauge: Sendable {
 
     /// Replaces the value.
     public func set(_ value: Double) {
-        cell.value.withLock { $0 = value }
+        cell.set(value)
     }
 
     /// Replaces the value.
@@ -44,11 +44,11 @@ public struct Gauge: Sendable {
 
     /// Adds `delta`, which may be negative.
     public func add(_ delta: Double) {
-        cell.value.withLock { $0 += delta }
+        cell.add(delta)
     }
 
     /// The current value.
-    public var value: Double { cell.value.withLock { $0 } }
+    public var value: Double { cell.value }
 }
 
 /// Observations counted into fixed buckets, such as claim latency in seconds; returned by
@@ -83,9 +83,28 @@ public struct Histogram: Sendable {
     }
 }
 
-/// The storage of one counter or gauge series; its own `Mutex` guards the value.
+/// The storage of one counter or gauge series: the value's bits in one atomic word, because
+/// counters such as bytes fetched are added to for every chunk from every lane, and a contended
+/// `Mutex` (a priority-inheritance futex on Linux) sends each waiter through the kernel: with
+/// eight connections that cost more than the download itself.
 final class ScalarCell: Sendable {
-    let value = Mutex<Double>(0)
+    private let bits = Atomic<UInt64>(Double(0).bitPattern)
+
+    var value: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
+
+    func set(_ value: Double) {
+        bits.store(value.bitPattern, ordering: .relaxed)
+    }
+
+    func add(_ delta: Double) {
+        var seen = bits.load(ordering: .relaxed)
+        while true {
+            let (exchanged, original) = bits.compareExchange(
+                expected: seen, desired: (Double(bitPattern: seen) + delta).bitPattern, ordering: .relaxed)
+            if exchanged { return }
+            seen = original
+        }
+    }
 }
 
 /// The storage of one histogram series: fixed bounds, and counts and sum under one `Mutex`

@@ -94,7 +94,7 @@ public final class MetricsRegistry: Sendable {
             let series = family.series.map { entry -> MetricFamily.Series in
                 switch entry.cell {
                 case .scalar(let cell):
-                    return .init(labels: entry.labels, value: .scalar(cell.value.withLock { $0 }))
+                    return .init(labels: entry.labels, value: .scalar(cell.value))
                 case .histogram(let cell):
                     let state = cell.state.withLock { $0 }
                     return .init(labels: entry.labels, value: .histogram(upperBounds: cell.upperBounds, counts: state.counts, sum: state.sum))

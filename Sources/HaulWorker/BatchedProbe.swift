@@ -90,11 +90,12 @@ final class BatchedProbe<Storage: BatchStorage> {
         let last = ObjectPlanning.firstSegment(info, store: config.objectStore) - 1
         var request = shared.request(for: info, first: 0, last: last, bodyCap: limits)
         ConditionalProbe.ask(&request, ifChangedSince: previous)
+        let tally = shared.progress.tally(for: info.id)
         return MultiClient.Job(
             request: request, onHead: { [self] head in try accept(head, requestedLast: last, config: config) },
             onData: { [self] bytes in
                 try write(bytes)
-                shared.progress.add(Int64(bytes.count), transfer: info.id)
+                tally?.add(bytes.count)
                 shared.metrics.bytesFetched.add(bytes.count)
             })
     }

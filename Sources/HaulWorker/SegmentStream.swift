@@ -41,6 +41,8 @@ final class SegmentStream {
     private var lastCheckpoint = Date()
     private var bytesAtCheckpoint: Int64 = 0
     private var ticket: CheckpointRecorder.Ticket?
+    /// The progress tally of the segment's transfer, when `haul get` watches it.
+    private var tally: ProgressCounter.Tally?
     /// Whether an idle worker split this segment while it streamed.
     private var shortened = false
     /// Why the stream must stop, learned while no bytes were arriving (lease lost, paused…).
@@ -68,6 +70,7 @@ final class SegmentStream {
         if (!claimed.transfer.acceptsRanges || config.objectStore != nil) && claimed.bytesDone > 0 { claimed.bytesDone = 0 }
         segment = claimed
         ticket = nil
+        tally = progress.tally(for: claimed.transferID)
         shortened = false
         stopReason = nil
         startDone = claimed.bytesDone
@@ -111,7 +114,7 @@ final class SegmentStream {
             throw SegmentEnded()
         }
         try write(bytes)
-        progress.add(Int64(bytes.count), transfer: segment.transferID)
+        tally?.add(bytes.count)
         metrics.bytesFetched.add(bytes.count)
         if position - bytesAtCheckpoint >= config.checkpointBytes
             || Date().timeIntervalSince(lastCheckpoint) >= min(config.checkpointInterval, config.heartbeat)

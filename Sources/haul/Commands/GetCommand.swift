@@ -169,7 +169,7 @@ enum GetCommand: Command {
     /// Runs the worker and the progress display until every transfer is final or a signal arrives.
     /// - Parameter announce: print where each file was saved (not when it goes to standard output).
     private static func follow(_ ids: [Int64], store: TransferStore, config: WorkerConfig, quiet: Bool, json: Bool, announce: Bool) throws -> Int32 {
-        let progress = ProgressCounter()
+        let progress = ProgressCounter(watching: ids)
         let worker = Worker(config: config, progress: progress)
         Signals.install()
         worker.start()
