@@ -12,13 +12,19 @@ public struct PipelinedStatement {
     /// call, when the connection allows (see `pipelined`). Only for SQL built from constants,
     /// since each distinct text is kept prepared for the connection's life.
     public let prepared: Bool
+    /// A `prepared` statement runs its generic plan, made once per connection, instead of being
+    /// planned again for each run's parameters (PostgreSQL plans a prepared statement afresh for
+    /// its first five runs, and a worker's connection may not live for many more). Only for a
+    /// statement whose best plan does not depend on its parameters' values.
+    public let genericPlan: Bool
 
     /// Creates a statement.
-    public init(_ sql: String, _ parameters: [any PostgresBindable] = [], awaitDurableCommit: Bool, prepared: Bool = false) {
+    public init(_ sql: String, _ parameters: [any PostgresBindable] = [], awaitDurableCommit: Bool, prepared: Bool = false, genericPlan: Bool = false) {
         self.sql = sql
         self.parameters = parameters
         self.awaitDurableCommit = awaitDurableCommit
         self.prepared = prepared
+        self.genericPlan = genericPlan
     }
 }
 
@@ -67,12 +73,17 @@ extension PostgresConnection {
             let texts = statement.parameters.map(\.postgresText)
             var sent = true
             var count = 1
-            if !statement.awaitDurableCommit {
-                sent = PQsendQueryParams(handle, "SELECT set_config('synchronous_commit', 'off', true)", 0, nil, nil, nil, nil, 0) == 1
+            let usesPrepared = statement.prepared && usesPreparedStatements
+            // Settings for this statement's transaction only (the sync after it ends that transaction).
+            let settings =
+                (statement.awaitDurableCommit ? [] : ["set_config('synchronous_commit', 'off', true)"])
+                + (usesPrepared && statement.genericPlan ? ["set_config('plan_cache_mode', 'force_generic_plan', true)"] : [])
+            if !settings.isEmpty {
+                sent = PQsendQueryParams(handle, "SELECT " + settings.joined(separator: ", "), 0, nil, nil, nil, nil, 0) == 1
                 count += 1
             }
             var prepares: String?
-            if statement.prepared, usesPreparedStatements {
+            if usesPrepared {
                 let name = Self.preparedName(statement.sql)
                 if !preparedNames.contains(name) {
                     sent = sent && PQsendPrepare(handle, name, statement.sql, Int32(texts.count), nil) == 1

@@ -25,7 +25,8 @@ public struct SegmentLeases {
     public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
         for wait in [false, true] {
             let statement = PipelinedStatement(
-                Self.claimStatement(wait: wait, limit: limit), [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true)
+                Self.claimStatement(wait: wait, limit: limit), [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true,
+                genericPlan: true)
             let rows = try db.pipelined([statement])[0].rows
             if !rows.isEmpty { return try rows.map(ClaimedSegment.init) }
         }

@@ -52,6 +52,25 @@ struct LeaseProtocolTests {
         #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "finalizing")
     }
 
+    @Test("a connection plans the segment claim once: every claim runs its generic plan, and still takes the right segments")
+    func claimRunsItsGenericPlan() throws {
+        let database = try TestDatabase()
+        let id = try Self.downloading(database, segments: 8)
+        let connection = try PostgresConnection(conninfo: database.url)
+        let leases = SegmentLeases(connection, workerID: "a")
+        var claimed: [Int] = []
+        for _ in 0..<8 { claimed += try leases.claim(limit: 1, lease: 60).map(\.index) }
+        #expect(claimed == Array(0..<8), "the claims follow the queue's order")
+        #expect(try leases.claim(limit: 1, lease: 60).isEmpty)
+        // PostgreSQL would plan each of a prepared statement's first five runs for its parameters.
+        let plans = try connection.query(
+            "SELECT sum(generic_plans) AS generic, sum(custom_plans) AS custom FROM pg_prepared_statements WHERE statement LIKE '%UPDATE segments s SET state = ''running''%'"
+        ).first
+        #expect(try plans?.int64("custom") == 0)
+        #expect(try plans?.int64("generic") ?? 0 >= 9)
+        #expect(try connection.query("SELECT count(*) AS n FROM segments WHERE transfer_id = $1 AND state = 'running' AND worker_id = 'a'", [id]).first?.int64("n") == 8)
+    }
+
     @Test("many threads claiming one host never hold more segments than its limit, and every segment is done once")
     func hostLimitUnderManyThreads() throws {
         let database = try TestDatabase()
