@@ -102,19 +102,24 @@ public struct SegmentLeases {
     /// Records `bytesDone` (already durable on storage) and renews the lease.
     /// - Parameter part: in the parts layout, this attempt's part file and its durable length.
     public func checkpoint(_ segment: ClaimedSegment, bytesDone: Int64, lease: Double, part: PartRecord?) throws -> Outcome {
-        let row = try db.transaction(awaitDurableCommit: false) { () -> PostgresRow? in
-            let row = try db.query(
-                """
-                UPDATE segments s SET bytes_done = least($3, coalesce(s.length, $3)), lease_expires_at = now() + make_interval(secs => $4), updated_at = now(),
-                       rate = CASE WHEN now() > s.updated_at THEN greatest(0, least($3, coalesce(s.length, $3)) - s.bytes_done) / extract(epoch FROM now() - s.updated_at) END
-                FROM transfers t
-                WHERE s.id = $1 AND s.lease_token = $2::uuid AND s.state = 'running' AND t.id = s.transfer_id
-                RETURNING t.state, s.length
-                """, [segment.id, segment.leaseToken, bytesDone, lease]
-            ).first
-            if let row, let part { try record(part.capped(atFileOffset: try row.optionalInt64("length").map { segment.offset + $0 }), for: segment) }
-            return row
-        }
+        let progress = PipelinedStatement(
+            """
+            UPDATE segments s SET bytes_done = least($3, coalesce(s.length, $3)), lease_expires_at = now() + make_interval(secs => $4), updated_at = now(),
+                   rate = CASE WHEN now() > s.updated_at THEN greatest(0, least($3, coalesce(s.length, $3)) - s.bytes_done) / extract(epoch FROM now() - s.updated_at) END
+            FROM transfers t
+            WHERE s.id = $1 AND s.lease_token = $2::uuid AND s.state = 'running' AND t.id = s.transfer_id
+            RETURNING t.state, s.length
+            """, [segment.id, segment.leaseToken, bytesDone, lease], awaitDurableCommit: false, prepared: true, genericPlan: true)
+        // A segment of the inplace layout is one statement (a fast download checkpoints many
+        // times a second); a part file is recorded in the same transaction as the progress.
+        let row =
+            try part == nil
+            ? db.pipelined([progress])[0].first
+            : db.transaction(awaitDurableCommit: false) { () -> PostgresRow? in
+                let row = try db.query(progress.sql, progress.parameters).first
+                if let row, let part { try record(part.capped(atFileOffset: try row.optionalInt64("length").map { segment.offset + $0 }), for: segment) }
+                return row
+            }
         guard let row else { return .leaseLost }
         let state = TransferState(rawValue: try row.string("state")) ?? .failed
         guard state == .downloading else { return .transferStopped(state) }
@@ -153,7 +158,8 @@ public struct SegmentLeases {
             UPDATE transfers SET state = 'finalizing', size = coalesce(size, $3), lease_token = NULL, updated_at = now()
             WHERE id = $1 AND state = 'downloading' AND generation = $2
               AND NOT EXISTS (SELECT 1 FROM segments WHERE transfer_id = $1 AND generation = $2 AND state <> 'done')
-            """, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil], awaitDurableCommit: true, prepared: true)
+            """, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil], awaitDurableCommit: true, prepared: true,
+            genericPlan: true)
         let updated: Bool
         let moved: Int
         if let part {
@@ -186,7 +192,7 @@ public struct SegmentLeases {
                    lease_expires_at = NULL, last_error = NULL, updated_at = now(), part_etag = $4
             WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
             RETURNING bytes_done
-            """, [segment.id, segment.leaseToken, bytesDone, etag], awaitDurableCommit: false, prepared: true)
+            """, [segment.id, segment.leaseToken, bytesDone, etag], awaitDurableCommit: false, prepared: true, genericPlan: true)
     }
 
     /// Straggler splitting: when this worker has nothing to claim, it cuts the running segment
