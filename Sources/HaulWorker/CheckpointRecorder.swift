@@ -109,6 +109,9 @@ final class CheckpointRecorder: @unchecked Sendable {
     }
 
     private func run() {
+        // A fetcher's first completion, for a small file a few milliseconds after the start,
+        // should not wait for a new connection.
+        database.connectAhead()
         while true {
             condition.lock()
             while queue.isEmpty && !stopping { condition.wait() }

@@ -44,6 +44,13 @@ final class ResilientConnection {
         }
     }
 
+    /// Opens the connection now if none is open, once, so that the first statement does not
+    /// wait for it (a failure is left for that statement's retries).
+    func connectAhead() {
+        guard connection == nil else { return }
+        connection = try? PostgresConnection(conninfo: conninfo)
+    }
+
     /// Runs `body` patiently for a write whose loss is survivable (a release, a recorded failure):
     /// if it still fails, the lease it concerns simply expires and the rescuer re-queues the row.
     /// The failure is logged with `what`, never swallowed.
