@@ -35,7 +35,7 @@ public struct WorkerConfig: Sendable {
     public var roles: Set<Role> = Set(Role.allCases)
     /// Pending transfers of one origin claimed and probed as one batch (`BatchProbe`, over up to
     /// `concurrency` connections); 1 probes them one by one.
-    public var probeBatch: Int = 256
+    public var probeBatch: Int = 1024
     /// Lease length in seconds; heartbeats renew it at a third of that.
     public var lease: Double = 30
     /// No byte for this long aborts a request.

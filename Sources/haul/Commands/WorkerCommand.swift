@@ -20,7 +20,7 @@ enum WorkerCommand: Command {
           --create-storage      create the storage root when it does not exist
           -x, --concurrency N   segments fetched at once (default 4)
           --probe-batch N       pending files of one origin claimed and probed as one batch
-                                over up to --concurrency connections (default 256); files
+                                over up to --concurrency connections (default 1024); files
                                 that fit in one segment finish in their probe, the batch
                                 in one transaction; 1 probes one file at a time
           --roles LIST          comma-separated: planner,fetcher,finalizer,rescuer (default all)
