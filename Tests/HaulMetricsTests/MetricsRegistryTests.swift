@@ -81,18 +81,21 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: threads) { index in
             let counter = registry.counter("c_total", help: "C.", labels: ["kind": "shared"])
             let histogram = registry.histogram("h", help: "H.", buckets: [0.5])
+            let gauge = registry.gauge("g", help: "G.")
             for step in 0..<perThread {
                 counter.increment()
+                gauge.add(index.isMultiple(of: 2) ? 3 : -1)
                 histogram.observe(step.isMultiple(of: 2) ? 0.25 : 0.75)
                 if step.isMultiple(of: 500) { _ = registry.render() }
             }
-            _ = index
         }
         let text = registry.render()
         #expect(text.contains("c_total{kind=\"shared\"} 40000\n"))
         #expect(text.contains("h_bucket{le=\"0.5\"} 20000\n"))
         #expect(text.contains("h_count 40000\n"))
         #expect(text.contains("h_sum 20000\n"))
+        // Half the threads add 3, half take 1, each 5000 times: nothing is lost between them.
+        #expect(text.contains("g 40000\n"))
     }
 
     @Test func negativeCounterIncrementStopsTheProcess() async {
