@@ -16,8 +16,9 @@ struct TransferStopped: Error {
 }
 
 /// Streams one claimed segment's bytes into storage: buffered writes, and checkpoints handed to
-/// the group-commit thread (`CheckpointRecorder`) at least every second or 16 MiB without waiting for
-/// them; the outcome of the latest one is read on the next chunk. Completion and release wait.
+/// the group-commit thread (`CheckpointRecorder`) at least every second or 64 MiB
+/// (`WorkerConfig.checkpointBytes`) without waiting for them; the outcome of the latest one is
+/// read on the next chunk. Completion and release wait.
 /// Owned by one role thread; reused for segment after segment.
 final class SegmentStream {
     private let config: WorkerConfig
