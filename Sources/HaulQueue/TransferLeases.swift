@@ -26,11 +26,12 @@ public struct TransferLeases {
         t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.generation, t.lease_token::text AS lease_token, t.attempts
         """
 
-    /// Moves up to `limit` pending transfers of one origin host to `planning`, for probes that
-    /// open at most `connections` connections at once (a probe is a connection to the origin
-    /// like any running segment; see `HostLimits`). It takes no more of the host's free slots
-    /// than that: only that many of the rows hold one. One prepared statement (`planningClaim`),
-    /// and a second, waiting one only when the first got nothing.
+    /// Moves up to `limit` pending transfers of one origin host to `planning` (only a share of
+    /// them when they all fit in one batch: see `planningClaim`), for probes that open at most
+    /// `connections` connections at once (a probe is a connection to the origin like any running
+    /// segment; see `HostLimits`). It takes no more of the host's free slots than that: only that
+    /// many of the rows hold one. One prepared statement (`planningClaim`), and a second, waiting
+    /// one only when the first got nothing.
     /// - Returns: the claims, and how many connections the batch may open.
     public func claimPlanning(lease: Double, limit: Int, connections: Int) throws -> (claims: [Claim], connections: Int) {
         for wait in [false, true] {
@@ -55,27 +56,41 @@ public struct TransferLeases {
     /// locked (skipping locked ones), so a try that finds the host busy or full has locked no
     /// transfer row (unlike the segment claim, which takes one or a few rows, a batch takes
     /// hundreds). A claimer waits only for a host row while holding no other lock.
+    ///
+    /// When the host's pending transfers all fit in one batch (fewer than `limit` were found),
+    /// the claim takes only its share of them: its connections' part of the host's free slots
+    /// (10 pending, 4 connections, 8 free slots: 5), so that another lane's batch fetches the
+    /// rest at the same time and a list of a few hundred files uses the host's limit rather
+    /// than one lane's connections. A share is never cut below `smallestShare` files: the lanes
+    /// that would take the rest may not exist, and each batch costs its own claim and record.
+    /// The rows found but not taken are unlocked at the commit.
     static func planningClaim(wait: Bool, limit: Int) -> String {
+        let limit = max(limit, 0)
         let candidate = HostLimits.hostWithRoom(candidates: HostLimits.planningCandidates(worker: "$2"), defaultLimit: "$4")
         let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$4", wait: wait)
         let picked = """
             SELECT id, priority FROM transfers
                 WHERE state = 'pending' AND host = (SELECT host FROM host) AND next_attempt_at <= now()
                   AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $2)
-                ORDER BY priority DESC, id LIMIT \(max(limit, 0)) FOR UPDATE SKIP LOCKED
+                ORDER BY priority DESC, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
             """
         return """
             WITH candidate AS MATERIALIZED (\(candidate)), host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (\(picked)), numbered AS (
-                SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n, least($3, (SELECT free FROM host)) AS slots
+                SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n, least($3, (SELECT free FROM host)) AS slots,
+                       CASE WHEN count(*) OVER () < \(limit) THEN greatest(ceil(count(*) OVER () * $3::numeric / (SELECT free FROM host)), \(Self.smallestShare))
+                            ELSE \(limit) END AS share
                 FROM picked
             )
             UPDATE transfers t SET state = 'planning', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
                    worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now(),
                    holds_slot = numbered.n <= numbered.slots
-            FROM numbered WHERE t.id = numbered.id
+            FROM numbered WHERE t.id = numbered.id AND numbered.n <= numbered.share
             RETURNING \(Self.returning), numbered.slots
             """
     }
+
+    /// The fewest files a claim takes when it takes only its share of a short list.
+    static let smallestShare = 16
 
     /// Takes the lease on one transfer whose segments are all done.
     public func claimFinalizing(lease: Double) throws -> Claim? {

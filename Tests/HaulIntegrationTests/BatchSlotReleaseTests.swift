@@ -66,4 +66,40 @@ struct BatchSlotReleaseTests {
         try c.releaseSlots(third)
         #expect(try slots(database, host) == ("0", "0"))
     }
+
+    @Test("a host's pending files that fit in one batch are shared by as many batches as its free slots allow, down to 16")
+    func shortListIsShared() throws {
+        let database = try TestDatabase()
+        let conn = try PostgresConnection(conninfo: database.url)
+        let store = TransferStore(conn)
+        func enqueue(_ host: String, _ indexes: Range<Int>) throws {
+            for index in indexes { _ = try store.enqueue(NewTransfer(url: "http://\(host)/f-\(index)", dest: "\(host)/f-\(index)", segmentSize: 4 << 20)) }
+        }
+        func urls(_ host: String, _ indexes: Range<Int>) -> [String] { indexes.map { "http://\(host)/f-\($0)" } }
+        let host = "share.test"
+        try HostLimits.set(conn, host: host, limit: 8)
+        try enqueue(host, 0..<40)
+        let a = TransferLeases(conn, workerID: "worker-a")
+        let b = TransferLeases(try PostgresConnection(conninfo: database.url), workerID: "worker-b")
+
+        // 40 pending, 4 connections of 8 free slots: A takes its half, oldest first.
+        let (first, width) = try a.claimPlanning(lease: 30, limit: 1024, connections: 4)
+        #expect(first.map(\.info.url) == urls(host, 0..<20))
+        #expect(width == 4)
+        // B has the 4 slots left: the rest is its share, fetched while A's batch runs.
+        let (second, secondWidth) = try b.claimPlanning(lease: 30, limit: 1024, connections: 4)
+        #expect(second.map(\.info.url) == urls(host, 20..<40))
+        #expect(secondWidth == 4)
+        #expect(try slots(database, host) == ("8", "8"))
+
+        // A batch limit the host's pending files reach is taken whole, as before.
+        try enqueue(host, 40..<42)
+        try a.releaseSlots(first)
+        #expect(try a.claimPlanning(lease: 30, limit: 2, connections: 4).claims.map(\.info.url) == urls(host, 40..<42))
+        // A list of fewer than 16 is not cut: one batch (its share would be 5).
+        let other = "short.test"
+        try HostLimits.set(conn, host: other, limit: 8)
+        try enqueue(other, 0..<10)
+        #expect(try b.claimPlanning(lease: 30, limit: 1024, connections: 4).claims.map(\.info.url) == urls(other, 0..<10))
+    }
 }
