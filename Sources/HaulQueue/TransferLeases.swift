@@ -59,7 +59,7 @@ public struct TransferLeases {
     ///
     /// When the host's pending transfers all fit in one batch (fewer than `limit` were found),
     /// the claim takes only its share of them: its connections' part of the host's free slots
-    /// (10 pending, 4 connections, 8 free slots: 5), so that another lane's batch fetches the
+    /// (40 pending, 4 connections, 8 free slots: 20), so that another lane's batch fetches the
     /// rest at the same time and a list of a few hundred files uses the host's limit rather
     /// than one lane's connections. A share is never cut below `smallestShare` files: the lanes
     /// that would take the rest may not exist, and each batch costs its own claim and record.
