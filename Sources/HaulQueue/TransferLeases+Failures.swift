@@ -20,9 +20,7 @@ extension TransferLeases {
 
     /// The finished file's digest did not match: fail the transfer and queue every segment
     /// again from its first byte, so that `haul retry` downloads a fresh copy.
-    /// - Returns: whether this lease failed it (`false`: another worker holds the transfer now).
-    @discardableResult
-    public func failChecksum(_ claim: Claim, message: String) throws -> Bool {
+    public func failChecksum(_ claim: Claim, message: String) throws {
         let failed = try db.transaction { () -> Bool in
             let fenced = try db.query(
                 "UPDATE transfers SET state = 'failed', error = $3, error_code = 'checksum-mismatch', lease_token = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid",
@@ -36,7 +34,6 @@ extension TransferLeases {
             return true
         }
         if failed { Self.logFailure(claim.info.id, code: "checksum-mismatch", message: message) }
-        return failed
     }
 
     /// The one ERROR line a transfer's failure gets, written once its row says `failed`.

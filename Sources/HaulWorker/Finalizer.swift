@@ -31,15 +31,7 @@ struct Finalizer: LaneRole {
         } catch let error as HaulError where error.code == .partsMissing {
             Log.warning("part files are missing from storage; their segments are fetched again", fields + [("error", error.description)])
         } catch let error as HaulError where error.code == .checksumMismatch {
-            var failed = false
-            database.bestEffort("record the checksum failure") { conn in
-                failed = try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description)
-            }
-            // The bytes are known to be wrong, and a retry fetches them again from the first
-            // byte: they are not left on storage (under this lease, before it was given up).
-            if failed, let dest = claim.info.dest, let files = try? TransferFiles(root: config.storage, relative: dest) {
-                files.removeTemporaries(generation: claim.generation)
-            }
+            database.bestEffort("record the checksum failure") { conn in try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description) }
             Log.error("checksum mismatch", fields + [("error", error.description)])
         } catch {
             // A transient failure is retried with backoff, but not forever: the transfer's claims
