@@ -16,7 +16,7 @@ struct TransferStopped: Error {
 }
 
 /// Streams one claimed segment's bytes into storage: buffered writes, and checkpoints handed to
-/// the group-commit thread (`CheckpointRecorder`) at least every second or 64 MiB
+/// the group-commit thread (`CheckpointRecorder`) at least every second or 16 MiB
 /// (`WorkerConfig.checkpointBytes`) without waiting for them; the outcome of the latest one is
 /// read on the next chunk. Completion and release wait.
 /// Owned by one role thread; reused for segment after segment.

@@ -59,7 +59,7 @@ public struct WorkerConfig: Sendable {
     /// Checkpoint at least this often, in seconds…
     public var checkpointInterval: Double = 1
     /// …and at least every this many bytes.
-    public var checkpointBytes: Int64 = 64 << 20
+    public var checkpointBytes: Int64 = 16 << 20
     /// TLS defaults (a transfer's own options add to these).
     public var tls: TLSOptions = TLSOptions(caBundle: ProcessInfo.processInfo.environment["HAUL_CA_BUNDLE"])
     /// The operator's extraction limits (`--extract-max-size`, `--extract-max-ratio`): ceilings that a
