@@ -212,7 +212,7 @@ struct WorkerFaultTests {
             #expect(!inside.contains { $0.start == segment.offset }, "segment \(segment.index) is not fetched from its start again")
         }
         let refetched = stats.bodyBytesSent - Int64(served.size)
-        // At most what arrived since the last checkpoint: one interval (1 s, well under the 64 MiB
+        // At most what arrived since the last checkpoint: one interval (1 s, well under the 16 MiB
         // bound at this rate) on each of the two running segments, and what was still in flight.
         #expect(refetched <= Int64(4 * rate), "re-fetched \(refetched) bytes: at most about one checkpoint interval per running segment")
     }
