@@ -80,7 +80,10 @@ struct MultiClientTests {
         }
         let firstConnections = connections(served.prefix(8))
         let secondConnections = connections(served.suffix(8))
-        #expect(!firstConnections.isEmpty && secondConnections.isSubset(of: firstConnections), "\(firstConnections) then \(secondConnections)")
+        // libcurl replaces a cached connection it finds unusable when it takes it up again (seen
+        // once, in a fresh-clone run under load: one of eight); a client that did not keep its
+        // connections would open eight new ones.
+        #expect(!firstConnections.isEmpty && secondConnections.subtracting(firstConnections).count <= 1, "\(firstConnections) then \(secondConnections)")
     }
 
     @Test("shouldContinue false interrupts every job still running")
