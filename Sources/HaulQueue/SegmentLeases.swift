@@ -199,6 +199,13 @@ public struct SegmentLeases {
     /// with the most bytes left in two. The running worker keeps the first half (its `length`
     /// shrinks in the same statement; it learns so at its next checkpoint and stops there) and
     /// the second half becomes a new queued segment that any worker may claim.
+    ///
+    /// A transfer that still has a segment queued to be fetched now is never split: its idle
+    /// workers claim that one. (A lane that found nothing to claim a moment ago may find a plan
+    /// written since; a split then would only cut a segment that had just started, and a cut
+    /// makes its worker drop the bytes in flight past it. And while the host's slots are full,
+    /// one split already waits for a slot: more would cut every running segment down to the
+    /// smallest piece.)
     /// - Parameters:
     ///   - headroom: at most this many bytes past the recorded `bytes_done` stay with the running
     ///     worker: what it may have received since its last checkpoint and will receive before
@@ -230,6 +237,8 @@ public struct SegmentLeases {
                 CROSS JOIN LATERAL (SELECT least($3, coalesce((s.rate * 2 * $4)::bigint + 1048576, $3)) AS room) h
                 WHERE s.state = 'running' AND s.length IS NOT NULL AND t.accepts_ranges AND t.layout <> 's3' AND s.length - s.bytes_done - h.room >= 2 * $1
                   AND s.lease_expires_at > now() AND (t.owner IS NULL OR t.owner = $2)
+                  AND NOT EXISTS (SELECT 1 FROM segments q WHERE q.transfer_id = s.transfer_id AND q.generation = s.generation AND q.state = 'queued'
+                                  AND q.next_attempt_at <= now())
                 ORDER BY s.length - s.bytes_done DESC
                 LIMIT 1 FOR UPDATE OF s SKIP LOCKED
             ), shrunk AS (
