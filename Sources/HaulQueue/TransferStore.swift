@@ -46,7 +46,10 @@ public struct TransferStore {
     /// The newest unfinished transfer of `url` that `haul get` started for the same local file.
     public func unfinishedGet(url: String, localTarget: String) throws -> Int64? {
         try db.query(
-            "SELECT id FROM transfers WHERE url = $1 AND options->>'local_target' = $2 AND state NOT IN ('done','canceled') ORDER BY id DESC LIMIT 1",
+            """
+            SELECT id FROM transfers WHERE url = $1 AND options ? 'local_target' AND options->>'local_target' = $2 AND state NOT IN ('done','canceled')
+            ORDER BY id DESC LIMIT 1
+            """,
             [url, localTarget]
         ).first?.int64("id")
     }

@@ -50,4 +50,26 @@ struct GetTests {
         #expect(result.stderr.contains("404"), "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
     }
+
+    @Test("a get looks up earlier gets of its URL through their own index, not by reading every transfer of the fleet")
+    func earlierGetsIndexed() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("lookup")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        // A fleet's database: many transfers enqueued for the workers, none of them a get's.
+        _ = try database.scalar(
+            """
+            INSERT INTO transfers (url, host, dest, segment_size, state)
+            SELECT 'http://mirror.example/f' || i, 'mirror.example', 'f' || i, 8388608, 'done' FROM generate_series(1, 20000) i;
+            ANALYZE transfers
+            """)
+        let file = try Origin.file("get/lookup.bin", size: 10_000)
+        for _ in 0..<2 {
+            // The second get finds the file the first saved: both look for an unfinished earlier get, the second also for a finished one.
+            let result = try Run.haul(["get", Harness.origin + file.path, "-o", work + "/lookup.bin", "--force"], database: database.url)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let scans = try database.scalar("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'transfers_local_target'")
+        #expect((Int(scans) ?? 0) >= 2, "the lookups went through transfers_local_target (\(scans.isEmpty ? "no such index" : scans + " scans"))")
+    }
 }
