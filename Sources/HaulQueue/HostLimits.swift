@@ -14,21 +14,22 @@ public enum HostLimits {
     /// The default when no `'*'` row says otherwise.
     public static let fallbackDefault = 8
 
-    /// Candidate segments for `hostWithRoom` (host, priority, id); `worker` is the parameter holding the worker id.
-    static func segmentCandidates(worker: String) -> String {
+    /// Candidate segments for `hostWithRoom` (host, priority, id) of the transfers `scope`
+    /// takes on; `worker` is the parameter holding the worker id.
+    static func segmentCandidates(worker: String, scope: WorkScope) -> String {
         """
         SELECT s.host, s.priority, s.id FROM segments s
         JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-        WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = \(worker))
+        WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: worker))
         ORDER BY s.priority DESC, s.id LIMIT 500
         """
     }
 
     /// Candidate pending transfers for the planner, in the same shape.
-    static func planningCandidates(worker: String) -> String {
+    static func planningCandidates(worker: String, scope: WorkScope) -> String {
         """
         SELECT t.host, t.priority, t.id FROM transfers t
-        WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = \(worker))
+        WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: worker))
         ORDER BY t.priority DESC, t.id LIMIT 500
         """
     }

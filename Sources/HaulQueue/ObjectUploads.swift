@@ -33,14 +33,15 @@ public enum ObjectUploads {
         public let uploadID: String
     }
 
-    /// Uploads of canceled and failed transfers, still to abort.
-    public static func abandoned(_ db: PostgresConnection, limit: Int = 50) throws -> [Abandoned] {
+    /// Uploads of canceled and failed transfers of `scope` (as worker `workerID` sees it), still to
+    /// abort: each in the bucket of the workers that took the transfer on.
+    public static func abandoned(_ db: PostgresConnection, scope: WorkScope, workerID: String, limit: Int = 50) throws -> [Abandoned] {
         try db.query(
             """
             SELECT id, dest, object_upload_id FROM transfers
-            WHERE object_upload_id IS NOT NULL AND state IN ('canceled', 'failed') AND dest IS NOT NULL
+            WHERE object_upload_id IS NOT NULL AND state IN ('canceled', 'failed') AND dest IS NOT NULL AND \(scope.owns("owner", worker: "$2"))
             ORDER BY id LIMIT $1
-            """, [limit]
+            """, [limit, workerID]
         ).rows.map { Abandoned(transferID: try $0.int64("id"), dest: try $0.string("dest"), uploadID: try $0.string("object_upload_id")) }
     }
 

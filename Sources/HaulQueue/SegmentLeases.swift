@@ -8,11 +8,14 @@ import HaulPostgres
 public struct SegmentLeases {
     let db: PostgresConnection
     let workerID: String
+    /// The transfers whose segments this worker claims and splits.
+    let scope: WorkScope
 
-    /// Works through `connection` on behalf of worker `workerID`.
-    public init(_ connection: PostgresConnection, workerID: String) {
+    /// Works through `connection` on behalf of worker `workerID`, on the transfers of `scope`.
+    public init(_ connection: PostgresConnection, workerID: String, scope: WorkScope = .fleet) {
         self.db = connection
         self.workerID = workerID
+        self.scope = scope
     }
 
     /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority,
@@ -25,7 +28,7 @@ public struct SegmentLeases {
     public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
         for wait in [false, true] {
             let statement = PipelinedStatement(
-                Self.claimStatement(wait: wait, limit: limit), [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true,
+                Self.claimStatement(wait: wait, limit: limit, scope: scope), [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true,
                 genericPlan: true)
             let rows = try db.pipelined([statement])[0].rows
             if !rows.isEmpty { return try rows.map(ClaimedSegment.init) }
@@ -40,7 +43,7 @@ public struct SegmentLeases {
         // A failed ROLLBACK leaves nothing behind: the transaction claimed nothing, and a broken
         // connection ends it anyway.
         defer { _ = try? db.query("ROLLBACK") }
-        return try db.query("EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false, limit: limit), [30.0, workerID, HostLimits.fallbackDefault])
+        return try db.query("EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false, limit: limit, scope: scope), [30.0, workerID, HostLimits.fallbackDefault])
             .rows.map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")
     }
 
@@ -55,13 +58,13 @@ public struct SegmentLeases {
     /// waits for the host row first, then picks segments (skipping locked ones): a claimer that
     /// waits for a host row holds no segment row, so it cannot deadlock with a transaction that
     /// holds a host row and waits for a segment row (an operator's bulk cancel).
-    static func claimStatement(wait: Bool, limit: Int) -> String {
-        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.segmentCandidates(worker: "$2"), defaultLimit: "$3")
+    static func claimStatement(wait: Bool, limit: Int, scope: WorkScope) -> String {
+        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope), defaultLimit: "$3")
         let picked = { (host: String) in
             """
             SELECT s.id, s.priority FROM segments s
                 JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                WHERE s.state = 'queued' AND s.host = \(host) AND s.next_attempt_at <= now() AND (t.owner IS NULL OR t.owner = $2)
+                WHERE s.state = 'queued' AND s.host = \(host) AND s.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: "$2"))
                 ORDER BY s.priority DESC, s.id
                 LIMIT \(max(limit, 0))
                 FOR UPDATE OF s SKIP LOCKED
@@ -236,7 +239,7 @@ public struct SegmentLeases {
                 FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
                 CROSS JOIN LATERAL (SELECT least($3, coalesce((s.rate * 2 * $4)::bigint + 1048576, $3)) AS room) h
                 WHERE s.state = 'running' AND s.length IS NOT NULL AND t.accepts_ranges AND t.layout <> 's3' AND s.length - s.bytes_done - h.room >= 2 * $1
-                  AND s.lease_expires_at > now() AND (t.owner IS NULL OR t.owner = $2)
+                  AND s.lease_expires_at > now() AND \(scope.owns("t.owner", worker: "$2"))
                   AND NOT EXISTS (SELECT 1 FROM segments q WHERE q.transfer_id = s.transfer_id AND q.generation = s.generation AND q.state = 'queued'
                                   AND q.next_attempt_at <= now())
                 ORDER BY s.length - s.bytes_done DESC

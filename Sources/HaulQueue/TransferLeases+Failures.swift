@@ -141,7 +141,7 @@ extension TransferLeases {
         try db.query(
             """
             UPDATE transfers t SET cleanup_pending = false
-            WHERE t.id IN (SELECT id FROM transfers WHERE cleanup_pending AND state = 'canceled' AND (owner IS NULL OR owner = $2)
+            WHERE t.id IN (SELECT id FROM transfers WHERE cleanup_pending AND state = 'canceled' AND \(scope.owns("owner", worker: "$2"))
                            LIMIT $1 FOR UPDATE SKIP LOCKED)
             RETURNING t.id, t.dest, t.generation
             """, [limit, workerID]

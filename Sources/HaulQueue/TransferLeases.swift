@@ -5,11 +5,14 @@ import HaulPostgres
 public struct TransferLeases {
     let db: PostgresConnection
     let workerID: String
+    /// The transfers this worker plans, finalizes and cleans up.
+    let scope: WorkScope
 
-    /// Works through `connection` on behalf of worker `workerID`.
-    public init(_ connection: PostgresConnection, workerID: String) {
+    /// Works through `connection` on behalf of worker `workerID`, on the transfers of `scope`.
+    public init(_ connection: PostgresConnection, workerID: String, scope: WorkScope = .fleet) {
         self.db = connection
         self.workerID = workerID
+        self.scope = scope
     }
 
     /// A transfer held by this worker under a lease on its row.
@@ -36,7 +39,7 @@ public struct TransferLeases {
     public func claimPlanning(lease: Double, limit: Int, connections: Int) throws -> (claims: [Claim], connections: Int) {
         for wait in [false, true] {
             let statement = PipelinedStatement(
-                Self.planningClaim(wait: wait, limit: limit), [lease, workerID, connections, HostLimits.fallbackDefault],
+                Self.planningClaim(wait: wait, limit: limit, scope: scope), [lease, workerID, connections, HostLimits.fallbackDefault],
                 awaitDurableCommit: false, prepared: true)
             let rows = try db.pipelined([statement])[0].rows
             guard let first = rows.first else { continue }
@@ -64,14 +67,14 @@ public struct TransferLeases {
     /// than one lane's connections. A share is never cut below `smallestShare` files: the lanes
     /// that would take the rest may not exist, and each batch costs its own claim and record.
     /// The rows found but not taken are unlocked at the commit.
-    static func planningClaim(wait: Bool, limit: Int) -> String {
+    static func planningClaim(wait: Bool, limit: Int, scope: WorkScope) -> String {
         let limit = max(limit, 0)
-        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.planningCandidates(worker: "$2"), defaultLimit: "$4")
+        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.planningCandidates(worker: "$2", scope: scope), defaultLimit: "$4")
         let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$4", wait: wait)
         let picked = """
             SELECT id, priority FROM transfers
                 WHERE state = 'pending' AND host = (SELECT host FROM host) AND next_attempt_at <= now()
-                  AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $2)
+                  AND (lease_token IS NULL OR lease_expires_at < now()) AND \(scope.owns("owner", worker: "$2"))
                 ORDER BY priority DESC, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
             """
         return """
@@ -99,7 +102,7 @@ public struct TransferLeases {
             UPDATE transfers t SET lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1), worker_id = $2,
                    attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now()
             WHERE t.id = (SELECT id FROM transfers
-                          WHERE state = 'finalizing' AND next_attempt_at <= now() AND (lease_token IS NULL OR lease_expires_at < now()) AND (owner IS NULL OR owner = $2)
+                          WHERE state = 'finalizing' AND next_attempt_at <= now() AND (lease_token IS NULL OR lease_expires_at < now()) AND \(scope.owns("owner", worker: "$2"))
                           ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING \(Self.returning)
             """, [lease, workerID]

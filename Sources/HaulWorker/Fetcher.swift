@@ -12,7 +12,7 @@ struct Fetcher: LaneRole {
         let config = shared.config
         let started = Date()
         let claimed = try database.run { conn in
-            try SegmentLeases(conn, workerID: config.workerID).claim(limit: 1, lease: config.lease)
+            try SegmentLeases(conn, workerID: config.workerID, scope: config.scope).claim(limit: 1, lease: config.lease)
         }
         shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
         shared.metrics.databaseAnswered()
@@ -28,7 +28,7 @@ struct Fetcher: LaneRole {
     func splitStraggler() throws -> Bool {
         let config = shared.config
         return try database.run { conn in
-            try SegmentLeases(conn, workerID: config.workerID).splitStraggler(
+            try SegmentLeases(conn, workerID: config.workerID, scope: config.scope).splitStraggler(
                 minimumPiece: 4 << 20, headroom: 2 * config.checkpointBytes, checkpointInterval: min(config.checkpointInterval, config.heartbeat))
         }
     }

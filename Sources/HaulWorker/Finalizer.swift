@@ -11,7 +11,7 @@ struct Finalizer: LaneRole {
     /// Finalizes one transfer. - Returns: whether there was one.
     func finalizeOne() throws -> Bool {
         let config = shared.config
-        guard let claim = try database.run({ conn in try TransferLeases(conn, workerID: config.workerID).claimFinalizing(lease: config.lease) }) else {
+        guard let claim = try database.run({ conn in try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimFinalizing(lease: config.lease) }) else {
             return false
         }
         if shared.failIfAbandoned(claim, phase: "finalizing", database: database) { return true }

@@ -56,7 +56,7 @@ final class Housekeeper {
     /// are older than `HAUL_S3_ORPHAN_GRACE` (default 1h), so no orphaned parts accrue charges.
     func settleObjectUploads(sweep: Bool = false) throws {
         guard let store = shared.config.objectStore else { return }
-        try store.abortAbandoned(database)
+        try store.abortAbandoned(database, config: shared.config)
         let environment = ProcessInfo.processInfo.environment
         let every = environment["HAUL_S3_ORPHAN_CHECK"].flatMap { Duration.parseSeconds($0) } ?? 600
         guard sweep || Date().timeIntervalSince(lastOrphanSweep) >= every else { return }
@@ -67,7 +67,7 @@ final class Housekeeper {
     /// Deletes the partial files and parts of canceled transfers (never a published file).
     private func removeCanceledData() throws {
         let config = shared.config
-        let cleanups = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).claimCleanups(limit: 20) }
+        let cleanups = try database.run { conn in try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimCleanups(limit: 20) }
         for cleanup in cleanups {
             guard let files = try? TransferFiles(root: config.storage, relative: cleanup.dest) else { continue }
             files.removeTemporaries(generation: cleanup.generation)

@@ -56,8 +56,8 @@ public struct ObjectStore: Sendable {
 
     /// Aborts the multipart uploads of canceled and failed transfers. - Returns: how many.
     @discardableResult
-    func abortAbandoned(_ database: ResilientConnection) throws -> Int {
-        let abandoned = try database.run { conn in try ObjectUploads.abandoned(conn) }
+    func abortAbandoned(_ database: ResilientConnection, config: WorkerConfig) throws -> Int {
+        let abandoned = try database.run { conn in try ObjectUploads.abandoned(conn, scope: config.scope, workerID: config.workerID) }
         for upload in abandoned {
             try client.abortUpload(bucket: location.bucket, key: try key(for: upload.dest), uploadID: upload.uploadID)
             try database.run { conn in try ObjectUploads.forget(conn, transferID: upload.transferID, uploadID: upload.uploadID) }

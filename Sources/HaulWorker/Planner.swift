@@ -15,7 +15,7 @@ struct Planner: LaneRole {
     func planOne() throws -> Bool {
         let config = shared.config
         let (claims, connections) = try database.run { conn in
-            try TransferLeases(conn, workerID: config.workerID).claimPlanning(lease: config.lease, limit: config.probeBatch, connections: config.concurrency)
+            try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimPlanning(lease: config.lease, limit: config.probeBatch, connections: config.concurrency)
         }
         guard !claims.isEmpty else { return false }
         let live = claims.filter { !shared.failIfAbandoned($0, phase: "planning", database: database) }

@@ -135,7 +135,7 @@ public final class Worker: Sendable {
     public func abortStoppedUploads() {
         guard let store = shared.config.objectStore else { return }
         let database = ResilientConnection(conninfo: shared.config.conninfo, stopping: { false })
-        do { try store.abortAbandoned(database) } catch { Log.warning("could not abort S3 uploads of stopped transfers", [("error", "\(error)")]) }
+        do { try store.abortAbandoned(database, config: shared.config) } catch { Log.warning("could not abort S3 uploads of stopped transfers", [("error", "\(error)")]) }
     }
 
     /// Asks every role to stop claiming and to checkpoint and release what it holds.

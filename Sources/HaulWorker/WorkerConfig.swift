@@ -1,6 +1,7 @@
 import Foundation
 import HaulCore
 import HaulHTTP
+import HaulQueue
 import HaulStorage
 
 /// The roles a worker process can play (docs/ARCHITECTURE.md "One binary, many roles").
@@ -71,6 +72,8 @@ public struct WorkerConfig: Sendable {
     public var backoff = Backoff()
     /// This process's identity in the `workers` table and in leases.
     public var workerID: String
+    /// The transfers it takes on: the fleet's, or (`haul get`) only those it owns.
+    public var scope = WorkScope.fleet
 
     /// A configuration with defaults.
     public init(conninfo: String, storage: StorageRoot) {

@@ -72,4 +72,24 @@ struct GetTests {
         let scans = try database.scalar("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'transfers_local_target'")
         #expect((Int(scans) ?? 0) >= 2, "the lookups went through transfers_local_target (\(scans.isEmpty ? "no such index" : scans + " scans"))")
     }
+
+    @Test("on a fleet's database, haul get takes on only its own transfer: the fleet's stay queued, and nothing of theirs lands in the get's folder")
+    func onlyItsOwnTransfers() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("own")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let fleetFile = try Origin.file("get/fleet.bin", size: 20_000)
+        let mine = try Origin.file("get/mine.bin", size: 30_000)
+        // No fleet worker runs: a pending fleet transfer, and a canceled one whose partial data a fleet worker has yet to remove.
+        let pending = try Run.haul(["enqueue", Harness.origin + fleetFile.path, "--dest", "fleet/pending.bin"], database: database.url)
+        let canceled = try Run.haul(["enqueue", Harness.origin + fleetFile.path, "--dest", "fleet/canceled.bin"], database: database.url)
+        try #require(pending.status == 0 && canceled.status == 0, "\(pending.stderr)\(canceled.stderr)")
+        let canceledID = canceled.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try database.scalar("UPDATE transfers SET state = 'canceled', cleanup_pending = true WHERE id = \(canceledID)")
+        let result = try Run.haul(["get", Harness.origin + mine.path, "-o", work + "/mine.bin"], database: database.url)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work) == ["mine.bin"], "the get's folder holds its own file only")
+        #expect(try database.scalar("SELECT state FROM transfers WHERE dest = 'fleet/pending.bin'") == "pending", "the fleet's transfer waits for the fleet")
+        #expect(try database.scalar("SELECT cleanup_pending FROM transfers WHERE id = \(canceledID)") == "t", "its clean-up is left to the fleet's workers")
+    }
 }

@@ -84,6 +84,8 @@ enum GetCommand: Command {
         let session = try DatabaseSession()
         defer { session.close() }
         var config = WorkerConfig(conninfo: session.conninfo, storage: storage)
+        // Only this get's transfers: a fleet's pending ones on the same database are not for this folder.
+        config.scope = .own
         config.concurrency = try arguments.positiveInt("--connections") ?? 4
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up))
         config.lease = try arguments.duration("--lease") ?? config.lease
