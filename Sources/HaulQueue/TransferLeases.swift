@@ -35,8 +35,7 @@ public struct TransferLeases {
     /// segment; see `HostLimits`). It takes no more of the host's free slots than that: only that
     /// many of the rows hold one. One prepared statement (`planningClaim`), and a second, waiting
     /// one only when the first got nothing.
-    /// - Returns: the claims, and how many connections the batch may open.
-    public func claimPlanning(lease: Double, limit: Int, connections: Int) throws -> (claims: [Claim], connections: Int) {
+    public func claimPlanning(lease: Double, limit: Int, connections: Int) throws -> PlanningBatch {
         for wait in [false, true] {
             let statement = PipelinedStatement(
                 Self.planningClaim(wait: wait, limit: limit, scope: scope), [lease, workerID, connections, HostLimits.fallbackDefault],
@@ -44,9 +43,23 @@ public struct TransferLeases {
             let rows = try db.pipelined([statement])[0].rows
             guard let first = rows.first else { continue }
             let columns = JSONColumns()
-            return (try rows.map { try Self.claim($0, columns: columns) }.sorted(by: Self.planningOrder), try first.int("slots"))
+            let found = try first.int("found")
+            return PlanningBatch(
+                claims: try rows.map { try Self.claim($0, columns: columns) }.sorted(by: Self.planningOrder), connections: try first.int("slots"),
+                morePending: found > rows.count || found >= limit)
         }
-        return ([], 0)
+        return PlanningBatch(claims: [], connections: 0, morePending: false)
+    }
+
+    /// What `claimPlanning` took.
+    public struct PlanningBatch: Sendable {
+        /// The transfers claimed, highest priority first, then oldest.
+        public let claims: [Claim]
+        /// How many connections the batch may open.
+        public let connections: Int
+        /// Whether the host may have pending transfers left (the claim took a share, or a full
+        /// batch): work another lane can take.
+        public let morePending: Bool
     }
 
     /// `$1` lease seconds, `$2` worker, `$3` connections, `$4` the default host limit; the limit
@@ -79,7 +92,7 @@ public struct TransferLeases {
             """
         return """
             WITH candidate AS MATERIALIZED (\(candidate)), host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (\(picked)), numbered AS (
-                SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n, least($3, (SELECT free FROM host)) AS slots,
+                SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n, least($3, (SELECT free FROM host)) AS slots, count(*) OVER () AS found,
                        CASE WHEN count(*) OVER () < \(limit) THEN greatest(ceil(count(*) OVER () * $3::numeric / (SELECT free FROM host)), \(Self.smallestShare))
                             ELSE \(limit) END AS share
                 FROM picked
@@ -88,7 +101,7 @@ public struct TransferLeases {
                    worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now(),
                    holds_slot = numbered.n <= numbered.slots
             FROM numbered WHERE t.id = numbered.id AND numbered.n <= numbered.share
-            RETURNING \(Self.returning), numbered.slots
+            RETURNING \(Self.returning), numbered.slots, numbered.found
             """
     }
 

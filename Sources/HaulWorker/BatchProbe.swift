@@ -67,7 +67,7 @@ struct BatchProbe: LaneRole {
         database.bestEffort("give back the batch's host slots") { conn in
             try TransferLeases(conn, workerID: config.workerID).releaseSlots(claims)
         }
-        shared.wakeup.signalOne()
+        shared.announceWorkForOne()
     }
 
     /// Writes the plans of the files the batch hands to the fetchers; schedules the failed probes' retries.

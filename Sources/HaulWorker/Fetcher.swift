@@ -17,6 +17,8 @@ struct Fetcher: LaneRole {
         shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
         shared.metrics.databaseAnswered()
         guard let segment = claimed.first else { return false }
+        // More segments may wait (a resumed transfer): one more lane that starts on demand looks.
+        shared.laneStart.signalOne()
         SegmentRun(shared: shared, stream: stream, http: http, database: database).fetch(segment)
         return true
     }

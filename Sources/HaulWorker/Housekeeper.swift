@@ -33,7 +33,7 @@ final class Housekeeper {
         }
         if segments + plans + stuck > 0 {
             Log.info("rescued expired leases", [("segments", String(segments)), ("plans", String(plans)), ("finished", String(stuck))])
-            shared.wakeup.signal()
+            shared.announceWork()
         }
         try removeCanceledData()
         try settleObjectUploads()
@@ -75,8 +75,10 @@ final class Housekeeper {
         }
     }
 
-    /// Updates the queue gauges from `QueueFigures`, the definition `workers` and `status` share.
+    /// Updates the queue gauges from `QueueFigures`, the definition `workers` and `status` share,
+    /// when there is a `/metrics` to show them.
     private func sampleQueue() throws {
+        guard shared.metrics.isServed else { return }
         let figures = try database.run { conn in try QueueFigures.sample(conn) }
         shared.metrics.databaseAnswered()
         shared.metrics.queueDepth.set(figures.due)
@@ -94,11 +96,13 @@ final class Housekeeper {
         try database.run { conn in try WorkerRegistry(conn).beat(beat) }
     }
 
-    /// Marks this worker stopped in the registry. Best effort: a worker that cannot say so
-    /// simply goes silent, and `haul workers` shows it dead after 30 s.
-    func deregister() {
+    /// Marks worker `workerID` stopped in the registry through `connection`. Best effort: a
+    /// worker that cannot say so (`nil`: it could not connect) simply goes silent, and
+    /// `haul workers` shows it dead after 30 s.
+    static func deregister(_ workerID: String, on connection: PostgresConnection?) {
         do {
-            try database.run(patient: false) { conn in try WorkerRegistry(conn).markStopped(shared.config.workerID) }
+            guard let connection else { throw HaulError(.database, "cannot connect to the database") }
+            try WorkerRegistry(connection).markStopped(workerID)
         } catch {
             Log.warning("could not mark this worker stopped in the registry", [("error", "\(error)")])
         }
@@ -121,12 +125,12 @@ final class Listener {
                     let conn = try PostgresConnection(conninfo: shared.config.conninfo)
                     try conn.listen("haul_work")
                     connection = conn
-                    shared.wakeup.signal()
+                    shared.announceWork()
                 }
                 // The stop signal ends the wait at once: the worker joins this thread when it
                 // stops, and a stopping `haul get` should not sit out a poll before it exits.
                 if try !(connection?.waitForNotifications(timeout: 1, orUntilReadable: shared.stopSignal.descriptor).isEmpty ?? true) {
-                    shared.wakeup.signal()
+                    shared.announceWork()
                 }
             } catch {
                 connection = nil

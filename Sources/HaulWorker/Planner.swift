@@ -14,10 +14,13 @@ struct Planner: LaneRole {
     /// - Returns: whether there were any.
     func planOne() throws -> Bool {
         let config = shared.config
-        let (claims, connections) = try database.run { conn in
-            try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimPlanning(lease: config.lease, limit: config.probeBatch, connections: config.concurrency)
+        let batch = try database.run { conn in
+            try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimPlanning(
+                lease: config.lease, limit: config.probeBatch, connections: config.concurrency)
         }
+        let (claims, connections, morePending) = (batch.claims, batch.connections, batch.morePending)
         guard !claims.isEmpty else { return false }
+        if morePending { shared.announceWorkForOne() }
         let live = claims.filter { !shared.failIfAbandoned($0, phase: "planning", database: database) }
         guard let first = live.first else { return true }
         if live.count == 1 {
@@ -69,7 +72,7 @@ struct Planner: LaneRole {
                     case .noSegments, .queued: break
                     case .firstSegment(let segment):
                         // This process's idle lanes take the other segments now, without the NOTIFY's round trip.
-                        shared.wakeup.signal()
+                        if plan.ranges.count > 1 { shared.announceWork() }
                         Log.info(
                             "planned",
                             [
@@ -113,9 +116,12 @@ struct Planner: LaneRole {
         } else if claim.info.layout == "inplace" && !plan.ranges.isEmpty {
             try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(size: plan.size, generation: claim.generation)
         }
-        return try database.run { conn in
+        let result = try database.run { conn in
             try TransferLeases(conn, workerID: config.workerID).writePlan(claim, plan: plan, lease: config.lease, keepFirst: keepFirst)
         }
+        // Every segment queued: this process's idle lanes take them without the NOTIFY's round trip.
+        if case .queued = result { shared.announceWork() }
+        return result
     }
 
     /// A probe that failed: the transfer is retried after a backoff (or fails after its last

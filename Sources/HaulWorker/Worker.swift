@@ -10,6 +10,8 @@ import Synchronization
 final class WorkerShared: Sendable {
     let config: WorkerConfig
     let wakeup = Wakeup()
+    /// What lanes that start on demand (`WorkerConfig.lanesOnDemand`) wait for before their first step.
+    let laneStart = Wakeup()
     let progress: ProgressCounter
     let checkpoints: CheckpointRecorder
     let metrics = WorkerMetrics()
@@ -39,7 +41,21 @@ final class WorkerShared: Sendable {
     func requestStop() {
         stopping.store(true, ordering: .relaxed)
         stopSignal.fire()
+        announceWork()
+    }
+
+    /// Wakes every idle lane, those not started yet included: there is work for all of them
+    /// (a plan's queued segments, rescued leases, a NOTIFY, a stop).
+    func announceWork() {
         wakeup.signal()
+        laneStart.signal()
+    }
+
+    /// Wakes one idle lane and starts one more on demand: there may be work for one more (files
+    /// a batch left pending, host slots given back).
+    func announceWorkForOne() {
+        wakeup.signalOne()
+        laneStart.signalOne()
     }
 
     /// TLS for the transfer's upload target: the worker's defaults with the transfer's
@@ -85,7 +101,9 @@ public final class Worker: Sendable {
         let config = shared.config
         shared.checkpoints.start()
         if !config.roles.isDisjoint(with: [.planner, .fetcher, .finalizer]) {
-            for index in 0..<config.concurrency { spawn("lane-\(index)") { [shared] in Lane(shared: shared).step } }
+            for index in 0..<config.concurrency {
+                spawn("lane-\(index)", onDemand: config.lanesOnDemand && index > 0) { [shared] in Lane(shared: shared).step }
+            }
         }
         spawn("housekeeper", interval: config.heartbeat) { [shared] in Housekeeper(shared: shared).step }
         if !config.pollOnly {
@@ -114,11 +132,13 @@ public final class Worker: Sendable {
                 return storage.writeProblem().map { (false, $0) } ?? database
             })
         metricsServer.withLock { $0 = server }
+        metrics.isServed = true
     }
 
     /// Waits at most `timeout` seconds for the threads to finish, then marks this worker
-    /// stopped in the registry. - Returns: whether they all finished.
-    public func waitUntilStopped(timeout: Double) -> Bool {
+    /// stopped in the registry, through `connection` when the caller has one (no new connection
+    /// on the way out). - Returns: whether they all finished.
+    public func waitUntilStopped(timeout: Double, markingStoppedOn connection: PostgresConnection? = nil) -> Bool {
         let deadline: DispatchTime = timeout.isInfinite ? .distantFuture : .now() + timeout
         let finished = services.withLock { $0 }.allSatisfy { $0.join(until: deadline) }
         metricsServer.withLock { $0?.stop() }
@@ -126,7 +146,7 @@ public final class Worker: Sendable {
         // unrecorded leases simply expire and are rescued.
         guard finished else { return false }
         shared.checkpoints.stop(timeout: 5)
-        Housekeeper(shared: shared).deregister()
+        Housekeeper.deregister(shared.config.workerID, on: connection ?? (try? PostgresConnection(conninfo: shared.config.conninfo)))
         return true
     }
 
@@ -144,8 +164,15 @@ public final class Worker: Sendable {
     }
 
     /// Runs `makeStep()`'s step in a loop on its own thread until stopped, sleeping when idle.
-    private func spawn(_ name: String, interval: Double? = nil, _ makeStep: @escaping @Sendable () -> () throws -> Bool) {
+    /// - Parameter onDemand: wait for an announcement of work (or a poll interval) before the
+    ///   first step, which opens the thread's database connection.
+    private func spawn(
+        _ name: String, interval: Double? = nil, onDemand: Bool = false, _ makeStep: @escaping @Sendable () -> () throws -> Bool
+    ) {
+        // Taken before the thread exists: an announcement made before it runs is not missed.
+        let startMark = shared.laneStart.mark()
         let service = ServiceThread(name) { [shared] in
+            if onDemand { shared.laneStart.wait(since: startMark, timeout: shared.config.pollInterval) }
             let step = makeStep()
             var failures = 0
             while !shared.isStopping() {

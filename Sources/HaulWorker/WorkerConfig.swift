@@ -57,6 +57,11 @@ public struct WorkerConfig: Sendable {
     public var pollInterval: Double = 1
     /// Use polling only (for transaction-mode poolers, where LISTEN does not work).
     public var pollOnly: Bool = false
+    /// Lanes past the first start only when work for them is announced (a plan with segments to
+    /// share, files a batch left pending, a segment claimed while others may wait) or after a
+    /// poll interval, instead of all looking for work at once: `haul get` knows its own work,
+    /// and a lane that never starts opens no database connection.
+    public var lanesOnDemand: Bool = false
     /// Checkpoint at least this often, in seconds…
     public var checkpointInterval: Double = 1
     /// …and at least every this many bytes.

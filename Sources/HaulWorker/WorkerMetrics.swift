@@ -10,6 +10,14 @@ final class WorkerMetrics: Sendable {
     let claimLatency: Histogram
     let queueDepth: Gauge
     private let lastDatabaseContact = Atomic<Int64>(Int64(Date().timeIntervalSince1970))
+    private let served = Atomic<Bool>(false)
+
+    /// Whether `/metrics` is served: only then does the housekeeper sample the cluster's queue
+    /// for the gauges (a query over every active transfer's segments, on every heartbeat).
+    var isServed: Bool {
+        get { served.load(ordering: .relaxed) }
+        set { served.store(newValue, ordering: .relaxed) }
+    }
 
     init() {
         bytesFetched = registry.counter("haul_bytes_fetched_total", help: "Body bytes received from origins by this worker.")

@@ -30,7 +30,8 @@ struct BatchSlotReleaseTests {
         let b = TransferLeases(try PostgresConnection(conninfo: database.url), workerID: "worker-b")
 
         // A claims a batch of 3 over 2 connections: the host is full.
-        let (first, width) = try a.claimPlanning(lease: 30, limit: 3, connections: 4)
+        let batch = try a.claimPlanning(lease: 30, limit: 3, connections: 4)
+        let (first, width) = (batch.claims, batch.connections)
         #expect(first.count == 3 && width == 2)
         #expect(try slots(database, host) == ("2", "2"))
         #expect(try b.claimPlanning(lease: 30, limit: 3, connections: 2).claims.isEmpty, "no free slot while A's requests run")
@@ -39,7 +40,8 @@ struct BatchSlotReleaseTests {
         try a.releaseSlots(first)
         #expect(try slots(database, host) == ("0", "0"))
         #expect(try a.held(first).count == 3, "the batch keeps its leases until it records its files")
-        let (second, secondWidth) = try b.claimPlanning(lease: 30, limit: 3, connections: 2)
+        let secondBatch = try b.claimPlanning(lease: 30, limit: 3, connections: 2)
+        let (second, secondWidth) = (secondBatch.claims, secondBatch.connections)
         #expect(second.count == 3 && secondWidth == 2, "another worker fetches while A records")
         #expect(try slots(database, host) == ("2", "2"))
 
@@ -59,7 +61,7 @@ struct BatchSlotReleaseTests {
         _ = try database.scalar("UPDATE transfers SET lease_expires_at = now() - interval '1 second' WHERE worker_id = 'worker-b' AND state = 'planning'")
         #expect(try TransferLeases.rescueExpired(on: conn) == 3)
         let c = TransferLeases(try PostgresConnection(conninfo: database.url), workerID: "worker-c")
-        let (third, _) = try c.claimPlanning(lease: 30, limit: 3, connections: 2)
+        let third = try c.claimPlanning(lease: 30, limit: 3, connections: 2).claims
         #expect(Set(third.map(\.info.id)) == Set(second.map(\.info.id)), "C holds what B held")
         try b.releaseSlots(second)
         #expect(try slots(database, host) == ("2", "2"), "a lost lease releases nothing")
@@ -83,13 +85,17 @@ struct BatchSlotReleaseTests {
         let b = TransferLeases(try PostgresConnection(conninfo: database.url), workerID: "worker-b")
 
         // 40 pending, 4 connections of 8 free slots: A takes its half, oldest first.
-        let (first, width) = try a.claimPlanning(lease: 30, limit: 1024, connections: 4)
+        let batch = try a.claimPlanning(lease: 30, limit: 1024, connections: 4)
+        let (first, width) = (batch.claims, batch.connections)
         #expect(first.map(\.info.url) == urls(host, 0..<20))
         #expect(width == 4)
+        #expect(batch.morePending, "A's share left files for another lane")
         // B has the 4 slots left: the rest is its share, fetched while A's batch runs.
-        let (second, secondWidth) = try b.claimPlanning(lease: 30, limit: 1024, connections: 4)
+        let secondBatch = try b.claimPlanning(lease: 30, limit: 1024, connections: 4)
+        let (second, secondWidth) = (secondBatch.claims, secondBatch.connections)
         #expect(second.map(\.info.url) == urls(host, 20..<40))
         #expect(secondWidth == 4)
+        #expect(!secondBatch.morePending, "B took the last of them")
         #expect(try slots(database, host) == ("8", "8"))
 
         // A batch limit the host's pending files reach is taken whole, as before.

@@ -1,6 +1,7 @@
 import Foundation
 import HaulCore
 import HaulHTTP
+import HaulPostgres
 import HaulQueue
 import HaulStorage
 import HaulWorker
@@ -86,6 +87,11 @@ enum GetCommand: Command {
         var config = WorkerConfig(conninfo: session.conninfo, storage: storage)
         // Only this get's transfers: a fleet's pending ones on the same database are not for this folder.
         config.scope = .own
+        // Nobody else announces work for it: its lanes wake one another, and poll each second
+        // for what an operator changes meanwhile (a resume), so it opens no LISTEN connection;
+        // lanes past the first start when there is work for them (one small file needs one lane).
+        config.pollOnly = true
+        config.lanesOnDemand = true
         config.concurrency = try arguments.positiveInt("--connections") ?? 4
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up))
         config.lease = try arguments.duration("--lease") ?? config.lease
@@ -120,7 +126,7 @@ enum GetCommand: Command {
             }
         }
         let status = try follow(
-            ids, store: store, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
+            ids, store: store, connection: session.connection, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
         if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
         return status
     }
@@ -169,8 +175,12 @@ enum GetCommand: Command {
     }
 
     /// Runs the worker and the progress display until every transfer is final or a signal arrives.
-    /// - Parameter announce: print where each file was saved (not when it goes to standard output).
-    private static func follow(_ ids: [Int64], store: TransferStore, config: WorkerConfig, quiet: Bool, json: Bool, announce: Bool) throws -> Int32 {
+    /// - Parameters:
+    ///   - connection: the command's own connection (`store`'s), which also marks the worker stopped.
+    ///   - announce: print where each file was saved (not when it goes to standard output).
+    private static func follow(
+        _ ids: [Int64], store: TransferStore, connection: PostgresConnection, config: WorkerConfig, quiet: Bool, json: Bool, announce: Bool
+    ) throws -> Int32 {
         let progress = ProgressCounter(watching: ids)
         let worker = Worker(config: config, progress: progress)
         Signals.install()
@@ -199,7 +209,7 @@ enum GetCommand: Command {
         }
         if !quiet { bar.finish() }
         worker.stop()
-        let drained = worker.waitUntilStopped(timeout: 10)
+        let drained = worker.waitUntilStopped(timeout: 10, markingStoppedOn: connection)
         if statuses.allSatisfy(\.state.isFinal) { worker.abortStoppedUploads() }
         guard statuses.count == ids.count, statuses.allSatisfy(\.state.isFinal) else {
             Output.error("haul: interrupted\(drained ? "; progress kept" : ""): run the same command again to resume")
