@@ -92,4 +92,20 @@ struct GetTests {
         #expect(try database.scalar("SELECT state FROM transfers WHERE dest = 'fleet/pending.bin'") == "pending", "the fleet's transfer waits for the fleet")
         #expect(try database.scalar("SELECT cleanup_pending FROM transfers WHERE id = \(canceledID)") == "t", "its clean-up is left to the fleet's workers")
     }
+
+    @Test("a get of one small file opens few database sessions: lanes with nothing to do never connect")
+    func idleLanesStayUnconnected() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("sessions")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("get/sessions.bin", size: 4096)
+        let sessions = "SELECT sessions FROM pg_stat_database WHERE datname = current_database()"
+        let before = Int(try database.scalar(sessions)) ?? 0
+        let result = try Run.haul(["get", Harness.origin + file.path, "-o", work + "/s.bin", "-x", "8"], database: database.url)
+        #expect(result.status == 0, "\(result.stderr)")
+        // Counted as each session ends: the get's, and the psql session that read `before`.
+        let opened = (Int(try database.scalar(sessions)) ?? 0) - before - 1
+        // The command's own, the checkpoint recorder's, the housekeeper's and one lane's; not eight lanes and a listener.
+        #expect(opened <= 4, "the get opened \(opened) sessions")
+    }
 }
