@@ -56,8 +56,8 @@ public final class EmbeddedServer: Sendable {
             let running = try Self.runningSocketDirectory(data: data, server: server)
         {
             let reach = Self.conninfo(running)
-            EmbeddedStart.waitWhileBusy(reach)  // a lingering server may be stopping right now
-            if EmbeddedStart.answers(reach) {
+            // A lingering server may be stopping right now: wait that out, then join it if it answers.
+            if EmbeddedStart.answersOnceSettled(reach) {
                 socketDirectory = running
                 conninfo = reach
                 return
@@ -158,11 +158,17 @@ public final class EmbeddedServer: Sendable {
         if socketDirectory != dataDirectory { rmdir(socketDirectory) }
     }
 
+    /// Where the cluster of `home` lives: `home/postgres`, or, when the server's user `runAs`
+    /// cannot pass through `home`, `/var/lib/haul/postgres-HASH`. A cluster stays where it was
+    /// made (its queue is there), so the probe, a program started as `runAs`, runs only for a
+    /// cluster yet to be made.
     static func dataDirectory(home: String, runAs: String?) -> String {
         let preferred = home + "/postgres"
         guard let runAs else { return preferred }
+        let fallback = "/var/lib/haul/postgres-\(shortHash(home))"
+        for made in [preferred, fallback] where FileManager.default.fileExists(atPath: made + "/PG_VERSION") { return made }
         if (try? run("/usr/bin/test", ["-x", home], as: runAs, step: "probe")) != nil { return preferred }
-        return "/var/lib/haul/postgres-\(shortHash(home))"
+        return fallback
     }
 
     /// Finds `initdb` and `pg_ctl`: `HAUL_PG_BIN`, then the newest `/usr/lib/postgresql/*/bin`.

@@ -26,10 +26,6 @@ enum EmbeddedStart {
         PQping(conninfo) == PQPING_OK
     }
 
-    /// Whether a server is at `conninfo` but refuses connections (starting up or shutting down).
-    static func busy(_ conninfo: String) -> Bool {
-        PQping(conninfo) == PQPING_REJECT
-    }
 
     /// Starts `postgres -D data` with `arguments`, detached in its own session with its output
     /// appended to `data/server.log`, and waits until it accepts connections at `conninfo`.
@@ -53,10 +49,16 @@ enum EmbeddedStart {
         }
     }
 
-    /// Waits (up to `timeout` seconds) while a server at `conninfo` is shutting down or starting.
-    static func waitWhileBusy(_ conninfo: String, timeout: Double = 30) {
+    /// Whether a server at `conninfo` accepts connections, once it is no longer shutting down
+    /// or starting (waited for up to `timeout` seconds): one ping when it is simply up.
+    static func answersOnceSettled(_ conninfo: String, timeout: Double = 30) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
-        while busy(conninfo), Date() < deadline { usleep(10_000) }
+        var status = PQping(conninfo)
+        while status == PQPING_REJECT, Date() < deadline {
+            usleep(10_000)
+            status = PQping(conninfo)
+        }
+        return status == PQPING_OK
     }
 
     /// Stops the server of the cluster in `data` the way `pg_ctl -m fast -w stop` does (SIGINT to
