@@ -85,12 +85,36 @@ struct EmbeddedServerSecurityTests {
         #expect(after.subtracting(before).isEmpty, "the socket folder is removed when the server stops")
     }
 
+    @Test("as root, a HAUL_HOME the postgres user cannot pass through gets its cluster in /var/lib/haul, where it stays")
+    func clusterStaysWhereItWasMade() throws {
+        try #require(getuid() == 0, "the server runs as another user only when haul runs as root")
+        let base = Harness.temporaryDirectory("home-closed")
+        let home = base + "/home"
+        let fallback = "/var/lib/haul/postgres-\(Self.shortHash(home))"
+        defer {
+            try? FileManager.default.removeItem(atPath: base)
+            try? FileManager.default.removeItem(atPath: fallback)
+            try? FileManager.default.removeItem(atPath: fallback + ".linger")
+        }
+        chmod(base, 0o700)  // root's alone: the postgres user cannot pass through
+        let environment = ["HAUL_HOME": home, "HAUL_EMBEDDED_LINGER": "0"]
+        let first = try Run.haul(["list", "--json"], database: nil, environment: environment, timeout: 120)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(FileManager.default.fileExists(atPath: fallback + "/PG_VERSION"), "the cluster was made in /var/lib/haul")
+        // The folder opens up: the cluster (and the queue in it) stays where it was made.
+        chmod(base, 0o755)
+        let second = try Run.haul(["list", "--json"], database: nil, environment: environment, timeout: 120)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home + "/postgres/PG_VERSION"), "no second cluster under HAUL_HOME")
+    }
+
     /// Runs a program as `nobody`.
     static func asNobody(_ words: [String]) throws -> Run.Result {
         try Run.program("/usr/sbin/runuser", ["-u", "nobody", "--"] + words, environment: [:], directory: "/", timeout: 60)
     }
 
-    /// The FNV-1a hash older versions named the socket folder with.
+    /// The FNV-1a hash of a HAUL_HOME: older versions named the socket folder with it, and a
+    /// cluster made in /var/lib/haul is named with it.
     static func shortHash(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
