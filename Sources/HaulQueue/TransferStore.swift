@@ -10,7 +10,8 @@ public struct TransferStore {
         self.db = connection
     }
 
-    /// Inserts a pending transfer and wakes idle workers.
+    /// Inserts a pending transfer and wakes idle workers (not for a transfer a `haul get` owns:
+    /// its own worker alone takes it on, and it does not listen).
     /// - Returns: the new transfer's id.
     /// - Throws: `destination-busy` when an active transfer (not a `haul get`) already targets `request.dest`.
     public func enqueue(_ request: NewTransfer) throws -> Int64 {
@@ -33,7 +34,8 @@ public struct TransferStore {
                 ]
             ).first
         }
-        try db.query("NOTIFY haul_work")
+        // A transfer a `haul get` owns is work for its own worker alone, which does not listen.
+        if request.owner == nil { try db.query("NOTIFY haul_work") }
         return try row!.int64("id")
     }
 
@@ -57,6 +59,15 @@ public struct TransferStore {
     /// One transfer with its progress, or `nil` if there is none with that id.
     public func status(_ id: Int64) throws -> TransferStatus? {
         try db.query(TransferStatus.selectSQL + " WHERE t.id = $1", [id]).first.map(TransferStatus.init)
+    }
+
+    /// `status(_:)` of many transfers in one query, in the order of `ids`; ids with no
+    /// transfer are left out.
+    public func statuses(_ ids: [Int64]) throws -> [TransferStatus] {
+        guard !ids.isEmpty else { return [] }
+        let found = try db.query(TransferStatus.selectSQL + " WHERE t.id = ANY($1::bigint[])", [ids]).rows.map(TransferStatus.init)
+        let byID = Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return ids.compactMap { byID[$0] }
     }
 
     /// Transfers, newest first, optionally only those in `state`, of batch `batch` and of origin

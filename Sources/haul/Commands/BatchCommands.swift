@@ -96,10 +96,10 @@ enum WaitCommand: Command {
             )
         }
         let store = TransferStore(session.connection)
-        var statuses: [TransferStatus] = []
-        for id in ids {
-            guard let status = try store.status(id) else { throw HaulError(.noSuchTransfer, "there is no transfer \(id)") }
-            statuses.append(status)
+        let statuses = try store.statuses(ids)
+        let known = Set(statuses.map(\.id))
+        if let missing = ids.first(where: { !known.contains($0) }) {
+            throw HaulError(.noSuchTransfer, "there is no transfer \(missing)")
         }
         let done = statuses.filter { $0.state == .done }.count
         let failed = statuses.filter { $0.state == .failed || $0.state == .canceled }.count

@@ -101,30 +101,36 @@ enum GetCommand: Command {
         config.limitRate = try arguments.size("--limit-rate")
 
         let store = TransferStore(session.connection)
-        var ids: [Int64] = []
-        for var request in requests {
-            let localTarget = object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (request.dest ?? "")
-            request.options.localTarget = localTarget
-            if let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget), !ids.contains(earlier) {
-                try store.revise(earlier, to: request)
-                try store.adopt(earlier, owner: config.workerID)
-                if let state = try store.status(earlier)?.state, state == .failed || state == .paused {
-                    try store.apply(state == .failed ? .retry : .resume, to: earlier)
+        // One transaction for the whole list: one durable commit instead of one per URL.
+        var resumed: [Int64] = []
+        let ids = try session.connection.transaction { () -> [Int64] in
+            var ids: [Int64] = []
+            for var request in requests {
+                let localTarget = object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (request.dest ?? "")
+                request.options.localTarget = localTarget
+                if let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget), !ids.contains(earlier) {
+                    try store.revise(earlier, to: request)
+                    try store.adopt(earlier, owner: config.workerID)
+                    if let state = try store.status(earlier)?.state, state == .failed || state == .paused {
+                        try store.apply(state == .failed ? .retry : .resume, to: earlier)
+                    }
+                    resumed.append(earlier)
+                    ids.append(earlier)
+                } else {
+                    if dest != nil, !force, FileManager.default.fileExists(atPath: localTarget),
+                        !(try store.finishedGet(url: request.url, localTarget: localTarget))
+                    {
+                        throw HaulError(
+                            .destinationExists, "'\(localTarget)' already exists; haul did not write it and leaves it alone",
+                            hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
+                    }
+                    request.owner = config.workerID
+                    ids.append(try store.enqueue(request))
                 }
-                if !arguments.has("--quiet") { Output.error("resuming transfer \(earlier)") }
-                ids.append(earlier)
-            } else {
-                if dest != nil, !force, FileManager.default.fileExists(atPath: localTarget),
-                    !(try store.finishedGet(url: request.url, localTarget: localTarget))
-                {
-                    throw HaulError(
-                        .destinationExists, "'\(localTarget)' already exists; haul did not write it and leaves it alone",
-                        hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
-                }
-                request.owner = config.workerID
-                ids.append(try store.enqueue(request))
             }
+            return ids
         }
+        if !arguments.has("--quiet") { for id in resumed { Output.error("resuming transfer \(id)") } }
         let status = try follow(
             ids, store: store, connection: session.connection, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
         if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
@@ -187,7 +193,7 @@ enum GetCommand: Command {
         worker.start()
         var bar = ProgressBar(terminal: Output.stderrIsTerminal)
         var mark = progress.settledMark()
-        var statuses = try ids.compactMap { try store.status($0) }
+        var statuses = try store.statuses(ids)
         while !statuses.allSatisfy(\.state.isFinal), !Signals.stopRequested {
             if !quiet {
                 let segments = ids.count == 1 ? StatusView.map(try store.segmentStates(ids[0]), width: 20) : ""
@@ -205,7 +211,7 @@ enum GetCommand: Command {
             // (and the progress bar's pace).
             progress.waitForSettled(since: mark, timeout: 0.2)
             mark = progress.settledMark()
-            statuses = try ids.compactMap { try store.status($0) }
+            statuses = try store.statuses(ids)
         }
         if !quiet { bar.finish() }
         worker.stop()
