@@ -203,23 +203,29 @@ public struct SegmentLeases {
     /// shrinks in the same statement; it learns so at its next checkpoint and stops there) and
     /// the second half becomes a new queued segment that any worker may claim.
     ///
-    /// A transfer that still has a segment queued to be fetched now is never split: its idle
-    /// workers claim that one. (A lane that found nothing to claim a moment ago may find a plan
-    /// written since; a split then would only cut a segment that had just started, and a cut
-    /// makes its worker drop the bytes in flight past it. And while the host's slots are full,
-    /// one split already waits for a slot: more would cut every running segment down to the
-    /// smallest piece.)
+    /// Only a segment whose checkpoints recorded its rate is split: until then nobody knows
+    /// whether it straggles. A transfer that still has a segment queued to be fetched now is
+    /// never split: its idle workers claim that one. (A lane that found nothing to claim a
+    /// moment ago may find a plan written since; a split then would only cut a segment that had
+    /// just started, and a cut makes its worker drop the bytes in flight past it. And while the
+    /// host's slots are full, one split already waits for a slot: more would cut every running
+    /// segment down to the smallest piece.)
     /// - Parameters:
+    ///   - minimumPiece: neither part is cut smaller than this many bytes…
+    ///   - minimumTime: …nor than the segment's recorded rate fetches in this many seconds: a
+    ///     piece a fast straggler would fetch at once is not worth a new request, nor the bytes
+    ///     its running worker has in flight past the cut when it stops there (the socket buffers
+    ///     of a fast connection hold megabytes).
     ///   - headroom: at most this many bytes past the recorded `bytes_done` stay with the running
     ///     worker: what it may have received since its last checkpoint and will receive before
-    ///     its next one tells it of the cut (a cut inside them would be fetched twice). A segment
-    ///     whose checkpoints recorded its rate keeps `2 × rate × checkpointInterval` + 1 MiB of it.
+    ///     its next one tells it of the cut (a cut inside them would be fetched twice): up to
+    ///     `2 × rate × checkpointInterval` + 1 MiB of it.
     ///   - checkpointInterval: seconds between the running worker's checkpoints.
     /// - Returns: whether a segment was split.
-    public func splitStraggler(minimumPiece: Int64, headroom: Int64 = 0, checkpointInterval: Double = 1) throws -> Bool {
+    public func splitStraggler(minimumPiece: Int64, minimumTime: Double = 0, headroom: Int64 = 0, checkpointInterval: Double = 1) throws -> Bool {
         let row: PostgresRow?
         do {
-            row = try splitStatement(minimumPiece: minimumPiece, headroom: headroom, checkpointInterval: checkpointInterval)
+            row = try splitStatement(minimumPiece: minimumPiece, minimumTime: minimumTime, headroom: headroom, checkpointInterval: checkpointInterval)
         } catch let error as PostgresError where error.isUniqueViolation {
             // Two workers split segments of one transfer at the same moment and picked the same
             // new index: the statement that lost left everything as it was. Nothing to do now.
@@ -230,15 +236,16 @@ public struct SegmentLeases {
         return true
     }
 
-    private func splitStatement(minimumPiece: Int64, headroom: Int64, checkpointInterval: Double) throws -> PostgresRow? {
+    private func splitStatement(minimumPiece: Int64, minimumTime: Double, headroom: Int64, checkpointInterval: Double) throws -> PostgresRow? {
         try db.query(
             """
             WITH victim AS MATERIALIZED (
                 SELECT s.id, s.transfer_id, s.generation, s.byte_offset, s.length, s.bytes_done, s.host, s.priority,
                        s.bytes_done + h.room + ((s.length - s.bytes_done - h.room) / 2 / 1048576) * 1048576 AS keep
                 FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                CROSS JOIN LATERAL (SELECT least($3, coalesce((s.rate * 2 * $4)::bigint + 1048576, $3)) AS room) h
-                WHERE s.state = 'running' AND s.length IS NOT NULL AND t.accepts_ranges AND t.layout <> 's3' AND s.length - s.bytes_done - h.room >= 2 * $1
+                CROSS JOIN LATERAL (SELECT least($3, (s.rate * 2 * $4)::bigint + 1048576) AS room, greatest($1, (s.rate * $5)::bigint) AS piece) h
+                WHERE s.state = 'running' AND s.rate IS NOT NULL AND s.length IS NOT NULL AND t.accepts_ranges AND t.layout <> 's3'
+                  AND s.length - s.bytes_done - h.room >= 2 * h.piece
                   AND s.lease_expires_at > now() AND \(scope.owns("t.owner", worker: "$2"))
                   AND NOT EXISTS (SELECT 1 FROM segments q WHERE q.transfer_id = s.transfer_id AND q.generation = s.generation AND q.state = 'queued'
                                   AND q.next_attempt_at <= now())
@@ -253,7 +260,7 @@ public struct SegmentLeases {
                    host, priority, byte_offset + keep, length - keep
             FROM shrunk
             RETURNING transfer_id
-            """, [minimumPiece, workerID, headroom, checkpointInterval]
+            """, [minimumPiece, workerID, headroom, checkpointInterval, minimumTime]
         ).first
     }
 

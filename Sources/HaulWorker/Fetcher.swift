@@ -25,13 +25,15 @@ struct Fetcher: LaneRole {
 
     /// Nothing queued: help the slowest running segment by taking half of what it has left,
     /// beyond what its worker may already have received or will receive before it learns of
-    /// the cut (at most two checkpoints' worth), so that no byte is fetched twice.
+    /// the cut (at most two checkpoints' worth), so that no byte is fetched twice. Neither half
+    /// is smaller than 4 MiB, nor than what the segment's rate fetches in a quarter second.
     /// - Returns: whether a segment was split (there is a new one to claim).
     func splitStraggler() throws -> Bool {
         let config = shared.config
         return try database.run { conn in
             try SegmentLeases(conn, workerID: config.workerID, scope: config.scope).splitStraggler(
-                minimumPiece: 4 << 20, headroom: 2 * config.checkpointBytes, checkpointInterval: min(config.checkpointInterval, config.heartbeat))
+                minimumPiece: 4 << 20, minimumTime: 0.25, headroom: 2 * config.checkpointBytes,
+                checkpointInterval: min(config.checkpointInterval, config.heartbeat))
         }
     }
 }

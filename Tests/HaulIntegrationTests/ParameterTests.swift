@@ -32,13 +32,13 @@ struct SplitTests {
         try #require(enqueued.status == 0, "\(enqueued.stderr)")
         let setup = try PostgresConnection(conninfo: database.url)
         let id = try #require(try setup.query("SELECT id FROM transfers").first?.int64("id"))
-        // Eight running segments of 64 MiB with live leases, as if eight fetchers had just started.
+        // Eight running segments of 64 MiB with live leases, as if eight slow fetchers had each checkpointed once.
         try setup.query(
             "UPDATE transfers SET state = 'downloading', size = $2, accepts_ranges = true, dest = 'split.bin' WHERE id = $1", [id, size])
         try setup.query(
             """
-            INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length, state, lease_token, lease_expires_at, worker_id)
-            SELECT $1, 0, i, '127.0.0.1:9', i * $2, $2, 'running', gen_random_uuid(), now() + interval '1 hour', 'fetcher'
+            INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length, state, lease_token, lease_expires_at, worker_id, rate)
+            SELECT $1, 0, i, '127.0.0.1:9', i * $2, $2, 'running', gen_random_uuid(), now() + interval '1 hour', 'fetcher', 1048576
             FROM generate_series(0, 7) AS i
             """, [id, 64 * mib])
         let failures = Mutex<[String]>([])
@@ -46,10 +46,13 @@ struct SplitTests {
             do {
                 let connection = try PostgresConnection(conninfo: database.url)
                 for _ in 0..<6 where try SegmentLeases(connection, workerID: "splitter-\(worker)").splitStraggler(minimumPiece: mib) {
-                    // The splitter claims its new piece (a queued piece stops further splits of the transfer).
+                    // The splitter claims its new piece and checkpoints it (a queued piece stops
+                    // further splits of the transfer; one without a recorded rate is not split).
                     try connection.query(
-                        "UPDATE segments SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 hour' WHERE transfer_id = $1 AND state = 'queued'",
-                        [id])
+                        """
+                        UPDATE segments SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 hour', rate = 1048576
+                        WHERE transfer_id = $1 AND state = 'queued'
+                        """, [id])
                 }
             } catch {
                 failures.withLock { $0.append("\(error)") }
@@ -79,9 +82,10 @@ struct SplitTests {
         // Two segments just started, the third still queued: the moment after a plan was written.
         try setup.query(
             """
-            INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length, state, lease_token, lease_expires_at, worker_id)
+            INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length, state, lease_token, lease_expires_at, worker_id, rate)
             SELECT $1, 0, i, '127.0.0.1:9', i * $2, $2, CASE WHEN i < 2 THEN 'running' ELSE 'queued' END,
-                   CASE WHEN i < 2 THEN gen_random_uuid() END, CASE WHEN i < 2 THEN now() + interval '1 hour' END, CASE WHEN i < 2 THEN 'fetcher' END
+                   CASE WHEN i < 2 THEN gen_random_uuid() END, CASE WHEN i < 2 THEN now() + interval '1 hour' END, CASE WHEN i < 2 THEN 'fetcher' END,
+                   CASE WHEN i < 2 THEN 1048576 END
             FROM generate_series(0, 2) AS i
             """, [id, 64 * mib])
         let leases = SegmentLeases(setup, workerID: "idle")
@@ -90,5 +94,30 @@ struct SplitTests {
         try setup.query("UPDATE segments SET next_attempt_at = now() + interval '1 hour' WHERE state = 'queued'")
         #expect(try leases.splitStraggler(minimumPiece: mib))
         #expect(try setup.query("SELECT count(*) AS n FROM segments WHERE transfer_id = $1", [id]).first?.int("n") == 4)
+    }
+
+    @Test("a segment is split only once its checkpoints recorded its rate, and never into pieces its rate fetches in less than the minimum time")
+    func splitsNeedARate() throws {
+        let database = try TestDatabase()
+        let mib: Int64 = 1 << 20
+        let enqueued = try Run.haul(["enqueue", "http://127.0.0.1:9/r.bin", "--dest", "r.bin", "--json"], database: database.url)
+        try #require(enqueued.status == 0, "\(enqueued.stderr)")
+        let setup = try PostgresConnection(conninfo: database.url)
+        let id = try #require(try setup.query("SELECT id FROM transfers").first?.int64("id"))
+        try setup.query("UPDATE transfers SET state = 'downloading', size = $2, accepts_ranges = true, dest = 'r.bin' WHERE id = $1", [id, 64 * mib])
+        // One segment that has just started: no checkpoint has recorded its rate yet.
+        try setup.query(
+            """
+            INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length, state, lease_token, lease_expires_at, worker_id)
+            VALUES ($1, 0, 0, '127.0.0.1:9', 0, $2, 'running', gen_random_uuid(), now() + interval '1 hour', 'fetcher')
+            """, [id, 64 * mib])
+        let leases = SegmentLeases(setup, workerID: "idle")
+        #expect(try !leases.splitStraggler(minimumPiece: mib, minimumTime: 0.25), "nobody knows yet whether it straggles")
+        // 400 MiB/s: a quarter second is 100 MiB, more than the 64 MiB segment holds.
+        try setup.query("UPDATE segments SET rate = $2 WHERE transfer_id = $1", [id, Double(400 * mib)])
+        #expect(try !leases.splitStraggler(minimumPiece: mib, minimumTime: 0.25), "a fast segment is left to finish")
+        // 4 MiB/s, a straggler: cut.
+        try setup.query("UPDATE segments SET rate = $2 WHERE transfer_id = $1", [id, Double(4 * mib)])
+        #expect(try leases.splitStraggler(minimumPiece: mib, minimumTime: 0.25))
     }
 }
