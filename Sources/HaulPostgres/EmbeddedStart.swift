@@ -26,7 +26,6 @@ enum EmbeddedStart {
         PQping(conninfo) == PQPING_OK
     }
 
-
     /// Starts `postgres -D data` with `arguments`, detached in its own session with its output
     /// appended to `data/server.log`, and waits until it accepts connections at `conninfo`.
     static func launch(binaries: String, data: String, arguments: [String], runAs: String?, conninfo: String, timeout: Double = 60) throws {

@@ -66,7 +66,7 @@ public struct TransferStore {
     public func statuses(_ ids: [Int64]) throws -> [TransferStatus] {
         guard !ids.isEmpty else { return [] }
         let found = try db.query(TransferStatus.selectSQL + " WHERE t.id = ANY($1::bigint[])", [ids]).rows.map(TransferStatus.init)
-        let byID = Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let byID = Dictionary(uniqueKeysWithValues: found.map { ($0.id, $0) })
         return ids.compactMap { byID[$0] }
     }
 

@@ -96,13 +96,12 @@ final class Housekeeper {
         try database.run { conn in try WorkerRegistry(conn).beat(beat) }
     }
 
-    /// Marks worker `workerID` stopped in the registry through `connection`. Best effort: a
-    /// worker that cannot say so (`nil`: it could not connect) simply goes silent, and
-    /// `haul workers` shows it dead after 30 s.
-    static func deregister(_ workerID: String, on connection: PostgresConnection?) {
+    /// Marks worker `workerID` stopped in the registry, through `connection` or else a new
+    /// connection to `conninfo`. Best effort: a worker that cannot say so simply goes silent,
+    /// and `haul workers` shows it dead after 30 s.
+    static func deregister(_ workerID: String, on connection: PostgresConnection?, conninfo: String) {
         do {
-            guard let connection else { throw HaulError(.database, "cannot connect to the database") }
-            try WorkerRegistry(connection).markStopped(workerID)
+            try WorkerRegistry(connection ?? PostgresConnection(conninfo: conninfo)).markStopped(workerID)
         } catch {
             Log.warning("could not mark this worker stopped in the registry", [("error", "\(error)")])
         }

@@ -18,15 +18,14 @@ struct Planner: LaneRole {
             try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimPlanning(
                 lease: config.lease, limit: config.probeBatch, connections: config.concurrency)
         }
-        let (claims, connections, morePending) = (batch.claims, batch.connections, batch.morePending)
-        guard !claims.isEmpty else { return false }
-        if morePending { shared.announceWorkForOne() }
-        let live = claims.filter { !shared.failIfAbandoned($0, phase: "planning", database: database) }
+        guard !batch.claims.isEmpty else { return false }
+        if batch.morePending { shared.announceWorkForOne() }
+        let live = batch.claims.filter { !shared.failIfAbandoned($0, phase: "planning", database: database) }
         guard let first = live.first else { return true }
         if live.count == 1 {
             try plan(first)
         } else {
-            try BatchProbe(lane: lane).run(live, connections: connections)
+            try BatchProbe(lane: lane).run(live, connections: batch.connections)
         }
         return true
     }

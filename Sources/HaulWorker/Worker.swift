@@ -146,7 +146,7 @@ public final class Worker: Sendable {
         // unrecorded leases simply expire and are rescued.
         guard finished else { return false }
         shared.checkpoints.stop(timeout: 5)
-        Housekeeper.deregister(shared.config.workerID, on: connection ?? (try? PostgresConnection(conninfo: shared.config.conninfo)))
+        Housekeeper.deregister(shared.config.workerID, on: connection, conninfo: shared.config.conninfo)
         return true
     }
 

@@ -23,18 +23,26 @@ struct ParameterTests {
 /// `SegmentLeases.splitStraggler` from many workers at once, on a real server.
 @Suite("straggler splits")
 struct SplitTests {
-    @Test("concurrent splits of one transfer's segments never fail, and the segments still cover the file exactly")
-    func concurrentSplits() throws {
+    static let mib: Int64 = 1 << 20
+
+    /// A transfer enqueued as `name` and moved to `downloading` at `size` bytes, with no segment
+    /// rows yet: the database, a connection to it, and the transfer's id.
+    static func downloading(_ name: String, size: Int64) throws -> (database: TestDatabase, setup: PostgresConnection, id: Int64) {
         let database = try TestDatabase()
-        let mib: Int64 = 1 << 20
-        let size = 8 * 64 * mib
-        let enqueued = try Run.haul(["enqueue", "http://127.0.0.1:9/split.bin", "--dest", "split.bin", "--json"], database: database.url)
+        let enqueued = try Run.haul(["enqueue", "http://127.0.0.1:9/\(name)", "--dest", name, "--json"], database: database.url)
         try #require(enqueued.status == 0, "\(enqueued.stderr)")
         let setup = try PostgresConnection(conninfo: database.url)
         let id = try #require(try setup.query("SELECT id FROM transfers").first?.int64("id"))
+        try setup.query("UPDATE transfers SET state = 'downloading', size = $2, accepts_ranges = true, dest = $3 WHERE id = $1", [id, size, name])
+        return (database, setup, id)
+    }
+
+    @Test("concurrent splits of one transfer's segments never fail, and the segments still cover the file exactly")
+    func concurrentSplits() throws {
+        let mib = Self.mib
+        let size = 8 * 64 * mib
+        let (database, setup, id) = try Self.downloading("split.bin", size: size)
         // Eight running segments of 64 MiB with live leases, as if eight slow fetchers had each checkpointed once.
-        try setup.query(
-            "UPDATE transfers SET state = 'downloading', size = $2, accepts_ranges = true, dest = 'split.bin' WHERE id = $1", [id, size])
         try setup.query(
             """
             INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length, state, lease_token, lease_expires_at, worker_id, rate)
@@ -71,14 +79,8 @@ struct SplitTests {
 
     @Test("a transfer with a segment queued to be fetched now is not split: an idle worker claims that one first")
     func queuedSegmentsFirst() throws {
-        let database = try TestDatabase()
-        let mib: Int64 = 1 << 20
-        let enqueued = try Run.haul(["enqueue", "http://127.0.0.1:9/q.bin", "--dest", "q.bin", "--json"], database: database.url)
-        try #require(enqueued.status == 0, "\(enqueued.stderr)")
-        let setup = try PostgresConnection(conninfo: database.url)
-        let id = try #require(try setup.query("SELECT id FROM transfers").first?.int64("id"))
-        try setup.query(
-            "UPDATE transfers SET state = 'downloading', size = $2, accepts_ranges = true, dest = 'q.bin' WHERE id = $1", [id, 3 * 64 * mib])
+        let mib = Self.mib
+        let (_, setup, id) = try Self.downloading("q.bin", size: 3 * 64 * mib)
         // Two segments just started, the third still queued: the moment after a plan was written.
         try setup.query(
             """
@@ -98,13 +100,8 @@ struct SplitTests {
 
     @Test("a segment is split only once its checkpoints recorded its rate, and never into pieces its rate fetches in less than the minimum time")
     func splitsNeedARate() throws {
-        let database = try TestDatabase()
-        let mib: Int64 = 1 << 20
-        let enqueued = try Run.haul(["enqueue", "http://127.0.0.1:9/r.bin", "--dest", "r.bin", "--json"], database: database.url)
-        try #require(enqueued.status == 0, "\(enqueued.stderr)")
-        let setup = try PostgresConnection(conninfo: database.url)
-        let id = try #require(try setup.query("SELECT id FROM transfers").first?.int64("id"))
-        try setup.query("UPDATE transfers SET state = 'downloading', size = $2, accepts_ranges = true, dest = 'r.bin' WHERE id = $1", [id, 64 * mib])
+        let mib = Self.mib
+        let (_, setup, id) = try Self.downloading("r.bin", size: 64 * mib)
         // One segment that has just started: no checkpoint has recorded its rate yet.
         try setup.query(
             """

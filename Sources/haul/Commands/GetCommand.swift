@@ -132,7 +132,7 @@ enum GetCommand: Command {
         }
         if !arguments.has("--quiet") { for id in resumed { Output.error("resuming transfer \(id)") } }
         let status = try follow(
-            ids, store: store, connection: session.connection, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
+            ids, connection: session.connection, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
         if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
         return status
     }
@@ -182,11 +182,12 @@ enum GetCommand: Command {
 
     /// Runs the worker and the progress display until every transfer is final or a signal arrives.
     /// - Parameters:
-    ///   - connection: the command's own connection (`store`'s), which also marks the worker stopped.
+    ///   - connection: the command's own connection, which reads the statuses and marks the worker stopped.
     ///   - announce: print where each file was saved (not when it goes to standard output).
     private static func follow(
-        _ ids: [Int64], store: TransferStore, connection: PostgresConnection, config: WorkerConfig, quiet: Bool, json: Bool, announce: Bool
+        _ ids: [Int64], connection: PostgresConnection, config: WorkerConfig, quiet: Bool, json: Bool, announce: Bool
     ) throws -> Int32 {
+        let store = TransferStore(connection)
         let progress = ProgressCounter(watching: ids)
         let worker = Worker(config: config, progress: progress)
         Signals.install()
