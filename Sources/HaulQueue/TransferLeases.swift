@@ -30,23 +30,41 @@ public struct TransferLeases {
         """
 
     /// Moves up to `limit` pending transfers of one origin host to `planning` (only a share of
-    /// them when they all fit in one batch: see `planningClaim`), for probes that open at most
+    /// them when they all fit in one batch: see `share`), for probes that open at most
     /// `connections` connections at once (a probe is a connection to the origin like any running
     /// segment; see `HostLimits`). It takes no more of the host's free slots than that: only that
-    /// many of the rows hold one. One prepared statement (`planningClaim`), and a second, waiting
-    /// one only when the first got nothing.
+    /// many of the rows hold one.
+    ///
+    /// Two short statements rather than one long one. The first (`slotClaim`) locks the host's
+    /// row, takes the rows that hold its slots and counts the host's pending transfers; it is
+    /// tried again, waiting for the host's row, only when it got nothing. The second
+    /// (`restClaim`) takes the rest of the batch, rows that hold no slot, without the host's
+    /// lock. Moving a thousand rows takes tens of milliseconds, and while one statement did it
+    /// under the host's lock, every other claimer of the host and every slot given back
+    /// (`releaseSlots`) waited for it: the connections a batch had just freed stood idle.
+    /// A failure between the two leaves a batch of the slot rows alone, or rows whose leases
+    /// run out and are rescued, as for any claim whose reply is lost.
     public func claimPlanning(lease: Double, limit: Int, connections: Int) throws -> PlanningBatch {
         for wait in [false, true] {
             let statement = PipelinedStatement(
-                Self.planningClaim(wait: wait, limit: limit, scope: scope), [lease, workerID, connections, HostLimits.fallbackDefault],
-                awaitDurableCommit: false, prepared: true)
+                Self.slotClaim(wait: wait, limit: limit, scope: scope), [lease, workerID, connections, HostLimits.fallbackDefault],
+                awaitDurableCommit: false, prepared: true, genericPlan: true)
             let rows = try db.pipelined([statement])[0].rows
             guard let first = rows.first else { continue }
             let columns = JSONColumns()
+            var claims = try rows.map { try Self.claim($0, columns: columns) }
             let found = try first.int("found")
+            let share = Self.share(found: found, limit: limit, connections: connections, free: try first.int("free"))
+            let rest = min(share, found) - claims.count
+            if rest > 0 {
+                let more = PipelinedStatement(
+                    Self.restClaim(scope: scope), [lease, workerID, claims[0].info.host, rest], awaitDurableCommit: false, prepared: true,
+                    genericPlan: true)
+                claims += try db.pipelined([more])[0].rows.map { try Self.claim($0, columns: columns) }
+            }
             return PlanningBatch(
-                claims: try rows.map { try Self.claim($0, columns: columns) }.sorted(by: Self.planningOrder), connections: try first.int("slots"),
-                morePending: found > rows.count || found >= limit)
+                claims: claims.sorted(by: Self.planningOrder), connections: rows.count,
+                morePending: found > claims.count || found >= limit)
         }
         return PlanningBatch(claims: [], connections: 0, morePending: false)
     }
@@ -55,55 +73,88 @@ public struct TransferLeases {
     public struct PlanningBatch: Sendable {
         /// The transfers claimed, highest priority first, then oldest.
         public let claims: [Claim]
-        /// How many connections the batch may open.
+        /// How many connections the batch may open: the host slots its rows hold.
         public let connections: Int
         /// Whether the host may have pending transfers left (the claim took a share, or a full
         /// batch): work another lane can take.
         public let morePending: Bool
     }
 
-    /// `$1` lease seconds, `$2` worker, `$3` connections, `$4` the default host limit; the limit
-    /// is part of the text (one prepared plan per connection and limit).
+    /// How many of a host's pending transfers one batch takes, when `found` of them are pending
+    /// (counted up to `limit`) and the host had `free` slots: all of them up to `limit`, unless
+    /// they all fit in one batch. Then the batch takes its connections' part of the free slots
+    /// (40 pending, 4 connections, 8 free slots: 20), so that another lane's batch fetches the
+    /// rest at the same time and a list of a few hundred files uses the host's limit rather than
+    /// one lane's connections. A share is never cut below `smallestShare` files: the lanes that
+    /// would take the rest may not exist, and each batch costs its own claim and record.
+    static func share(found: Int, limit: Int, connections: Int, free: Int) -> Int {
+        guard found < limit, free > 0 else { return limit }
+        return max((found * connections + free - 1) / free, smallestShare)
+    }
+
+    /// The conditions of a pending transfer of `host` (an expression) that `scope` may plan now.
+    private static func pendingOf(host: String, scope: WorkScope) -> String {
+        """
+        state = 'pending' AND host = \(host) AND next_attempt_at <= now()
+          AND (lease_token IS NULL OR lease_expires_at < now()) AND \(scope.owns("owner", worker: "$2"))
+        """
+    }
+
+    /// The first step of `claimPlanning`. `$1` lease seconds, `$2` worker, `$3` connections, `$4`
+    /// the default host limit; `limit` is part of the text (one prepared plan per connection and
+    /// limit).
     ///
     /// Both tries pick the host of the first pending transfer (priority, then age) whose host has
     /// a free slot as the statement's snapshot sees it, reading the pending index only until it
-    /// finds one, and lock that host's row first: the first try skips it if another claimer holds
-    /// it, the second waits for it. Only then are up to `limit` of the host's pending transfers
-    /// locked (skipping locked ones), so a try that finds the host busy or full has locked no
-    /// transfer row (unlike the segment claim, which takes one or a few rows, a batch takes
-    /// hundreds). A claimer waits only for a host row while holding no other lock.
+    /// finds one, and lock that host's row: the first try skips it if another claimer holds it,
+    /// the second waits for it. Only then are the first `least($3, free)` of the host's pending
+    /// transfers locked (skipping locked ones) and moved to `planning` holding a slot each, so a
+    /// try that finds the host busy or full has locked no transfer row. A claimer waits only for
+    /// a host row while holding no other lock. `found` counts the host's pending transfers, up
+    /// to `limit` (in the pending index's order, so that it never reads the table's finished
+    /// rows), and `free` is the host's free slots before this claim.
     ///
-    /// When the host's pending transfers all fit in one batch (fewer than `limit` were found),
-    /// the claim takes only its share of them: its connections' part of the host's free slots
-    /// (40 pending, 4 connections, 8 free slots: 20), so that another lane's batch fetches the
-    /// rest at the same time and a list of a few hundred files uses the host's limit rather
-    /// than one lane's connections. A share is never cut below `smallestShare` files: the lanes
-    /// that would take the rest may not exist, and each batch costs its own claim and record.
-    /// The rows found but not taken are unlocked at the commit.
-    static func planningClaim(wait: Bool, limit: Int, scope: WorkScope) -> String {
-        let limit = max(limit, 0)
+    /// The update reaches its rows through the primary key (`id = ANY (ARRAY(...))`), which no
+    /// plan turns into a hash join over the whole table, so the one generic plan a connection
+    /// makes serves every run. A join with the chosen rows was planned that way while the table
+    /// held fewer than some 200 000 rows (a scan of all of them per claim), so the statement
+    /// had been planned afresh at every run: 1–2 ms of the server's CPU per claim, though most
+    /// claims, woken by a slot given back, take nothing.
+    static func slotClaim(wait: Bool, limit: Int, scope: WorkScope) -> String {
         let candidate = HostLimits.hostWithRoom(candidates: HostLimits.planningCandidates(worker: "$2", scope: scope), defaultLimit: "$4")
         let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$4", wait: wait)
-        let picked = """
-            SELECT id, priority FROM transfers
-                WHERE state = 'pending' AND host = (SELECT host FROM host) AND next_attempt_at <= now()
-                  AND (lease_token IS NULL OR lease_expires_at < now()) AND \(scope.owns("owner", worker: "$2"))
-                ORDER BY priority DESC, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
-            """
+        let pending = pendingOf(host: "(SELECT host FROM host)", scope: scope)
         return """
-            WITH candidate AS MATERIALIZED (\(candidate)), host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (\(picked)), numbered AS (
-                SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n, least($3, (SELECT free FROM host)) AS slots, count(*) OVER () AS found,
-                       CASE WHEN count(*) OVER () < \(limit) THEN greatest(ceil(count(*) OVER () * $3::numeric / (SELECT free FROM host)), \(Self.smallestShare))
-                            ELSE \(limit) END AS share
-                FROM picked
-            )
-            UPDATE transfers t SET state = 'planning', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
-                   worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now(),
-                   holds_slot = numbered.n <= numbered.slots
-            FROM numbered WHERE t.id = numbered.id AND numbered.n <= numbered.share
-            RETURNING \(Self.returning), numbered.slots, numbered.found
+            WITH candidate AS MATERIALIZED (\(candidate)), host AS MATERIALIZED (\(host)),
+            found AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM transfers WHERE \(pending) ORDER BY priority DESC, id LIMIT \(max(limit, 0))) f),
+            picked AS MATERIALIZED (
+                SELECT id FROM transfers WHERE \(pending)
+                ORDER BY priority DESC, id LIMIT least($3, (SELECT free FROM host)) FOR UPDATE SKIP LOCKED)
+            UPDATE transfers t SET \(Self.planningLease), holds_slot = true
+            WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
+            RETURNING \(Self.returning), (SELECT n FROM found) AS found, (SELECT free FROM host) AS free
             """
     }
+
+    /// The second step of `claimPlanning`: up to `$4` more pending transfers of host `$3` for
+    /// worker `$2`'s batch, moved to `planning` holding no slot (`$1` lease seconds). It locks
+    /// only the rows it takes, skipping locked ones.
+    static func restClaim(scope: WorkScope) -> String {
+        """
+        WITH picked AS MATERIALIZED (
+            SELECT id FROM transfers WHERE \(pendingOf(host: "$3", scope: scope))
+            ORDER BY priority DESC, id LIMIT $4 FOR UPDATE SKIP LOCKED)
+        UPDATE transfers t SET \(Self.planningLease), holds_slot = false
+        WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
+        RETURNING \(Self.returning)
+        """
+    }
+
+    /// The columns a planning claim sets besides `holds_slot` (`$1` lease seconds, `$2` worker).
+    private static let planningLease = """
+        state = 'planning', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
+               worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now()
+        """
 
     /// The fewest files a claim takes when it takes only its share of a short list.
     static let smallestShare = 16

@@ -3,6 +3,7 @@ import HaulCore
 import HaulPostgres
 import HaulQueue
 import HaulTestSupport
+import Synchronization
 import Testing
 
 /// A probe batch gives its host slots back as soon as its requests have ended
@@ -107,5 +108,81 @@ struct BatchSlotReleaseTests {
         try HostLimits.set(conn, host: other, limit: 8)
         try enqueue(other, 0..<10)
         #expect(try b.claimPlanning(lease: 30, limit: 1024, connections: 4).claims.map(\.info.url) == urls(other, 0..<10))
+    }
+
+    @Test("a batch takes its rows past its slots without its host's row locked: slots given back meanwhile, and other claims, do not wait for it")
+    func restOfABatchLeavesItsHostFree() throws {
+        let database = try TestDatabase()
+        let conn = try PostgresConnection(conninfo: database.url)
+        let host = "rest.test"
+        try HostLimits.set(conn, host: host, limit: 4)
+        let store = TransferStore(conn)
+        for index in 0..<40 { _ = try store.enqueue(NewTransfer(url: "http://\(host)/f-\(index)", dest: "f-\(index)", segmentSize: 4 << 20)) }
+        let b = TransferLeases(conn, workerID: "worker-b")
+        let held = try b.claimPlanning(lease: 30, limit: 2, connections: 2).claims
+        #expect(try slots(database, host) == ("2", "2"))
+
+        // A's first row taken without a slot sleeps 3 s: A's claim is caught moving the rest of its batch.
+        _ = try database.scalar(
+            """
+            CREATE FUNCTION slow_rest() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF current_setting('test.slept', true) IS NULL THEN PERFORM set_config('test.slept', 'yes', true); PERFORM pg_sleep(3); END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER slow_rest BEFORE UPDATE ON transfers FOR EACH ROW
+                WHEN (NEW.worker_id = 'worker-a' AND NOT NEW.holds_slot) EXECUTE FUNCTION slow_rest();
+            """)
+        let claimed = Outcome()
+        let url = database.url
+        Thread {
+            let result = Result { try TransferLeases(try PostgresConnection(conninfo: url), workerID: "worker-a").claimPlanning(lease: 30, limit: 10, connections: 2) }
+            claimed.value.withLock { $0 = result }
+        }.start()
+        #expect(try Harness.waitUntil(timeout: 20) { try database.scalar("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'") == "1" })
+
+        // B gives its slots back and claims again: either would fail after a second waiting for A.
+        _ = try conn.query("SET lock_timeout = '1s'")
+        try b.releaseSlots(held)
+        #expect(try b.claimPlanning(lease: 30, limit: 2, connections: 2).claims.count == 2)
+        _ = try conn.query("RESET lock_timeout")
+
+        #expect(Harness.waitUntil(timeout: 20) { claimed.value.withLock { $0 != nil } })
+        let batch = try #require(try claimed.value.withLock { try $0?.get() })
+        #expect(batch.claims.count == 10 && batch.connections == 2, "A's slot rows first, then the rest of its batch")
+        #expect(try slots(database, host) == ("4", "4"))
+        #expect(try database.scalar("SELECT count(*) FROM transfers WHERE worker_id = 'worker-a' AND state = 'planning' AND NOT holds_slot") == "8")
+    }
+
+    /// What a claim on another thread came to.
+    final class Outcome: Sendable {
+        let value = Mutex<Result<TransferLeases.PlanningBatch, any Error>?>(nil)
+    }
+
+    @Test("the batch claim runs one generic plan per connection, reaching its rows through the primary key")
+    func batchClaimIsPlannedOnce() throws {
+        let database = try TestDatabase()
+        let conn = try PostgresConnection(conninfo: database.url)
+        let host = "plan.test"
+        try HostLimits.set(conn, host: host, limit: 64)
+        let entries = (0..<3000).map { NewTransfer(url: "http://\(host)/f-\($0)", dest: "f-\($0)", segmentSize: 4 << 20) }
+        _ = try Batches(conn).enqueue(entries, batch: "plan")
+        _ = try conn.query("ANALYZE transfers")
+        let leases = TransferLeases(conn, workerID: "worker-a")
+        for _ in 0..<7 { #expect(try leases.claimPlanning(lease: 30, limit: 100, connections: 4).claims.count == 100) }
+        let statements = try conn.query(
+            "SELECT name, statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%UPDATE transfers t SET state = ''planning''%'"
+        ).rows
+        #expect(statements.count == 2, "the slot rows, and the rest of the batch")
+        for statement in statements {
+            let name = try statement.string("name")
+            #expect(statement["custom_plans"] == "0" && statement["generic_plans"] == "7", "\(name)")
+            let arguments = try statement.string("statement").contains("candidate") ? "30, 'worker-a', 4, 8" : "30, 'worker-a', '\(host)', 96"
+            let plan = try conn.transaction {
+                _ = try conn.query("SET LOCAL plan_cache_mode = force_generic_plan")
+                return try conn.query("EXPLAIN EXECUTE \(name)(\(arguments))").rows.compactMap { $0["QUERY PLAN"] }.joined(separator: "\n")
+            }
+            #expect(!plan.contains("Seq Scan on transfers"), "\(plan)")
+        }
     }
 }
