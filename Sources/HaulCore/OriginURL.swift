@@ -34,4 +34,25 @@ public enum OriginURL {
         guard let components = URLComponents(string: text), let host = components.host else { return "" }
         return components.port.map { "\(host.lowercased()):\($0)" } ?? host.lowercased()
     }
+
+    /// `hostKey` of each of `urls` (validated ones), parsing each distinct scheme and authority
+    /// once: a manifest's thousands of URLs name a handful of origins, and parsing one costs
+    /// more than inserting its row.
+    public static func hostKeys(_ urls: [String]) -> [String] {
+        var known: [Substring: String] = [:]
+        return urls.map { url in
+            guard let origin = schemeAndAuthority(url) else { return hostKey(url) }
+            if let key = known[origin] { return key }
+            let key = hostKey(url)
+            known[origin] = key
+            return key
+        }
+    }
+
+    /// `scheme://authority` of `text`: everything before the path, query or fragment.
+    static func schemeAndAuthority(_ text: String) -> Substring? {
+        guard let separator = text.range(of: "://") else { return nil }
+        let end = text[separator.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+        return text[..<end]
+    }
 }

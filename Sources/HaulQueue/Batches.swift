@@ -60,7 +60,7 @@ public struct Batches {
             let batchID = try db.query(
                 "INSERT INTO batches (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id", [name]
             ).first!.int64("id")
-            let hostKeys = entries.map { OriginURL.hostKey($0.url) }
+            let hostKeys = OriginURL.hostKeys(entries.map(\.url))
             let hosts = Array(Set(hostKeys))
             try db.query("INSERT INTO origin_hosts (host) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING", [hosts])
             var inserted = 0

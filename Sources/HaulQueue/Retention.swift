@@ -20,6 +20,10 @@ public enum Retention {
                 SELECT count(*) AS n FROM gone
                 """, [seconds, states.filter(\.isFinal).map(\.rawValue)]
             ).first?.int("n") ?? 0
+            // Transfers do not reference their batch (migration 0018): wait for the enqueues that
+            // hold a batch's row (they create or lock it before inserting its transfers), so that
+            // the delete sees their transfers and keeps the batch; later enqueues wait for this commit.
+            try db.query("LOCK TABLE batches IN SHARE ROW EXCLUSIVE MODE")
             try db.query("DELETE FROM batches b WHERE NOT EXISTS (SELECT 1 FROM transfers t WHERE t.batch_id = b.id)")
             // A live worker heartbeats every few seconds: keep registry rows an hour at least, so
             // `prune --older-than 0s` never removes a worker that is running.

@@ -134,6 +134,17 @@ struct SafetyTests {
         #expect(OriginURL.hostKey("http://example.com/x") == "example.com")
     }
 
+    @Test("the host keys of many URLs are each URL's own, one parse per origin")
+    func hostKeysOfMany() {
+        let urls = [
+            "https://Example.com:8443/a", "https://example.com:8443/b?x=1", "http://example.com/c", "http://example.com?q#f",
+            "https://user:pw@mirror.example/d", "https://[2001:db8::1]:8080/e", "http://example.com#frag", "https://EXAMPLE.com/f",
+            "https://例え.jp/g",
+        ]
+        #expect(OriginURL.hostKeys(urls) == urls.map(OriginURL.hostKey))
+        #expect(OriginURL.hostKeys(urls + urls) == (urls + urls).map(OriginURL.hostKey), "repeated origins come from the memo")
+    }
+
     @Test("secrets are redacted from URLs and header lines")
     func redaction() {
         #expect(Redaction.url("https://user:pw@h.example/x") == "https://***@h.example/x")

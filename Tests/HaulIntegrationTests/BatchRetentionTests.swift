@@ -1,0 +1,50 @@
+import Foundation
+import HaulCore
+import HaulPostgres
+import HaulQueue
+import HaulTestSupport
+import Synchronization
+import Testing
+
+/// Transfers do not reference their batch's row (migration 0018); pruning empty batches must
+/// still never remove one that a manifest is being enqueued into.
+@Suite("batches and pruning")
+struct BatchRetentionTests {
+    /// How a prune on another thread ended.
+    final class Outcome: Sendable {
+        let value = Mutex<Result<Int, any Error>?>(nil)
+    }
+
+    @Test("a prune that runs while a manifest fills an empty batch waits for it and keeps the batch")
+    func pruneKeepsABatchBeingFilled() throws {
+        let database = try TestDatabase()
+        let conn = try PostgresConnection(conninfo: database.url)
+        _ = try conn.query("INSERT INTO batches (name) VALUES ('nightly')")
+        let pruned = Outcome()
+        let url = database.url
+        try conn.transaction {
+            // What `enqueue --manifest` does first: create or lock the batch's row, then insert.
+            let batch = try conn.query(
+                "INSERT INTO batches (name) VALUES ('nightly') ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id"
+            ).first!.int64("id")
+            _ = try conn.query(
+                "INSERT INTO transfers (url, host, dest, segment_size, batch_id) VALUES ('http://h.test/a', 'h.test', 'a', 4194304, $1)", [batch])
+            Thread {
+                let result = Result { try Retention.prune(try PostgresConnection(conninfo: url), olderThan: 0) }
+                pruned.value.withLock { $0 = result }
+            }.start()
+            #expect(
+                try Harness.waitUntil(timeout: 20) {
+                    try database.scalar("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'LOCK TABLE batches%'") == "1"
+                }, "the prune waits for the enqueue")
+        }
+        #expect(Harness.waitUntil(timeout: 20) { pruned.value.withLock { $0 != nil } })
+        #expect(try pruned.value.withLock { try $0?.get() } == 0)
+        #expect(try database.scalar("SELECT count(*) FROM batches b JOIN transfers t ON t.batch_id = b.id WHERE b.name = 'nightly'") == "1")
+
+        // Once its transfers are gone, the batch goes with the next prune.
+        _ = try conn.query("UPDATE transfers SET state = 'done', finished_at = now() - interval '1 hour'")
+        #expect(try Retention.prune(conn, olderThan: 60) == 1)
+        #expect(try database.scalar("SELECT count(*) FROM batches") == "0")
+    }
+}
