@@ -7,7 +7,8 @@
 # over minutes: only alternated runs compare. A run: a fresh database (tables truncated, VACUUM
 # ANALYZE) unless AB_KEEP=1 (rows of earlier runs stay, as in bench/run), two `haul worker`s
 # (`--concurrency AB_CONCURRENCY`, default 4; host limit AB_HOST_LIMIT, default 8) started
-# untimed, then `enqueue --manifest` + `wait --batch` timed, writing AB_FILES (5000) files of
+# untimed (AB_WORKER_ARGS: more `haul worker` options, e.g. "--probe-batch 512"), then
+# `enqueue --manifest` + `wait --batch` timed, writing AB_FILES (5000) files of
 # 4 KiB into tmpfs. Printed per binary, medians: wall seconds, engine seconds (first created_at
 # to last finished_at), and the CPU seconds PostgreSQL spent in the run (its postmaster's and
 # exited children's /proc times). AB_STATEMENTS=1 adds each binary's top statements from
@@ -83,7 +84,7 @@ run() {
     DATABASE_URL=$url "$haul" host-limit set "127.0.0.1:$http_port" "${AB_HOST_LIMIT:-8}" >/dev/null
     out=$(mktemp -d /dev/shm/haul-ab-small-XXXX)
     for w in 1 2; do
-        DATABASE_URL=$url "$haul" worker --storage "$out" --concurrency "${AB_CONCURRENCY:-4}" >"$work/worker-$w.log" 2>&1 &
+        DATABASE_URL=$url "$haul" worker --storage "$out" --concurrency "${AB_CONCURRENCY:-4}" ${AB_WORKER_ARGS:-} >"$work/worker-$w.log" 2>&1 &
         pids="$pids $!"
     done
     sleep 1.5

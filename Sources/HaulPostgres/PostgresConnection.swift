@@ -140,24 +140,33 @@ public final class PostgresConnection {
         }
     }
 
-    /// Subscribes this connection to `channel` (`LISTEN`); use a connection for nothing else afterwards.
+    /// Subscribes this connection to `channel` (`LISTEN`). The connection may still run
+    /// statements: what arrives meanwhile waits for the next `waitForNotifications`.
     public func listen(_ channel: String) throws {
         try query("LISTEN \(channel)")
     }
 
     /// Waits up to `timeout` seconds for a notification on a listening connection, or until
     /// `wake` (a descriptor the caller owns, e.g. a stop pipe; -1 for none) is readable.
+    /// Notifications that arrived while the connection ran statements are returned at once.
     /// - Returns: the channels notified (empty on timeout or wake).
     public func waitForNotifications(timeout: Double, orUntilReadable wake: Int32 = -1) throws -> [String] {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             throw PostgresError(sqlState: nil, message: "listening connection closed", connectionLost: true)
         }
+        let arrived = Self.takeNotifications(handle)
+        guard arrived.isEmpty else { return arrived }
         // A negative descriptor is ignored by poll(2).
         var fds = [pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         _ = poll(&fds, 2, Int32(timeout * 1000))
         guard PQconsumeInput(handle) == 1 else {
             throw PostgresError(sqlState: nil, message: Self.firstLine(PQerrorMessage(handle)), connectionLost: true)
         }
+        return Self.takeNotifications(handle)
+    }
+
+    /// The channels of the notifications libpq holds for `handle`, which it forgets.
+    private static func takeNotifications(_ handle: OpaquePointer) -> [String] {
         var channels: [String] = []
         while let notify = PQnotifies(handle) {
             channels.append(String(cString: notify.pointee.relname))

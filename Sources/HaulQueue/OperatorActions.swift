@@ -58,7 +58,10 @@ extension TransferStore {
             let restartSet = Set(restart)
             try write(action, ids: outcome.changed.filter { !restartSet.contains($0) }, restart: restart)
         }
-        if !outcome.changed.isEmpty { try db.query("NOTIFY haul_work") }
+        if !outcome.changed.isEmpty {
+            try db.query("NOTIFY haul_work")
+            if action == .cancel { try db.query("NOTIFY \(TransferStore.finishedChannel)") }
+        }
         return outcome
     }
 

@@ -91,6 +91,7 @@ extension TransferLeases {
                 ]
             ).rows
             let ids = Set(try finished.map { try $0.int64("id") })
+            if !ids.isEmpty { try db.query("NOTIFY \(TransferStore.finishedChannel)") }
             let fetched = files.filter { ids.contains($0.claim.info.id) && !$0.unchanged && !$0.plan.ranges.isEmpty }
             if !fetched.isEmpty {
                 try db.query(

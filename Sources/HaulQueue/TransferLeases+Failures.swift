@@ -81,6 +81,7 @@ extension TransferLeases {
             try db.query(
                 "UPDATE segments SET state = 'failed', lease_token = NULL, last_error = coalesce(last_error, 'transfer failed'), updated_at = now() WHERE transfer_id = $1 AND state IN ('queued','running')",
                 [id])
+            if count == 1 { try db.query("NOTIFY \(TransferStore.finishedChannel)") }
             return count
         }
         if failed == 1 { Self.logFailure(id, code: code, message: message) }

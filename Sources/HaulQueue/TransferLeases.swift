@@ -372,25 +372,32 @@ public struct TransferLeases {
 
     /// The origin answered `304 Not Modified`: the file on storage is current; done without a byte moved.
     public func finishUnchanged(_ claim: Claim, size: Int64, etag: String?, lastModified: String?) throws -> Bool {
-        try db.query(
+        try notifyingFinished(db.query(
             """
             UPDATE transfers SET state = 'done', unchanged = true, size = $3, etag = $4, last_modified = $5, error = NULL, error_code = NULL,
                    lease_token = NULL, lease_expires_at = NULL, published_at = now(), finished_at = now(), updated_at = now()
             WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'
             """, [claim.info.id, claim.leaseToken, size, etag, lastModified]
-        ).affectedRows == 1
+        ).affectedRows == 1)
     }
 
     /// Finishes a transfer whose segments are all done and whose file is in place.
     /// - Returns: `false` when the finalizer's lease was lost.
     public func finish(_ claim: Claim, computedDigest: String?) throws -> Bool {
-        try db.query(
+        try notifyingFinished(db.query(
             """
             UPDATE transfers SET state = 'done', computed_digest = $3, error = NULL, error_code = NULL, lease_token = NULL, lease_expires_at = NULL,
                    finished_at = now(), updated_at = now()
             WHERE id = $1 AND lease_token = $2::uuid AND state = 'finalizing'
             """, [claim.info.id, claim.leaseToken, computedDigest]
-        ).affectedRows == 1
+        ).affectedRows == 1)
+    }
+
+    /// Passes `finished` on, first notifying `TransferStore.finishedChannel` when it is true
+    /// (the update committed on its own: the notification follows it).
+    private func notifyingFinished(_ finished: Bool) throws -> Bool {
+        if finished { try db.query("NOTIFY \(TransferStore.finishedChannel)") }
+        return finished
     }
 
     /// Hands a transfer back (shutdown): planning returns to pending, finalizing stays for another finalizer.

@@ -10,6 +10,12 @@ public struct TransferStore {
         self.db = connection
     }
 
+    /// The channel notified (at the commit) when transfers reach a final state: a batch of small
+    /// files recorded done, a file finalized or failed, transfers canceled. `haul wait` listens
+    /// on it rather than polling often; a final state reached by any other path is seen at its
+    /// next poll.
+    public static let finishedChannel = "haul_finished"
+
     /// Inserts a pending transfer and wakes idle workers (not for a transfer a `haul get` owns:
     /// its own worker alone takes it on, and it does not listen).
     /// - Returns: the new transfer's id.

@@ -51,15 +51,17 @@ enum WaitCommand: Command {
         guard (batch == nil) != ids.isEmpty else { throw HaulError.usage("name transfer ids or one --batch, not both or neither") }
         let session = try DatabaseSession()
         defer { session.close() }
+        // Workers notify when transfers finish: a script waits for the last file by a round trip,
+        // not by a polling period, and the database is not polled often meanwhile.
+        try session.connection.listen(TransferStore.finishedChannel)
         let deadline = timeout.map { Date(timeIntervalSinceNow: $0) }
         var lastReport = Date.distantPast
         while true {
             let polled = Date()
-            // Between reports a batch is polled with one cheap statement, often: a script waits
-            // for the last file by a few tens of milliseconds, not by the period of a full summary.
+            // Between reports a batch is checked with one cheap statement; the full summary only when it is done.
             let due = Date().timeIntervalSince(lastReport) >= 5 || deadline.map { Date() >= $0 } == true
             if let batch, !due, try Batches(session.connection).hasUnfinished(batch) == true {
-                usleep(useconds_t(min(1, max(0.02, Date().timeIntervalSince(polled) * 10)) * 1_000_000))
+                try awaitFinished(session, cost: Date().timeIntervalSince(polled), until: deadline)
                 continue
             }
             let (finished, failed, line) = try poll(batch: batch, ids: ids, session: session)
@@ -77,10 +79,18 @@ enum WaitCommand: Command {
                 Output.error(line + (warning.map { "; warning: \($0)" } ?? ""))
                 lastReport = Date()
             }
-            // Poll often while polling is cheap (a script waits no longer than it must), and at
-            // most a tenth of the time on the database when the batch is big.
-            usleep(useconds_t(min(1, max(0.1, cost * 10)) * 1_000_000))
+            try awaitFinished(session, cost: cost, until: deadline)
         }
+    }
+
+    /// Waits for a notification that transfers finished, at most until the next poll is due:
+    /// a quarter second, or ten times what the last poll cost (at most a tenth of the time on
+    /// the database when the batch is big), at most a second, and never past `deadline`. The
+    /// polls catch final states that nobody notified (an older worker, a path without a notice).
+    private static func awaitFinished(_ session: DatabaseSession, cost: Double, until deadline: Date?) throws {
+        let period = min(1, max(0.25, cost * 10))
+        let timeout = deadline.map { min(period, max(0, $0.timeIntervalSinceNow)) } ?? period
+        _ = try session.connection.waitForNotifications(timeout: timeout)
     }
 
     private static func poll(batch: String?, ids: [Int64], session: DatabaseSession) throws -> (finished: Bool, failed: Bool, line: String) {
