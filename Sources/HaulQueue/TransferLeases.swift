@@ -58,8 +58,8 @@ public struct TransferLeases {
             let rest = min(share, found) - claims.count
             if rest > 0 {
                 let more = PipelinedStatement(
-                    Self.restClaim(scope: scope), [lease, workerID, claims[0].info.host, rest], awaitDurableCommit: false, prepared: true,
-                    genericPlan: true)
+                    Self.restClaim(scope: scope), [lease, workerID, claims[0].info.host, rest, try first.string("claimed_at")],
+                    awaitDurableCommit: false, prepared: true, genericPlan: true)
                 claims += try db.pipelined([more])[0].rows.map { try Self.claim($0, columns: columns) }
             }
             return PlanningBatch(
@@ -130,31 +130,35 @@ public struct TransferLeases {
             picked AS MATERIALIZED (
                 SELECT id FROM transfers WHERE \(pending)
                 ORDER BY priority DESC, id LIMIT least($3, (SELECT free FROM host)) FOR UPDATE SKIP LOCKED)
-            UPDATE transfers t SET \(Self.planningLease), holds_slot = true
+            UPDATE transfers t SET \(Self.planningLease(startedAt: "now()")), holds_slot = true
             WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
-            RETURNING \(Self.returning), (SELECT n FROM found) AS found, (SELECT free FROM host) AS free
+            RETURNING \(Self.returning), (SELECT n FROM found) AS found, (SELECT free FROM host) AS free, now()::text AS claimed_at
             """
     }
 
     /// The second step of `claimPlanning`: up to `$4` more pending transfers of host `$3` for
-    /// worker `$2`'s batch, moved to `planning` holding no slot (`$1` lease seconds). It locks
-    /// only the rows it takes, skipping locked ones.
+    /// worker `$2`'s batch, moved to `planning` holding no slot (`$1` lease seconds), started at
+    /// `$5`, the first step's start (a batch's transfers share one `started_at`). It locks only
+    /// the rows it takes, skipping locked ones.
     static func restClaim(scope: WorkScope) -> String {
         """
         WITH picked AS MATERIALIZED (
             SELECT id FROM transfers WHERE \(pendingOf(host: "$3", scope: scope))
             ORDER BY priority DESC, id LIMIT $4 FOR UPDATE SKIP LOCKED)
-        UPDATE transfers t SET \(Self.planningLease), holds_slot = false
+        UPDATE transfers t SET \(Self.planningLease(startedAt: "$5::timestamptz")), holds_slot = false
         WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
         RETURNING \(Self.returning)
         """
     }
 
-    /// The columns a planning claim sets besides `holds_slot` (`$1` lease seconds, `$2` worker).
-    private static let planningLease = """
-        state = 'planning', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
-               worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now()
+    /// The columns a planning claim sets besides `holds_slot` (`$1` lease seconds, `$2` worker);
+    /// `startedAt` is the start of a transfer's first claim.
+    private static func planningLease(startedAt: String) -> String {
         """
+        state = 'planning', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
+               worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, \(startedAt)), updated_at = now()
+        """
+    }
 
     /// The fewest files a claim takes when it takes only its share of a short list.
     static let smallestShare = 16

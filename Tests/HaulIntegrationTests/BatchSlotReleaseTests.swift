@@ -152,6 +152,7 @@ struct BatchSlotReleaseTests {
         #expect(batch.claims.count == 10 && batch.connections == 2, "A's slot rows first, then the rest of its batch")
         #expect(try slots(database, host) == ("4", "4"))
         #expect(try database.scalar("SELECT count(*) FROM transfers WHERE worker_id = 'worker-a' AND state = 'planning' AND NOT holds_slot") == "8")
+        #expect(try database.scalar("SELECT count(DISTINCT started_at) FROM transfers WHERE worker_id = 'worker-a'") == "1", "one start for the batch")
     }
 
     /// What a claim on another thread came to.
@@ -177,7 +178,7 @@ struct BatchSlotReleaseTests {
         for statement in statements {
             let name = try statement.string("name")
             #expect(statement["custom_plans"] == "0" && statement["generic_plans"] == "7", "\(name)")
-            let arguments = try statement.string("statement").contains("candidate") ? "30, 'worker-a', 4, 8" : "30, 'worker-a', '\(host)', 96"
+            let arguments = try statement.string("statement").contains("candidate") ? "30, 'worker-a', 4, 8" : "30, 'worker-a', '\(host)', 96, now()"
             let plan = try conn.transaction {
                 _ = try conn.query("SET LOCAL plan_cache_mode = force_generic_plan")
                 return try conn.query("EXPLAIN EXECUTE \(name)(\(arguments))").rows.compactMap { $0["QUERY PLAN"] }.joined(separator: "\n")
