@@ -22,6 +22,9 @@ public struct TransferLeases {
         public let generation: Int
         /// Claims of this transfer so far, this one included.
         public let attempts: Int
+        /// A planning claim whose row holds one of its host's slots (`holds_slot`): a probe may
+        /// open a connection for it alone. The other rows of a batch share its slot holders'.
+        public var holdsSlot = false
     }
 
     private static let returning = """
@@ -52,7 +55,11 @@ public struct TransferLeases {
             let rows = try db.pipelined([statement])[0].rows
             guard let first = rows.first else { continue }
             let columns = JSONColumns()
-            var claims = try rows.map { try Self.claim($0, columns: columns) }
+            var claims = try rows.map { row in
+                var claim = try Self.claim(row, columns: columns)
+                claim.holdsSlot = true
+                return claim
+            }
             let found = try first.int("found")
             let share = Self.share(found: found, limit: limit, connections: connections, free: try first.int("free"))
             let rest = min(share, found) - claims.count

@@ -21,13 +21,25 @@ struct Planner: LaneRole {
         guard !batch.claims.isEmpty else { return false }
         if batch.morePending { shared.announceWorkForOne() }
         let live = batch.claims.filter { !shared.failIfAbandoned($0, phase: "planning", database: database) }
+        // The batch's connections are its live rows that hold a slot: an abandoned one's went with it.
+        let connections = live.filter(\.holdsSlot).count
         guard let first = live.first else { return true }
-        if live.count == 1 {
+        if connections == 0 {
+            giveBack(live)
+        } else if live.count == 1 {
             try plan(first)
         } else {
-            try BatchProbe(lane: lane).run(live, connections: batch.connections)
+            try BatchProbe(lane: lane).run(live, connections: connections)
         }
         return true
+    }
+
+    /// Hands claims back to `pending` unprobed: no slot of theirs is left to open a connection with.
+    private func giveBack(_ claims: [TransferLeases.Claim]) {
+        let config = shared.config
+        database.bestEffort("give back \(claims.count) claims left without a host slot") { conn in
+            for claim in claims { try TransferLeases(conn, workerID: config.workerID).release(claim) }
+        }
     }
 
     /// Probes `claim` with its first segment's ranged GET and keeps streaming it as segment 0.

@@ -151,13 +151,14 @@ struct HostSlotCounterTests {
     /// as batch-probed files, releases some, and abandons some to the rescuer.
     static func plan(_ leases: TransferLeases, _ random: inout SplitMix64, _ shared: Shared) throws {
         let batch = try leases.claimPlanning(lease: 0.3, limit: 1 + Int(random.next() % 3), connections: 1 + Int(random.next() % 2))
-        let (claims, connections) = (batch.claims, batch.connections)
+        let claims = batch.claims
+        #expect(claims.filter(\.holdsSlot).count == batch.connections, "the batch's connections are its slot rows")
         guard !claims.isEmpty else {
             usleep(2_000)
             return
         }
         var finished: [TransferLeases.ProbedFile] = []
-        for (index, claim) in claims.enumerated() {
+        for claim in claims {
             let host = OriginURL.hostKey(claim.info.url)
             let size = Int64(1 + random.next() % 4) << 22
             let plan = TransferLeases.Plan(
@@ -173,7 +174,7 @@ struct HostSlotCounterTests {
                 count("probe-abandon", shared)
             default:
                 // A probe that holds a slot hands it to its first segment; the others queue everything.
-                _ = try leases.writePlan(claim, plan: plan, lease: 0.5, keepFirst: index < connections && random.next() % 2 == 0)
+                _ = try leases.writePlan(claim, plan: plan, lease: 0.5, keepFirst: claim.holdsSlot && random.next() % 2 == 0)
                 count("plan", shared)
             }
         }
