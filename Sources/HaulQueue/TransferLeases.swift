@@ -69,22 +69,21 @@ public struct TransferLeases {
                     awaitDurableCommit: false, prepared: true, genericPlan: true)
                 claims += try db.pipelined([more])[0].rows.map { try Self.claim($0, columns: columns) }
             }
-            return PlanningBatch(
-                claims: claims.sorted(by: Self.planningOrder), connections: rows.count,
-                morePending: found > claims.count || found >= limit)
+            return PlanningBatch(claims: claims.sorted(by: Self.planningOrder), morePending: found > claims.count || found >= limit)
         }
-        return PlanningBatch(claims: [], connections: 0, morePending: false)
+        return PlanningBatch(claims: [], morePending: false)
     }
 
     /// What `claimPlanning` took.
     public struct PlanningBatch: Sendable {
         /// The transfers claimed, highest priority first, then oldest.
         public let claims: [Claim]
-        /// How many connections the batch may open: the host slots its rows hold.
-        public let connections: Int
         /// Whether the host may have pending transfers left (the claim took a share, or a full
         /// batch): work another lane can take.
         public let morePending: Bool
+
+        /// How many connections the batch may open: the host slots its rows hold.
+        public var connections: Int { claims.filter(\.holdsSlot).count }
     }
 
     /// How many of a host's pending transfers one batch takes, when `found` of them are pending

@@ -19,14 +19,20 @@ struct BatchSlotReleaseTests {
         )
     }
 
-    @Test("released slots are free for other claimers at once, the batch still holds its leases, and a lost lease releases nothing")
-    func releaseIsEarlyAndFenced() throws {
+    /// A database with `count` pending transfers of `host`, whose limit is `limit`, and a connection to it.
+    private func pending(_ count: Int, on host: String, limit: Int) throws -> (TestDatabase, PostgresConnection) {
         let database = try TestDatabase()
         let conn = try PostgresConnection(conninfo: database.url)
-        let host = "release.test"
-        try HostLimits.set(conn, host: host, limit: 2)
+        try HostLimits.set(conn, host: host, limit: limit)
         let store = TransferStore(conn)
-        for index in 0..<8 { _ = try store.enqueue(NewTransfer(url: "http://\(host)/f-\(index)", dest: "f-\(index)", segmentSize: 4 << 20)) }
+        for index in 0..<count { _ = try store.enqueue(NewTransfer(url: "http://\(host)/f-\(index)", dest: "f-\(index)", segmentSize: 4 << 20)) }
+        return (database, conn)
+    }
+
+    @Test("released slots are free for other claimers at once, the batch still holds its leases, and a lost lease releases nothing")
+    func releaseIsEarlyAndFenced() throws {
+        let host = "release.test"
+        let (database, conn) = try pending(8, on: host, limit: 2)
         let a = TransferLeases(conn, workerID: "worker-a")
         let b = TransferLeases(try PostgresConnection(conninfo: database.url), workerID: "worker-b")
 
@@ -47,14 +53,7 @@ struct BatchSlotReleaseTests {
         #expect(try slots(database, host) == ("2", "2"))
 
         // A records its files: no slot moves, B's stay counted.
-        let files = first.map { claim in
-            TransferLeases.ProbedFile(
-                claim: claim,
-                plan: TransferLeases.Plan(
-                    dest: claim.info.dest ?? "", host: host, size: 1, etag: nil, lastModified: nil, contentType: nil, acceptsRanges: true,
-                    ranges: SegmentPlan(size: 1, segmentSize: 4 << 20).ranges, unknownLength: false),
-                digest: nil, unchanged: false)
-        }
+        let files = first.map { TransferLeases.ProbedFile.oneByte($0, host: host) }
         #expect(try a.finish(probed: files).count == 3)
         #expect(try slots(database, host) == ("2", "2"))
 
@@ -112,12 +111,8 @@ struct BatchSlotReleaseTests {
 
     @Test("a batch takes its rows past its slots without its host's row locked: slots given back meanwhile, and other claims, do not wait for it")
     func restOfABatchLeavesItsHostFree() throws {
-        let database = try TestDatabase()
-        let conn = try PostgresConnection(conninfo: database.url)
         let host = "rest.test"
-        try HostLimits.set(conn, host: host, limit: 4)
-        let store = TransferStore(conn)
-        for index in 0..<40 { _ = try store.enqueue(NewTransfer(url: "http://\(host)/f-\(index)", dest: "f-\(index)", segmentSize: 4 << 20)) }
+        let (database, conn) = try pending(40, on: host, limit: 4)
         let b = TransferLeases(conn, workerID: "worker-b")
         let held = try b.claimPlanning(lease: 30, limit: 2, connections: 2).claims
         #expect(try slots(database, host) == ("2", "2"))

@@ -27,14 +27,7 @@ struct FinishedNoticeTests {
 
         // A probe batch records two files done.
         let claims = try leases.claimPlanning(lease: 30, limit: 2, connections: 2).claims
-        let files = claims.map { claim in
-            TransferLeases.ProbedFile(
-                claim: claim,
-                plan: TransferLeases.Plan(
-                    dest: claim.info.dest ?? "", host: host, size: 1, etag: nil, lastModified: nil, contentType: nil, acceptsRanges: true,
-                    ranges: SegmentPlan(size: 1, segmentSize: 4 << 20).ranges, unknownLength: false),
-                digest: nil, unchanged: false)
-        }
+        let files = claims.map { TransferLeases.ProbedFile.oneByte($0, host: host) }
         #expect(try leases.finish(probed: files).count == 2)
         #expect(try noticed(listener))
 
