@@ -38,11 +38,19 @@ public enum HostLimits {
     /// free slot as the statement's snapshot sees it. Locks nothing and reads the candidates in
     /// index order only until it finds one, so a claim on a host with headroom costs one index
     /// probe; `lockedSlots` then rechecks the slot under the host row's lock.
+    ///
+    /// When no host has a free slot (one origin at its limit: a mirror of one site) the
+    /// candidates are not read at all. Without that gate each such claim read up to 500 of them
+    /// to find none (0.5–1.2 ms of the server's CPU; 0.1 ms with it), and while a big batch of
+    /// one origin runs most claims are such: every slot given back, every batch that leaves
+    /// files pending, wakes an idle lane, which asks for a batch and for segments.
     static func hostWithRoom(candidates: String, defaultLimit: String) -> String {
         """
         SELECT c.host FROM (\(candidates)) c
         JOIN origin_hosts h ON h.host = c.host LEFT JOIN origin_hosts d ON d.host = '*'
         WHERE h.busy < coalesce(h.max_running, d.max_running, \(defaultLimit))
+          AND EXISTS (SELECT 1 FROM origin_hosts r LEFT JOIN origin_hosts rd ON rd.host = '*'
+                      WHERE r.host <> '*' AND r.busy < coalesce(r.max_running, rd.max_running, \(defaultLimit)))
         ORDER BY c.priority DESC, c.id LIMIT 1
         """
     }
