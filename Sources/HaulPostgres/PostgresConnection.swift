@@ -57,6 +57,17 @@ public final class PostgresConnection {
         }
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         handle = conn
+        try turnOffJIT()
+    }
+
+    /// Turns PostgreSQL's JIT compilation off for this session. Haul's statements are index
+    /// lookups and small aggregates: JIT pays off for queries that run for seconds, and a
+    /// batch's summary, whose row estimate crossed `jit_above_cost`, spent 20 ms compiling to
+    /// run for 2. A `SET` rather than an `options` startup parameter, which PgBouncer refuses.
+    /// A server that does not know the setting (before PostgreSQL 11) keeps its default.
+    private func turnOffJIT() throws {
+        PQclear(PQexec(handle, "SET jit = off"))
+        guard PQstatus(handle) == CONNECTION_OK else { throw lostConnectionError() }
     }
 
     /// Runs one statement with `$1`, `$2`… parameters and returns its rows.
