@@ -27,30 +27,6 @@ public struct Batches {
     public func enqueue(_ entries: [NewTransfer], batch name: String, skipBusy: Bool = false) throws -> (
         batchID: Int64?, inserted: Int, busy: [Busy]
     ) {
-        let result = try insert(entries, batch: name, skipBusy: skipBusy)
-        if result.inserted >= Self.analyzeAfter {
-            // Until autovacuum gets round to it, the planner believes the table holds the rows it
-            // held before: the claims would sort thousands of rows where an index scan reads a few.
-            // Best effort: a role that does not own the table cannot ANALYZE it, and need not.
-            // Every column the planning claim filters and sorts on, the lease and owner columns
-            // included: without their statistics PostgreSQL guesses that 1 row in 200 passes
-            // `lease_token IS NULL`, and sorts all the host's pending rows at every claim instead of
-            // reading the first few in index order. Not the long url and dest columns, which would
-            // cost most of the work; from a sample of 3 000 rows rather than 30 000: a handful of
-            // states and the busiest hosts is all the claims' plans need, and the workers share
-            // the machine's CPU with this statement while they start on the batch.
-            _ = try? db.transaction {
-                try db.query("SET LOCAL default_statistics_target = 10")
-                try db.query("ANALYZE transfers (state, host, priority, next_attempt_at, lease_token, lease_expires_at, owner, batch_id)")
-            }
-        }
-        return result
-    }
-
-    /// Bulk inserts of at least this many rows refresh the planner's statistics at once.
-    static let analyzeAfter = 1000
-
-    private func insert(_ entries: [NewTransfer], batch name: String, skipBusy: Bool) throws -> (batchID: Int64?, inserted: Int, busy: [Busy]) {
         try db.transaction {
             try TransferStore.lockDestinations(db)
             let busy = try busyEntries(entries, batch: name)
@@ -84,8 +60,39 @@ public struct Batches {
                 ).affectedRows
                 start += chunk.count
             }
+            if inserted >= Self.analyzeAfter { analyzeNewRows() }
             try db.query("NOTIFY haul_work")
             return (batchID, inserted, busy)
+        }
+    }
+
+    /// Bulk inserts of at least this many rows refresh the planner's statistics at once.
+    static let analyzeAfter = 1000
+
+    /// Refreshes the planner's statistics of `transfers` in the enqueue's transaction, so that
+    /// they arrive with the rows. A worker's claims run one plan per connection, made on the
+    /// table as it was at its first claim (empty, on a new cluster): with the rows but not the
+    /// statistics, each claim of the first second sorted every pending row (11–39 ms where an
+    /// index scan reads a few; `auto_explain`), the eight lanes woken by the enqueue at once.
+    /// The statistics' commit replaces those plans before the workers' first claim.
+    ///
+    /// Every column the claims filter and sort on, the lease and owner columns included: without
+    /// their statistics PostgreSQL guesses that 1 row in 200 passes `lease_token IS NULL` and
+    /// sorts all the host's pending rows instead of reading the first few in index order. Not
+    /// the long url and dest columns, which would cost most of the work; from a sample of 3 000
+    /// rows rather than 30 000. Best effort, in a savepoint: a role that does not own the table
+    /// cannot ANALYZE it, and an autovacuum of the table (which holds the lock ANALYZE needs)
+    /// must not hold up the enqueue's commit for more than a moment.
+    private func analyzeNewRows() {
+        do {
+            try db.query("SAVEPOINT haul_analyze")
+            try db.query("SET LOCAL default_statistics_target = 10")
+            try db.query("SET LOCAL lock_timeout = '200ms'")
+            try db.query("ANALYZE transfers (state, host, priority, next_attempt_at, lease_token, lease_expires_at, owner, batch_id)")
+            try db.query("SET LOCAL lock_timeout TO DEFAULT")
+            try db.query("RELEASE SAVEPOINT haul_analyze")
+        } catch {
+            _ = try? db.query("ROLLBACK TO SAVEPOINT haul_analyze")
         }
     }
 
