@@ -14,7 +14,7 @@
 # exited children's /proc times). AB_STATEMENTS=1 adds each binary's top statements from
 # pg_stat_statements (total times include waiting for the CPU, so read them as shares).
 # Each binary has a database of its own (migrated by it), so a schema change is compared too.
-# Its own PostgreSQL (AB_PG_PORT, 55800) and nginx (AB_HTTP_PORT, 18800) under AB_WORK.
+# Its own PostgreSQL (AB_PG_PORT, 15800) and nginx (AB_HTTP_PORT, 18800) under AB_WORK.
 set -euo pipefail
 if (($# < 2)) || ! [[ $1 =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: bench/ab-small.sh ROUNDS BINARY... (ROUNDS a whole number from 1; one or more haul binaries)" >&2
@@ -26,7 +26,7 @@ for binary in "$@"; do [[ -x $binary ]] || { echo "ab-small: $binary is not exec
 bench=$(cd "$(dirname "$0")" && pwd)
 files=${AB_FILES:-5000}
 work=${AB_WORK:-/tmp/haul-ab-small}
-pg_port=${AB_PG_PORT:-55800}
+pg_port=${AB_PG_PORT:-15800}
 http_port=${AB_HTTP_PORT:-18800}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 data=$bench/data/small-$files-4096

