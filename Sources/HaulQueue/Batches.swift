@@ -72,9 +72,9 @@ public struct Batches {
     /// Refreshes the planner's statistics of `transfers` in the enqueue's transaction, so that
     /// they arrive with the rows. A worker's claims run one plan per connection, made on the
     /// table as it was at its first claim (empty, on a new cluster): with the rows but not the
-    /// statistics, each claim of the first second sorted every pending row (11–39 ms where an
-    /// index scan reads a few; `auto_explain`), the eight lanes woken by the enqueue at once.
-    /// The statistics' commit replaces those plans before the workers' first claim.
+    /// statistics, the claims of the eight lanes the enqueue woke each sorted every pending row
+    /// (11–39 ms where an index scan reads a few; `auto_explain`). The statistics' commit
+    /// replaces those plans before the workers' first claim.
     ///
     /// Every column the claims filter and sort on, the lease and owner columns included: without
     /// their statistics PostgreSQL guesses that 1 row in 200 passes `lease_token IS NULL` and
