@@ -71,19 +71,33 @@ extension Cluster {
 enum Reliability {
     static let mebibyte = 1 << 20
 
-    /// A loopback TCP port nobody listens on right now.
+    /// A loopback TCP port nobody uses right now, below Linux's ephemeral range (32768–60999)
+    /// and the suite's fixed ports (15432, 18080…18443, 28333…): a server restarted on it
+    /// mid-test (`PrivatePostgres.restart`) cannot find it taken by one of the suite's own
+    /// client sockets, which the kernel numbers from that range. 0 if none was found.
     static func freePort() -> Int {
+        for _ in 0..<500 {
+            let port = Int.random(in: 20_000..<28_000)
+            if canListen(on: port) { return port }
+        }
+        return 0
+    }
+
+    /// Whether a listening socket can be bound to 127.0.0.1:`port` now (as servers bind it,
+    /// with `SO_REUSEADDR`, so that connections of an earlier server in `TIME_WAIT` do not count).
+    private static func canListen(on port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
         defer { close(fd) }
+        var reuse: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
-        return bound ? Int(UInt16(bigEndian: address.sin_port)) : 0
     }
 
     /// Runs a program and throws when it fails.
