@@ -166,18 +166,11 @@ struct BatchSlotReleaseTests {
         _ = try conn.query("ANALYZE transfers")
         let leases = TransferLeases(conn, workerID: "worker-a")
         for _ in 0..<7 { #expect(try leases.claimPlanning(lease: 30, limit: 100, connections: 4).claims.count == 100) }
-        let statements = try conn.query(
-            "SELECT name, statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%UPDATE transfers t SET state = ''planning''%'"
-        ).rows
+        let statements = try ClaimPlans.statements(conn)
         #expect(statements.count == 2, "the slot rows, and the rest of the batch")
         for statement in statements {
-            let name = try statement.string("name")
-            #expect(statement["custom_plans"] == "0" && statement["generic_plans"] == "7", "\(name)")
-            let arguments = try statement.string("statement").contains("candidate") ? "30, 'worker-a', 4, 8" : "30, 'worker-a', '\(host)', 96, now()"
-            let plan = try conn.transaction {
-                _ = try conn.query("SET LOCAL plan_cache_mode = force_generic_plan")
-                return try conn.query("EXPLAIN EXECUTE \(name)(\(arguments))").rows.compactMap { $0["QUERY PLAN"] }.joined(separator: "\n")
-            }
+            #expect(statement["custom_plans"] == "0" && statement["generic_plans"] == "7", "\(statement["name"] ?? "")")
+            let plan = try ClaimPlans.plan(conn, statement, host: host, connections: 4)
             #expect(!plan.contains("Seq Scan on transfers"), "\(plan)")
         }
     }

@@ -12,20 +12,6 @@ import Testing
 /// `pg_prepared_statements`.
 @Suite("claims read only what they need")
 struct IdleClaimTests {
-    /// The executed plan of the prepared statements whose text contains every one of `fragments`,
-    /// each run with `arguments` (in a transaction, with its generic plan).
-    private func executedPlans(_ conn: PostgresConnection, containing fragments: [String], arguments: String) throws -> [String] {
-        let filter = fragments.map { "statement LIKE '%\($0.replacingOccurrences(of: "'", with: "''"))%'" }.joined(separator: " AND ")
-        let names = try conn.query("SELECT name FROM pg_prepared_statements WHERE \(filter)").rows.map { try $0.string("name") }
-        return try names.map { name in
-            try conn.transaction {
-                _ = try conn.query("SET LOCAL plan_cache_mode = force_generic_plan")
-                return try conn.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE \(name)(\(arguments))").rows
-                    .compactMap { $0["QUERY PLAN"] }.joined(separator: "\n")
-            }
-        }
-    }
-
     @Test("a planning claim while every host is at its limit reads no pending transfer")
     func fullHostIsNotSearched() throws {
         let database = try TestDatabase()
@@ -38,7 +24,9 @@ struct IdleClaimTests {
         #expect(try database.scalar("SELECT busy FROM origin_hosts WHERE host = '\(host)'") == "2")
         // The host is full: both tries (skipping a locked host row, then waiting for it) find nothing.
         #expect(try leases.claimPlanning(lease: 30, limit: 100, connections: 2).claims.isEmpty)
-        let plans = try executedPlans(conn, containing: ["candidate", "SET state = 'planning'"], arguments: "30, 'worker-a', 2, 8")
+        let plans = try ClaimPlans.statements(conn).filter(ClaimPlans.takesSlots).map {
+            try ClaimPlans.plan(conn, $0, host: host, connections: 2, analyze: true)
+        }
         #expect(plans.count == 2, "the claim's two tries")
         for plan in plans {
             let pendingScan = plan.split(separator: "\n").filter { $0.contains("transfers_pending") }
@@ -80,15 +68,10 @@ struct IdleClaimTests {
         #expect(try enqueued.withLock { try $0?.get() } != nil)
 
         #expect(try leases.claimPlanning(lease: 30, limit: 100, connections: 4).claims.count == 100)
-        let statements = try conn.query("SELECT name, statement FROM pg_prepared_statements WHERE statement LIKE '%SET state = ''planning''%'").rows
+        let statements = try ClaimPlans.statements(conn)
         #expect(statements.count >= 2, "the slot rows, and the rest of the batch")
         for statement in statements {
-            let name = try statement.string("name")
-            let arguments = try statement.string("statement").contains("candidate") ? "30, 'worker-a', 4, 8" : "30, 'worker-a', '\(host)', 96, now()"
-            let plan = try conn.transaction {
-                _ = try conn.query("SET LOCAL plan_cache_mode = force_generic_plan")
-                return try conn.query("EXPLAIN EXECUTE \(name)(\(arguments))").rows.compactMap { $0["QUERY PLAN"] }.joined(separator: "\n")
-            }
+            let plan = try ClaimPlans.plan(conn, statement, host: host, connections: 4)
             #expect(!plan.contains("Seq Scan on transfers"), "\(plan)")
         }
     }
