@@ -71,8 +71,8 @@ extension Cluster {
 enum Reliability {
     static let mebibyte = 1 << 20
 
-    /// A loopback TCP port nobody uses right now, below Linux's ephemeral range (32768–60999)
-    /// and the suite's fixed ports (15432, 18080…18443, 28333…): a server restarted on it
+    /// A loopback TCP port nobody uses right now, in 20000–27999: above the suite's fixed ports
+    /// (15432 to SeaweedFS's 18346) and below Linux's ephemeral range (32768–60999), so a server restarted on it
     /// mid-test (`PrivatePostgres.restart`) cannot find it taken by one of the suite's own
     /// client sockets, which the kernel numbers from that range. 0 if none was found.
     static func freePort() -> Int {
