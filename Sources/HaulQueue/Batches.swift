@@ -20,7 +20,8 @@ public struct Batches {
 
     /// Inserts all `entries` under batch `name` in one transaction, with array parameters
     /// (a few statements for 100 000 lines, not a round trip per line). Entries already in the
-    /// batch (same URL and destination) are left alone. Entries whose destination an active
+    /// batch (same URL and destination) are left alone, and an entry given more than once is
+    /// inserted once. Entries whose destination an active
     /// transfer already writes are returned as `busy`: with `skipBusy` the others are inserted,
     /// without it nothing is.
     /// - Returns: the batch's id (`nil` when nothing was inserted because of busy entries), how many were new, the busy entries.
@@ -32,10 +33,15 @@ public struct Batches {
             let busy = try busyEntries(entries, batch: name)
             if !busy.isEmpty && !skipBusy { return (nil, 0, busy) }
             let skipped = Set(busy.map(\.index))
-            let entries = skipped.isEmpty ? entries : entries.enumerated().filter { !skipped.contains($0.offset) }.map(\.element)
-            let batchID = try db.query(
-                "INSERT INTO batches (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id", [name]
-            ).first!.int64("id")
+            let free = skipped.isEmpty ? entries : entries.enumerated().filter { !skipped.contains($0.offset) }.map(\.element)
+            // `xmax = 0`: the row is this statement's insert, not the update of an existing batch.
+            let batch = try db.query(
+                "INSERT INTO batches (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id, xmax = 0 AS created",
+                [name]
+            ).first!
+            let batchID = try batch.int64("id")
+            let created = try batch.bool("created")
+            let entries = created ? Self.firstOfEach(free) : free
             let hostKeys = OriginURL.hostKeys(entries.map(\.url))
             let hosts = Array(Set(hostKeys))
             try db.query("INSERT INTO origin_hosts (host) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING", [hosts])
@@ -50,7 +56,7 @@ public struct Batches {
                     SELECT u, k, d, s, c, p, l, h::jsonb, o::jsonb, $9
                     FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $10::text[])
                          AS e(u, d, s, c, p, l, h, o, k)
-                    ON CONFLICT (batch_id, url, dest) WHERE batch_id IS NOT NULL DO NOTHING
+                    \(created ? "" : "ON CONFLICT (batch_id, url, dest) WHERE batch_id IS NOT NULL DO NOTHING")
                     """,
                     [
                         chunk.map(\.url), chunk.map { $0.dest ?? "" }, chunk.map(\.segmentSize), chunk.map { $0.checksum?.description },
@@ -64,6 +70,21 @@ public struct Batches {
             try db.query("NOTIFY haul_work")
             return (batchID, inserted, busy)
         }
+    }
+
+    /// `entries` without the repeats of an entry (same URL and destination), the first of each
+    /// kept. A batch this enqueue created holds no rows yet (ids are never reused), so its
+    /// insert needs no `ON CONFLICT`, whose check of the unique index before each row cost
+    /// ~15 % of the insert: dropping the repeats here keeps what it did for them.
+    static func firstOfEach(_ entries: [NewTransfer]) -> [NewTransfer] {
+        var seen = Set<EntryKey>(minimumCapacity: entries.count)
+        return entries.filter { seen.insert(EntryKey(url: $0.url, dest: $0.dest ?? "")).inserted }
+    }
+
+    /// What makes an entry the same as another in one batch: the unique key of `transfers_batch_entry`.
+    private struct EntryKey: Hashable {
+        let url: String
+        let dest: String
     }
 
     /// Bulk inserts of at least this many rows refresh the planner's statistics at once.

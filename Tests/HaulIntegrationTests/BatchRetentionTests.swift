@@ -47,4 +47,25 @@ struct BatchRetentionTests {
         #expect(try Retention.prune(conn, olderThan: 60) == 1)
         #expect(try database.scalar("SELECT count(*) FROM batches") == "0")
     }
+
+    @Test("an entry given twice goes in once, into a new batch or an existing one, and entries already there stay as they were")
+    func repeatedEntriesGoInOnce() throws {
+        let database = try TestDatabase()
+        let batches = Batches(try PostgresConnection(conninfo: database.url))
+        func entry(_ name: String, dest: String? = nil, priority: Int = 0) -> NewTransfer {
+            var entry = NewTransfer(url: "http://h.test/\(name)", dest: dest ?? name)
+            entry.priority = priority
+            return entry
+        }
+
+        // A new batch: the insert takes no ON CONFLICT, so the repeats are dropped before it.
+        let first = try batches.enqueue([entry("a"), entry("b"), entry("a", priority: 5), entry("a", dest: "a2")], batch: "mirror")
+        #expect(first.inserted == 3)
+        #expect(try database.scalar("SELECT string_agg(dest || ':' || priority, ',' ORDER BY id) FROM transfers") == "a:0,b:0,a2:0", "the first of each is kept")
+
+        // The same batch again: what it holds is skipped, the new entry goes in once.
+        let second = try batches.enqueue([entry("b", priority: 7), entry("c"), entry("c")], batch: "mirror")
+        #expect(second.inserted == 1 && second.batchID == first.batchID)
+        #expect(try database.scalar("SELECT string_agg(dest || ':' || priority, ',' ORDER BY id) FROM transfers") == "a:0,b:0,a2:0,c:0")
+    }
 }
