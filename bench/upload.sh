@@ -7,14 +7,17 @@
 #
 # Environment: SIZE_MIB (default 1024), RUNS (default 3, best run counts), UPLOAD_FILE (an
 # existing file to send instead of generating SIZE_MIB random MiB; bench/run passes bench/data's),
-# HAUL_TEST_PYTHON (default python3; needs `pip install multipart`). Needs /usr/bin/time
+# HAUL_TEST_PYTHON (default: the test venv's python, `HAUL_VENV` or /tmp/haul-venv, as the test
+# services make it, else python3; needs `pip install multipart`). Needs /usr/bin/time
 # (apt package `time`) and curl.
 set -euo pipefail
 
 haul=${1:-.build/release/haul}
 root=$(cd "$(dirname "$0")/.." && pwd)
 receiver=$root/Tests/HaulUploadTests/Receivers/multipart_receiver.py
-python=${HAUL_TEST_PYTHON:-python3}
+venv_python=${HAUL_VENV:-/tmp/haul-venv}/bin/python3
+[ -x "$venv_python" ] || venv_python=python3
+python=${HAUL_TEST_PYTHON:-$venv_python}
 size_mib=${SIZE_MIB:-1024}
 runs=${RUNS:-3}
 
@@ -42,6 +45,10 @@ sha=$(sha256sum <"$work/bench.bin" | cut -c1-64)
 receiver_pid=$!
 disown "$receiver_pid"
 for _ in $(seq 100); do grep -q PORT "$work/port" && break; sleep 0.1; done
+grep -q PORT "$work/port" || {
+    echo "the multipart receiver did not start under $python: install its parser (pip install multipart) or set HAUL_TEST_PYTHON" >&2
+    exit 2
+}
 url="http://127.0.0.1:$(awk '/PORT/ {print $2}' "$work/port")/upload"
 
 # Runs "$@" under /usr/bin/time -v; prints "seconds peak_rss_kib"; fails unless the
