@@ -25,7 +25,10 @@ struct OriginFaultTests {
     func resetMidBody(layout: String) throws {
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
-        let served = try origin.create("/reset-\(layout).bin", size: 3 * Self.mib + 1234, ["reset_at": 300_000, "reset_after": 1, "reset_times": 1])
+        // Four whole 1 MiB segments: whichever of the three after the probe reaches the origin
+        // first is reset at 300 000 bytes (a short tail segment, were it first, would end before
+        // the reset point and be reset with nothing of it received).
+        let served = try origin.create("/reset-\(layout).bin", size: 4 * Self.mib, ["reset_at": 300_000, "reset_after": 1, "reset_times": 1])
         let (cluster, id, _) = try Self.start("reset-\(layout)", served, enqueue: ["--layout", layout])
         #expect(try cluster.waitFinal([id]) == ["done"])
         #expect(cluster.sha256("out.bin") == served.sha256)
