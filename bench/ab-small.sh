@@ -10,8 +10,9 @@
 # untimed (AB_WORKER_ARGS: more `haul worker` options, e.g. "--probe-batch 512"), then
 # `enqueue --manifest` + `wait --batch` timed, writing AB_FILES (5000) files of
 # 4 KiB into tmpfs. Printed per binary, medians: wall seconds, engine seconds (first created_at
-# to last finished_at), and the CPU seconds PostgreSQL spent in the run (its postmaster's and
-# exited children's /proc times). AB_STATEMENTS=1 adds each binary's top statements from
+# to last finished_at), the CPU seconds PostgreSQL spent in the run (its postmaster's and
+# exited children's /proc times), and the two workers' CPU seconds (from their start, idle
+# 1.5 s included). AB_STATEMENTS=1 adds each binary's top statements from
 # pg_stat_statements (total times include waiting for the CPU, so read them as shares).
 # Each binary has a database of its own (migrated by it), so a schema change is compared too.
 # Its own PostgreSQL (AB_PG_PORT, 15800) and nginx (AB_HTTP_PORT, 18800) under AB_WORK.
@@ -95,13 +96,15 @@ run() {
     DATABASE_URL=$url "$haul" enqueue --manifest "$work/manifest.txt" --batch "$batch" >/dev/null
     DATABASE_URL=$url "$haul" wait --batch "$batch" --timeout 10m 2>/dev/null
     t1=$(date +%s.%N)
+    local workers_cpu=0
+    for w in $pids; do workers_cpu=$((workers_cpu + $(awk '{ print $14 + $15 }' "/proc/$w/stat"))); done
     kill $pids && wait $pids 2>/dev/null || true
     sleep 0.3   # the backends exit after their workers: their CPU joins the postmaster's children's
     engine=$(psql -X -At "$url" -c "SELECT extract(epoch FROM max(t.finished_at) - min(t.created_at)) FROM transfers t JOIN batches b ON b.id = t.batch_id WHERE b.name = '$batch'")
     diff -rq -x .complete "$data" "$out" >/dev/null || { echo "ab-small: $haul did not reproduce the files" >&2; exit 1; }
     rm -rf "$out"
-    awk -v a="$t0" -v b="$t1" -v e="$engine" -v c0="$cpu0" -v c1="$(postgres_cpu)" -v hz="$(getconf CLK_TCK)" \
-        'BEGIN { printf "%.3f %.3f %.2f\n", b - a, e, (c1 - c0) / hz }' >>"$work/runs/$tag"
+    awk -v a="$t0" -v b="$t1" -v e="$engine" -v c0="$cpu0" -v c1="$(postgres_cpu)" -v hz="$(getconf CLK_TCK)" -v w="$workers_cpu" \
+        'BEGIN { printf "%.3f %.3f %.2f %.2f\n", b - a, e, (c1 - c0) / hz, w / hz }' >>"$work/runs/$tag"
     if [[ ${AB_STATEMENTS:-0} == 1 ]]; then
         psqlq -At -F ' | ' -c "SELECT calls, round(total_exec_time::numeric, 1), left(regexp_replace(query, '\s+', ' ', 'g'), 110)
             FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 8" >"$work/runs/$tag.statements"
@@ -117,7 +120,8 @@ i=0
 for haul in "$@"; do
     i=$((i + 1))
     f=$work/runs/$i
-    printf '%s: wall %s s, engine %s s, PostgreSQL CPU %s s (medians of %s runs)\n' "$haul" \
-        "$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" "$(cut -d' ' -f3 "$f" | median)" "$(wc -l <"$f")"
+    printf '%s: wall %s s, engine %s s, PostgreSQL CPU %s s, workers CPU %s s (medians of %s runs)\n' "$haul" \
+        "$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" "$(cut -d' ' -f3 "$f" | median)" \
+        "$(cut -d' ' -f4 "$f" | median)" "$(wc -l <"$f")"
     [[ -f $f.statements ]] && sed 's/^/    /' "$f.statements"
 done
