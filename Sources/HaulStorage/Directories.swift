@@ -8,7 +8,9 @@ public enum Directories {
     public static func create(_ path: String) throws {
         var existing = stat()
         if stat(path, &existing) == 0 {
-            guard existing.st_mode & S_IFMT == S_IFDIR else { throw Errno.storageError(ENOTDIR, "create directory \(path)") }
+            guard existing.st_mode & S_IFMT == S_IFDIR else {
+                throw HaulError(.storage, "cannot create directory \(path): something that is not a directory is there", transient: true)
+            }
             return
         }
         let parent = StorageRoot.folder(of: path)

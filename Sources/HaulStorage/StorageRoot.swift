@@ -7,40 +7,55 @@ public struct StorageRoot: Sendable {
     /// Absolute path of the root on this host, symlinks resolved.
     public let path: String
 
+    /// What messages call a root, and how the user names another: a worker's `--storage`, or
+    /// the folder `haul get -o` writes into.
+    public struct Naming: Sendable {
+        /// The root as messages call it ("the storage root").
+        public let noun: String
+        /// How to name a usable one instead.
+        public let remedy: String
+
+        /// A worker's `--storage` (or `HAUL_STORAGE`).
+        public static let storageOption = Naming(noun: "the storage root", remedy: "pass a writable directory with --storage or HAUL_STORAGE")
+        /// The folder of `haul get -o`.
+        public static let outputFolder = Naming(noun: "the output folder", remedy: "give -o a path in a folder you can write")
+    }
+
     /// Opens a root.
-    /// - Parameter create: create it (and its parents) when missing; otherwise a missing root
-    ///   is a `storage-missing` error, so a worker never fills a forgotten mount point.
-    public init(_ path: String, create: Bool = true) throws {
+    /// - Parameters:
+    ///   - create: create it (and its parents) when missing; otherwise a missing root is a
+    ///     `storage-missing` error, so a worker never fills a forgotten mount point.
+    ///   - naming: what the errors call the root and how they say to name another.
+    public init(_ path: String, create: Bool = true, naming: Naming = .storageOption) throws {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) {
             guard create else {
                 throw HaulError(
-                    .storageMissing, "the storage root \(absolute) does not exist",
+                    .storageMissing, "\(naming.noun) \(absolute) does not exist",
                     hint: "mount or create it, or pass --create-storage to let haul create it")
             }
+            do {
+                try Directories.create(absolute)
+            } catch let error as HaulError {
+                // It names the folder that could not be made ("cannot create directory …").
+                throw HaulError(error.code, error.message, hint: naming.remedy)
+            }
         } else if !isDirectory.boolValue {
-            throw HaulError(.storage, "the storage root \(absolute) is not a directory", hint: "pass a directory with --storage or HAUL_STORAGE")
-        }
-        do {
-            try FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true)
-        } catch {
-            throw HaulError(
-                .storage, "cannot use \(absolute) as the storage root: \(error.localizedDescription)",
-                hint: "pass a writable directory with --storage or HAUL_STORAGE")
+            throw HaulError(.storage, "\(naming.noun) \(absolute) is not a directory", hint: naming.remedy)
         }
         guard let resolved = Self.resolve(absolute) else {
-            throw Errno.storageError(errno, "resolve the storage root \(absolute)")
+            throw Errno.storageError(errno, "resolve \(naming.noun) \(absolute)")
         }
         self.path = resolved
     }
 
     /// Why this process cannot write to the root now (it creates and removes a probe file, which
     /// catches read-only mounts, permissions and a vanished mount alike), or `nil` when it can.
-    public func writeProblem() -> String? {
+    public func writeProblem(naming: Naming = .storageOption) -> String? {
         let probe = path + "/.haul-write-check-\(getpid())"
         let descriptor = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return "storage root \(path) is not writable: \(String(cString: strerror(errno)))" }
+        guard descriptor >= 0 else { return "\(naming.noun) \(path) is not writable: \(String(cString: strerror(errno)))" }
         close(descriptor)
         unlink(probe)
         return nil

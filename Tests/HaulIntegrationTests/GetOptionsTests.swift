@@ -71,6 +71,42 @@ struct GetOptionsTests {
         #expect(try database.scalar("SELECT count(*) FROM transfers") == "0")
     }
 
+    @Test("an -o folder that cannot be made or written is refused at once: exit 2, one line naming it, nothing enqueued")
+    func unusableOutputFolder() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("outfolder")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        try Data("a file, not a folder\n".utf8).write(to: URL(fileURLWithPath: work + "/afile"))
+        let url = "http://127.0.0.1:9/x.bin"
+        let cases: [(output: String, says: String)] = [
+            (work + "/afile/sub/x.bin", "cannot create directory \(work)/afile: something that is not a directory is there"),
+            (work + "/afile/", "cannot create directory \(work)/afile: something that is not a directory is there"),
+            ("/proc/haul-no-such-folder/x.bin", "cannot create directory /proc/haul-no-such-folder: No such file or directory"),
+        ]
+        for (output, says) in cases {
+            let result = try Run.haul(["get", url, "-o", output], database: database.url)
+            #expect(result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1, "\(output): \(result.stderr)")
+            #expect(result.stderr.contains("give -o a path in a folder you can write"), "\(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work) == ["afile"])
+        // A folder this user may not write (root may write anywhere, so another user runs it).
+        if getuid() == 0, getpwnam("nobody") != nil {
+            let locked = work + "/locked"
+            try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o555])
+            for (output, says) in [
+                (locked + "/x.bin", "the output folder \(locked) is not writable: Permission denied"),
+                (locked + "/sub/x.bin", "permission denied: cannot create directory \(locked)/sub: Permission denied"),
+            ] {
+                let result = try Run.program(
+                    "/usr/sbin/runuser", ["-u", "nobody", "--", Harness.haulBinary, "get", url, "-o", output],
+                    environment: ["DATABASE_URL": database.url], directory: "/", timeout: 60)
+                #expect(result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1, "\(output): \(result.stderr)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: locked).isEmpty)
+        }
+        #expect(try database.scalar("SELECT count(*) FROM transfers") == "0")
+    }
+
     @Test("--proxy and http_proxy send requests through the proxy (nginx serves absolute-URI requests), and without one the name does not resolve")
     func proxy() throws {
         let database = try TestDatabase()

@@ -79,7 +79,7 @@ enum GetCommand: Command {
             return request
         }
         if let proxy = arguments.value("--proxy") { try useProxy(proxy) }
-        let storage = try object?.root ?? StorageRoot(root)
+        let storage = try object?.root ?? outputFolder(root)
         Log.configure(verbose: arguments.has("--verbose"), quiet: !arguments.has("--verbose"))
 
         let session = try DatabaseSession()
@@ -168,6 +168,22 @@ enum GetCommand: Command {
     }
 
     /// Splits `-o` into a storage root and a destination relative to it (`nil`: name from the origin).
+    /// The folder the files are saved in, made when missing; one this user cannot make or
+    /// write is bad input (exit 2) before anything is enqueued, rather than a transfer that
+    /// retries a storage error it cannot get past.
+    static func outputFolder(_ path: String) throws -> StorageRoot {
+        let root: StorageRoot
+        do {
+            root = try StorageRoot(path, naming: .outputFolder)
+        } catch let error as HaulError {
+            throw HaulError.usage(error.message, hint: error.hint)
+        }
+        if let problem = root.writeProblem(naming: .outputFolder) {
+            throw HaulError.usage(problem, hint: StorageRoot.Naming.outputFolder.remedy)
+        }
+        return root
+    }
+
     static func target(_ output: String?) throws -> (root: String, dest: String?) {
         let cwd = FileManager.default.currentDirectoryPath
         guard let output, !output.isEmpty else { return (cwd, nil) }
