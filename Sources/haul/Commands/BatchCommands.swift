@@ -96,7 +96,7 @@ enum WaitCommand: Command {
     private static func poll(batch: String?, ids: [Int64], session: DatabaseSession) throws -> (finished: Bool, failed: Bool, line: String) {
         if let batch {
             guard let summary = try Batches(session.connection).summary(batch) else {
-                throw HaulError(.noSuchBatch, "there is no batch '\(batch)'")
+                throw HaulError(.noSuchBatch, "there is no batch '\(batch)'", hint: "check the name given to 'haul enqueue --manifest FILE --batch NAME'; the dashboard lists the batches")
             }
             let failed = (summary.countsByState[.failed] ?? 0) + (summary.countsByState[.canceled] ?? 0)
             let bytes = progress(done: summary.bytesDone, known: summary.bytesKnown, rate: summary.rate)
