@@ -18,6 +18,9 @@ extern ssize_t copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *
 #endif
 /* O_PATH is hidden behind _GNU_SOURCE too; this is its value on every architecture Swift targets. */
 #define HAUL_O_PATH 010000000
+/* O_TMPFILE's own bit (the flag is this | O_DIRECTORY), hidden the same way; the same value on
+   every architecture Swift targets, while O_DIRECTORY itself differs (take Glibc's). */
+#define HAUL_O_TMPFILE_BIT 020000000
 #define HAUL_RESOLVE_NO_SYMLINKS 0x04
 #define HAUL_RESOLVE_BENEATH 0x08
 struct haul_open_how {

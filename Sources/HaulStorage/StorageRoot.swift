@@ -50,14 +50,23 @@ public struct StorageRoot: Sendable {
         self.path = resolved
     }
 
-    /// Why this process cannot write to the root now (it creates and removes a probe file, which
-    /// catches read-only mounts, permissions and a vanished mount alike), or `nil` when it can.
+    /// Why this process cannot write to the root now (it creates a file there, which catches
+    /// read-only mounts, permissions and a vanished mount alike), or `nil` when it can.
+    ///
+    /// The file is unnamed (`O_TMPFILE`), so the check neither leaves a name behind nor meets
+    /// one: a predictable name opened with `O_TRUNC` would let another user who can write the
+    /// folder plant a symbolic link there and have haul truncate its target. Where the file
+    /// system has no unnamed files, the name is random and made with `O_EXCL`, which never
+    /// opens an existing entry or follows a link.
     public func writeProblem(naming: Naming = .storageOption) -> String? {
-        let probe = path + "/.haul-write-check-\(getpid())"
-        let descriptor = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        var descriptor = open(path, HAUL_O_TMPFILE_BIT | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o600)
+        if descriptor < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL) {
+            let probe = path + "/.haul-write-check-\(UInt64.random(in: 0...UInt64.max))"
+            descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if descriptor >= 0 { unlink(probe) }
+        }
         guard descriptor >= 0 else { return "\(naming.noun) \(path) is not writable: \(String(cString: strerror(errno)))" }
         close(descriptor)
-        unlink(probe)
         return nil
     }
 
