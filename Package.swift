@@ -18,7 +18,7 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
         .target(name: "HaulCore", dependencies: ["CCrypto"]),
-        .target(name: "HaulPostgres", dependencies: ["CLibPQ", "HaulCore"]),
+        .target(name: "HaulPostgres", dependencies: ["CLibPQ", "CLinux", "HaulCore"]),
         .target(name: "HaulHTTP", dependencies: ["CCurl", "HaulCore"]),
         .target(name: "HaulStorage", dependencies: ["CLinux", "HaulCore"]),
         .target(name: "HaulArchive", dependencies: ["CLinux", "CZlib", "HaulCore"]),
