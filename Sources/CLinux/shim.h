@@ -32,6 +32,11 @@ static inline int haul_openat2(int dirfd, const char *path, int flags, unsigned 
     struct haul_open_how how = {(uint64_t)(unsigned int)flags, mode, resolve};
     return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
+/* renameat2(2) with RENAME_NOREPLACE (Linux 3.15; glibc hides the wrapper behind _GNU_SOURCE):
+   renames `from` to `to` unless `to` exists (EEXIST). File systems without it answer EINVAL. */
+static inline int haul_rename_noreplace(const char *from, const char *to) {
+    return (int)syscall(SYS_renameat2, -100 /* AT_FDCWD */, from, -100, to, 1u /* RENAME_NOREPLACE */);
+}
 /* memfd_create(2) is hidden behind _GNU_SOURCE as well: an anonymous file in memory, close-on-exec. */
 static inline int haul_memfd_create(const char *name) {
     return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);

@@ -1,3 +1,4 @@
+import CLinux
 import HaulCore
 
 import Glibc
@@ -14,10 +15,14 @@ public struct ZipWriteOptions: Sendable, Equatable {
 
     /// The compression; the default is deflate at level 6, like `zip`.
     public var compression: Compression
+    /// Whether an existing file of the archive's name is replaced; by default it is left as it
+    /// was and the archive refused (`destination-exists`).
+    public var replace: Bool
 
-    /// Creates options; `deflate(level: 6)` unless told otherwise.
-    public init(compression: Compression = .deflate(level: 6)) {
+    /// Creates options; `deflate(level: 6)` and no replacing unless told otherwise.
+    public init(compression: Compression = .deflate(level: 6), replace: Bool = false) {
         self.compression = compression
+        self.replace = replace
     }
 }
 
@@ -43,10 +48,13 @@ public enum ZipWriter {
     /// extended-timestamp field; ZIP64 records are used automatically past 4 GiB or 65 535 entries.
     /// Files are deflated on up to eight threads of its own and streamed with bounded memory. The archive is
     /// written under a temporary name in the same directory and renamed at the end, so a failure leaves
-    /// nothing half-written. Blocks the calling thread; prints nothing.
+    /// nothing half-written. Unless `options.replace`, a file already at `archive` is never replaced: it is
+    /// refused before any work, and the final rename will not replace one that appeared meanwhile.
+    /// Blocks the calling thread; prints nothing.
     ///
-    /// - Throws: `HaulError`: `usage` for a bad level or no inputs, `duplicate-entry` when two inputs map to
-    ///   one name, `io-error` for unreadable inputs or a full disk.
+    /// - Throws: `HaulError`: `usage` for a bad level or no inputs, `destination-exists` for an existing
+    ///   archive (unless `options.replace`), `duplicate-entry` when two inputs map to one name,
+    ///   `io-error` for unreadable inputs or a full disk.
     public static func create(archive: String, inputs: [String], options: ZipWriteOptions = ZipWriteOptions()) throws -> ZipWriteSummary {
         guard !inputs.isEmpty else { throw HaulError.usage("haul zip needs at least one file or directory to add") }
         var level: Int32?
@@ -54,6 +62,8 @@ public enum ZipWriter {
             guard (1...9).contains(value) else { throw HaulError.usage("compression level \(value) is not between 1 and 9") }
             level = Int32(value)
         }
+        var existing = stat()
+        if !options.replace && lstat(archive, &existing) == 0 { throw Self.exists(archive) }
         let directory = archive.contains("/") ? String(archive[..<archive.lastIndex(of: "/")!]) : "."
         let base = archive.split(separator: "/").last.map(String.init) ?? archive
         var template = Array("\(directory.isEmpty ? "/" : directory)/.\(base).haul-tmp-XXXXXX".utf8CString)
@@ -71,12 +81,38 @@ public enum ZipWriter {
             let output = ArchiveOutput(path: temporary, descriptor: fd)
             var summary = try ZipArchiveBuilder(output: output, level: level, spoolDirectory: directory.isEmpty ? "/" : directory).write(entries)
             try check("sync", temporary) { fsync(fd) }
-            try check("rename the finished archive to", archive) { rename(temporary, archive) }
+            try publish(temporary, as: archive, replace: options.replace)
             summary.archiveBytes = Int64(output.offset)
             return summary
         } catch {
             unlink(temporary)
             throw error
         }
+    }
+
+    /// Renames the finished `temporary` to `archive`; without `replace`, only if nothing is there
+    /// (`renameat2` with `RENAME_NOREPLACE`, or a hard link where the file system lacks it, as NFS does).
+    private static func publish(_ temporary: String, as archive: String, replace: Bool) throws {
+        guard !replace else {
+            try check("rename the finished archive to", archive) { rename(temporary, archive) }
+            return
+        }
+        while true {
+            var result = haul_rename_noreplace(temporary, archive)
+            if result != 0 && errno == EINVAL {
+                result = link(temporary, archive)
+                if result == 0 { unlink(temporary) }
+            }
+            if result == 0 { return }
+            let code = errno
+            guard code != EINTR else { continue }
+            throw code == EEXIST ? exists(archive) : HaulError.archiveIO("rename the finished archive to", archive, errno: code)
+        }
+    }
+
+    private static func exists(_ archive: String) -> HaulError {
+        HaulError(
+            .destinationExists, "'\(archive)' already exists; haul zip left it as it was",
+            hint: "pass --force to replace it, or choose another OUT.zip")
     }
 }

@@ -67,11 +67,30 @@ import Testing
         #expect(try snapshot(temp.sub("out")) == snapshot(temp.sub("tree")))
     }
 
+    @Test func anExistingFileIsLeftAsItWasUnlessReplaceIsAsked() throws {
+        let temp = try TemporaryDirectory()
+        try makeSampleTree(at: temp.sub("tree"))
+        let mine = Data("my own notes, not an archive\n".utf8)
+        try mine.write(to: URL(fileURLWithPath: temp.sub("out.zip")))
+        let error = extractionError { _ = try ZipWriter.create(archive: temp.sub("out.zip"), inputs: [temp.sub("tree")]) }
+        #expect(error?.code == "destination-exists")
+        #expect(error?.message == "'\(temp.sub("out.zip"))' already exists; haul zip left it as it was")
+        #expect(FileManager.default.contents(atPath: temp.sub("out.zip")) == mine)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).sorted() == ["out.zip", "tree"])
+        // A symbolic link of that name is an existing entry too: neither followed nor replaced.
+        try FileManager.default.createSymbolicLink(atPath: temp.sub("link.zip"), withDestinationPath: temp.sub("out.zip"))
+        #expect(extractionError { _ = try ZipWriter.create(archive: temp.sub("link.zip"), inputs: [temp.sub("tree")]) }?.code == "destination-exists")
+        #expect(FileManager.default.contents(atPath: temp.sub("out.zip")) == mine)
+
+        _ = try ZipWriter.create(archive: temp.sub("out.zip"), inputs: [temp.sub("tree")], options: ZipWriteOptions(replace: true))
+        try runChecked(["unzip", "-tq", temp.sub("out.zip")])
+    }
+
     @Test func theArchiveNeverContainsItself() throws {
         let temp = try TemporaryDirectory()
         try makeSampleTree(at: temp.sub("tree"))
         _ = try ZipWriter.create(archive: temp.sub("tree/self.zip"), inputs: [temp.sub("tree")])
-        _ = try ZipWriter.create(archive: temp.sub("tree/self.zip"), inputs: [temp.sub("tree")])
+        _ = try ZipWriter.create(archive: temp.sub("tree/self.zip"), inputs: [temp.sub("tree")], options: ZipWriteOptions(replace: true))
         let listing = try run(["unzip", "-Z1", temp.sub("tree/self.zip")]).output
         #expect(listing.contains("self.zip") == false)
     }

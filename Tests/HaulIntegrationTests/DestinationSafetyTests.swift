@@ -37,6 +37,27 @@ struct DestinationSafetyTests {
         #expect(Origin.sha256(file: work + "/explicit.bin") == file.sha256)
     }
 
+    @Test("haul zip refuses an OUT.zip that exists (exit 2, one line) and leaves it as it was; --force replaces it")
+    func zipKeepsExistingFiles() throws {
+        let work = Harness.temporaryDirectory("zip-keep")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        try FileManager.default.createDirectory(atPath: work + "/tree", withIntermediateDirectories: true)
+        try Data("text\n".utf8).write(to: URL(fileURLWithPath: work + "/tree/a.txt"))
+        let mine = Data("my own notes\n".utf8)
+        try mine.write(to: URL(fileURLWithPath: work + "/out.zip"))
+
+        let refused = try Run.haul(["zip", work + "/out.zip", work + "/tree"], database: nil)
+        #expect(refused.status == 2 && refused.stderr.hasPrefix("haul: '\(work)/out.zip' already exists") && refused.stderr.contains("--force"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(contents(work + "/out.zip") == mine)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).sorted() == ["out.zip", "tree"])
+
+        let forced = try Run.haul(["zip", work + "/out.zip", work + "/tree", "--force"], database: nil)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        let listing = try Run.program("/usr/bin/unzip", ["-Z1", work + "/out.zip"], environment: [:])
+        #expect(listing.stdout == "a.txt\n", "\(listing.stdout) \(listing.stderr)")
+    }
+
     @Test("-o - writes the file to standard output and nothing to the folder")
     func getToStandardOutput() throws {
         let database = try TestDatabase()

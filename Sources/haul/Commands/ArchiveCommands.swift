@@ -5,25 +5,27 @@ enum ZipCommand: Command {
     static let name = "zip"
     static let summary = "create a zip archive from files and directories"
     static let help = """
-        usage: haul zip OUT.zip PATH... [--level N | --store]
+        usage: haul zip OUT.zip PATH... [--level N | --store] [--force]
 
         Creates a zip archive. A directory adds its contents relative to itself (empty
         directories kept); a file adds itself under its base name; symlinks inside a
         directory are stored as symlinks. Names are UTF-8, Unix modes and modification
         times are kept; ZIP64 is used automatically past 4 GiB or 65 535 entries. The
         archive is written under a temporary name next to OUT.zip and renamed when
-        complete, so a failure leaves nothing half-written.
+        complete, so a failure leaves nothing half-written. An existing OUT.zip is left
+        as it was and the command refused (exit 2), unless --force.
 
           --level N        deflate level, 1 (fastest) to 9 (smallest) (default 6)
           --store          store files without compression
+          --force          replace an existing OUT.zip
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let arguments = try Arguments(words, options: ["--level"], flags: ["--store"])
+        let arguments = try Arguments(words, options: ["--level"], flags: ["--store", "--force"])
         guard arguments.positionals.count >= 2 else {
             throw HaulError.usage("haul zip needs an archive name and at least one file or directory", hint: "haul zip OUT.zip PATH...")
         }
-        var options = ZipWriteOptions()
+        var options = ZipWriteOptions(replace: arguments.has("--force"))
         if arguments.has("--store") {
             guard arguments.value("--level") == nil else { throw HaulError.usage("--store and --level exclude each other") }
             options.compression = .store
