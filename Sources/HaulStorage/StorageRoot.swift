@@ -50,6 +50,16 @@ public struct StorageRoot: Sendable {
         self.path = resolved
     }
 
+    /// Opens a root (see `init`) that this process can write now, or throws: the errors of
+    /// `init`, or `storage-permission` with what `writeProblem` found.
+    public static func writable(_ path: String, create: Bool = true, naming: Naming) throws -> StorageRoot {
+        let root = try StorageRoot(path, create: create, naming: naming)
+        if let problem = root.writeProblem(naming: naming) {
+            throw HaulError(.storagePermission, problem, hint: "fix the mount or its permissions for this user (uid \(getuid())), or \(naming.remedy)")
+        }
+        return root
+    }
+
     /// Why this process cannot write to the root now (it creates a file there, which catches
     /// read-only mounts, permissions and a vanished mount alike), or `nil` when it can.
     ///

@@ -167,23 +167,18 @@ enum GetCommand: Command {
         for name in ["http_proxy", "https_proxy", "HTTPS_PROXY"] { setenv(name, proxy, 1) }
     }
 
-    /// Splits `-o` into a storage root and a destination relative to it (`nil`: name from the origin).
     /// The folder the files are saved in, made when missing; one this user cannot make or
     /// write is bad input (exit 2) before anything is enqueued, rather than a transfer that
     /// retries a storage error it cannot get past.
     static func outputFolder(_ path: String) throws -> StorageRoot {
-        let root: StorageRoot
         do {
-            root = try StorageRoot(path, naming: .outputFolder)
+            return try StorageRoot.writable(path, naming: .outputFolder)
         } catch let error as HaulError {
             throw HaulError.usage(error.message, hint: error.hint)
         }
-        if let problem = root.writeProblem(naming: .outputFolder) {
-            throw HaulError.usage(problem, hint: StorageRoot.Naming.outputFolder.remedy)
-        }
-        return root
     }
 
+    /// Splits `-o` into a storage root and a destination relative to it (`nil`: name from the origin).
     static func target(_ output: String?) throws -> (root: String, dest: String?) {
         let cwd = FileManager.default.currentDirectoryPath
         guard let output, !output.isEmpty else { return (cwd, nil) }

@@ -90,16 +90,11 @@ enum WorkerCommand: Command {
     /// exists (or `create`) and that this user can write; anything else refuses the start (exit 2).
     static func storage(_ path: String, create: Bool) throws -> (root: StorageRoot, store: ObjectStore?) {
         if S3Location.isURLLike(path) { return try ObjectStore.storage(path, what: "--storage") }
-        let root: StorageRoot
         do {
-            root = try StorageRoot(path, create: create)
+            return (try StorageRoot.writable(path, create: create, naming: .storageOption), nil)
         } catch let error as HaulError {
             throw HaulError.usage(error.message, hint: error.hint)
         }
-        if let problem = root.writeProblem() {
-            throw HaulError.usage(problem, hint: "fix the mount or its permissions for this user (uid \(getuid())), or pass another --storage")
-        }
-        return (root, nil)
     }
 
     /// Applies the tuning flags shared by `worker` and `get`.
