@@ -24,7 +24,7 @@ public enum CurlFailure {
         case CURLE_COULDNT_RESOLVE_HOST:
             return HaulError(.dns, "cannot resolve host \(host)", hint: "check the URL's host name and the resolver", transient: true)
         case CURLE_COULDNT_CONNECT:
-            return HaulError(.connect, "cannot connect to \(host): \(why)", hint: "is \(peer) up and reachable from this worker?", transient: true)
+            return HaulError(.connect, "cannot connect to \(host): \(why)", hint: "is \(peer) up and reachable from this machine?", transient: true)
         case CURLE_OPERATION_TIMEDOUT:
             return HaulError(.stalled, "\(peer) stalled after \(bytes) bytes: \(why)", transient: true)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM:
