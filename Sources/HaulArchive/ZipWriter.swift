@@ -90,8 +90,9 @@ public enum ZipWriter {
         }
     }
 
-    /// Renames the finished `temporary` to `archive`; without `replace`, only if nothing is there
-    /// (`renameat2` with `RENAME_NOREPLACE`, or a hard link where the file system lacks it, as NFS does).
+    /// Renames the finished `temporary` to `archive`; without `replace`, only if nothing is there:
+    /// `renameat2` with `RENAME_NOREPLACE`, else a hard link (NFS has no `RENAME_NOREPLACE`), else
+    /// (a file system with neither, as some FUSE ones) a look just before a plain rename.
     private static func publish(_ temporary: String, as archive: String, replace: Bool) throws {
         guard !replace else {
             try check("rename the finished archive to", archive) { rename(temporary, archive) }
@@ -101,7 +102,13 @@ public enum ZipWriter {
             var result = haul_rename_noreplace(temporary, archive)
             if result != 0 && errno == EINVAL {
                 result = link(temporary, archive)
-                if result == 0 { unlink(temporary) }
+                if result == 0 {
+                    unlink(temporary)
+                } else if [EPERM, EOPNOTSUPP, ENOSYS].contains(errno) {
+                    var existing = stat()
+                    if lstat(archive, &existing) == 0 { throw exists(archive) }
+                    result = rename(temporary, archive)
+                }
             }
             if result == 0 { return }
             let code = errno
