@@ -114,10 +114,32 @@ public struct StorageRoot: Sendable {
     }
 
     /// `descriptor`, throwing a storage error (`unsafe-path` for a symlink) that names `doing`.
+    /// A file it may create is refused (`unsafe-path`) when it already belongs to another user
+    /// in a folder anyone may write (sticky, as `/tmp`), unless that user owns the folder: the
+    /// rule of the kernel's `fs.protected_regular`, kept when that switch is off. Otherwise a
+    /// user could plant a file under a partial file's predictable name, and the download would
+    /// be written into it and published still theirs, to change after Haul verified it.
     public func openFile(_ absolute: String, _ flags: Int32, doing: String) throws -> Int32 {
         let fd = descriptor(absolute, flags)
         guard fd >= 0 else { throw Self.openFailure(errno, doing: doing, absolute) }
+        if flags & O_CREAT != 0, let owner = Self.plantedOwner(fd, in: Self.folder(of: absolute)) {
+            close(fd)
+            throw HaulError(
+                .unsafePath, "refusing to \(doing) \(absolute): a file of user \(owner) is already there, in a folder anyone may write",
+                hint: "remove it, or download into a folder other users cannot write")
+        }
         return fd
+    }
+
+    /// The owner of the open file `fd` when it belongs to neither this process nor the owner of
+    /// `folder`, and `folder` is writable by anyone and sticky; `nil` otherwise.
+    static func plantedOwner(_ fd: Int32, in folder: String) -> uid_t? {
+        var file = stat()
+        var directory = stat()
+        guard fstat(fd, &file) == 0, file.st_uid != geteuid(), stat(folder, &directory) == 0,
+            directory.st_mode & S_ISVTX != 0, directory.st_mode & S_IWOTH != 0, file.st_uid != directory.st_uid
+        else { return nil }
+        return file.st_uid
     }
 
     /// The error for a failed `descriptor`: `unsafe-path` for a symlink, else a storage error.

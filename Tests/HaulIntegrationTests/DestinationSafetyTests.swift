@@ -37,6 +37,34 @@ struct DestinationSafetyTests {
         #expect(Origin.sha256(file: work + "/explicit.bin") == file.sha256)
     }
 
+    @Test(
+        "in a folder anyone may write (sticky, as /tmp), a partial file another user planted is neither written into nor published",
+        .enabled(if: getuid() == 0 && getpwnam("nobody") != nil))
+    func plantedPartialFilesAreRefused() throws {
+        let database = try TestDatabase()
+        let shared = Harness.temporaryDirectory("sticky")
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        chmod(shared, 0o1777)
+        let small = try Origin.file("planted/small.bin", size: 4096)
+        let large = try Origin.file("planted/large.bin", size: 3 * 1_048_576)
+        for (file, extra) in [(small, [String]()), (large, ["--segment-size", "1MiB"])] {
+            let name = (file.path as NSString).lastPathComponent
+            let planted = shared + "/" + name + ".haul-partial"
+            let plant = try Run.program(
+                "/usr/sbin/runuser", ["-u", "nobody", "--", "/bin/sh", "-c", "echo planted > \"$0\"", planted], environment: [:], directory: "/")
+            try #require(plant.status == 0, "\(plant.stderr)")
+            let result = try Run.haul(["get", Harness.origin + file.path, "-o", shared + "/" + name] + extra, database: database.url)
+            #expect(result.status == 1 && result.stderr.contains("a file of user \(getpwnam("nobody")!.pointee.pw_uid) is already there"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: shared + "/" + name), "the download was published")
+            #expect(contents(planted) == Data("planted\n".utf8), "the planted file was written into")
+        }
+        // A file of this user's own under that name (an earlier attempt's) is used as before.
+        try Data("an earlier attempt\n".utf8).write(to: URL(fileURLWithPath: shared + "/own.bin.haul-partial"))
+        let again = try Run.haul(["get", Harness.origin + small.path, "-o", shared + "/own.bin"], database: database.url)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(Origin.sha256(file: shared + "/own.bin") == small.sha256)
+    }
+
     @Test("haul zip refuses an OUT.zip that exists (exit 2, one line) and leaves it as it was; --force replaces it")
     func zipKeepsExistingFiles() throws {
         let work = Harness.temporaryDirectory("zip-keep")
