@@ -86,8 +86,9 @@ func main(_ arguments: [String]) -> Int32 {
         return try command.run(rest)
     } catch let error as HaulError {
         Output.error("haul: \(error.description)")
-        // Refusals to overwrite or double-book a destination are the user's to resolve, like bad arguments.
-        return ["usage", "destination-busy", "destination-exists"].contains(error.code) ? ExitCode.usage : ExitCode.failure
+        // Refusals to overwrite, double-book or extract into a used destination are the user's
+        // to resolve, like bad arguments.
+        return ["usage", "destination-busy", "destination-exists", "destination-not-empty"].contains(error.code) ? ExitCode.usage : ExitCode.failure
     } catch let error as PostgresError {
         Output.error("haul: database error: \(error.description)")
         return ExitCode.failure

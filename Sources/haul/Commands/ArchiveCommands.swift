@@ -32,6 +32,10 @@ enum ZipCommand: Command {
         } else if let level = try arguments.positiveInt("--level") {
             options.compression = .deflate(level: level)
         }
+        try PathArguments.parentFolder(of: arguments.positionals[0], role: "OUT.zip")
+        for input in arguments.positionals.dropFirst() {
+            try PathArguments.existing(input, role: "PATH", hint: "give files or directories that exist")
+        }
         let summary = try ZipWriter.create(archive: arguments.positionals[0], inputs: Array(arguments.positionals.dropFirst()), options: options)
         Output.line(
             "\(arguments.positionals[0]): \(summary.entries) entries, \(ByteSize.format(summary.bytes)) in, \(ByteSize.format(summary.archiveBytes)) out")
@@ -72,6 +76,8 @@ enum ExtractCommand: Command {
         limits.maxSize = try arguments.size("--max-size")
         limits.maxEntries = try arguments.positiveInt("--max-entries") ?? limits.maxEntries
         limits.maxRatio = try arguments.positiveInt("--max-ratio").map(Int64.init) ?? limits.maxRatio
+        try PathArguments.readableFile(paths[0], role: "ARCHIVE", hint: "give the path of a zip, tar, tar.gz or gz file")
+        try PathArguments.parentFolder(of: paths[1], role: "DEST")
         let summary = try Extractor.extract(archive: paths[0], to: paths[1], limits: limits, allowSymlinks: arguments.has("--allow-symlinks"))
         Output.line(
             "\(paths[1]): \(summary.files) files, \(summary.directories) directories\(summary.symlinks > 0 ? ", \(summary.symlinks) symlinks" : ""), \(ByteSize.format(summary.bytes)) from a \(summary.format.rawValue) archive"

@@ -41,6 +41,7 @@ enum UploadCommand: Command {
         }
         _ = try OriginURL.validate(url)
         let files = Array(arguments.positionals.dropLast())
+        for file in files { try PathArguments.readableFile(file, role: "FILE", hint: "upload regular files you can read") }
         let headers = try arguments.all("--header").map { line -> String in
             _ = try Header.parse(line)
             return line
