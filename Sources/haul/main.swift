@@ -17,6 +17,7 @@ let commands: [(name: String, summary: String, help: String, run: ([String]) thr
         list.append((control.action.rawValue, control.summary, control.help, control.run))
     }
     list.append((WaitCommand.name, WaitCommand.summary, WaitCommand.help, WaitCommand.run))
+    list.append((BatchesCommand.name, BatchesCommand.summary, BatchesCommand.help, BatchesCommand.run))
     list.append((WorkersCommand.name, WorkersCommand.summary, WorkersCommand.help, WorkersCommand.run))
     list.append((DashboardCommand.name, DashboardCommand.summary, DashboardCommand.help, DashboardCommand.run))
     list.append((HostLimitCommand.name, HostLimitCommand.summary, HostLimitCommand.help, HostLimitCommand.run))

@@ -120,4 +120,39 @@ struct BulkOperatorTests {
         let bad = try Run.haul(["prune", "--older-than", "0s", "--state", "pending"], database: database.url)
         #expect(bad.status == 2, "\(bad.stderr)")
     }
+
+    @Test("haul batches lists batches newest first with their counts; every unknown --batch points at it")
+    func batchList() throws {
+        let empty = try TestDatabase()
+        let none = try Run.haul(["batches"], database: empty.url)
+        #expect(none.status == 0 && none.stdout.hasPrefix("no batches yet"), "\(none.stdout) \(none.stderr)")
+
+        let database = try Self.seeded()
+        let path = Harness.temporaryDirectory("bulk-later") + "/manifest.txt"
+        try ["http://127.0.0.1:9/w1", "http://127.0.0.1:9/w2", "http://127.0.0.1:9/w3"].joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try Run.haul(["enqueue", "--manifest", path, "--batch", "weekly\u{1b}[31m"], database: database.url).status == 0)
+        #expect(try Run.haul(["pause", "7"], database: database.url).status == 0)
+        #expect(try Run.haul(["cancel", "8"], database: database.url).status == 0)
+        _ = try database.scalar("UPDATE transfers SET state = 'done' WHERE id IN (1, 2)")
+        _ = try database.scalar("UPDATE transfers SET state = 'failed', error = 'gone' WHERE id = 3")
+
+        let table = try Run.haul(["batches"], database: database.url)
+        let lines = table.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        #expect(table.status == 0 && lines.count == 3, "\(table.stdout) \(table.stderr)")
+        #expect(lines.first?.prefix(6) == ["NAME", "DONE", "FAILED", "ACTIVE", "PAUSED", "CANCELED"], "\(table.stdout)")
+        // Newest first; the control characters of a name are not shown. Done/total, failed, active, paused, canceled.
+        #expect(lines.dropFirst().first?.prefix(6) == ["weekly[31m", "0/3", "0", "1", "1", "1"], "\(table.stdout)")
+        #expect(lines.dropFirst(2).first?.prefix(6) == ["nightly", "2/4", "1", "1", "0", "0"], "\(table.stdout)")
+        #expect(!table.stdout.contains("\u{1b}"))
+
+        let limited = try Run.haul(["batches", "--limit", "1", "--json"], database: database.url)
+        let items = try JSONSerialization.jsonObject(with: Data(limited.stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(items.count == 1 && items[0]["name"] as? String == "weekly\u{1b}[31m" && items[0]["total"] as? Int == 3, "\(limited.stdout)")
+        #expect((items.first?["states"] as? [String: Int]) == ["pending": 1, "planning": 0, "downloading": 0, "finalizing": 0, "done": 0, "failed": 0, "paused": 1, "canceled": 1])
+
+        for words in [["status", "--batch", "nightlly"], ["wait", "--batch", "nightlly"], ["list", "--batch", "nightlly"], ["cancel", "--batch", "nightlly", "--yes"]] {
+            let unknown = try Run.haul(words, database: database.url)
+            #expect(unknown.status != 0 && unknown.stderr.contains("there is no batch 'nightlly'") && unknown.stderr.contains("'haul batches' lists"), "\(words): \(unknown.stderr)")
+        }
+    }
 }

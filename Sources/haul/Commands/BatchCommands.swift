@@ -6,7 +6,7 @@ import HaulQueue
 enum BatchStatus {
     static func show(_ name: String, json: Bool, session: DatabaseSession) throws -> Int32 {
         guard let summary = try Batches(session.connection).summary(name) else {
-            throw HaulError(.noSuchBatch, "there is no batch '\(name)'", hint: "enqueue one with 'haul enqueue --manifest FILE --batch \(name)'")
+            throw BatchesCommand.noSuchBatch(name)
         }
         if json {
             var counts: [String: Int] = [:]
@@ -96,7 +96,7 @@ enum WaitCommand: Command {
     private static func poll(batch: String?, ids: [Int64], session: DatabaseSession) throws -> (finished: Bool, failed: Bool, line: String) {
         if let batch {
             guard let summary = try Batches(session.connection).summary(batch) else {
-                throw HaulError(.noSuchBatch, "there is no batch '\(batch)'", hint: "check the name given to 'haul enqueue --manifest FILE --batch NAME'; the dashboard lists the batches")
+                throw BatchesCommand.noSuchBatch(batch)
             }
             let failed = (summary.countsByState[.failed] ?? 0) + (summary.countsByState[.canceled] ?? 0)
             let bytes = progress(done: summary.bytesDone, known: summary.bytesKnown, rate: summary.rate)

@@ -48,7 +48,7 @@ struct ControlCommand {
         }
 
         if let batch, try !store.batchExists(batch) {
-            throw HaulError(.noSuchBatch, "there is no batch '\(batch)'", hint: "check the name given to 'haul enqueue --manifest FILE --batch NAME'; the dashboard lists the batches")
+            throw BatchesCommand.noSuchBatch(batch)
         }
         let matched = try store.select(state: state, batch: batch, host: host)
         let chosen = matched.filter { action.verdict(transfer: $0.id, state: $0.state) == .apply }.map(\.id)

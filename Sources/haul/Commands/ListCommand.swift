@@ -23,7 +23,7 @@ enum ListCommand: Command {
         defer { session.close() }
         let store = TransferStore(session.connection)
         if let batch = arguments.value("--batch"), try !store.batchExists(batch) {
-            throw HaulError(.noSuchBatch, "there is no batch '\(batch)'", hint: "batches are named by 'haul enqueue --manifest FILE --batch NAME'")
+            throw BatchesCommand.noSuchBatch(batch)
         }
         let transfers = try store.list(state: state, batch: arguments.value("--batch"), host: arguments.value("--host"), limit: limit)
         if arguments.has("--json") {
