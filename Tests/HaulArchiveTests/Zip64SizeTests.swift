@@ -11,7 +11,7 @@ import Testing
         let temp = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: temp.sub("tree"), withIntermediateDirectories: true)
         let big = temp.sub("tree/sparse.img")
-        FileManager.default.createFile(atPath: big, contents: nil)
+        try #require(FileManager.default.createFile(atPath: big, contents: nil))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: big))
         try handle.seek(toOffset: (4 << 30) + 12_345)
         try handle.write(contentsOf: Data("the end".utf8))

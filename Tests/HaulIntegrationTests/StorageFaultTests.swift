@@ -54,7 +54,7 @@ struct StorageFaultTests {
         #expect(refused.status == 2 && refused.stderr.contains("not writable"), "\(refused.stderr)")
         try mount.remount("rw")
         let worker = try cluster.startWorker()
-        try #require(try Harness.waitUntil(timeout: 30) { worker.stderr.contains("worker started") }, "\(worker.stderr)")
+        try #require(Harness.waitUntil(timeout: 30) { worker.stderr.contains("worker started") }, "\(worker.stderr)")
         try mount.remount("ro")
         let id = try cluster.enqueue(served.url, ["--dest", "out.bin", "--segment-size", "1MiB", "--layout", layout])
         var seen = ""

@@ -23,7 +23,7 @@ struct WorkerStartTests {
 
         let port = Reliability.freePort()
         let worker = try cluster.startWorker(["--create-storage", "--metrics-addr", "127.0.0.1:\(port)", "--roles", "fetcher,rescuer"])
-        try #require(try Harness.waitUntil(timeout: 30) { worker.stderr.contains("worker started") }, "\(worker.stderr)")
+        try #require(Harness.waitUntil(timeout: 30) { worker.stderr.contains("worker started") }, "\(worker.stderr)")
         let started = worker.stderr.split(separator: "\n").first { $0.contains("worker started") }.map(String.init) ?? ""
         let resolved = URL(fileURLWithPath: cluster.storage).resolvingSymlinksInPath().path
         #expect(started.contains("storage=\(resolved)") && started.contains("roles=fetcher,rescuer"), "\(started)")
@@ -31,7 +31,7 @@ struct WorkerStartTests {
         #expect(FileManager.default.fileExists(atPath: cluster.storage))
 
         // /healthz follows the storage: a vanished mount (the root renamed away) is unhealthy.
-        try #require(try Harness.waitUntil(timeout: 20) { try Self.healthz(port).code == "200" })
+        try #require(Harness.waitUntil(timeout: 20) { try Self.healthz(port).code == "200" })
         try FileManager.default.moveItem(atPath: cluster.storage, toPath: cluster.storage + ".gone")
         let sick = try Self.healthz(port)
         #expect(sick.code == "503" && sick.body.contains("not writable"), "\(sick)")
@@ -69,7 +69,7 @@ struct WorkerStartTests {
         let id = try cluster.enqueue(Harness.origin + "/no-such-file-\(UUID().uuidString.prefix(6)).bin", ["--dest", "x.bin"])
         let worker = try cluster.startWorker(["--log-format", "json"])
         #expect(try cluster.waitFinal([id]) == ["failed"])
-        try #require(try Harness.waitUntil(timeout: 10) { worker.stderr.contains("\"level\":\"error\"") })
+        try #require(Harness.waitUntil(timeout: 10) { worker.stderr.contains("\"level\":\"error\"") })
         let lines = worker.stderr.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         let errors = lines.filter { $0["level"] as? String == "error" }
         #expect(errors.count == 1, "\(errors)")
