@@ -28,6 +28,12 @@ public struct TransferFiles: Sendable {
         self.root = root
     }
 
+    /// Paths for `relative` under a root held open for a batch, creating parent folders safely.
+    public init(root opened: OpenedRoot, relative: String) throws {
+        destination = try opened.prepare(relative)
+        self.root = opened.root
+    }
+
     /// The part file of one attempt at one segment, relative to the storage root.
     public static func partName(relativeDest: String, generation: Int, index: Int, lease: String) -> String {
         "\(relativeDest).haul-parts/g\(generation)-s\(index)-\(lease.prefix(8))"

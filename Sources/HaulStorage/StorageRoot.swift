@@ -97,15 +97,25 @@ public struct StorageRoot: Sendable {
     /// with `RESOLVE_BENEATH` and `O_NOFOLLOW` (`O_NOFOLLOW` alone on kernels before 5.6). New files get
     /// `0666` less the umask. Returns the descriptor, or -1 with `errno` set (`ELOOP` or `EXDEV` for a link).
     public func descriptor(_ absolute: String, _ flags: Int32) -> Int32 {
-        let prefix = path == "/" ? "/" : path + "/"
-        guard absolute.hasPrefix(prefix), absolute.count > prefix.count else {
+        guard let relative = relative(absolute) else {
             errno = EXDEV
             return -1
         }
-        let relative = String(absolute.dropFirst(prefix.count))
         let root = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard root >= 0 else { return -1 }
         defer { close(root) }
+        return Self.openBeneath(root, relative, flags: flags)
+    }
+
+    /// `absolute` relative to the root; `nil` when it is not a path under the root.
+    func relative(_ absolute: String) -> String? {
+        let prefix = path == "/" ? "/" : path + "/"
+        guard absolute.hasPrefix(prefix), absolute.count > prefix.count else { return nil }
+        return String(absolute.dropFirst(prefix.count))
+    }
+
+    /// `descriptor`'s open of `relative` beneath the root's descriptor `root`.
+    static func openBeneath(_ root: Int32, _ relative: String, flags: Int32) -> Int32 {
         // openat2 refuses a mode without O_CREAT.
         let mode = UInt32(flags & O_CREAT != 0 ? 0o666 : 0)
         let fd = haul_openat2(root, relative, flags | O_NOFOLLOW | O_CLOEXEC, mode, UInt64(HAUL_RESOLVE_BENEATH))
@@ -120,7 +130,12 @@ public struct StorageRoot: Sendable {
     /// user could plant a file under a partial file's predictable name, and the download would
     /// be written into it and published still theirs, to change after Haul verified it.
     public func openFile(_ absolute: String, _ flags: Int32, doing: String) throws -> Int32 {
-        let fd = descriptor(absolute, flags)
+        try Self.checkedOpen(descriptor(absolute, flags), absolute, flags, doing: doing)
+    }
+
+    /// `fd`, just opened as `absolute` with `flags` (-1 with `errno` set if that failed), or the
+    /// error `openFile` throws for it; a refused file is closed.
+    static func checkedOpen(_ fd: Int32, _ absolute: String, _ flags: Int32, doing: String) throws -> Int32 {
         guard fd >= 0 else { throw Self.openFailure(errno, doing: doing, absolute) }
         if flags & O_CREAT != 0, let owner = Self.plantedOwner(fd, in: Self.folder(of: absolute)) {
             close(fd)
@@ -166,9 +181,17 @@ public struct StorageRoot: Sendable {
     /// The absolute path for a validated relative destination, creating its parent directories.
     /// Refuses a parent that resolves (through symlinks) outside the root.
     public func prepare(_ relative: String) throws -> String {
+        var made: Set<String> = []
+        return try prepare(relative, madeFolders: &made)
+    }
+
+    /// `prepare`, skipping the folders in `madeFolders` (made and checked by an earlier call)
+    /// and adding the one it makes and checks.
+    func prepare(_ relative: String, madeFolders: inout Set<String>) throws -> String {
         let clean = try SafePath.validate(relative)
         let full = path + "/" + clean
         let parent = Self.folder(of: full)
+        if madeFolders.contains(parent) { return full }
         try Directories.create(parent)
         guard let resolved = Self.resolve(parent) else { throw Errno.storageError(errno, "resolve \(parent)") }
         guard resolved == path || resolved.hasPrefix(path + "/") else {
@@ -176,6 +199,7 @@ public struct StorageRoot: Sendable {
                 .unsafePath, "destination '\(clean)' resolves outside the storage root through a symbolic link",
                 hint: "remove the link or choose another --dest")
         }
+        madeFolders.insert(parent)
         return full
     }
 }

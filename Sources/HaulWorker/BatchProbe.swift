@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulQueue
+import HaulStorage
 
 /// The planner for many small files at once. A batch of pending transfers of one origin is
 /// probed together over the lane's `MultiClient` (connections kept across batches), each with
@@ -26,7 +27,7 @@ struct BatchProbe: LaneRole {
         if let store = config.objectStore {
             try probe(claims, connections: connections, storage: ObjectBatchStorage(store: store, leases: leases), leases: leases)
         } else {
-            try probe(claims, connections: connections, storage: FileBatchStorage(root: config.storage, database: database, config: config), leases: leases)
+            try probe(claims, connections: connections, storage: FileBatchStorage(root: OpenedRoot(config.storage), database: database, config: config), leases: leases)
         }
     }
 

@@ -7,7 +7,8 @@ import HaulStorage
 /// batch publishes them together: data synced first, then (still holding the leases) the
 /// renames, then their folders.
 struct FileBatchStorage: BatchStorage {
-    let root: StorageRoot
+    /// The storage root, held open for this batch.
+    let root: OpenedRoot
     let database: ResilientConnection
     let config: WorkerConfig
 
@@ -72,7 +73,7 @@ final class PartialFile: WholeFileSink {
     let path: String
     private var descriptor: Int32
 
-    init(root: StorageRoot, relative: String, generation: Int) throws {
+    init(root: OpenedRoot, relative: String, generation: Int) throws {
         files = try TransferFiles(root: root, relative: relative)
         self.generation = generation
         path = files.partial(generation: generation)

@@ -42,4 +42,43 @@ struct StorageRootTests {
                 && error?.hint == StorageRoot.Naming.storageOption.remedy
         }
     }
+
+    @Test("a root held open for a batch makes each folder once, and still writes through no link put in a folder's place meanwhile")
+    func openedRootChecksEveryOpen() throws {
+        let folder = try TemporaryDirectory("opened-root")
+        let outside = try TemporaryDirectory("opened-root-outside")
+        let opened = OpenedRoot(try StorageRoot(folder.path))
+
+        let first = try opened.prepare("deep/er/a.bin")
+        #expect(first == folder.sub("deep/er/a.bin"))
+        var info = stat()
+        #expect(stat(folder.sub("deep/er"), &info) == 0 && info.st_mode & S_IFMT == S_IFDIR)
+        let fd = try opened.openFile(first, O_WRONLY | O_CREAT | O_TRUNC, doing: "create")
+        close(fd)
+
+        // The folder, made and checked for the first file, is replaced by a link out of the root.
+        #expect(rename(folder.sub("deep/er"), folder.sub("deep/moved")) == 0)
+        #expect(symlink(outside.path, folder.sub("deep/er")) == 0)
+        let second = try opened.prepare("deep/er/b.bin")
+        #expect {
+            try opened.openFile(second, O_WRONLY | O_CREAT | O_TRUNC, doing: "create")
+        } throws: { error in
+            (error as? HaulError)?.code == "unsafe-path"
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+
+        // A new root for the next batch checks the folder again and refuses it at once.
+        #expect {
+            try OpenedRoot(try StorageRoot(folder.path)).prepare("deep/er/c.bin")
+        } throws: { error in
+            (error as? HaulError)?.code == "unsafe-path"
+        }
+        // A path outside the root is refused, not opened.
+        #expect {
+            try opened.openFile(outside.sub("x.bin"), O_WRONLY | O_CREAT, doing: "create")
+        } throws: { error in
+            (error as? HaulError)?.code == "unsafe-path"
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+    }
 }
