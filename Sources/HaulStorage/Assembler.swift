@@ -109,7 +109,7 @@ public enum Assembler {
             fsync(folder)
             close(folder)
         }
-        files.removeTemporaries(generation: generation)
+        files.removeTemporaries(generation: generation, renamed: source)
     }
 
     /// Renames a finished file whose bytes (and folder) the caller makes durable itself, such as
@@ -117,6 +117,6 @@ public enum Assembler {
     /// version; then removes the generation's leftovers.
     public static func place(_ source: String, as files: TransferFiles, generation: Int) throws {
         guard rename(source, files.destination) == 0 else { throw Errno.storageError(errno, "rename \(source) to \(files.destination)") }
-        files.removeTemporaries(generation: generation)
+        files.removeTemporaries(generation: generation, renamed: source)
     }
 }

@@ -57,8 +57,9 @@ public struct TransferFiles: Sendable {
 
     /// Removes the partial files and parts of generations 0 through `generation` (a transfer
     /// that started over leaves an older generation's behind; a newer one is never touched).
-    public func removeTemporaries(generation: Int) {
-        for old in 0...max(0, generation) { unlink(partial(generation: old)) }
+    /// - Parameter renamed: a partial file just renamed into place, which is not looked for.
+    public func removeTemporaries(generation: Int, renamed: String? = nil) {
+        for old in 0...max(0, generation) where partial(generation: old) != renamed { unlink(partial(generation: old)) }
         var folder = stat()
         guard stat(partsDirectory, &folder) == 0 else { return }  // the common case: no parts were ever written
         let parts = (try? FileManager.default.contentsOfDirectory(atPath: partsDirectory)) ?? []
