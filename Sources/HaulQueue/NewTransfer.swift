@@ -41,6 +41,9 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     public var localTarget: String?
     /// For `haul get` without `--force`: a name taken from the origin never replaces an existing file.
     public var keepExisting: Bool?
+    /// For such a get: the names in its folder that earlier gets of the same URL wrote, which
+    /// the origin's name may replace (a rerun fetches again what haul saved, as with `-o FILE`).
+    public var replaceable: [String]?
 
     /// `haul get -N`: fetch only when the origin's copy is newer than the file already there
     /// (compared by its modification time when no earlier transfer recorded validators).
@@ -55,7 +58,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
         case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
         case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", allowDowngrade = "allow_downgrade",
         uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
-        case keepExisting = "keep_existing", timestamping
+        case keepExisting = "keep_existing", replaceable, timestamping
     }
 
     /// The options as the JSON text stored in the database.

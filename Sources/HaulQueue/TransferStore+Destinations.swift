@@ -63,6 +63,18 @@ extension TransferStore {
         ).rows.isEmpty
     }
 
+    /// The files that finished `haul get`s of `url` saved in the folder `localTarget` (a get
+    /// whose file the origin names), as destinations relative to that folder.
+    public func namesSavedByGets(url: String, localTarget: String) throws -> [String] {
+        try db.query(
+            """
+            SELECT DISTINCT dest FROM transfers
+            WHERE url = $1 AND options ? 'local_target' AND options->>'local_target' = $2 AND state = 'done' AND dest IS NOT NULL
+            ORDER BY dest
+            """, [url, localTarget]
+        ).rows.map { try $0.string("dest") }
+    }
+
     /// The file or folder a `haul get` transfer saves to; `nil` for a transfer enqueued for the workers.
     public func localTarget(of id: Int64) throws -> String? {
         try db.query("SELECT options->>'local_target' AS target FROM transfers WHERE id = $1", [id]).first?["target"]

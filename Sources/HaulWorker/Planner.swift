@@ -163,7 +163,9 @@ struct Planner: LaneRole {
     /// from looking for a file the origin's name would overwrite when the transfer keeps existing files.
     static func plan(_ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, limits: PlanLimits) throws -> TransferLeases.Plan {
         let dest = try info.dest ?? name(head: head, url: info.url)
-        if info.dest == nil, info.options.keepExisting == true { try refuseExisting(dest, storage: storage) }
+        if info.dest == nil, info.options.keepExisting == true, !(info.options.replaceable ?? []).contains(dest) {
+            try refuseExisting(dest, storage: storage)
+        }
         let host = info.host
         let etag = head.etag
         let lastModified = head["last-modified"]
@@ -190,7 +192,8 @@ struct Planner: LaneRole {
         }
     }
 
-    /// `haul get` without `--force`: a name that came from the origin must not replace a file that is there already.
+    /// `haul get` without `--force`: a name that came from the origin must not replace a file
+    /// that is there already, unless an earlier get of the same URL saved it (`replaceable`).
     static func refuseExisting(_ dest: String, storage: StorageRoot) throws {
         var attributes = stat()
         guard lstat(storage.path + "/" + dest, &attributes) == 0 else { return }

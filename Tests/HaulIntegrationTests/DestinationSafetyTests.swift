@@ -37,6 +37,32 @@ struct DestinationSafetyTests {
         #expect(Origin.sha256(file: work + "/explicit.bin") == file.sha256)
     }
 
+    @Test("a rerun of haul get whose file the origin names fetches again what an earlier get of that URL saved, and still keeps the user's files")
+    func getFetchesAgainWhatItNamed() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("renamed")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let first = try Origin.file("safety/named/nightly.bin", size: 200_000)
+        let other = try Origin.file("safety/named/other.bin", size: 1000)
+        try FileManager.default.createDirectory(atPath: work + "/into", withIntermediateDirectories: false)
+        for words in [[String](), ["-o", work + "/into/"]] {
+            let folder = words.isEmpty ? work : work + "/into"
+            let saved = try Run.haul(["get", Harness.origin + first.path] + words, database: database.url, directory: work)
+            #expect(saved.status == 0 && Origin.sha256(file: folder + "/nightly.bin") == first.sha256, "\(saved.stderr)")
+            // The origin's copy changes; the same command again fetches it.
+            let newer = try Origin.file("safety/named/nightly.bin", size: 250_000)
+            let again = try Run.haul(["get", Harness.origin + first.path] + words, database: database.url, directory: work)
+            #expect(again.status == 0 && Origin.sha256(file: folder + "/nightly.bin") == newer.sha256, "\(words): \(again.stderr)")
+            _ = try Origin.file("safety/named/nightly.bin", size: 200_000)
+        }
+        // Another URL the origin names the same way did not save that file: it stays.
+        let mine = Data("my own notes\n".utf8)
+        try mine.write(to: URL(fileURLWithPath: work + "/other.bin"))
+        let refused = try Run.haul(["get", Harness.origin + other.path], database: database.url, directory: work)
+        #expect(refused.status == 2 && refused.stderr.contains("haul did not write it"), "\(refused.stderr)")
+        #expect(contents(work + "/other.bin") == mine)
+    }
+
     @Test(
         "in a folder anyone may write (sticky, as /tmp), a partial file another user planted is neither written into nor published",
         .enabled(if: getuid() == 0 && getpwnam("nobody") != nil))

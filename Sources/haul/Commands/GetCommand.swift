@@ -108,6 +108,10 @@ enum GetCommand: Command {
             for var request in requests {
                 let localTarget = object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (request.dest ?? "")
                 request.options.localTarget = localTarget
+                if request.dest == nil, request.options.keepExisting == true {
+                    let saved = try store.namesSavedByGets(url: request.url, localTarget: localTarget)
+                    request.options.replaceable = saved.isEmpty ? nil : saved
+                }
                 if let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget), !ids.contains(earlier) {
                     try store.revise(earlier, to: request)
                     try store.adopt(earlier, owner: config.workerID)
