@@ -92,7 +92,7 @@ final class BatchedProbe<Storage: BatchStorage> {
         ConditionalProbe.ask(&request, ifChangedSince: previous)
         let tally = shared.progress.tally(for: info.id)
         return MultiClient.Job(
-            request: request, onHead: { [self] head in try accept(head, requestedLast: last, config: config) },
+            request: request, onHead: { [self] head in try accept(head, requestedLast: last, config: config, names: shared.originNames) },
             onData: { [self] bytes in
                 try write(bytes)
                 tally?.add(bytes.count)
@@ -101,7 +101,7 @@ final class BatchedProbe<Storage: BatchStorage> {
     }
 
     /// Decides from the head what this probe does with its response.
-    private func accept(_ head: ResponseHead, requestedLast: Int64, config: WorkerConfig) throws {
+    private func accept(_ head: ResponseHead, requestedLast: Int64, config: WorkerConfig, names: OriginNames) throws {
         let info = claim.info
         let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: info.url)
         if outcome == .notModified || ConditionalProbe.notNewer(head, than: previous, info: info) {
@@ -113,7 +113,7 @@ final class BatchedProbe<Storage: BatchStorage> {
             return
         }
         let plan = try ObjectPlanning.fit(
-            Planner.plan(outcome, head: head, info: info, storage: config.storage, limits: limits), info: info, store: config.objectStore)
+            Planner.plan(outcome, head: head, info: info, storage: config.storage, limits: limits, names: names), info: info, store: config.objectStore)
         let staged = info.options.extract == true || info.options.uploadTo != nil
         guard plan.ranges.count <= 1, !plan.unknownLength, storage.takesWhole(size: plan.size ?? 0), !staged else {
             verdict = .handOff(plan)

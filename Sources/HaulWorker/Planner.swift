@@ -74,7 +74,7 @@ struct Planner: LaneRole {
                         return
                     }
                     let plan = try ObjectPlanning.fit(
-                        Self.plan(outcome, head: head, info: info, storage: config.storage, limits: limits), info: info,
+                        Self.plan(outcome, head: head, info: info, storage: config.storage, limits: limits, names: shared.originNames), info: info,
                         store: config.objectStore)
                     let written = try record(plan, of: claim, keepFirst: true)
                     result = written
@@ -159,12 +159,20 @@ struct Planner: LaneRole {
     }
 
     /// Turns a probe's outcome into segment ranges and a destination, within `limits` (a file
-    /// too large is refused, segments grow to stay under the cap). Pure apart from naming, and
-    /// from looking for a file the origin's name would overwrite when the transfer keeps existing files.
-    static func plan(_ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, limits: PlanLimits) throws -> TransferLeases.Plan {
+    /// too large is refused, segments grow to stay under the cap). Pure apart from naming: a
+    /// name the origin gives is taken in `names` (refused when another transfer of this process
+    /// saves that file), and refused when the transfer keeps existing files and one is there.
+    static func plan(
+        _ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, limits: PlanLimits, names: OriginNames
+    ) throws -> TransferLeases.Plan {
         let dest = try info.dest ?? name(head: head, url: info.url)
-        if info.dest == nil, info.options.keepExisting == true, !(info.options.replaceable ?? []).contains(dest) {
-            try refuseExisting(dest, storage: storage)
+        if info.dest == nil {
+            if let holder = names.take(storage.path + "/" + dest, for: info.id) {
+                throw HaulError(
+                    .destinationBusy, "'\(storage.path)/\(dest)' is the file transfer \(holder) saves too: the origin names both alike",
+                    hint: "give each URL its own -o FILE, or get them one at a time")
+            }
+            if info.options.keepExisting == true, !(info.options.replaceable ?? []).contains(dest) { try refuseExisting(dest, storage: storage) }
         }
         let host = info.host
         let etag = head.etag

@@ -15,6 +15,8 @@ final class WorkerShared: Sendable {
     let progress: ProgressCounter
     let checkpoints: CheckpointRecorder
     let metrics = WorkerMetrics()
+    /// The files `haul get` transfers named by the origin save (see `OriginNames`).
+    let originNames = OriginNames()
     /// Readable once a stop was asked for (the listener polls it beside its socket).
     let stopSignal = StopSignal()
     private let stopping = Atomic<Bool>(false)

@@ -63,6 +63,23 @@ struct DestinationSafetyTests {
         #expect(contents(work + "/other.bin") == mine)
     }
 
+    @Test("two URLs of one get that the origin names alike: one is saved whole, the other refused (exit 2), never a mix of both")
+    func sameNameTwice() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("same-name")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        for (size, extra) in [(4096, [String]()), (3 * 1_048_576, ["--segment-size", "1MiB"]), (5 * 1_048_576, ["--force"])] {
+            let first = try Origin.file("safety/twice-\(size)/a/same.bin", size: size)
+            let second = try Origin.file("safety/twice-\(size)/b/same.bin", size: size)
+            let folder = work + "/\(size)"
+            let result = try Run.haul(["get", Harness.origin + first.path, Harness.origin + second.path, "-o", folder + "/"] + extra, database: database.url)
+            #expect(result.status == 2 && result.stderr.contains("the origin names both alike"), "\(extra): \(result.stderr)")
+            let saved = Origin.sha256(file: folder + "/same.bin")
+            #expect(saved == first.sha256 || saved == second.sha256, "\(extra): same.bin is neither file whole")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["same.bin"])
+        }
+    }
+
     @Test(
         "in a folder anyone may write (sticky, as /tmp), a partial file another user planted is neither written into nor published",
         .enabled(if: getuid() == 0 && getpwnam("nobody") != nil))

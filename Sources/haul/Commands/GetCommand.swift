@@ -255,7 +255,8 @@ enum GetCommand: Command {
             Output.json(object)
         }
         if statuses.allSatisfy({ $0.state == .done }) { return ExitCode.success }
-        // A refusal to overwrite a user's file is a usage error, as on the command line.
-        return statuses.contains { $0.errorCode == "destination-exists" } ? ExitCode.usage : ExitCode.failure
+        // A refusal to overwrite a user's file, or to save two URLs the origin names alike into
+        // one file, is a usage error, as on the command line.
+        return statuses.contains { ["destination-exists", "destination-busy"].contains($0.errorCode) } ? ExitCode.usage : ExitCode.failure
     }
 }
