@@ -78,6 +78,13 @@ struct DestinationSafetyTests {
             #expect(saved == first.sha256 || saved == second.sha256, "\(extra): same.bin is neither file whole")
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["same.bin"])
         }
+        // The same URL given twice is one download, not two that clash.
+        let file = try Origin.file("safety/twice-url/same.bin", size: 100_000)
+        let list = work + "/list.txt"
+        try "\(Harness.origin + file.path)\n\(Harness.origin + file.path)\n".write(toFile: list, atomically: true, encoding: .utf8)
+        let twice = try Run.haul(["get", Harness.origin + file.path, "-i", list, "-o", work + "/twice/"], database: database.url)
+        #expect(twice.status == 0 && Origin.sha256(file: work + "/twice/same.bin") == file.sha256, "\(twice.stderr)")
+        #expect(try database.scalar("SELECT count(*) FROM transfers WHERE url LIKE '%/twice-url/%'") == "1")
     }
 
     @Test(

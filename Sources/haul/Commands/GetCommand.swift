@@ -52,7 +52,9 @@ enum GetCommand: Command {
             options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease", "--input-file", "--proxy", "--limit-rate"]),
             flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json", "--force", "--timestamping"]),
             short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file", "N": "--timestamping"])
-        let urls = try arguments.positionals + inputURLs(arguments.value("--input-file"))
+        // A URL given twice (on the command line, or in a list) is one download into one file.
+        var seen = Set<String>()
+        let urls = try (arguments.positionals + inputURLs(arguments.value("--input-file"))).filter { seen.insert($0).inserted }
         guard !urls.isEmpty else { throw HaulError.usage("missing URL", hint: "haul get URL... or haul get -i FILE") }
         let toStandardOutput = arguments.value("--output") == "-"
         if toStandardOutput && (urls.count > 1 || arguments.has("--json")) {
