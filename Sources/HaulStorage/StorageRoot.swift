@@ -206,10 +206,19 @@ public struct StorageRoot: Sendable {
 
 /// `errno` values as Haul errors.
 public enum Errno {
-    /// A storage failure: full disk and permissions are transient (retried with backoff).
+    /// A storage failure: full disk and permissions are transient (retried with backoff); a
+    /// directory where a file goes, or a file where a folder goes, is not (it stays in the way
+    /// until someone moves it).
     public static func storageError(_ code: Int32, _ doing: String) -> HaulError {
         let reason = String(cString: strerror(code))
         switch code {
+        case EISDIR:
+            return HaulError(
+                .storage, "cannot \(doing): \(reason)", hint: "a directory on the storage has the file's name; move it, or give the transfer another destination")
+        case ENOTDIR:
+            return HaulError(
+                .storage, "cannot \(doing): \(reason)",
+                hint: "a file on the storage has the name of a folder on the path; move it, or give the transfer another destination")
         case ENOSPC, EDQUOT:
             return HaulError(
                 .storageFull, "storage is full: cannot \(doing): \(reason)", hint: "free space on the storage root", transient: true)

@@ -73,6 +73,32 @@ struct StorageFaultTests {
 }
 
 extension StorageFaultTests {
+    @Test("a directory where the file goes, or a file where a folder goes, fails the transfer at once with what to move, not after six tries")
+    func somethingInTheWay() throws {
+        let big = try Origin.file("storage-way/big.bin", size: 3 * Self.mib)
+        let small = try Origin.file("storage-way/small.bin", size: 4096)
+        let cluster = try Cluster("in-the-way")
+        defer { cluster.stopWorkers() }
+        for folder in ["taken", "taken-too"] {
+            try FileManager.default.createDirectory(atPath: cluster.storage + "/" + folder, withIntermediateDirectories: true)
+        }
+        try Data("a file\n".utf8).write(to: URL(fileURLWithPath: cluster.storage + "/plain"))
+        let ids = [
+            try cluster.enqueue(Harness.origin + big.path, ["--dest", "taken", "--segment-size", "1MiB"]),
+            try cluster.enqueue(Harness.origin + small.path, ["--dest", "taken-too"]),
+            try cluster.enqueue(Harness.origin + big.path, ["--dest", "plain/big.bin", "--segment-size", "1MiB"]),
+            try cluster.enqueue(Harness.origin + small.path, ["--dest", "plain/small.bin"]),
+        ]
+        try cluster.startWorker()
+        #expect(try cluster.waitFinal(ids, timeout: 30) == ["failed", "failed", "failed", "failed"])
+        for id in ids {
+            let error = try cluster.error(id)
+            #expect(error.contains("move it, or give the transfer another destination") && !error.contains("gave up after"), "transfer \(id): \(error)")
+        }
+        for folder in ["taken", "taken-too"] { #expect(try FileManager.default.contentsOfDirectory(atPath: cluster.storage + "/" + folder).isEmpty) }
+        #expect(try String(contentsOfFile: cluster.storage + "/plain", encoding: .utf8) == "a file\n")
+    }
+
     @Test("a part file lost from storage before finalizing: its segment is fetched again and the file arrives whole")
     func lostPart() throws {
         let cluster = try Cluster("lost-part")
