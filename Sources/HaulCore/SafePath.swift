@@ -23,4 +23,27 @@ public enum SafePath {
         }
         return parts.joined(separator: "/")
     }
+
+    /// `validate` for a destination a transfer will write (from the user or the origin),
+    /// also refusing the names Haul keeps for what it is still writing: a component ending in
+    /// `.haul-partial` (or `.haul-partial.N`) or `.haul-parts`. Such a file would take the
+    /// place of another transfer's partial file or part folder, in the middle of its download.
+    public static func validateDestination(_ path: String, what: String = "--dest") throws -> String {
+        let clean = try validate(path, what: what)
+        if let reserved = clean.split(separator: "/").first(where: isReserved) {
+            throw HaulError.usage(
+                "\(what) '\(path)' has '\(reserved)', a name Haul keeps for the files of downloads in progress",
+                hint: "choose a name that does not end in .haul-partial or .haul-parts")
+        }
+        return clean
+    }
+
+    /// Whether a path component is a name of Haul's temporaries (`x.haul-partial`,
+    /// `x.haul-partial.3`, `x.haul-parts`).
+    static func isReserved(_ component: Substring) -> Bool {
+        if component.hasSuffix(".haul-parts") || component.hasSuffix(".haul-partial") { return true }
+        guard let dot = component.lastIndex(of: ".") else { return false }
+        let generation = component[component.index(after: dot)...]
+        return !generation.isEmpty && generation.allSatisfy(\.isASCIIDigit) && component[..<dot].hasSuffix(".haul-partial")
+    }
 }

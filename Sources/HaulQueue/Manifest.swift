@@ -102,12 +102,12 @@ public enum Manifest {
         var transfer = base
         transfer.url = url
         if let dest {
-            transfer.dest = try SafePath.validate(dest, what: "DEST")
+            transfer.dest = try SafePath.validateDestination(dest, what: "DEST")
         } else {
             guard let path = URLComponents(string: url)?.path.removingPercentEncoding, !path.split(separator: "/").isEmpty else {
                 throw HaulError.usage("the URL has no path to name the file by", hint: "give a DEST after the URL")
             }
-            transfer.dest = try SafePath.validate(String(path.drop { $0 == "/" }), what: "the URL's path")
+            transfer.dest = try SafePath.validateDestination(String(path.drop { $0 == "/" }), what: "the URL's path")
         }
         return transfer
     }

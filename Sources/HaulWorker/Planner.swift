@@ -225,6 +225,6 @@ struct Planner: LaneRole {
             head["content-disposition"].flatMap(ContentDisposition.filename)
             ?? OriginURL.lastPathSegment(url).flatMap(ContentDisposition.sanitize)
             ?? "index.html"
-        return try SafePath.validate(suggested, what: "the file name the origin suggested")
+        return try SafePath.validateDestination(suggested, what: "the file name the origin suggested")
     }
 }

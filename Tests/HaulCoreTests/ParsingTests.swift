@@ -92,6 +92,25 @@ struct SafetyTests {
         #expect(throws: HaulError.self) { try SafePath.validate(path) }
     }
 
+    @Test(
+        "a destination never takes the name of another download's partial file or part folder",
+        arguments: ["x.haul-partial", "a/x.iso.haul-partial", "x.haul-partial.3", "x.haul-parts", "x.haul-parts/g0-s1-abcd", "a/b.haul-parts/c"])
+    func reservedDestinations(path: String) throws {
+        #expect(try SafePath.validate(path) == path, "a recorded path of Haul's own (a part file) is still valid")
+        #expect {
+            try SafePath.validateDestination(path)
+        } throws: { error in
+            (error as? HaulError)?.message.contains("a name Haul keeps for the files of downloads in progress") == true
+        }
+    }
+
+    @Test("names near the reserved ones are destinations like any other")
+    func nearlyReserved() throws {
+        for path in ["x.haul-partial.iso", "x.haul-partial.", "x.haul-partial.3a", "haul-partial", "x.haul-parts.txt", "a.haul-partialx/b"] {
+            #expect(try SafePath.validateDestination(path) == path)
+        }
+    }
+
     @Test("destinations are normalised")
     func normalised() throws {
         #expect(try SafePath.validate("a//b/./c.iso") == "a/b/c.iso")

@@ -58,6 +58,8 @@ struct GetOptionsTests {
             ["get", "http://127.0.0.1:9/a", "http://127.0.0.1:9/b", "-o", "file.bin"],
             ["get", "-i", "no-such-list.txt"],
             ["get", "http://127.0.0.1:9/a", "not a url"],
+            ["get", "http://127.0.0.1:9/a", "-o", "x.iso.haul-partial"],
+            ["enqueue", "http://127.0.0.1:9/a", "--dest", "d/x.iso.haul-parts/g0-s1-abcd"],
             ["get"],
             ["get", "http://127.0.0.1:9/a", "--proxy", "nonsense"],
             ["get", "http://127.0.0.1:9/a", "--user-agent", ""],

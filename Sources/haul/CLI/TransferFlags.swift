@@ -48,7 +48,7 @@ enum TransferFlags {
     /// Validates the URL and every shared flag; nothing touches the database.
     static func build(url: String, dest: String?, _ arguments: Arguments) throws -> NewTransfer {
         let url = try OriginURL.validate(url)
-        let dest = try dest.map { try SafePath.validate($0) }
+        let dest = try dest.map { try SafePath.validateDestination($0) }
         let segmentSize = try arguments.size("--segment-size")
         try segmentSize.map { try PlanLimits.validateSegmentSize($0) }
         var request = NewTransfer(url: url, dest: dest, segmentSize: segmentSize ?? (8 << 20))

@@ -150,7 +150,7 @@ enum GetCommand: Command {
         guard let name = OriginURL.lastPathSegment(url).flatMap(ContentDisposition.sanitize), !name.isEmpty else {
             throw HaulError.usage("-N needs a file to compare with, and \(Redaction.url(url)) names none", hint: "give -o FILE")
         }
-        return try SafePath.validate(name, what: "the URL's file name")
+        return try SafePath.validateDestination(name, what: "the URL's file name")
     }
 
     /// The URLs of `-i FILE` (`-` for stdin): one a line, blank lines and `#` comments skipped.
