@@ -25,17 +25,29 @@ public enum SafePath {
     }
 
     /// `validate` for a destination a transfer will write (from the user or the origin),
-    /// also refusing the names Haul keeps for what it is still writing: a component ending in
+    /// also refusing control and direction characters (see `SafeText`), which would drive the
+    /// terminals that list the file, and the names Haul keeps for what it is still writing: a component ending in
     /// `.haul-partial` (or `.haul-partial.N`) or `.haul-parts`. Such a file would take the
     /// place of another transfer's partial file or part folder, in the middle of its download.
     public static func validateDestination(_ path: String, what: String = "--dest") throws -> String {
         let clean = try validate(path, what: what)
+        if let unsafe = path.unicodeScalars.first(where: SafeText.isUnsafe) {
+            throw HaulError.usage(
+                "\(what) '\(SafeText.cleanLine(path))' contains the control or direction character U+\(format4(unsafe.value))",
+                hint: "choose a name without control characters (they would drive the terminals that list it)")
+        }
         if let reserved = clean.split(separator: "/").first(where: isReserved) {
             throw HaulError.usage(
                 "\(what) '\(path)' has '\(reserved)', a name Haul keeps for the files of downloads in progress",
                 hint: "choose a name that does not end in .haul-partial or .haul-parts")
         }
         return clean
+    }
+
+    /// `value` in upper-case hex, at least four digits (`001B`).
+    private static func format4(_ value: UInt32) -> String {
+        let hex = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
     /// Whether a path component is a name of Haul's temporaries (`x.haul-partial`,

@@ -104,6 +104,16 @@ struct SafetyTests {
         }
     }
 
+    @Test("a destination has no control or direction characters", arguments: ["a\u{1b}[31mb", "line\nbreak", "tab\there", "del\u{7f}", "c1\u{9b}x", "exe\u{202e}txt.exe"])
+    func controlCharacters(path: String) {
+        #expect {
+            try SafePath.validateDestination(path)
+        } throws: { error in
+            let message = (error as? HaulError)?.message ?? ""
+            return message.contains("contains the control or direction character U+") && !message.unicodeScalars.contains(where: SafeText.isUnsafe)
+        }
+    }
+
     @Test("names near the reserved ones are destinations like any other")
     func nearlyReserved() throws {
         for path in ["x.haul-partial.iso", "x.haul-partial.", "x.haul-partial.3a", "haul-partial", "x.haul-parts.txt", "a.haul-partialx/b"] {

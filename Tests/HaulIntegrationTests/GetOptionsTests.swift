@@ -60,6 +60,7 @@ struct GetOptionsTests {
             ["get", "http://127.0.0.1:9/a", "not a url"],
             ["get", "http://127.0.0.1:9/a", "-o", "x.iso.haul-partial"],
             ["enqueue", "http://127.0.0.1:9/a", "--dest", "d/x.iso.haul-parts/g0-s1-abcd"],
+            ["enqueue", "http://127.0.0.1:9/a", "--dest", "d/evil\u{1b}[31mred"],
             ["get"],
             ["get", "http://127.0.0.1:9/a", "--proxy", "nonsense"],
             ["get", "http://127.0.0.1:9/a", "--user-agent", ""],

@@ -27,7 +27,7 @@ enum StatusView {
         var lines = [
             "transfer \(status.id): \(status.state.rawValue)\(status.unchanged ? " (unchanged at the origin, file kept)" : "")",
             "  url:       \(status.url)",
-            "  dest:      \(status.dest ?? "(named from the response)")",
+            "  dest:      \(status.dest.map(SafeText.cleanLine) ?? "(named from the response)")",
             "  progress:  \(progress(status))",
         ]
         if let rate = status.rate, status.state == .downloading { lines.append("  rate:      \(ByteSize.format(Int64(rate)))/s") }

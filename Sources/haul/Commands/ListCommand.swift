@@ -33,7 +33,9 @@ enum ListCommand: Command {
         Output.line(pad("ID", 7) + pad("STATE", 12) + pad("PROGRESS", 30) + "DEST / ERROR")
         for status in transfers {
             let note = StatusView.retrying(status).map { "retrying \($0)" } ?? status.error
-            let tail = note.map { "\(status.dest ?? "-")  \($0)" } ?? (status.dest ?? "-")
+            // A destination recorded before control characters were refused is shown without them.
+            let dest = status.dest.map(SafeText.cleanLine) ?? "-"
+            let tail = note.map { "\(dest)  \($0)" } ?? dest
             Output.line(pad(String(status.id), 7) + pad(status.state.rawValue, 12) + pad(StatusView.progress(status), 30) + tail)
         }
         return ExitCode.success
