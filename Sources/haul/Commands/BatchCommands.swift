@@ -109,7 +109,7 @@ enum WaitCommand: Command {
         let statuses = try store.statuses(ids)
         let known = Set(statuses.map(\.id))
         if let missing = ids.first(where: { !known.contains($0) }) {
-            throw HaulError(.noSuchTransfer, "there is no transfer \(missing)")
+            throw HaulError(.noSuchTransfer, "there is no transfer \(missing)", hint: "'haul list' shows the transfers there are")
         }
         let done = statuses.filter { $0.state == .done }.count
         let failed = statuses.filter { $0.state == .failed || $0.state == .canceled }.count
