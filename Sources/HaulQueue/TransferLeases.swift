@@ -247,10 +247,16 @@ public struct TransferLeases {
 
     /// Records the plan and the segment rows in one transaction and moves the transfer on. The
     /// transfer's attempts start again from zero: planning and finalizing each get `--max-attempts`.
+    ///
+    /// A fleet transfer enqueued without `--dest` learns its destination here, from the origin:
+    /// one that another active fleet transfer already writes is refused (`destination-busy`),
+    /// under the lock enqueue takes for the same rule, before any byte is written. Two URLs the
+    /// origin names alike would otherwise write one partial file at once.
     /// - Parameter keepFirst: claim segment 0 for this worker, whose probe response is its body;
     ///   `false` queues it with the rest.
     public func writePlan(_ claim: Claim, plan: Plan, lease: Double, keepFirst: Bool = true) throws -> PlanResult {
         try db.transaction(awaitDurableCommit: false) { () -> PlanResult in
+            if claim.info.dest == nil { try refuseBusyNameLocked(plan.dest, of: claim) }
             let updated = try db.query(
                 """
                 UPDATE transfers SET state = CASE WHEN $9 THEN 'finalizing' ELSE 'downloading' END, dest = $3, size = $4, etag = $5, last_modified = $6, content_type = $7, accepts_ranges = $8,
@@ -291,6 +297,29 @@ public struct TransferLeases {
             ).first
             return .firstSegment(try ClaimedSegment(row!))
         }
+    }
+
+    /// Refuses (`destination-busy`) a destination the origin named for fleet transfer `claim`
+    /// when another active fleet transfer writes it (a get's transfers write under their own
+    /// folder, where its process keeps names apart). `writePlan` checks under the enqueue's
+    /// lock; the planner asks first too, before it makes the partial file.
+    public func refuseBusyName(_ dest: String, of claim: Claim) throws {
+        try db.transaction(awaitDurableCommit: false) { try refuseBusyNameLocked(dest, of: claim) }
+    }
+
+    private func refuseBusyNameLocked(_ dest: String, of claim: Claim) throws {
+        try TransferStore.lockDestinations(db)
+        guard
+            let row = try db.query(
+                """
+                SELECT t.id, t.state FROM transfers t
+                WHERE t.dest = $1 AND t.owner IS NULL AND t.id <> $2 AND t.state = ANY($3::text[])
+                  AND (SELECT owner IS NULL FROM transfers WHERE id = $2)
+                ORDER BY t.id LIMIT 1
+                """, [dest, claim.info.id, TransferStore.activeStates]
+            ).first
+        else { return }
+        throw TransferStore.busy(dest, id: try row.int64("id"), state: try row.string("state"))
     }
 
     /// How far an earlier finalizer got with this transfer (a retry redoes only what is missing).

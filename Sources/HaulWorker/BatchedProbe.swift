@@ -115,7 +115,10 @@ final class BatchedProbe<Storage: BatchStorage> {
         let plan = try ObjectPlanning.fit(
             Planner.plan(outcome, head: head, info: info, storage: config.storage, limits: limits, names: names), info: info, store: config.objectStore)
         let staged = info.options.extract == true || info.options.uploadTo != nil
-        guard plan.ranges.count <= 1, !plan.unknownLength, storage.takesWhole(size: plan.size ?? 0), !staged else {
+        // A fleet transfer named by the origin has its name checked against the other active
+        // transfers' when its plan is recorded (`writePlan`), before a byte is written.
+        let namedHere = info.dest == nil && info.options.localTarget == nil
+        guard plan.ranges.count <= 1, !plan.unknownLength, storage.takesWhole(size: plan.size ?? 0), !staged, !namedHere else {
             verdict = .handOff(plan)
             throw HandOff()
         }

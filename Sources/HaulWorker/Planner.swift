@@ -122,6 +122,10 @@ struct Planner: LaneRole {
     /// Writes `plan` and its segment rows (reserving the inplace file first).
     func record(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, keepFirst: Bool) throws -> TransferLeases.PlanResult {
         let config = shared.config
+        if claim.info.dest == nil && claim.info.options.localTarget == nil {
+            // Before the partial file is made: another transfer's of that name must not be touched.
+            try database.run { conn in try TransferLeases(conn, workerID: config.workerID).refuseBusyName(plan.dest, of: claim) }
+        }
         if let store = config.objectStore {
             guard try ObjectPlanning.openUpload(plan, of: claim, store: store, database: database) else { return .lost }
         } else if claim.info.layout == "inplace" && !plan.ranges.isEmpty {
@@ -160,14 +164,15 @@ struct Planner: LaneRole {
 
     /// Turns a probe's outcome into segment ranges and a destination, within `limits` (a file
     /// too large is refused, segments grow to stay under the cap). Pure apart from naming: a
-    /// name the origin gives is taken in `names` (refused when another transfer of this process
-    /// saves that file), and refused when the transfer keeps existing files and one is there.
+    /// name the origin gives a get's file is taken in `names` (refused when another transfer of
+    /// this process saves that file), and refused when the get keeps existing files and one is there.
     static func plan(
         _ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, limits: PlanLimits, names: OriginNames
     ) throws -> TransferLeases.Plan {
         let dest = try info.dest ?? name(head: head, url: info.url)
         if info.dest == nil {
-            if let holder = names.take(storage.path + "/" + dest, for: info.id) {
+            // A get's names are kept apart here; a fleet transfer's by `writePlan`, against every worker's.
+            if info.options.localTarget != nil, let holder = names.take(storage.path + "/" + dest, for: info.id) {
                 throw HaulError(
                     .destinationBusy, "'\(storage.path)/\(dest)' is the file transfer \(holder) saves too: the origin names both alike",
                     hint: "give each URL its own -o FILE, or get them one at a time")

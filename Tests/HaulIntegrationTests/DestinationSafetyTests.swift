@@ -87,6 +87,26 @@ struct DestinationSafetyTests {
         #expect(try database.scalar("SELECT count(*) FROM transfers WHERE url LIKE '%/twice-url/%'") == "1")
     }
 
+    @Test("fleet transfers enqueued without --dest that the origin names alike: while one writes the file, the other is refused as busy")
+    func fleetSameName() throws {
+        let cluster = try Cluster("fleet-same")
+        defer { cluster.stopWorkers() }
+        let first = try Origin.file("safety/fleet/a/same.bin", size: 3 * 1_048_576)
+        let second = try Origin.file("safety/fleet/b/same.bin", size: 3 * 1_048_576 + 1000)
+        let ids = [try cluster.enqueue(Harness.origin + first.path, ["--segment-size", "1MiB"]), try cluster.enqueue(Harness.origin + second.path, ["--segment-size", "1MiB"])]
+        // Two slow workers: each plans one while the other's download is still running.
+        try cluster.startWorker(["--limit-rate", "1M"])
+        try cluster.startWorker(["--limit-rate", "1M"])
+        let states = try cluster.waitFinal(ids, timeout: 60)
+        #expect(states.sorted() == ["done", "failed"], "\(states)")
+        let saved = cluster.sha256("same.bin")
+        #expect(saved == first.sha256 || saved == second.sha256, "same.bin is neither file whole")
+        let refused = states[0] == "failed" ? ids[0] : ids[1]
+        let error = try cluster.status(refused)["error"] as? String ?? ""
+        #expect(error.contains("already writes 'same.bin'"), "\(error)")
+        #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
+    }
+
     @Test(
         "in a folder anyone may write (sticky, as /tmp), a partial file another user planted is neither written into nor published",
         .enabled(if: getuid() == 0 && getpwnam("nobody") != nil))
