@@ -24,11 +24,11 @@ public enum SafePath {
         return parts.joined(separator: "/")
     }
 
-    /// `validate` for a destination a transfer will write (from the user or the origin),
-    /// also refusing control and direction characters (see `SafeText`), which would drive the
-    /// terminals that list the file, and the names Haul keeps for what it is still writing: a component ending in
-    /// `.haul-partial` (or `.haul-partial.N`) or `.haul-parts`. Such a file would take the
-    /// place of another transfer's partial file or part folder, in the middle of its download.
+    /// `validate` for a destination a transfer will write (from the user or the origin), also
+    /// refusing control and direction characters (see `SafeText`), which would drive the
+    /// terminals that list the file, and the names Haul keeps for what it is still writing: a
+    /// component ending in `.haul-partial` (or `.haul-partial.N`) or `.haul-parts`. Such a file
+    /// would take the place of another transfer's partial file or part folder mid-download.
     public static func validateDestination(_ path: String, what: String = "--dest") throws -> String {
         let clean = try validate(path, what: what)
         if let unsafe = path.unicodeScalars.first(where: SafeText.isUnsafe) {

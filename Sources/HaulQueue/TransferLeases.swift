@@ -256,7 +256,7 @@ public struct TransferLeases {
     ///   `false` queues it with the rest.
     public func writePlan(_ claim: Claim, plan: Plan, lease: Double, keepFirst: Bool = true) throws -> PlanResult {
         try db.transaction(awaitDurableCommit: false) { () -> PlanResult in
-            if claim.info.dest == nil { try refuseBusyNameLocked(plan.dest, of: claim) }
+            if claim.info.dest == nil && claim.info.options.localTarget == nil { try refuseBusyNameLocked(plan.dest, of: claim) }
             let updated = try db.query(
                 """
                 UPDATE transfers SET state = CASE WHEN $9 THEN 'finalizing' ELSE 'downloading' END, dest = $3, size = $4, etag = $5, last_modified = $6, content_type = $7, accepts_ranges = $8,
