@@ -46,6 +46,6 @@ let package = Package(
         .testTarget(name: "HaulMetricsTests", dependencies: ["HaulTestSupport", "HaulMetrics", "HaulCore"]),
         .testTarget(name: "HaulArchiveTests", dependencies: ["HaulTestSupport", "HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
         .testTarget(name: "HaulStorageTests", dependencies: ["HaulTestSupport", "HaulStorage"]),
-        .testTarget(name: "HaulWorkerTests", dependencies: ["HaulWorker", "HaulStorage"]),
+        .testTarget(name: "HaulWorkerTests", dependencies: ["HaulWorker", "HaulStorage", "HaulCore", "HaulHTTP"]),
     ]
 )

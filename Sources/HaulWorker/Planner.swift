@@ -230,6 +230,11 @@ struct Planner: LaneRole {
             head["content-disposition"].flatMap(ContentDisposition.filename)
             ?? OriginURL.lastPathSegment(url).flatMap(ContentDisposition.sanitize)
             ?? "index.html"
-        return try SafePath.validateDestination(suggested, what: "the file name the origin suggested")
+        do {
+            return try SafePath.validateDestination(suggested, what: "the file name the origin suggested")
+        } catch let error as HaulError {
+            // The user cannot change the origin's name, only give one of their own.
+            throw HaulError(error.code, error.message, hint: "name the file yourself with -o FILE (haul get) or --dest (haul enqueue)")
+        }
     }
 }
