@@ -110,7 +110,7 @@ public final class Dashboard: Sendable {
                 case ["transfers"]: return Reply.page(200, TransferPages.list(try reader.transfers(), view: view))
                 case ["api", "transfers"]: return Reply.json(200, try reader.transfers().json)
                 case ["batches"]: return Reply.page(200, Pages.batches(try FleetView(db).batches(), view: view))
-                case ["api", "batches"]: return Reply.json(200, JSON.batches(try FleetView(db).batches()))
+                case ["api", "batches"]: return Reply.json(200, try FleetView(db).batches().map(\.json))
                 case ["workers"]: return Reply.page(200, Pages.workers(try FleetView(db).workers(includeStopped: query["all"] != nil), view: view))
                 case ["api", "workers"]: return Reply.json(200, JSON.workers(try FleetView(db).workers(includeStopped: query["all"] != nil)))
                 case ["hosts"]: return Reply.page(200, Pages.hosts(try FleetView(db).hostLoads(), view: view))

@@ -32,26 +32,12 @@ enum JSON {
     static func hosts(_ hosts: [FleetView.HostLoad]) -> [[String: Any]] {
         hosts.map { ["host": $0.host, "limit": $0.limit, "explicit": $0.explicit, "running": $0.running, "queued": $0.queued] }
     }
-
-    static func batches(_ batches: [FleetView.BatchRow]) -> [[String: Any]] {
-        batches.map { batch in
-            var states: [String: Int] = [:]
-            for state in TransferState.allCases { states[state.rawValue] = batch.countsByState[state] ?? 0 }
-            return ["name": batch.name, "created_at": batch.createdAt, "total": batch.total, "states": states]
-        }
-    }
-
-    static func states(_ counts: [TransferState: Int]) -> [String: Int] {
-        var states: [String: Int] = [:]
-        for state in TransferState.allCases { states[state.rawValue] = counts[state] ?? 0 }
-        return states
-    }
 }
 
 extension Reader.Overview {
     var json: [String: Any] {
         [
-            "states": JSON.states(counts), "throughput": throughput.map { ["minute": $0.minute, "bytes": $0.bytes] },
+            "states": TransferState.named(counts), "throughput": throughput.map { ["minute": $0.minute, "bytes": $0.bytes] },
             "workers_alive": workers.filter { $0.state == "alive" }.count, "workers": JSON.workers(workers),
             "failures": failures.map { ["code": $0.code, "count": $0.count, "example": $0.example] }, "hosts": JSON.hosts(hosts),
             "poll_after_ms": pollAfter,

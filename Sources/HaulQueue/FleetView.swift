@@ -96,6 +96,11 @@ public struct FleetView {
         public let createdAt: String
         public let countsByState: [TransferState: Int]
         public var total: Int { countsByState.values.reduce(0, +) }
+
+        /// The batch as `/api/batches` and `haul batches --json` print it.
+        public var json: [String: Any] {
+            ["name": name, "created_at": createdAt, "total": total, "states": TransferState.named(countsByState)]
+        }
     }
 
     /// Batches, newest first (at most `limit`).

@@ -6,6 +6,12 @@ public enum TransferState: String, Sendable, CaseIterable, Codable {
 
     /// Whether nothing more will happen to the transfer without an operator.
     public var isFinal: Bool { self == .done || self == .failed || self == .canceled }
+
+    /// `counts` keyed by state name, every state present (0 when missing): the `states`
+    /// object of the JSON that `status --batch`, `batches` and the dashboard print.
+    public static func named(_ counts: [TransferState: Int]) -> [String: Int] {
+        Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, counts[$0] ?? 0) })
+    }
 }
 
 /// Where a segment is. Stored as text in `segments.state`.

@@ -63,16 +63,20 @@ extension TransferStore {
         ).rows.isEmpty
     }
 
-    /// The files that finished `haul get`s of `url` saved in the folder `localTarget` (a get
-    /// whose file the origin names), as destinations relative to that folder.
-    public func namesSavedByGets(url: String, localTarget: String) throws -> [String] {
-        try db.query(
+    /// The files that finished `haul get`s of each of `urls` saved in the folder `localTarget`
+    /// (gets whose files the origin names), as destinations relative to that folder, by URL.
+    public func namesSavedByGets(urls: [String], localTarget: String) throws -> [String: [String]] {
+        var names: [String: [String]] = [:]
+        for row in try db.query(
             """
-            SELECT DISTINCT dest FROM transfers
-            WHERE url = $1 AND options ? 'local_target' AND options->>'local_target' = $2 AND state = 'done' AND dest IS NOT NULL
-            ORDER BY dest
-            """, [url, localTarget]
-        ).rows.map { try $0.string("dest") }
+            SELECT DISTINCT url, dest FROM transfers
+            WHERE url = ANY($1::text[]) AND options ? 'local_target' AND options->>'local_target' = $2 AND state = 'done' AND dest IS NOT NULL
+            ORDER BY url, dest
+            """, [urls, localTarget]
+        ).rows {
+            names[try row.string("url"), default: []].append(try row.string("dest"))
+        }
+        return names
     }
 
     /// The file or folder a `haul get` transfer saves to; `nil` for a transfer enqueued for the workers.

@@ -9,9 +9,7 @@ public enum Directories {
         var existing = stat()
         if stat(path, &existing) == 0 {
             guard existing.st_mode & S_IFMT == S_IFDIR else {
-                throw HaulError(
-                    .storage, "cannot create directory \(path): something that is not a directory is there",
-                    hint: "a file on the storage has the name of a folder on the path; move it, or give the transfer another destination")
+                throw HaulError(.storage, "cannot create directory \(path): something that is not a directory is there", hint: Errno.fileInTheWay)
             }
             return
         }

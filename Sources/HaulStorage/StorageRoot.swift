@@ -206,6 +206,9 @@ public struct StorageRoot: Sendable {
 
 /// `errno` values as Haul errors.
 public enum Errno {
+    /// What to do about a file where a folder of the path should be (`ENOTDIR`).
+    static let fileInTheWay = "a file on the storage has the name of a folder on the path; move it, or give the transfer another destination"
+
     /// A storage failure: full disk and permissions are transient (retried with backoff); a
     /// directory where a file goes, or a file where a folder goes, is not (it stays in the way
     /// until someone moves it).
@@ -216,9 +219,7 @@ public enum Errno {
             return HaulError(
                 .storage, "cannot \(doing): \(reason)", hint: "a directory on the storage has the file's name; move it, or give the transfer another destination")
         case ENOTDIR:
-            return HaulError(
-                .storage, "cannot \(doing): \(reason)",
-                hint: "a file on the storage has the name of a folder on the path; move it, or give the transfer another destination")
+            return HaulError(.storage, "cannot \(doing): \(reason)", hint: fileInTheWay)
         case ENOSPC, EDQUOT:
             return HaulError(
                 .storageFull, "storage is full: cannot \(doing): \(reason)", hint: "free space on the storage root", transient: true)

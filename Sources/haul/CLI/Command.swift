@@ -31,6 +31,11 @@ enum Output {
         line(String(decoding: data, as: UTF8.self))
     }
 
+    /// `text` padded with spaces to a table column `width` wide (a longer one keeps a space after it).
+    static func cell(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+
     /// Whether standard error is a terminal (progress bars) or a pipe/file (log lines).
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
 }

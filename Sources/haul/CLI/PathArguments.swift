@@ -1,5 +1,6 @@
 import Glibc
 import HaulCore
+import HaulStorage
 
 /// Checks of the paths a command is given, made before any work: a mistyped or wrong path is a
 /// bad argument (exit status 2, one line naming it and what to give instead), not a failure
@@ -36,12 +37,11 @@ enum PathArguments {
         }
     }
 
-    /// The folder part of `path`: `.` for a bare name, `/` for a name in the root folder.
+    /// The folder holding `path`, which may end in `/` (`DEST/`).
     static func folder(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
-        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+        return StorageRoot.folder(of: String(trimmed))
     }
 
     /// What a file of `mode` is, with its article ("a directory").

@@ -9,10 +9,8 @@ enum BatchStatus {
             throw BatchesCommand.noSuchBatch(name)
         }
         if json {
-            var counts: [String: Int] = [:]
-            for state in TransferState.allCases { counts[state.rawValue] = summary.countsByState[state] ?? 0 }
             Output.json([
-                "batch": name, "total": summary.total, "states": counts, "bytes_done": summary.bytesDone, "bytes_known": summary.bytesKnown,
+                "batch": name, "total": summary.total, "states": TransferState.named(summary.countsByState), "bytes_done": summary.bytesDone, "bytes_known": summary.bytesKnown,
                 "rate": summary.rate ?? NSNull(), "finished": summary.isFinished,
                 "failures": summary.failures.map { ["id": $0.id, "error": $0.error] },
             ])

@@ -24,11 +24,7 @@ enum BatchesCommand: Command {
         defer { session.close() }
         let batches = try FleetView(session.connection).batches(limit: limit)
         if arguments.has("--json") {
-            Output.json(batches.map { batch -> [String: Any] in
-                var states: [String: Int] = [:]
-                for state in TransferState.allCases { states[state.rawValue] = batch.countsByState[state] ?? 0 }
-                return ["name": batch.name, "created_at": batch.createdAt, "total": batch.total, "states": states]
-            })
+            Output.json(batches.map(\.json))
             return ExitCode.success
         }
         guard !batches.isEmpty else {
@@ -38,13 +34,13 @@ enum BatchesCommand: Command {
         // A name is shown without control characters, which could drive the terminal.
         let names = batches.map { SafeText.cleanLine($0.name) }
         let width = max(4, names.map(\.count).max() ?? 0) + 2
-        Output.line(pad("NAME", width) + pad("DONE", 16) + pad("FAILED", 8) + pad("ACTIVE", 8) + pad("PAUSED", 8) + pad("CANCELED", 10) + "CREATED")
+        Output.line(Output.cell("NAME", width) + Output.cell("DONE", 16) + Output.cell("FAILED", 8) + Output.cell("ACTIVE", 8) + Output.cell("PAUSED", 8) + Output.cell("CANCELED", 10) + "CREATED")
         for (batch, name) in zip(batches, names) {
             let count = { (state: TransferState) in batch.countsByState[state] ?? 0 }
             let active = count(.pending) + count(.planning) + count(.downloading) + count(.finalizing)
             Output.line(
-                pad(name, width) + pad("\(count(.done))/\(batch.total)", 16) + pad(String(count(.failed)), 8) + pad(String(active), 8)
-                    + pad(String(count(.paused)), 8) + pad(String(count(.canceled)), 10) + wholeSeconds(batch.createdAt))
+                Output.cell(name, width) + Output.cell("\(count(.done))/\(batch.total)", 16) + Output.cell(String(count(.failed)), 8) + Output.cell(String(active), 8)
+                    + Output.cell(String(count(.paused)), 8) + Output.cell(String(count(.canceled)), 10) + wholeSeconds(batch.createdAt))
         }
         return ExitCode.success
     }
@@ -59,9 +55,5 @@ enum BatchesCommand: Command {
         guard let dot = timestamp.firstIndex(of: ".") else { return timestamp }
         let rest = timestamp[timestamp.index(after: dot)...].drop { $0.isNumber }
         return String(timestamp[..<dot]) + rest
-    }
-
-    private static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
 }

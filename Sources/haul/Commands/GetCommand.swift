@@ -106,14 +106,15 @@ enum GetCommand: Command {
         // One transaction for the whole list: one durable commit instead of one per URL.
         var resumed: [Int64] = []
         let ids = try session.connection.transaction { () -> [Int64] in
+            // Files the origin names, which earlier gets of the same URLs saved in this folder,
+            // may be fetched again (one query for the whole list).
+            let folderTarget = object.map { ObjectTarget.describe($0.store, dest: "") } ?? storage.path + "/"
+            let saved = dest == nil && !force ? try store.namesSavedByGets(urls: requests.map(\.url), localTarget: folderTarget) : [:]
             var ids: [Int64] = []
             for var request in requests {
                 let localTarget = object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (request.dest ?? "")
                 request.options.localTarget = localTarget
-                if request.dest == nil, request.options.keepExisting == true {
-                    let saved = try store.namesSavedByGets(url: request.url, localTarget: localTarget)
-                    request.options.replaceable = saved.isEmpty ? nil : saved
-                }
+                if request.dest == nil, request.options.keepExisting == true { request.options.replaceable = saved[request.url] }
                 if let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget), !ids.contains(earlier) {
                     try store.revise(earlier, to: request)
                     try store.adopt(earlier, owner: config.workerID)

@@ -30,13 +30,13 @@ enum ListCommand: Command {
             Output.json(transfers.map { StatusView.json($0) })
             return ExitCode.success
         }
-        Output.line(pad("ID", 7) + pad("STATE", 12) + pad("PROGRESS", 30) + "DEST / ERROR")
+        Output.line(Output.cell("ID", 7) + Output.cell("STATE", 12) + Output.cell("PROGRESS", 30) + "DEST / ERROR")
         for status in transfers {
             let note = StatusView.retrying(status).map { "retrying \($0)" } ?? status.error
             // A destination recorded before control characters were refused is shown without them.
             let dest = status.dest.map(SafeText.cleanLine) ?? "-"
             let tail = note.map { "\(dest)  \($0)" } ?? dest
-            Output.line(pad(String(status.id), 7) + pad(status.state.rawValue, 12) + pad(StatusView.progress(status), 30) + tail)
+            Output.line(Output.cell(String(status.id), 7) + Output.cell(status.state.rawValue, 12) + Output.cell(StatusView.progress(status), 30) + tail)
         }
         return ExitCode.success
     }
@@ -51,9 +51,5 @@ enum ListCommand: Command {
                 hint: (hint.isEmpty ? "" : hint + " ") + "use one of \(TransferState.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return value
-    }
-
-    private static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
 }
