@@ -48,4 +48,20 @@ static inline long haul_file_system_type(int fd) {
     struct statfs info;
     return fstatfs(fd, &info) == 0 ? (long)info.f_type : 0;
 }
+/* Open file description locks (Linux 3.15), hidden behind _GNU_SOURCE too: a lock belongs to the
+   open file description, not to the process, so two opens of one file conflict even in one process
+   and closing another descriptor of the file does not drop it. */
+#include <fcntl.h>
+#ifndef F_OFD_GETLK
+#define F_OFD_GETLK 36
+#define F_OFD_SETLK 37
+#endif
+/* Takes a write lock on the whole of fd's file without waiting: 0, or -1 with errno set (EAGAIN
+   when another open file description holds a lock on it). */
+static inline int haul_lock_whole_file(int fd) {
+    struct flock lock = {0};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    return fcntl(fd, F_OFD_SETLK, &lock);
+}
 #endif

@@ -40,11 +40,24 @@ public struct TransferFiles: Sendable {
     }
 
     /// Creates (or reuses) the partial file at its full size. Reuse keeps earlier attempts' bytes.
-    public func preparePartial(size: Int64?, generation: Int) throws {
-        if generation > 0 { unlink(partial(generation: generation - 1)) }
+    /// The file is locked against other writers while it is sized (`PartialLock`); with
+    /// `holding`, the lock is kept there until the file is published (a `haul get`'s file,
+    /// written by this process only), and a lock already kept there is used.
+    /// - Throws: `destination-busy` when another process writes the file.
+    public func preparePartial(size: Int64?, generation: Int, holding: HeldPartials? = nil) throws {
+        if generation > 0 {
+            unlink(partial(generation: generation - 1))
+            holding?.release(partial(generation: generation - 1))
+        }
         let partial = partial(generation: generation)
-        let fd = try root.openFile(partial, O_WRONLY | O_CREAT, doing: "create")
-        defer { close(fd) }
+        let fd: Int32
+        if let held = holding?.descriptor(of: partial) {
+            fd = held
+        } else {
+            fd = try openPartial(partial, O_WRONLY | O_CREAT, doing: "create")
+            if let holding { holding.keep(fd, of: partial) }
+        }
+        defer { if holding == nil { close(fd) } }
         guard let size, size > 0 else { return }
         var info = stat()
         fstat(fd, &info)
@@ -53,6 +66,29 @@ public struct TransferFiles: Sendable {
         let result = MemoryFileSystem.contains(fd) ? EOPNOTSUPP : posix_fallocate(fd, 0, off_t(size))
         if result != 0 && result != EOPNOTSUPP && result != EINVAL { throw Errno.storageError(result, "reserve \(size) bytes for \(partial)") }
         if result != 0, ftruncate(fd, off_t(size)) != 0 { throw Errno.storageError(errno, "size \(partial)") }
+    }
+
+    /// Locks the partial file of `generation`, which earlier attempts made, in `holding` until it
+    /// is published, unless it is held there already: a `haul get` that resumes a file writes it
+    /// under the lock as the get that planned it did.
+    /// - Throws: `destination-busy` when another process writes the file.
+    public func holdPartial(generation: Int, in holding: HeldPartials) throws {
+        let partial = partial(generation: generation)
+        guard holding.descriptor(of: partial) == nil else { return }
+        holding.keep(try openPartial(partial, O_WRONLY, doing: "open"), of: partial)
+    }
+
+    /// `root.openLocked`, throwing `busy` when another writer holds the file.
+    private func openPartial(_ partial: String, _ flags: Int32, doing: String) throws -> Int32 {
+        guard let fd = try root.openLocked(partial, flags, doing: doing) else { throw busy }
+        return fd
+    }
+
+    /// The refusal of a partial file another process is writing.
+    public var busy: HaulError {
+        HaulError(
+            .destinationBusy, "another haul process is saving \(destination) right now",
+            hint: "wait for it to finish, or save this URL under another name (-o FILE, --dest)")
     }
 
     /// Removes the partial files and parts of generations 0 through `generation` (a transfer

@@ -29,11 +29,23 @@ public final class OpenedRoot {
 
     /// `StorageRoot.openFile`, beneath this root's descriptor.
     public func openFile(_ absolute: String, _ flags: Int32, doing: String) throws -> Int32 {
+        let (root, relative) = try beneath(absolute, doing: doing)
+        return try StorageRoot.checkedOpen(StorageRoot.openBeneath(root, relative, flags: flags), absolute, flags, doing: doing)
+    }
+
+    /// `StorageRoot.openLocked`, beneath this root's descriptor.
+    public func openLocked(_ absolute: String, _ flags: Int32, doing: String) throws -> Int32? {
+        let (root, relative) = try beneath(absolute, doing: doing)
+        return try PartialLock.open(absolute, root: root, relative: relative, flags: flags, doing: doing)
+    }
+
+    /// The root's descriptor (opened on first use) and `absolute` relative to it.
+    private func beneath(_ absolute: String, doing: String) throws -> (Int32, String) {
         guard let relative = root.relative(absolute) else { throw StorageRoot.openFailure(EXDEV, doing: doing, absolute) }
         if descriptor < 0 {
             descriptor = open(root.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             guard descriptor >= 0 else { throw Errno.storageError(errno, "open the storage root \(root.path) to \(doing) \(absolute)") }
         }
-        return try StorageRoot.checkedOpen(StorageRoot.openBeneath(descriptor, relative, flags: flags), absolute, flags, doing: doing)
+        return (descriptor, relative)
     }
 }

@@ -66,6 +66,8 @@ struct FileBatchStorage: BatchStorage {
 }
 
 /// A whole file being written to its partial file, renamed into place once the batch publishes it.
+/// The file is open and locked (`PartialLock`) from its creation until then, so that no other
+/// process writes it meanwhile.
 final class PartialFile: WholeFileSink {
     let files: TransferFiles
     let generation: Int
@@ -77,7 +79,13 @@ final class PartialFile: WholeFileSink {
         files = try TransferFiles(root: root, relative: relative)
         self.generation = generation
         path = files.partial(generation: generation)
-        descriptor = try root.openFile(path, O_WRONLY | O_CREAT | O_TRUNC, doing: "create")
+        guard let locked = try root.openLocked(path, O_WRONLY | O_CREAT, doing: "create") else { throw files.busy }
+        descriptor = locked
+        // What an earlier attempt left goes only now, under the lock: another writer's file is never cut.
+        guard ftruncate(locked, 0) == 0 else {
+            defer { closeDescriptor() }
+            throw Errno.storageError(errno, "truncate \(path)")
+        }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws {
@@ -89,14 +97,14 @@ final class PartialFile: WholeFileSink {
         }
     }
 
-    /// Closes the file (the batch syncs them all at once).
-    func complete() {
-        closeDescriptor()
-    }
+    /// Nothing to do: the file stays open, holding its lock, until it is published (the batch
+    /// syncs them all at once).
+    func complete() {}
 
-    /// Renames the synced file into place (replacing an earlier version atomically) and removes
-    /// what earlier attempts of this transfer may have left.
+    /// Renames the synced file into place (replacing an earlier version atomically), removes what
+    /// earlier attempts of this transfer may have left, and closes it.
     func publish() throws {
+        defer { closeDescriptor() }
         try Assembler.place(path, as: files, generation: generation)
     }
 

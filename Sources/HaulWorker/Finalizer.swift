@@ -85,7 +85,7 @@ struct Finalizer: LaneRole {
         let source: String
         if segments.isEmpty {
             source = files.partial(generation: claim.generation)
-            try files.preparePartial(size: 0, generation: claim.generation)
+            try files.preparePartial(size: 0, generation: claim.generation, holding: shared.heldPartials(for: claim.info))
         } else if claim.info.layout == "parts" {
             // Part paths come back from the database: they must pass the same rules as a --dest.
             let pieces = try segments.flatMap { segment in
@@ -115,6 +115,7 @@ struct Finalizer: LaneRole {
         let digest = try verifyDigest(claim, path: source, keepAlive: keepAlive.check)
         try keepAlive.renew()
         try Assembler.publish(source, as: files, generation: claim.generation)
+        shared.heldPartials(for: claim.info)?.release(source)
         return digest
     }
 

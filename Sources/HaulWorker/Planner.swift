@@ -129,7 +129,8 @@ struct Planner: LaneRole {
         if let store = config.objectStore {
             guard try ObjectPlanning.openUpload(plan, of: claim, store: store, database: database) else { return .lost }
         } else if claim.info.layout == "inplace" && !plan.ranges.isEmpty {
-            try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(size: plan.size, generation: claim.generation)
+            try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(
+                size: plan.size, generation: claim.generation, holding: shared.heldPartials(for: claim.info))
         }
         let result = try database.run { conn in
             try TransferLeases(conn, workerID: config.workerID).writePlan(claim, plan: plan, lease: config.lease, keepFirst: keepFirst)

@@ -27,6 +27,8 @@ final class SegmentStream {
     private let writer = SegmentWriter()
     private let progress: ProgressCounter
     private let metrics: WorkerMetrics
+    /// Where a `haul get`'s partial files stay locked (`WorkerShared.heldPartials(for:)`).
+    private let heldPartials: (TransferInfo) -> HeldPartials?
     private var segment: ClaimedSegment? {
         // A stop reason belongs to its segment and never outlives it.
         didSet { if segment == nil { stopReason = nil } }
@@ -55,6 +57,7 @@ final class SegmentStream {
         self.checkpoints = shared.checkpoints
         self.progress = shared.progress
         self.metrics = shared.metrics
+        self.heldPartials = shared.heldPartials(for:)
     }
 
     /// The segment being streamed, with `bytesDone` as of its claim.
@@ -92,6 +95,7 @@ final class SegmentStream {
             try writer.open(path: config.storage.path + "/" + name, offset: 0, create: true, root: config.storage)
         } else {
             partPath = nil
+            if let held = heldPartials(claimed.transfer) { try files.holdPartial(generation: claimed.generation, in: held) }
             try writer.open(path: files.partial(generation: claimed.generation), offset: claimed.offset + startDone, create: false, root: config.storage)
         }
     }

@@ -4,6 +4,7 @@ import HaulHTTP
 import HaulMetrics
 import HaulPostgres
 import HaulQueue
+import HaulStorage
 import Synchronization
 
 /// What the role threads of one worker process share. Every field is immutable or synchronised.
@@ -17,6 +18,8 @@ final class WorkerShared: Sendable {
     let metrics = WorkerMetrics()
     /// The files `haul get` transfers named by the origin save (see `OriginNames`).
     let originNames = OriginNames()
+    /// The partial files this process's `haul get` transfers hold locked until they publish them.
+    let heldPartials = HeldPartials()
     /// Readable once a stop was asked for (the listener polls it beside its socket).
     let stopSignal = StopSignal()
     private let stopping = Atomic<Bool>(false)
@@ -25,6 +28,13 @@ final class WorkerShared: Sendable {
         self.config = config
         self.progress = progress
         checkpoints = CheckpointRecorder(config: config, wakeup: wakeup)
+    }
+
+    /// Where `info`'s partial file stays locked between writes: `heldPartials` for a `haul get`'s
+    /// file, which only this process writes; `nil` for a fleet's, whose segments other hosts write
+    /// (the database keeps those apart).
+    func heldPartials(for info: TransferInfo) -> HeldPartials? {
+        info.options.localTarget != nil ? heldPartials : nil
     }
 
     /// Whether a graceful stop was asked for.
@@ -89,6 +99,8 @@ public final class Worker: Sendable {
 
     /// Prepares a worker; nothing runs until `run()`.
     public init(config: WorkerConfig, progress: ProgressCounter = ProgressCounter()) {
+        var config = config
+        config.probeBatch = OpenFileLimit.batchLimit(requested: config.probeBatch, lanes: config.concurrency, openFiles: OpenFileLimit.raise())
         shared = WorkerShared(config: config, progress: progress)
     }
 

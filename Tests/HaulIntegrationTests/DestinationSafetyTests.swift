@@ -87,6 +87,59 @@ struct DestinationSafetyTests {
         #expect(try database.scalar("SELECT count(*) FROM transfers WHERE url LIKE '%/twice-url/%'") == "1")
     }
 
+    @Test(
+        "two haul gets saving one file at once (one -o FILE, or URLs the origin names alike): the second is refused (exit 2) before it writes, never a mix",
+        arguments: [TwoGets.segmented, .batch, .resumed])
+    func twoGetsOneFile(_ shape: TwoGets) throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("two-gets")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        // Through /slow/ (4 MB/s a connection) each get runs for seconds: the second starts while the first writes.
+        let names = shape == .batch ? ["s1.bin", "s2.bin"] : ["big.bin"]
+        let size = shape == .batch ? 12 << 20 : 24 << 20
+        let first = try names.map { try Origin.file("safety/two-gets/a/\($0)", size: size) }
+        let second = try names.map { try Origin.file("safety/two-gets/b/\($0)", size: size) }
+        let options = shape == .batch ? ["-o", work + "/"] : ["-o", work + "/big.bin", "--segment-size", "8MiB"]
+        func get(_ files: [(path: String, sha256: String)]) -> [String] { ["get", "-q"] + files.map { Harness.origin + "/slow" + $0.path } + options }
+        let partial = work + "/" + names[0] + ".haul-partial"
+        func startFirst() throws -> Child {
+            let child = try Child(Harness.haulBinary, get(first), environment: ["DATABASE_URL": database.url])
+            try #require(Harness.waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: partial) }, "the first get made no partial file")
+            return child
+        }
+        var writer = try startFirst()
+        if shape == .resumed {
+            // Interrupted and run again: the get that resumes the file holds it as the one that planned it did.
+            Thread.sleep(forTimeInterval: 0.5)
+            writer.signal(SIGINT)
+            try #require(writer.wait(timeout: 20), "the interrupted get did not exit")
+            writer = try startFirst()
+            try #require(
+                Harness.waitUntil(timeout: 20) {
+                    try database.scalar("SELECT count(*) FROM segments WHERE state = 'running'") != "0"
+                }, "the second run resumed no segment")
+        }
+        let refused = try Run.haul(get(second), database: database.url)
+        #expect(refused.status == 2 && refused.stderr.contains("another haul process is saving \(work)/\(names[0]) right now"), "\(shape): \(refused.stderr)")
+        #expect(writer.wait(timeout: 60) && writer.exitStatus == 0, "\(shape): \(writer.stderr)")
+        for (name, file) in zip(names, first) {
+            #expect(Origin.sha256(file: work + "/" + name) == file.sha256, "\(shape): \(name) is not the first get's file whole")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).sorted() == names, "\(shape)")
+    }
+
+    /// How the first get of `twoGetsOneFile` writes its file.
+    enum TwoGets: String, CustomStringConvertible {
+        /// One file in segments (the planner makes the partial file, fetchers write it).
+        case segmented
+        /// Two whole files in one batch.
+        case batch
+        /// The segmented file, interrupted and resumed by the same command.
+        case resumed
+
+        var description: String { rawValue }
+    }
+
     @Test("fleet transfers enqueued without --dest that the origin names alike: while one writes the file, the other is refused as busy")
     func fleetSameName() throws {
         let cluster = try Cluster("fleet-same")
