@@ -60,9 +60,10 @@ public struct FetchRequest: Sendable {
     public var allowDowngrade = false
     /// Which peer addresses may be connected to, checked on every connection (redirects too).
     public var addressPolicy: AddressPolicy = .open
-    /// Most bytes per second this request receives on average (`RatePacer`); `nil`: no limit.
-    /// Honoured by `HTTPClient.fetch`, not by `MultiClient`, whose transfers share one thread.
-    public var maxBytesPerSecond: Int64? = nil
+    /// The pacer this request's bytes are received under (`--limit-rate`), shared with the
+    /// process's other requests; `nil`: no limit. `HTTPClient.fetch` and `MultiClient.run`
+    /// wait in it after each chunk.
+    public var pacer: SharedRatePacer? = nil
 
     /// A plain GET of `url`.
     public init(

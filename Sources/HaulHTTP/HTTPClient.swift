@@ -35,12 +35,9 @@ public final class HTTPClient {
             try withoutActuallyEscaping(onData) { onData in
                 try withoutActuallyEscaping(shouldContinue) { shouldContinue in
                     // The context lives only for one hop: `finish` or `abandon` lets go of it.
-                    var pacer = request.maxBytesPerSecond.map(RatePacer.init)
                     let paced: (UnsafeRawBufferPointer) throws -> Void = { bytes in
                         try onData(bytes)
-                        guard pacer != nil else { return }
-                        let wait = pacer!.wait(after: bytes.count, now: Date().timeIntervalSince1970)
-                        if wait > 0 { usleep(useconds_t(min(wait, 5) * 1_000_000)) }
+                        request.pacer?.pace(bytes.count)
                     }
                     var current = request
                     var hop = 0

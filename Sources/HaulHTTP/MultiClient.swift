@@ -37,10 +37,19 @@ public final class MultiClient {
     /// Runs `jobs` at most `connections` at a time (the next starts as one ends, on the
     /// connection it freed) and blocks until every one has ended, calling `onFinish` with the
     /// job's index and its outcome as each ends (errors as `HTTPClient.fetch` throws them).
+    /// A job whose request has a pacer waits in it after each chunk; every job runs on this
+    /// thread, so the wait holds back the run's other jobs too, as one limit for all should.
     /// - Parameter shouldContinue: polled at least once a second; `false` interrupts the jobs still running.
     public func run(
         _ jobs: [Job], connections: Int = 16, shouldContinue: () -> Bool = { true }, onFinish: (Int, Result<HTTPClient.Summary, Error>) -> Void
     ) {
+        let jobs = jobs.map { job in
+            guard let pacer = job.request.pacer else { return job }
+            return Job(request: job.request, onHead: job.onHead) { bytes in
+                try job.onData(bytes)
+                pacer.pace(bytes.count)
+            }
+        }
         let width = max(1, connections)
         haul_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, width)
         while handles.count < min(width, jobs.count) { handles.append(EasyHandle()) }

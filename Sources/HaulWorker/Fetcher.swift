@@ -52,10 +52,9 @@ struct SegmentRun {
             let resumed = stream.current ?? segment
             let first = resumed.offset + resumed.bytesDone
             let info = segment.transfer
-            var request = shared.request(
+            let request = shared.request(
                 for: info, first: info.acceptsRanges ? first : nil, last: info.acceptsRanges ? segment.lastByte : nil,
                 ifRange: info.acceptsRanges ? Self.validator(info) : nil, bodyCap: info.size == nil ? shared.planLimits(for: info) : nil)
-            request.maxBytesPerSecond = shared.config.connectionRate
             try http.fetch(
                 request,
                 onHead: { head in

@@ -57,7 +57,6 @@ struct Planner: LaneRole {
         // Read once (a `statvfs`): they cap the probe's body and bound its plan.
         let limits = shared.planLimits(for: info)
         var request = shared.request(for: info, first: 0, last: requestedLast, bodyCap: limits)
-        request.maxBytesPerSecond = config.connectionRate
         ConditionalProbe.ask(&request, ifChangedSince: previous)
         var unchanged = false
         do {

@@ -16,6 +16,7 @@ extension WorkerShared {
             tls: tls(for: info), stallTimeout: config.stallTimeout)
         if let limit = bodyCap?.bodyLimit { request.bodyLimit = BodyLimit(bytes: limit.bytes, isFreeSpace: limit.transient) }
         request.addressPolicy = config.addressPolicy
+        request.pacer = pacer
         request.allowDowngrade = info.expectedDigest != nil || info.options.allowDowngrade == true
         return request
     }

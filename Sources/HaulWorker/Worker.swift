@@ -20,6 +20,8 @@ final class WorkerShared: Sendable {
     let originNames = OriginNames()
     /// The partial files this process's `haul get` transfers hold locked until they publish them.
     let heldPartials = HeldPartials()
+    /// Where every request of this worker waits to keep `--limit-rate`; `nil` without one.
+    let pacer: SharedRatePacer?
     /// Readable once a stop was asked for (the listener polls it beside its socket).
     let stopSignal = StopSignal()
     private let stopping = Atomic<Bool>(false)
@@ -27,6 +29,7 @@ final class WorkerShared: Sendable {
     init(config: WorkerConfig, progress: ProgressCounter) {
         self.config = config
         self.progress = progress
+        pacer = config.limitRate.map(SharedRatePacer.init)
         checkpoints = CheckpointRecorder(config: config, wakeup: wakeup)
     }
 

@@ -41,12 +41,9 @@ public struct WorkerConfig: Sendable {
     public var lease: Double = 30
     /// No byte for this long aborts a request.
     public var stallTimeout: Int = 30
-    /// Most bytes per second this worker receives in all (`--limit-rate`), shared evenly by its
-    /// `concurrency` connections; `nil`: no limit. Small files finished in probe batches are not paced.
+    /// Most bytes per second this worker receives in all (`--limit-rate`), shared by all its
+    /// connections (`WorkerShared.pacer`); `nil`: no limit.
     public var limitRate: Int64?
-
-    /// The share of `limitRate` one connection may use.
-    public var connectionRate: Int64? { limitRate.map { max(1, $0 / Int64(max(1, concurrency))) } }
     /// Attempts a segment gets before its transfer fails.
     public var maxAttempts: Int = 6
     /// Which origin addresses this worker connects to (`--deny-private-addresses`, `--allow-network`).

@@ -170,4 +170,12 @@ struct RatePacerTests {
         var slow = RatePacer(limit: 0)
         #expect(slow.limit == 1 && slow.wait(after: 2, now: 0) == 2)
     }
+
+    @Test("connections sharing one pacer wait for each other's bytes, and a pacer idle for a minute banks only a quarter second")
+    func sharingAndCredit() {
+        var shared = RatePacer(limit: 1000)
+        #expect(shared.wait(after: 500, now: 10) == 0.5, "the first connection's chunk")
+        #expect(shared.wait(after: 500, now: 10) == 1.0, "the second's, at the same moment, waits for both")
+        #expect(shared.wait(after: 1000, now: 71) == 0.75, "after an idle minute only \(RatePacer.burst) s of credit is left")
+    }
 }
