@@ -26,12 +26,19 @@ public struct ObjectStore: Sendable {
     /// The storage a `--storage` / `-o` value names: a local directory, or an S3 location with a
     /// scratch directory as its local root (for nothing but temporary names). A URL-like value
     /// with another scheme is refused (exit 2), never taken as a local path. The bucket is
-    /// checked at once, so wrong credentials or a missing bucket fail before any work is taken.
+    /// checked at once, so missing or wrong credentials, another region or a missing bucket
+    /// fail before any work is taken, with exit status 2 as a missing storage folder does (the
+    /// user's setting to correct); a store that cannot be reached is a failure (exit 1).
     public static func storage(_ text: String, what: String) throws -> (root: StorageRoot, store: ObjectStore?) {
         guard S3Location.isURLLike(text) else { return (try StorageRoot(text), nil) }
         let location = try S3Location(parsing: text, what: what)
-        let client = S3Client(config: try S3Config.fromEnvironment())
-        try client.checkBucket(location.bucket)
+        let client: S3Client
+        do {
+            client = S3Client(config: try S3Config.fromEnvironment())
+            try client.checkBucket(location.bucket)
+        } catch let error as HaulError where [.s3NoBucket, .s3Auth, .s3Credentials, .s3Region].contains(error.code) {
+            throw HaulError(.usage, error.message, hint: error.hint)
+        }
         let scratch = FileManager.default.temporaryDirectory.path + "/haul-s3-\(getuid())"
         return (try StorageRoot(scratch), ObjectStore(location: location, client: client))
     }

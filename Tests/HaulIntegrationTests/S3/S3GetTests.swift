@@ -73,7 +73,7 @@ struct S3GetTests {
         #expect(try bucket.openUploads().isEmpty)
     }
 
-    @Test("wrong credentials and a missing bucket fail fast with clear errors; the secret is never shown")
+    @Test("wrong credentials and a missing bucket fail fast with exit status 2 and clear errors; the secret is never shown")
     func refusals() throws {
         let bucket = try S3Bucket("auth")
         let database = try TestDatabase()
@@ -81,13 +81,15 @@ struct S3GetTests {
         var wrong = S3Bucket.environment
         wrong["AWS_SECRET_ACCESS_KEY"] = "not-the-secret-xyz"
         let denied = try Run.haul(["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/k"], database: database.url, environment: wrong)
-        #expect(denied.status != 0)
+        #expect(denied.status == 2, "\(denied.stderr)")
         #expect(denied.stderr.contains("haul-test-key") && denied.stderr.contains(Harness.required("HAUL_TEST_S3_ENDPOINT")), "\(denied.stderr)")
         #expect(!denied.stderr.contains("not-the-secret-xyz"), "\(denied.stderr)")
         #expect(denied.stderr.split(separator: "\n").count == 1, "one line: \(denied.stderr)")
         let missing = try Run.haul(["get", Harness.origin + file.path, "-o", "s3://no-such-bucket-xyz/k"], database: database.url, environment: S3Bucket.environment)
-        #expect(missing.status != 0)
+        #expect(missing.status == 2 && missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
         #expect(missing.stderr.contains("'no-such-bucket-xyz' does not exist"), "\(missing.stderr)")
+        let worker = try Run.haul(["worker", "--storage", "s3://no-such-bucket-xyz/prefix"], database: database.url, environment: S3Bucket.environment)
+        #expect(worker.status == 2 && worker.stderr.contains("'no-such-bucket-xyz' does not exist"), "\(worker.stderr)")
     }
 
     @Test("a URL-like -o or --storage with an unknown scheme is refused with exit 2, never made a local folder")
