@@ -50,13 +50,8 @@ public struct TransferFiles: Sendable {
             holding?.release(partial(generation: generation - 1))
         }
         let partial = partial(generation: generation)
-        let fd: Int32
-        if let held = holding?.descriptor(of: partial) {
-            fd = held
-        } else {
-            fd = try openPartial(partial, O_WRONLY | O_CREAT, doing: "create")
-            if let holding { holding.keep(fd, of: partial) }
-        }
+        let create = { try self.openPartial(partial, O_WRONLY | O_CREAT, doing: "create") }
+        let fd = try holding.map { try $0.descriptor(of: partial, orOpen: create) } ?? create()
         defer { if holding == nil { close(fd) } }
         guard let size, size > 0 else { return }
         var info = stat()
@@ -74,8 +69,7 @@ public struct TransferFiles: Sendable {
     /// - Throws: `destination-busy` when another process writes the file.
     public func holdPartial(generation: Int, in holding: HeldPartials) throws {
         let partial = partial(generation: generation)
-        guard holding.descriptor(of: partial) == nil else { return }
-        holding.keep(try openPartial(partial, O_WRONLY, doing: "open"), of: partial)
+        _ = try holding.descriptor(of: partial) { try openPartial(partial, O_WRONLY, doing: "open") }
     }
 
     /// `root.openLocked`, throwing `busy` when another writer holds the file.

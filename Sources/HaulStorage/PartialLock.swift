@@ -73,18 +73,16 @@ public final class HeldPartials: Sendable {
         held.withLock { held in for fd in held.values { close(fd) } }
     }
 
-    /// The locked descriptor of `path`, when this process holds it.
-    func descriptor(of path: String) -> Int32? {
-        held.withLock { $0[path] }
-    }
-
-    /// Keeps `fd`, a locked descriptor of `path`, until `release`.
-    func keep(_ fd: Int32, of path: String) {
-        let earlier = held.withLock { held in
-            defer { held[path] = fd }
-            return held[path]
+    /// The locked descriptor of `path`: the one this process holds, or a new one from `open`
+    /// (which opens and locks it), kept until `release`. One open at a time: lanes that resume
+    /// segments of one file together never both try to lock it, which would refuse the second.
+    func descriptor(of path: String, orOpen open: () throws -> Int32) throws -> Int32 {
+        try held.withLock { held in
+            if let fd = held[path] { return fd }
+            let fd = try open()
+            held[path] = fd
+            return fd
         }
-        if let earlier, earlier != fd { close(earlier) }
     }
 
     /// Gives up the lock on `path` (it was published or removed): another writer may take it.

@@ -102,16 +102,22 @@ final class PartialFile: WholeFileSink {
     func complete() {}
 
     /// Renames the synced file into place (replacing an earlier version atomically), removes what
-    /// earlier attempts of this transfer may have left, and closes it.
+    /// earlier attempts of this transfer may have left, and closes it (a file that could not be
+    /// published stays open, and locked, for `discard`).
     func publish() throws {
-        defer { closeDescriptor() }
         try Assembler.place(path, as: files, generation: generation)
+        closeDescriptor()
     }
 
-    /// Removes the partial file.
+    /// Removes the partial file, still holding its lock: no other writer can have taken the name
+    /// meanwhile (a published file's name is no longer its own).
     func discard() {
+        if descriptor >= 0 { unlink(path) }
         closeDescriptor()
-        unlink(path)
+    }
+
+    deinit {
+        closeDescriptor()
     }
 
     private func closeDescriptor() {

@@ -1,6 +1,7 @@
 import Foundation
 import HaulCore
 import HaulTestSupport
+import Synchronization
 import Testing
 
 @testable import HaulStorage
@@ -32,6 +33,23 @@ struct PartialLockTests {
         try files.preparePartial(size: 100, generation: 0)
         #expect(FileManager.default.contents(atPath: files.destination)?.count == 8192)
         #expect(FileManager.default.contents(atPath: partial)?.count == 100)
+    }
+
+    @Test("lanes resuming one file's segments at once hold it through one lock: none is refused, another writer still is")
+    func lanesShareOneHold() throws {
+        let folder = try TemporaryDirectory("partial-lock-lanes")
+        let files = try TransferFiles(root: try StorageRoot(folder.path), relative: "x.iso")
+        try files.preparePartial(size: 1 << 20, generation: 0)  // an interrupted run's file, held by no one now
+        let refused = Atomic(0)
+        // Rounds of a fresh process's lanes, since a race shows only now and then.
+        for _ in 0..<200 {
+            let holding = HeldPartials()
+            DispatchQueue.concurrentPerform(iterations: 16) { _ in
+                do { try files.holdPartial(generation: 0, in: holding) } catch { refused.add(1, ordering: .relaxed) }
+            }
+            #expect(throws: HaulError.self) { try files.preparePartial(size: 1 << 20, generation: 0) }
+        }
+        #expect(refused.load(ordering: .relaxed) == 0)
     }
 
     @Test("a lock taken on a file that was renamed away after it was opened is not a lock on the name")
