@@ -64,4 +64,13 @@ static inline int haul_lock_whole_file(int fd) {
     lock.l_whence = SEEK_SET;
     return fcntl(fd, F_OFD_SETLK, &lock);
 }
+/* Whether another open file description holds a lock on fd's file that a write lock would meet:
+   1, 0, or -1 with errno set. */
+static inline int haul_file_is_locked(int fd) {
+    struct flock lock = {0};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    if (fcntl(fd, F_OFD_GETLK, &lock) != 0) return -1;
+    return lock.l_type != F_UNLCK;
+}
 #endif

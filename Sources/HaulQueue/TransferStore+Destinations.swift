@@ -84,19 +84,31 @@ extension TransferStore {
         try db.query("SELECT options->>'local_target' AS target FROM transfers WHERE id = $1", [id]).first?["target"]
     }
 
-    /// A canceled `haul get` transfer whose partial data nobody removed yet: marks it removed and returns
-    /// where its files are (the folder it was saved into, its destination in there, its generation).
-    /// `nil` for any other transfer.
+    /// A canceled `haul get` transfer whose partial data nobody removed yet: where its files are
+    /// (the folder it was saved into, its destination in there, its generation), read without
+    /// claiming them. `nil` for any other transfer.
+    public func localCleanup(_ id: Int64) throws -> (root: String, dest: String, generation: Int)? {
+        try db.query(
+            """
+            SELECT dest, generation, options->>'local_target' AS target FROM transfers WHERE \(Self.uncleanedLocal)
+            """, [id]
+        ).first.map(Self.localFiles)
+    }
+
+    /// `localCleanup`, marking the partial data removed: the caller removes it.
     public func claimLocalCleanup(_ id: Int64) throws -> (root: String, dest: String, generation: Int)? {
-        guard
-            let row = try db.query(
-                """
-                UPDATE transfers SET cleanup_pending = false
-                WHERE id = $1 AND state = 'canceled' AND cleanup_pending AND options ? 'local_target' AND dest IS NOT NULL
-                RETURNING dest, generation, options->>'local_target' AS target
-                """, [id]
-            ).first
-        else { return nil }
+        try db.query(
+            """
+            UPDATE transfers SET cleanup_pending = false WHERE \(Self.uncleanedLocal)
+            RETURNING dest, generation, options->>'local_target' AS target
+            """, [id]
+        ).first.map(Self.localFiles)
+    }
+
+    /// Transfer `$1`, when it is a canceled `haul get` transfer whose partial data is still to remove.
+    private static let uncleanedLocal = "id = $1 AND state = 'canceled' AND cleanup_pending AND options ? 'local_target' AND dest IS NOT NULL"
+
+    private static func localFiles(_ row: PostgresRow) throws -> (root: String, dest: String, generation: Int) {
         let dest = try row.string("dest")
         let target = try row.string("target")
         let root = target.hasSuffix("/") ? String(target.dropLast()) : String(target.dropLast(dest.count + 1))

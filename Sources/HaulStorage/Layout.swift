@@ -85,18 +85,35 @@ public struct TransferFiles: Sendable {
             hint: "wait for it to finish, or save this URL under another name (-o FILE, --dest)")
     }
 
+    /// The partial files of generations 0 through `generation` that a writer holds (`PartialLock`).
+    public func partialsHeld(generation: Int) -> [String] {
+        (0...max(0, generation)).map { partial(generation: $0) }.filter(PartialLock.isHeld)
+    }
+
     /// Removes the partial files and parts of generations 0 through `generation` (a transfer
     /// that started over leaves an older generation's behind; a newer one is never touched).
-    /// - Parameter renamed: a partial file just renamed into place, which is not looked for.
-    public func removeTemporaries(generation: Int, renamed: String? = nil) {
-        for old in 0...max(0, generation) where partial(generation: old) != renamed { unlink(partial(generation: old)) }
+    /// A partial file another writer holds (`PartialLock`) is left alone: it is another
+    /// download's, under a name this transfer was refused (`busy`).
+    /// - Parameters:
+    ///   - renamed: a partial file just renamed into place, which is not looked for.
+    ///   - holding: this process's locks, given up first (its own download is the one removed).
+    /// - Returns: the partial files left to the writer that holds them.
+    @discardableResult
+    public func removeTemporaries(generation: Int, renamed: String? = nil, holding: HeldPartials? = nil) -> [String] {
+        var left: [String] = []
+        for old in 0...max(0, generation) where partial(generation: old) != renamed {
+            let path = partial(generation: old)
+            holding?.release(path)
+            if PartialLock.isHeld(path) { left.append(path) } else { unlink(path) }
+        }
         var folder = stat()
-        guard stat(partsDirectory, &folder) == 0 else { return }  // the common case: no parts were ever written
+        guard stat(partsDirectory, &folder) == 0 else { return left }  // the common case: no parts were ever written
         let parts = (try? FileManager.default.contentsOfDirectory(atPath: partsDirectory)) ?? []
         for part in parts where Self.generation(ofPart: part).map({ $0 <= generation }) ?? false {
             unlink(partsDirectory + "/" + part)
         }
         rmdir(partsDirectory)
+        return left
     }
 
     /// The generation a part or assembly file name (`g3-s0-…`, `assembly-g3-…`) belongs to.

@@ -42,6 +42,15 @@ enum PartialLock {
         return .held
     }
 
+    /// Whether a writer holds a lock on the file at `path` (`false` when there is none, or it
+    /// cannot be read).
+    static func isHeld(_ path: String) -> Bool {
+        let fd = Foundation.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return haul_file_is_locked(fd) == 1
+    }
+
     /// Opens `absolute` (`relative` beneath the root descriptor `root`) with `flags` as
     /// `StorageRoot.openFile` does, and locks it.
     /// - Returns: the locked descriptor, or `nil` when another writer holds the file.

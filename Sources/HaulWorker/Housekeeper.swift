@@ -35,7 +35,7 @@ final class Housekeeper {
             Log.info("rescued expired leases", [("segments", String(segments)), ("plans", String(plans)), ("finished", String(stuck))])
             shared.announceWork()
         }
-        try removeCanceledData()
+        try Self.removeCanceledData(shared: shared, database: database)
         try settleObjectUploads()
         try pruneNowAndThen()
         return false
@@ -64,14 +64,16 @@ final class Housekeeper {
         try store.abortOrphans(database, grace: environment["HAUL_S3_ORPHAN_GRACE"].flatMap { Duration.parseSeconds($0) } ?? 3600)
     }
 
-    /// Deletes the partial files and parts of canceled transfers (never a published file).
-    private func removeCanceledData() throws {
+    /// Deletes the partial files and parts of canceled transfers (never a published file), this
+    /// process's locks on them given up first. A partial file another process writes is left.
+    static func removeCanceledData(shared: WorkerShared, database: ResilientConnection) throws {
         let config = shared.config
         let cleanups = try database.run { conn in try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimCleanups(limit: 20) }
         for cleanup in cleanups {
             guard let files = try? TransferFiles(root: config.storage, relative: cleanup.dest) else { continue }
-            files.removeTemporaries(generation: cleanup.generation)
+            let left = files.removeTemporaries(generation: cleanup.generation, holding: shared.heldPartials)
             Log.info("removed partial data of canceled transfer", [("transfer", String(cleanup.id))])
+            for path in left { Log.warning("left a partial file another download writes", [("transfer", String(cleanup.id)), ("path", path)]) }
         }
     }
 

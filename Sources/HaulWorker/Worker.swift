@@ -175,6 +175,18 @@ public final class Worker: Sendable {
         do { try store.abortAbandoned(database, config: shared.config) } catch { Log.warning("could not abort S3 uploads of stopped transfers", [("error", "\(error)")]) }
     }
 
+    /// Removes the partial data of this worker's canceled transfers now, on a connection of its
+    /// own. `haul get` calls it after its worker stopped: a get canceled from elsewhere holds its
+    /// partial file locked while it runs, so `haul cancel` leaves the file to it.
+    public func removeCanceledData() {
+        let database = ResilientConnection(conninfo: shared.config.conninfo, stopping: { false })
+        do {
+            try Housekeeper.removeCanceledData(shared: shared, database: database)
+        } catch {
+            Log.warning("could not remove the partial data of canceled transfers", [("error", "\(error)")])
+        }
+    }
+
     /// Asks every role to stop claiming and to checkpoint and release what it holds.
     public func stop() {
         shared.requestStop()

@@ -121,6 +121,11 @@ struct DestinationSafetyTests {
         }
         let refused = try Run.haul(get(second), database: database.url)
         #expect(refused.status == 2 && refused.stderr.contains("another haul process is saving \(work)/\(names[0]) right now"), "\(shape): \(refused.stderr)")
+        // Canceling the refused transfers leaves the file the first get writes alone (the batch's
+        // refused files were never named, so their cancel has no file to look at).
+        let refusedIDs = try database.scalar("SELECT string_agg(id::text, ' ') FROM transfers WHERE url LIKE '%/two-gets/b/%' AND state = 'failed'")
+        let cancel = try Run.haul(["cancel"] + refusedIDs.split(separator: " ").map(String.init), database: database.url)
+        #expect(cancel.status == 0 && (shape == .batch || cancel.stderr.contains("left \(partial)")), "\(shape): \(cancel.stderr)")
         #expect(writer.wait(timeout: 60) && writer.exitStatus == 0, "\(shape): \(writer.stderr)")
         for (name, file) in zip(names, first) {
             #expect(Origin.sha256(file: work + "/" + name) == file.sha256, "\(shape): \(name) is not the first get's file whole")
@@ -299,6 +304,23 @@ struct DestinationSafetyTests {
         let id = try database.scalar("SELECT id FROM transfers")
         let cancel = try Run.haul(["cancel", id], database: database.url)
         #expect(cancel.status == 0, "\(cancel.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+    }
+
+    @Test("haul cancel of a running get: the get, which holds its partial file, removes it as it stops")
+    func cancelRunningGet() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("cancel-running")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("safety/big.bin", size: 48 * 1_048_576)
+        let get = try Child(
+            Harness.haulBinary, ["get", Harness.origin + "/slow" + file.path, "-o", work + "/big.bin", "--connections", "1", "--segment-size", "16MiB"],
+            environment: ["DATABASE_URL": database.url])
+        let partial = work + "/big.bin.haul-partial"
+        try #require(Harness.waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: partial) }, "no partial file: \(get.stderr)")
+        let cancel = try Run.haul(["cancel", try database.scalar("SELECT id FROM transfers")], database: database.url)
+        #expect(cancel.status == 0 && cancel.stderr.contains("left \(partial)"), "\(cancel.stderr)")
+        #expect(get.wait(timeout: 30) && get.exitStatus == 1 && get.stderr.contains("canceled"), "\(get.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
     }
 }

@@ -120,9 +120,17 @@ struct ControlCommand {
 
     /// A canceled `haul get` transfer: its partial file lies in the folder that get saved into, which
     /// no worker's storage root holds, so the command removes it itself when that folder is here.
+    /// A partial file a running haul process writes is left to it: the get of this very transfer,
+    /// which removes it as it stops, or another download of that name, which this transfer was
+    /// refused (`destination-busy`) and which is not this transfer's to remove.
     private func removeLocalPartial(_ id: Int64, _ store: TransferStore) throws {
-        guard let cleanup = try store.claimLocalCleanup(id), FileManager.default.fileExists(atPath: cleanup.root) else { return }
-        let files = try TransferFiles(root: try StorageRoot(cleanup.root), relative: cleanup.dest)
+        guard let pending = try store.localCleanup(id), FileManager.default.fileExists(atPath: pending.root) else { return }
+        let files = try TransferFiles(root: try StorageRoot(pending.root), relative: pending.dest)
+        if let held = files.partialsHeld(generation: pending.generation).first {
+            Output.error("left \(held) of transfer \(id): a running haul process writes it (a running get of this transfer removes it as it stops)")
+            return
+        }
+        guard let cleanup = try store.claimLocalCleanup(id) else { return }
         files.removeTemporaries(generation: cleanup.generation)
         Output.error("removed the partial data of transfer \(id) from \(cleanup.root)")
     }

@@ -235,7 +235,10 @@ enum GetCommand: Command {
         if !quiet { bar.finish() }
         worker.stop()
         let drained = worker.waitUntilStopped(timeout: 10, markingStoppedOn: connection)
-        if statuses.allSatisfy(\.state.isFinal) { worker.abortStoppedUploads() }
+        if statuses.allSatisfy(\.state.isFinal) {
+            worker.abortStoppedUploads()
+            if statuses.contains(where: { $0.state == .canceled }) { worker.removeCanceledData() }
+        }
         guard statuses.count == ids.count, statuses.allSatisfy(\.state.isFinal) else {
             Output.error("haul: interrupted\(drained ? "; progress kept" : ""): run the same command again to resume")
             return ExitCode.interrupted
