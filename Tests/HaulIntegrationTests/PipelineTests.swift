@@ -86,13 +86,18 @@ struct PipelineTests {
     @Test("three worker processes share four transfers")
     func threeWorkers() throws {
         let cluster = try Cluster("three")
+        // All three wait for work before there is any: a worker that starts late on a loaded
+        // machine would otherwise find the transfers done, and the test would count two.
+        for _ in 0..<3 { try cluster.startWorker(["--concurrency", "2"]) }
+        try #require(
+            try Harness.waitUntil(timeout: 30) { try cluster.database.scalar("SELECT count(*) FROM workers WHERE stopped_at IS NULL") == "3" },
+            "three workers did not register")
         var expected: [Int64: (String, String)] = [:]
         for index in 0..<4 {
             let file = try Origin.file("pipeline/shared-\(index).bin", size: 3 * 1_048_576 + index * 1000)
             let id = try cluster.enqueue(Harness.origin + "/slow" + file.path, ["--dest", "shared/\(index).bin", "--segment-size", "256KiB"])
             expected[id] = ("shared/\(index).bin", file.sha256)
         }
-        for _ in 0..<3 { try cluster.startWorker(["--concurrency", "2"]) }
         #expect(try cluster.waitFinal(Array(expected.keys), timeout: 90).allSatisfy { $0 == "done" })
         for (_, (dest, sha)) in expected { #expect(cluster.sha256(dest) == sha) }
         let workersUsed = try cluster.database.scalar("SELECT count(DISTINCT worker_id) FROM segments")
