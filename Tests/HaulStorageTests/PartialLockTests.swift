@@ -38,16 +38,18 @@ struct PartialLockTests {
     @Test("lanes resuming one file's segments at once hold it through one lock: none is refused, another writer still is")
     func lanesShareOneHold() throws {
         let folder = try TemporaryDirectory("partial-lock-lanes")
-        let files = try TransferFiles(root: try StorageRoot(folder.path), relative: "x.iso")
-        try files.preparePartial(size: 1 << 20, generation: 0)  // an interrupted run's file, held by no one now
         let refused = Atomic(0)
-        // Rounds of a fresh process's lanes, since a race shows only now and then.
-        for _ in 0..<200 {
+        // Rounds of a fresh process's lanes, since a race shows only now and then. Each round has
+        // a file of its own: a child another test spawns meanwhile holds a copy of this process's
+        // descriptors, and so an earlier round's lock, until it execs.
+        for round in 0..<200 {
+            let files = try TransferFiles(root: try StorageRoot(folder.path), relative: "x-\(round).iso")
+            try files.preparePartial(size: 4096, generation: 0)  // an interrupted run's file, held by no one now
             let holding = HeldPartials()
             DispatchQueue.concurrentPerform(iterations: 16) { _ in
                 do { try files.holdPartial(generation: 0, in: holding) } catch { refused.add(1, ordering: .relaxed) }
             }
-            #expect(throws: HaulError.self) { try files.preparePartial(size: 1 << 20, generation: 0) }
+            #expect(throws: HaulError.self) { try files.preparePartial(size: 4096, generation: 0) }
             // Given up at once: the last reference to `holding` may be dropped later, on a thread of Dispatch's.
             holding.release(files.partial(generation: 0))
         }
