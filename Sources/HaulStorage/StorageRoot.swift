@@ -136,11 +136,7 @@ public struct StorageRoot: Sendable {
     /// `openFile` for a partial file, locked against every other writer (`PartialLock`).
     /// - Returns: the locked descriptor, or `nil` when another writer holds the file.
     public func openLocked(_ absolute: String, _ flags: Int32, doing: String) throws -> Int32? {
-        guard let relative = relative(absolute) else { throw Self.openFailure(EXDEV, doing: doing, absolute) }
-        let root = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard root >= 0 else { throw Errno.storageError(errno, "open the storage root \(path) to \(doing) \(absolute)") }
-        defer { close(root) }
-        return try PartialLock.open(absolute, root: root, relative: relative, flags: flags, doing: doing)
+        try OpenedRoot(self).openLocked(absolute, flags, doing: doing)
     }
 
     /// `fd`, just opened as `absolute` with `flags` (-1 with `errno` set if that failed), or the
