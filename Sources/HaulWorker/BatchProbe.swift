@@ -57,7 +57,8 @@ struct BatchProbe: LaneRole {
         let planner = Planner(lane: lane)
         handOnOrRetry(probes, planner: planner)
         let done = try storage.store(probes.filter { $0.isWhole }, unchanged: probes.filter { $0.isUnchanged }, planner: planner)
-        try record(done, storage: storage)
+        let recorded = try record(done, storage: storage)
+        Log.info("small files recorded", BatchSummary(probes, recorded: recorded, host: claims[0].info.host).fields)
     }
 
     /// Every request of the batch has ended: gives its host slots back at once (rather than with
@@ -91,22 +92,64 @@ struct BatchProbe: LaneRole {
         }
     }
 
-    /// Records the stored files, and the unchanged ones, done in one transaction.
-    private func record<Storage>(_ done: [BatchedProbe<Storage>], storage: Storage) throws {
+    /// Records the stored files, and the unchanged ones, done in one transaction. Each file's line
+    /// is a debug line (`-v`): a batch's summary is what an operator reads, one line rather than a
+    /// thousand. - Returns: the probes recorded.
+    private func record<Storage>(_ done: [BatchedProbe<Storage>], storage: Storage) throws -> [BatchedProbe<Storage>] {
         let config = shared.config
         let finished = try database.run(patient: true) { conn in
             try TransferLeases(conn, workerID: config.workerID).finish(probed: done.compactMap { $0.probedFile })
         }
-        for probe in done {
-            guard finished.contains(probe.claim.info.id) else {
-                Log.warning("planning lease lost after \(storage.storing); another worker fetches it again", probe.fields)
-                continue
-            }
+        for probe in done where !finished.contains(probe.claim.info.id) {
+            Log.warning("planning lease lost after \(storage.storing); another worker fetches it again", probe.fields)
+        }
+        let recorded = done.filter { finished.contains($0.claim.info.id) }
+        for probe in recorded {
             if probe.isUnchanged {
-                Log.info("unchanged at the origin (304); kept the \(storage.noun)", probe.fields)
+                Log.debug("unchanged at the origin (304); kept the \(storage.noun)", probe.fields)
             } else {
-                Log.info("transfer done", probe.fields + [("dest", probe.plan?.dest ?? "")] + (probe.digest.map { [("digest", $0)] } ?? []))
+                Log.debug("transfer done", probe.fields + [("dest", probe.plan?.dest ?? "")] + (probe.digest.map { [("digest", $0)] } ?? []))
             }
         }
+        return recorded
+    }
+}
+
+/// The one line a batch logs at its end: what became of its files.
+struct BatchSummary {
+    /// Recorded done, fetched whole.
+    var done = 0
+    /// Recorded done, unchanged at the origin (`304`, or no newer than the file).
+    var unchanged = 0
+    /// Bytes of the files fetched whole and recorded.
+    var bytes: Int64 = 0
+    /// Planned for the fetchers (bigger than one response, of unknown length, staged, or named by the origin).
+    var handedOn = 0
+    /// Failed probes, to be retried with backoff (each has a line of its own).
+    var failed = 0
+    let host: String
+
+    init<Storage>(_ probes: [BatchedProbe<Storage>], recorded: [BatchedProbe<Storage>], host: String) {
+        self.host = host
+        for probe in recorded {
+            if probe.isUnchanged {
+                unchanged += 1
+            } else {
+                done += 1
+                bytes += probe.plan?.size ?? 0
+            }
+        }
+        for probe in probes {
+            switch probe.verdict {
+            case .handOff: handedOn += 1
+            case .failed: failed += 1
+            case .waiting, .whole, .unchanged, .lost: break
+            }
+        }
+    }
+
+    /// `host=… done=… unchanged=… bytes=… handed_on=… failed=…`
+    var fields: [(String, String)] {
+        [("host", host), ("done", String(done)), ("unchanged", String(unchanged)), ("bytes", String(bytes)), ("handed_on", String(handedOn)), ("failed", String(failed))]
     }
 }

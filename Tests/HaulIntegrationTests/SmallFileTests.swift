@@ -37,7 +37,7 @@ struct SmallFileTests {
         lines.append(#"{"url": "\#(Harness.origin)/\#(folder)/missing.bin", "dest": "missing.bin"}"#)
         #expect(try cluster.haul(["enqueue", "--manifest", try manifest(lines), "--batch", "small"]).status == 0)
         #expect(try cluster.haul(["host-limit", "set", String(Harness.origin.dropFirst("http://".count)), "16"]).status == 0)
-        try cluster.startWorker(["--concurrency", "2", "--probe-batch", "16"])
+        let worker = try cluster.startWorker(["--concurrency", "2", "--probe-batch", "16"])
         let wait = try cluster.haul(["wait", "--batch", "small", "--timeout", "90s"])
         #expect(wait.status == 1, "two transfers fail (wrong checksum, 404): \(wait.stdout) \(wait.stderr)")
 
@@ -64,6 +64,14 @@ struct SmallFileTests {
             for line in Origin.requests(for: file.path) { connections.insert(line.split(separator: " ").last ?? "") }
         }
         #expect(connections.count <= small.count / 2, "\(small.count) files over \(connections.count) connections: \(connections.sorted())")
+
+        // The log: a line per batch, not per file. Only the two files the finalizer published
+        // (big.bin, pack.tar.gz) have a "transfer done" line of their own.
+        let summaries = worker.stderr.split(separator: "\n").filter { $0.contains("small files recorded") }
+        let recorded = summaries.compactMap { line in line.split(separator: " ").first { $0.hasPrefix("done=") }.flatMap { Int($0.dropFirst(5)) } }.reduce(0, +)
+        let batchDone = try cluster.database.scalar("SELECT count(*) FROM transfers WHERE state = 'done' AND dest NOT IN ('big.bin', 'pack.tar.gz')")
+        #expect(String(recorded) == batchDone && summaries.count <= small.count / 4, "\(summaries.count) summaries: \(summaries)")
+        #expect(worker.stderr.split(separator: "\n").filter { $0.contains("transfer done") }.count == 2, "\(worker.stderr)")
     }
 
     @Test("mirroring the same files again: every one is a conditional probe answered 304, and nothing is rewritten")
