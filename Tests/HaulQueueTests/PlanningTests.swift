@@ -1,5 +1,5 @@
 import HaulCore
-import HaulQueue
+@testable import HaulQueue
 import Testing
 
 @Suite("segment planning")
@@ -88,5 +88,30 @@ struct ManifestTests {
         #expect(entries.map(\.dest) == ["a.bin", "b.bin", "c.bin", "ünï.bin"])
         let numbered = Manifest.parseNumbered("https://h/x x\r\nhttps://h/y y z\r\n", base: base)
         #expect(numbered.rejects.map(\.line) == [2])
+    }
+
+    @Test("a long manifest, parsed on every core: the same entries, rejects and line numbers as line by line")
+    func longManifest() {
+        // 5000 lines, so several runs of lines are parsed at once; the repeats and the clashes
+        // point across the runs' borders, which only the in-order pass can see.
+        var lines = (0..<5000).map { "https://h/f\($0) d/f\($0)" }
+        lines[10] = "# comment"
+        lines[2600] = "https://h/f1 d/f1"  // the same entry as line 2
+        lines[4999] = "https://h/other d/f3"  // line 4 already writes d/f3
+        lines[3333] = "https://h/x ../x"
+        let (entries, rejects) = Manifest.parseNumbered(lines.joined(separator: "\n"), base: base)
+        #expect(rejects.map(\.line) == [2601, 3334, 5000])
+        #expect(rejects[0].reason.contains("earlier line") && rejects[2].reason.contains("line 4 already writes"))
+        let expected = (0..<5000).filter { ![10, 2600, 3333, 4999].contains($0) }
+        #expect(entries.map(\.line) == expected.map { $0 + 1 })
+        #expect(entries.map(\.transfer.dest) == expected.map { "d/f\($0)" })
+    }
+
+    @Test("work cut into runs comes back whole and in order, however many items there are")
+    func runsInOrder() {
+        for count in [0, 1, 7, 1023, 1024, 2048, 2049, 10_000] {
+            let joined = Manifest.inParallel(count, minimumRun: 1024) { range in Array(range) }
+            #expect(joined == Array(0..<count), "\(count) items")
+        }
     }
 }
