@@ -10,8 +10,8 @@ enum EntryPath {
         if name.isEmpty { throw HaulError.unsafeName(name, "has an empty name") }
         if name.utf8.contains(0) { throw HaulError.unsafeName(name, "contains a NUL character") }
         if name.utf8.contains(UInt8(ascii: "\\")) { throw HaulError.unsafeName(name, "contains a backslash") }
-        if name.hasPrefix("/") { throw HaulError.unsafeName(name, "is an absolute path") }
-        let parts = name.split(separator: "/", omittingEmptySubsequences: true)
+        if name.startsWithSlash { throw HaulError.unsafeName(name, "is an absolute path") }
+        let parts = name.slashComponents()
         if let first = parts.first, first.utf8.count >= 2, first.utf8.dropFirst().first == UInt8(ascii: ":") {
             throw HaulError.unsafeName(name, "has a drive prefix")
         }
@@ -22,13 +22,8 @@ enum EntryPath {
 
     /// Every proper ancestor of a normalised path, shortest first: `a/b/c` gives `a`, `a/b`.
     static func ancestors(of path: String) -> [String] {
-        var result: [String] = []
-        var index = path.startIndex
-        while let slash = path[index...].firstIndex(of: "/") {
-            result.append(String(path[..<slash]))
-            index = path.index(after: slash)
-        }
-        return result
+        let parts = path.slashComponents()
+        return parts.indices.dropLast().map { parts[...$0].joined(separator: "/") }
     }
 
     /// Decodes a name that is not flagged UTF-8 as IBM code page 437, as the zip specification says.

@@ -38,7 +38,7 @@ enum GzipExtraction {
     /// The base name stored in the gzip header (FNAME), else the archive's name without `.gz`, else `data`.
     static func outputName(header: [UInt8], archivePath: String) -> String {
         if let stored = storedName(header), let safe = safeBaseName(stored) { return safe }
-        var base = String(archivePath.split(separator: "/").last ?? "")
+        var base = String(archivePath.lastSlashComponent ?? "")
         for suffix in [".gz", ".gzip", ".z"] where base.lowercased().hasSuffix(suffix) {
             base = String(base.dropLast(suffix.count))
             break
@@ -58,8 +58,8 @@ enum GzipExtraction {
     }
 
     private static func safeBaseName(_ name: String) -> String? {
-        guard let base = name.split(separator: "/").last.map(String.init),
-            let normalized = try? EntryPath.normalize(base), !normalized.contains("/")
+        guard let base = name.lastSlashComponent.map(String.init),
+            let normalized = try? EntryPath.normalize(base), !normalized.containsSlash
         else { return nil }
         return normalized
     }

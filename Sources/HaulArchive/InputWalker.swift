@@ -39,11 +39,11 @@ enum InputWalker {
         for input in inputs {
             var info = stat()
             guard stat(input, &info) == 0 else { throw HaulError.archiveIO("read", input, errno: errno) }
-            let trimmed = input.count > 1 && input.hasSuffix("/") ? String(input.dropLast()) : input
+            let trimmed = input.count > 1 && input.endsWithSlash ? String(input.dropLast()) : input
             if info.st_mode & S_IFMT == S_IFDIR {
                 try walk(trimmed, prefix: "", into: &entries, skipping: skipping)
             } else {
-                let base = String(trimmed.split(separator: "/").last ?? Substring(trimmed))
+                let base = String(trimmed.lastSlashComponent ?? Substring(trimmed))
                 if let entry = try entry(path: input, name: base, info: info, skipping: skipping) { entries.append(entry) }
             }
         }

@@ -15,7 +15,7 @@ final class Staging {
 
     /// Checks the destination and creates `.haul-extract-XXXXXX` in its parent directory.
     init(destination: String) throws {
-        let trimmed = destination.count > 1 && destination.hasSuffix("/") ? String(destination.dropLast()) : destination
+        let trimmed = destination.utf8.count > 1 && destination.endsWithSlash ? String(decoding: destination.utf8.dropLast(), as: UTF8.self) : destination
         var info = stat()
         if lstat(trimmed, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR, try Staging.isEmptyDirectory(trimmed) else {
@@ -123,7 +123,7 @@ final class Staging {
     }
 
     private static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
+        guard let slash = path.lastSlashIndex else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 

@@ -12,8 +12,8 @@ enum SymlinkGuard {
     static func create(_ relative: String, target: String, in staging: Staging) throws {
         let shown = HaulError.printable(relative)
         guard !target.isEmpty, !target.utf8.contains(0) else { throw refuse(shown, target, "has an empty or NUL-bearing target") }
-        guard !target.hasPrefix("/") else { throw refuse(shown, target, "points to an absolute path") }
-        let directory = EntryPath.ancestors(of: relative).last.map { $0.split(separator: "/").map(String.init) } ?? []
+        guard !target.startsWithSlash else { throw refuse(shown, target, "points to an absolute path") }
+        let directory = linkDirectory(relative)
         guard resolvesInside(root: staging.root, from: directory, target: target) else {
             throw refuse(shown, target, "resolves outside the destination")
         }
@@ -50,7 +50,7 @@ enum SymlinkGuard {
             } else if errno != ENOENT && errno != ENOTDIR && errno != ENOSYS {
                 throw HaulError.archiveIO("resolve symlink", staging.path(relative), errno: errno)
             }
-            let directory = EntryPath.ancestors(of: relative).last.map { $0.split(separator: "/").map(String.init) } ?? []
+            let directory = linkDirectory(relative)
             guard resolvesInside(root: staging.root, from: directory, target: target) else {
                 throw refuse(shown, target, "resolves outside the destination once every link is in place")
             }
@@ -60,7 +60,7 @@ enum SymlinkGuard {
     /// Whether `target`, read from the directory `start` (components below `root`), stays within `root`.
     static func resolvesInside(root: String, from start: [String], target: String) -> Bool {
         var current = start
-        var pending = Array(target.split(separator: "/", omittingEmptySubsequences: true).map(String.init).reversed())
+        var pending = Array(target.slashComponents().map(String.init).reversed())
         var expansions = 0
         while let part = pending.popLast() {
             if part == "." { continue }
@@ -73,13 +73,18 @@ enum SymlinkGuard {
             var info = stat()
             if lstat(full, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
                 expansions += 1
-                guard expansions <= 40, let next = readLink(full), !next.hasPrefix("/") else { return false }
-                pending += next.split(separator: "/", omittingEmptySubsequences: true).map(String.init).reversed()
+                guard expansions <= 40, let next = readLink(full), !next.startsWithSlash else { return false }
+                pending += next.slashComponents().map(String.init).reversed()
             } else {
                 current.append(part)
             }
         }
         return true
+    }
+
+    /// The components of the directory holding the link `relative` (none at the root).
+    private static func linkDirectory(_ relative: String) -> [String] {
+        relative.slashComponents().dropLast().map(String.init)
     }
 
     private static func readLink(_ path: String) -> String? {

@@ -62,7 +62,7 @@ struct ZipCatalog {
         let shown = HaulError.printable(name)
         let type = (entry.unixMode ?? 0) & 0o170000
         guard let path = try EntryPath.normalize(name) else {
-            guard name.hasSuffix("/") || type == 0o040000 else { throw HaulError.unsafeName(name, "names the destination itself but is not a directory") }
+            guard name.endsWithSlash || type == 0o040000 else { throw HaulError.unsafeName(name, "names the destination itself but is not a directory") }
             return nil
         }
         if entry.isEncrypted {
@@ -75,7 +75,7 @@ struct ZipCatalog {
                 hint: "only stored (0) and deflate (8) are supported")
         }
         var kind = ZipEntryPlan.Kind.file
-        if name.hasSuffix("/") || type == 0o040000 {
+        if name.endsWithSlash || type == 0o040000 {
             guard entry.size == 0 else { throw HaulError.corrupt("directory entry '\(shown)' declares \(entry.size) bytes of content") }
             kind = .directory
         } else if type == 0o120000 {

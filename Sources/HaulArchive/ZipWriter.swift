@@ -64,8 +64,8 @@ public enum ZipWriter {
         }
         var existing = stat()
         if !options.replace && lstat(archive, &existing) == 0 { throw Self.exists(archive) }
-        let directory = archive.contains("/") ? String(archive[..<archive.lastIndex(of: "/")!]) : "."
-        let base = archive.split(separator: "/").last.map(String.init) ?? archive
+        let directory = archive.containsSlash ? String(archive[..<archive.lastSlashIndex!]) : "."
+        let base = archive.lastSlashComponent.map(String.init) ?? archive
         var template = Array("\(directory.isEmpty ? "/" : directory)/.\(base).haul-tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw HaulError.archiveIO("create a temporary file in", directory, errno: errno) }

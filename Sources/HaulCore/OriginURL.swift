@@ -25,7 +25,7 @@ public enum OriginURL {
     public static func lastPathSegment(_ text: String) -> String? {
         guard let components = URLComponents(string: text) else { return nil }
         // Split the encoded path: an encoded `%2F` is part of the name, not a separator.
-        let segment = components.percentEncodedPath.split(separator: "/").last.map(String.init)
+        let segment = components.percentEncodedPath.lastSlashComponent.map(String.init)
         return segment.flatMap { $0.removingPercentEncoding ?? $0 }
     }
 

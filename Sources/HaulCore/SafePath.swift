@@ -6,7 +6,7 @@ public enum SafePath {
         guard !path.isEmpty else {
             throw HaulError.usage("\(what) is empty", hint: "give a path relative to the storage root, such as isos/debian.iso")
         }
-        guard !path.hasPrefix("/") else {
+        guard !path.startsWithSlash else {
             throw HaulError.usage(
                 "\(what) '\(path)' is absolute, but destinations are relative to the storage root",
                 hint: "drop the leading '/', or change the root with --storage")
@@ -14,11 +14,11 @@ public enum SafePath {
         guard !path.utf8.contains(where: { $0 == 0 || $0 == UInt8(ascii: "\\") }) else {
             throw HaulError.usage("\(what) '\(path)' contains a NUL or backslash", hint: "use '/' to separate directories")
         }
-        let parts = path.split(separator: "/").filter { $0 != "." }
+        let parts = path.slashComponents().filter { $0 != "." }
         guard !parts.contains("..") else {
             throw HaulError.usage("\(what) '\(path)' climbs out with '..', which would leave the storage root", hint: "give a path inside the storage root")
         }
-        guard !parts.isEmpty, !path.hasSuffix("/") else {
+        guard !parts.isEmpty, !path.endsWithSlash else {
             throw HaulError.usage("\(what) '\(path)' names a directory, not a file", hint: "end it with a file name")
         }
         return parts.joined(separator: "/")
@@ -36,7 +36,7 @@ public enum SafePath {
                 "\(what) '\(SafeText.cleanLine(path))' contains the control or direction character U+\(format4(unsafe.value))",
                 hint: "choose a name without control characters (they would drive the terminals that list it)")
         }
-        if let reserved = clean.split(separator: "/").first(where: isReserved) {
+        if let reserved = clean.slashComponents().first(where: isReserved) {
             throw HaulError.usage(
                 "\(what) '\(path)' has '\(reserved)', a name Haul keeps for the files of downloads in progress",
                 hint: "choose a name that does not end in .haul-partial or .haul-parts")

@@ -172,9 +172,13 @@ public final class Dashboard: Sendable {
 
     private static let notFound = HaulError(.notFound, "no such action", hint: "POST /api/transfers/ID/ACTION, /api/batches/NAME/ACTION or /api/hosts/HOST/limit")
 
-    /// A path on this server (`/…`, never `//host…`) to send a form's browser back to.
+    /// A path on this server (`/…`, never `//host…`) to send a form's browser back to. Judged by
+    /// bytes: as `Character`s, `/` then `/` with a combining mark is not `//` (see `PathText`).
     static func localPath(_ text: String) -> String? {
-        guard text.hasPrefix("/"), !text.hasPrefix("//"), !text.contains("\\"), !text.contains(where: \.isNewline) else { return nil }
+        let bytes = Array(text.utf8)
+        guard bytes.first == UInt8(ascii: "/"), bytes.dropFirst().first != UInt8(ascii: "/"), !bytes.contains(UInt8(ascii: "\\")),
+            !text.contains(where: \.isNewline)
+        else { return nil }
         return text
     }
 

@@ -28,11 +28,13 @@ public enum ContentDisposition {
 
     /// Reduces a suggested name to one safe path component: the part after the last `/` or `\`,
     /// without control or bidi characters (`SafeText`), not `.`/`..`, not hidden, at most 200 bytes.
+    /// Cut by scalars, not `Character`s: `/` or `.` followed by a combining mark is one `Character`
+    /// that is neither (see `PathText`).
     public static func sanitize(_ name: String) -> String? {
-        let base = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        let base = name.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map { String($0) } ?? ""
         var cleaned = SafeText.clean(base)
         cleaned = cleaned.trimmingWhitespace()
-        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
+        while cleaned.unicodeScalars.first == "." { cleaned.unicodeScalars.removeFirst() }
         while cleaned.utf8.count > 200 { cleaned.removeLast() }
         return cleaned.isEmpty ? nil : cleaned
     }

@@ -29,7 +29,7 @@ public enum ConnectionTarget {
                 }
             }
         }
-        let target = host.hasPrefix("/") ? "\(host)/.s.PGSQL.\(port)" : "\(host):\(port)"
+        let target = host.startsWithSlash ? "\(host)/.s.PGSQL.\(port)" : "\(host):\(port)"
         return dbname.isEmpty ? target : "\(target)/\(dbname)"
     }
 }

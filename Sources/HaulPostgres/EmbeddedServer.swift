@@ -114,8 +114,8 @@ public final class EmbeddedServer: Sendable {
     /// file names none (a server starting or stopping). Any other folder refuses the join.
     static func runningSocketDirectory(data: String, server: PrivateDirectory.Account) throws -> String? {
         let lines = ((try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8)) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.count > 4, case let socket = String(lines[4]), socket.hasPrefix("/") else { return nil }
-        let temporary = socket.hasPrefix("/tmp/haul-pg-") && !socket.dropFirst(5).contains("/")
+        guard lines.count > 4, case let socket = String(lines[4]), socket.startsWithSlash else { return nil }
+        let temporary = socket.hasPrefix("/tmp/haul-pg-") && !socket.dropFirst(5).containsSlash
         guard socket == data || temporary else {
             throw HaulError(
                 .embeddedPostgresUnsafe, "refusing to join the embedded PostgreSQL in \(data): its socket is in \(socket)",

@@ -7,7 +7,7 @@ extension HostLimits {
         guard let limit = Int(limitText), limit > 0 else { throw HaulError.usage("'\(limitText)' is not a positive whole number") }
         guard limit <= Int(Int32.max) else { throw HaulError.usage("'\(limitText)' is too large a limit", hint: "at most \(Int32.max)") }
         let host = text.lowercased()
-        guard host == "*" || (!host.isEmpty && !host.contains("/") && !host.contains(" ")) else {
+        guard host == "*" || (!host.isEmpty && !host.containsSlash && !host.contains(" ")) else {
             throw HaulError.usage("'\(text)' is not HOST or HOST:PORT", hint: "write it as it appears in URLs, e.g. mirror.example.org or 10.0.0.5:8080")
         }
         return (host, limit)

@@ -111,7 +111,8 @@ extension TransferStore {
     private static func localFiles(_ row: PostgresRow) throws -> (root: String, dest: String, generation: Int) {
         let dest = try row.string("dest")
         let target = try row.string("target")
-        let root = target.hasSuffix("/") ? String(target.dropLast()) : String(target.dropLast(dest.count + 1))
+        // By bytes: as `Character`s, the `/` before a name that starts with a combining mark is part of the name's first (`PathText`).
+        let root = String(decoding: target.utf8.dropLast(target.endsWithSlash ? 1 : dest.utf8.count + 1), as: UTF8.self)
         return (root, dest, try row.int("generation"))
     }
 }

@@ -34,7 +34,7 @@ public struct S3Config: Sendable {
     /// Creates a configuration.
     public init(endpoint: String?, region: String, pathStyle: Bool? = nil, credentials: S3Credentials, caBundle: String? = nil) {
         var trimmed = endpoint ?? "https://s3.\(region).amazonaws.com"
-        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        while trimmed.endsWithSlash { trimmed.removeLast() }
         self.endpoint = trimmed
         customEndpoint = endpoint != nil
         self.region = region

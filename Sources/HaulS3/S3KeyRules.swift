@@ -9,9 +9,9 @@ public enum S3KeyRules {
     public static func problem(with key: String) -> String? {
         if key.isEmpty { return "is empty" }
         if key.utf8.count > maximumLength { return "is \(key.utf8.count) bytes long, more than S3's \(maximumLength)" }
-        if key.hasPrefix("/") { return "starts with '/'" }
+        if key.startsWithSlash { return "starts with '/'" }
         if key.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) { return "contains a control character" }
-        for segment in key.split(separator: "/", omittingEmptySubsequences: false) {
+        for segment in key.slashComponents(keepingEmpty: true) {
             if segment.isEmpty { return "has an empty segment ('//' or a trailing '/')" }
             if segment == "." || segment == ".." { return "has a '\(segment)' segment" }
         }

@@ -41,7 +41,7 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
     /// The key of `relative` under this location taken as a prefix (`PREFIX/relative`).
     public func key(for relative: String) -> String {
         guard !path.isEmpty else { return relative }
-        return path.hasSuffix("/") ? path + relative : path + "/" + relative
+        return path.endsWithSlash ? path + relative : path + "/" + relative
     }
 
     /// `s3://bucket/path`.

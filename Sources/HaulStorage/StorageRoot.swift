@@ -27,7 +27,7 @@ public struct StorageRoot: Sendable {
     ///     `storage-missing` error, so a worker never fills a forgotten mount point.
     ///   - naming: what the errors call the root and how they say to name another.
     public init(_ path: String, create: Bool = true, naming: Naming = .storageOption) throws {
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let absolute = path.startsWithSlash ? path : FileManager.default.currentDirectoryPath + "/" + path
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) {
             guard create else {
@@ -110,8 +110,9 @@ public struct StorageRoot: Sendable {
     /// `absolute` relative to the root; `nil` when it is not a path under the root.
     func relative(_ absolute: String) -> String? {
         let prefix = path == "/" ? "/" : path + "/"
-        guard absolute.hasPrefix(prefix), absolute.count > prefix.count else { return nil }
-        return String(absolute.dropFirst(prefix.count))
+        // By bytes: as `Character`s, the root's last `/` and a name's leading combining mark are one (`PathText`).
+        guard absolute.utf8.starts(with: prefix.utf8), absolute.utf8.count > prefix.utf8.count else { return nil }
+        return String(decoding: absolute.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
     }
 
     /// `descriptor`'s open of `relative` beneath the root's descriptor `root`.
@@ -180,7 +181,7 @@ public struct StorageRoot: Sendable {
 
     /// The folder holding `path` (`/a/b` for `/a/b/c`; `/` for `/c`).
     public static func folder(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
+        guard let slash = path.lastSlashIndex else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 

@@ -22,7 +22,7 @@ public struct MimeTypes: Sendable {
         var table: [String: String] = [:]
         for line in contents.split(whereSeparator: \.isNewline) {
             let words = line.prefix { $0 != "#" }.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard let type = words.first, type.contains("/") else { continue }
+            guard let type = words.first, type.containsSlash else { continue }
             for ext in words.dropFirst() where table[ext.lowercased()] == nil {
                 table[ext.lowercased()] = String(type)
             }
@@ -32,7 +32,7 @@ public struct MimeTypes: Sendable {
 
     /// The media type for a file name (a path is fine: only its last component counts).
     public func type(forFilename filename: String) -> String {
-        let base = filename.split(separator: "/").last.map(String.init) ?? ""
+        let base = filename.lastSlashComponent.map(String.init) ?? ""
         let pieces = base.lowercased().split(separator: ".", omittingEmptySubsequences: false)
         // The first piece is the stem; a dot file has an empty one, so `.png` counts as a PNG, as in curl.
         for start in pieces.indices.dropFirst() {

@@ -56,7 +56,7 @@ public enum MultipartUploader {
         for file in files {
             let source = FileSource(file)
             transfer.sources.append(source)
-            let filename = request.filename ?? String(file.path.split(separator: "/").last ?? "file")
+            let filename = request.filename ?? String(file.path.lastSlashComponent ?? "file")
             let part = curl_mime_addpart(form)
             curl_mime_data_cb(
                 part, curl_off_t(source.length), FileSource.readCallback, FileSource.seekCallback, nil,

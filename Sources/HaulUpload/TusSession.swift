@@ -17,7 +17,7 @@ final class TusSession {
         self.request = request
         file = try UploadFile(path: request.file)
         redactor = Redactor(url: request.url, headers: request.headers)
-        let name = request.filename ?? String(request.file.split(separator: "/").last ?? "file")
+        let name = request.filename ?? String(request.file.lastSlashComponent ?? "file")
         let defaults = [("filename", name), ("filetype", request.contentType ?? mimeTypes.type(forFilename: name))]
         let given = Set(request.fields.map(\.name))
         metadata = Self.metadata(defaults.filter { !given.contains($0.0) } + request.fields.map { ($0.name, $0.value) })

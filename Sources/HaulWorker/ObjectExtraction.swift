@@ -31,7 +31,7 @@ struct ObjectExtraction {
         let work = scratch + "/extract-\(transfer)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let name = dest.split(separator: "/").last.map(String.init) ?? "archive"
+        let name = dest.lastSlashComponent.map(String.init) ?? "archive"
         let journal = Journal(database: database, workerID: workerID, claim: claim)
         let sink = ObjectEntrySink(
             client: store.client, prefix: S3Location(bucket: store.location.bucket, path: store.location.key(for: folder)),

@@ -77,7 +77,7 @@ public struct ObjectStore: Sendable {
     /// seconds ago (a planner records its upload right after creating it). - Returns: how many.
     @discardableResult
     func abortOrphans(_ database: ResilientConnection, grace: Double) throws -> Int {
-        let prefix = location.path.isEmpty || location.path.hasSuffix("/") ? location.path : location.path + "/"
+        let prefix = location.path.isEmpty || location.path.endsWithSlash ? location.path : location.path + "/"
         let open = try client.listUploads(bucket: location.bucket, prefix: prefix)
         guard !open.isEmpty else { return 0 }
         let owned = try database.run { conn in try ObjectUploads.owned(conn) }

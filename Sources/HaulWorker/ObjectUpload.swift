@@ -11,8 +11,8 @@ enum ObjectUpload {
     /// Uploads `file` to `target`. - Returns: a line saying what was stored, for the transfer's record.
     static func send(_ file: String, to target: String, shouldCancel: () -> Bool) throws -> String {
         let location = try S3Location(parsing: target, what: "--upload-to")
-        let name = file.split(separator: "/").last.map(String.init) ?? "file"
-        let key = location.path.isEmpty || location.path.hasSuffix("/") ? location.path + name : location.path
+        let name = file.lastSlashComponent.map(String.init) ?? "file"
+        let key = location.path.isEmpty || location.path.endsWithSlash ? location.path + name : location.path
         let client = S3Client(config: try S3Config.fromEnvironment())
         return try store(file, client: client, bucket: location.bucket, key: key, shouldCancel: shouldCancel)
     }

@@ -74,10 +74,17 @@ import Testing
         #expect(try EntryPath.normalize(name) == normalized)
     }
 
-    @Test(arguments: ["", "/etc/passwd", "../x", "a/../../x", "a/..", "a\\b", "C:/x", "c:", "a\u{0}b"])
+    // "/" then a combining mark (U+0301) is one Character, not "/": the kernel still cuts there (`PathText`).
+    @Test(arguments: ["", "/etc/passwd", "../x", "a/../../x", "a/..", "a\\b", "C:/x", "c:", "a\u{0}b", "../\u{301}x", "/\u{301}x", "a/../\u{301}../x"])
     func namesThatAreRefused(name: String) throws {
         let error = #expect(throws: HaulError.self) { try EntryPath.normalize(name) }
         #expect(error?.code == "unsafe-entry-name")
+    }
+
+    @Test func ancestorsAreCutAtEverySlash() {
+        #expect(EntryPath.ancestors(of: "a/b/c") == ["a", "a/b"])
+        #expect(EntryPath.ancestors(of: "a/\u{301}b/c") == ["a", "a/\u{301}b"])
+        #expect(EntryPath.ancestors(of: "x").isEmpty)
     }
 
     @Test func theDestinationItselfIsSkipped() throws {

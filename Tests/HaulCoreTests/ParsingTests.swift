@@ -87,14 +87,19 @@ struct ParsingTests {
 
 @Suite("paths, URLs and secrets")
 struct SafetyTests {
-    @Test("destinations stay inside the storage root", arguments: ["/etc/passwd", "../x", "a/../../x", "a/..", "", "a\\b", "dir/", "a\u{0}b", ".."])
+    @Test(
+        "destinations stay inside the storage root",
+        arguments: ["/etc/passwd", "../x", "a/../../x", "a/..", "", "a\\b", "dir/", "a\u{0}b", "..", "../\u{301}x", "/\u{301}x", "a/\u{301}b/\u{301}../..", "d/\u{301}/"])
     func refusedDestinations(path: String) {
         #expect(throws: HaulError.self) { try SafePath.validate(path) }
     }
 
     @Test(
         "a destination never takes the name of another download's partial file or part folder",
-        arguments: ["x.haul-partial", "a/x.iso.haul-partial", "x.haul-partial.3", "x.haul-parts", "x.haul-parts/g0-s1-abcd", "a/b.haul-parts/c"])
+        arguments: [
+            "x.haul-partial", "a/x.iso.haul-partial", "x.haul-partial.3", "x.haul-parts", "x.haul-parts/g0-s1-abcd", "a/b.haul-parts/c",
+            "x.haul-partial/\u{301}y",
+        ])
     func reservedDestinations(path: String) throws {
         #expect(try SafePath.validate(path) == path, "a recorded path of Haul's own (a part file) is still valid")
         #expect {
@@ -119,6 +124,21 @@ struct SafetyTests {
         for path in ["x.haul-partial.iso", "x.haul-partial.", "x.haul-partial.3a", "haul-partial", "x.haul-parts.txt", "a.haul-partialx/b"] {
             #expect(try SafePath.validateDestination(path) == path)
         }
+    }
+
+    @Test("paths are cut at every '/' byte, as the kernel cuts them, not at Characters")
+    func cutAtSlashBytes() {
+        // "/" then U+0301 (a combining mark) is one Character that is not "/".
+        #expect("../\u{301}x".split(separator: "/").count == 1, "the Character split this replaces")
+        #expect("../\u{301}x".slashComponents() == ["..", "\u{301}x"])
+        #expect("a//b/".slashComponents() == ["a", "b"])
+        #expect("a//b/".slashComponents(keepingEmpty: true) == ["a", "", "b", ""])
+        #expect("/\u{301}x".startsWithSlash && !"/\u{301}x".hasPrefix("/"))
+        #expect("x/\u{301}".endsWithSlash == false && "x/\u{301}/".endsWithSlash)
+        #expect("a/\u{301}b".containsSlash && "a/\u{301}b".lastSlashComponent == "\u{301}b")
+        let path = "a/\u{301}b"
+        #expect(path.lastSlashIndex.map { String(path[..<$0]) } == "a")
+        #expect("name".lastSlashIndex == nil && "".lastSlashComponent == nil)
     }
 
     @Test("destinations are normalised")

@@ -101,6 +101,9 @@ import Testing
         #expect(Dashboard.localPath("//evil.example/") == nil)
         #expect(Dashboard.localPath("https://evil.example/") == nil)
         #expect(Dashboard.localPath("/\\evil") == nil)
+        #expect(Dashboard.localPath("//\u{301}evil.example/") == nil, "a combining mark does not hide the second slash")
+        #expect(Dashboard.localPath("/\\\u{301}evil.example/") == nil, "nor the backslash")
+        #expect(Dashboard.localPath("/\u{301}/x") == "/\u{301}/x")
     }
 
     @Test func absurdPagesAreClamped() {

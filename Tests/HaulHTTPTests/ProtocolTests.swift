@@ -122,6 +122,11 @@ struct ProtocolTests {
         #expect(ContentDisposition.sanitize("a\u{7}b\nc") == "abc")
         #expect(ContentDisposition.filename("attachment; filename*=UTF-8''invoice%E2%80%AEfdp.exe") == "invoicefdp.exe")
         #expect(ContentDisposition.sanitize("a\u{85}b\u{2066}c\u{9B}d") == "abcd")
+        // "/" or "." then a combining mark is one Character that is neither; a file name is cut by scalars.
+        #expect(ContentDisposition.sanitize("evil/\u{301}x") == "\u{301}x")
+        #expect(ContentDisposition.sanitize("../\u{301}x") == "\u{301}x")
+        #expect(ContentDisposition.sanitize(".\u{301}hidden") == "\u{301}hidden")
+        #expect(ContentDisposition.filename("attachment; filename*=UTF-8''..%2F%CC%81passwd") == "\u{301}passwd")
     }
 
     @Test("header lines build the final response's head")

@@ -88,6 +88,9 @@ struct S3KeyRuleTests {
         #expect(S3KeyRules.problem(with: String(repeating: "é", count: 513))?.contains("1026 bytes") == true, "bytes, not characters")
         #expect(S3KeyRules.problem(with: "") == "is empty")
         #expect(S3KeyRules.problem(with: "/abs") == "starts with '/'")
+        // A "/" then a combining mark is one Character but two bytes a path is cut at (`PathText`).
+        #expect(S3KeyRules.problem(with: "/\u{301}abs") == "starts with '/'")
+        #expect(S3KeyRules.problem(with: "a/../\u{301}b") == "has a '..' segment")
         #expect(S3KeyRules.problem(with: "a//b")?.contains("empty segment") == true)
         #expect(S3KeyRules.problem(with: "a/b/")?.contains("empty segment") == true)
         #expect(S3KeyRules.problem(with: "a/../b") == "has a '..' segment")

@@ -16,10 +16,10 @@ struct ObjectTarget {
         guard let output, S3Location.isURLLike(output) else { return nil }
         let location = try S3Location(parsing: output, what: "-o")
         // Like a local path: the key's folder is the root (where --extract-to is), its last part the name.
-        let isPrefix = location.path.isEmpty || location.path.hasSuffix("/")
-        let slash = location.path.lastIndex(of: "/")
+        let isPrefix = location.path.isEmpty || location.path.endsWithSlash
+        let slash = location.path.lastSlashIndex
         let folder = isPrefix ? location.path : slash.map { String(location.path[...$0]) } ?? ""
-        let name = isPrefix ? nil : String(location.path.dropFirst(folder.count))
+        let name = isPrefix ? nil : String(decoding: location.path.utf8.dropFirst(folder.utf8.count), as: UTF8.self)
         let storage = try ObjectStore.storage("s3://\(location.bucket)/\(folder)", what: "-o")
         guard let store = storage.store else { return nil }
         return ObjectTarget(root: storage.root, store: store, dest: name)

@@ -40,7 +40,7 @@ enum PathArguments {
     /// The folder holding `path`, which may end in `/` (`DEST/`).
     static func folder(of path: String) -> String {
         var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        while trimmed.count > 1, trimmed.endsWithSlash { trimmed = trimmed.dropLast() }
         return StorageRoot.folder(of: String(trimmed))
     }
 

@@ -108,7 +108,7 @@ enum TransferFlags {
     /// The absolute path of a readable CA bundle given with `flag`, if any.
     private static func caBundle(_ arguments: Arguments, _ flag: String) throws -> String? {
         guard let ca = arguments.value(flag) else { return nil }
-        let absolute = ca.hasPrefix("/") ? ca : FileManager.default.currentDirectoryPath + "/" + ca
+        let absolute = ca.startsWithSlash ? ca : FileManager.default.currentDirectoryPath + "/" + ca
         guard FileManager.default.isReadableFile(atPath: absolute) else {
             throw HaulError.usage("\(flag) '\(ca)' is not a readable file", hint: "give the path of a PEM CA bundle")
         }

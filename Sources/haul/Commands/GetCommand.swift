@@ -189,9 +189,9 @@ enum GetCommand: Command {
     static func target(_ output: String?) throws -> (root: String, dest: String?) {
         let cwd = FileManager.default.currentDirectoryPath
         guard let output, !output.isEmpty else { return (cwd, nil) }
-        let absolute = output.hasPrefix("/") ? output : cwd + "/" + output
+        let absolute = output.startsWithSlash ? output : cwd + "/" + output
         var isDirectory: ObjCBool = false
-        if output.hasSuffix("/") || (FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) && isDirectory.boolValue) {
+        if output.endsWithSlash || (FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) && isDirectory.boolValue) {
             return (absolute, nil)
         }
         let url = URL(fileURLWithPath: absolute)

@@ -68,6 +68,9 @@ def cases():
     yield "absolute.zip", build([ok, entry(b"/tmp/haul-evil", b"x")])
     yield "dotdot.zip", build([entry(b"../evil", b"x")])
     yield "dotdot-inner.zip", build([ok, entry(b"a/../../evil", b"x")])
+    # A "/" then a combining mark (U+0301) is one Character in Swift, but the kernel cuts at the "/".
+    yield "dotdot-combining.zip", build([ok, entry("../\u0301evil".encode(), b"x")])
+    yield "absolute-combining.zip", build([ok, entry("/\u0301tmp/haul-evil".encode(), b"x")])
     yield "backslash.zip", build([entry(b"a\\..\\evil", b"x")])
     yield "drive.zip", build([entry(b"C:/evil", b"x")])
     yield "nul.zip", build([entry(b"a\0b", b"x")])
@@ -81,6 +84,7 @@ def cases():
     yield "symlink-chain-file.zip", build([
         entry(b"b", b".", attr=UNIX_LINK), entry(b"a", b"b/..", attr=UNIX_LINK), entry(b"a/f", b"escaped")])
     yield "symlink-dotdot.zip", build([entry(b"d/", b""), entry(b"d/up", b"../..", attr=UNIX_LINK)])
+    yield "symlink-combining.zip", build([entry(b"d/", b""), entry(b"d/up", "../../\u0301x".encode(), attr=UNIX_LINK)])
     yield "overlap-shared.zip", build([ok, entry(b"twin.txt", b"fine\n", local_name=b"ok.txt", offset=0)])
     second = entry(b"second.txt", b"0123456789")
     yield "overlap-spans.zip", build([entry(b"first.txt", b"A" * 10, csize=10 + 30 + 10 + 10, usize=60), second])
@@ -101,6 +105,7 @@ def cases():
     yield "pk-garbage.zip", b"PK\x03\x04" + bytes(range(256)) * 4
     yield "garbage.bin", bytes((index * 7919) % 251 for index in range(4096))
     yield "dotdot.tar", tar([(tar_member("../evil"), b"x")])
+    yield "dotdot-combining.tar", tar([(tar_member("ok.txt"), b"fine"), (tar_member("../\u0301evil"), b"x")])
     yield "absolute.tar.gz", tar([(tar_member("/tmp/haul-evil"), b"x")], compressed=True)
     yield "symlink.tar", tar([(tar_member("link", tarfile.SYMTYPE, "/etc/passwd"), b"")])
     yield "symlink-chain.tar", tar([
