@@ -31,7 +31,7 @@ public protocol EntryWriter: AnyObject {
     func abort()
 }
 
-/// Staging is only shared with zip threads for `createFile`, which touches no state of its own.
+/// Staging is only shared with zip threads for `createFile`, which reads only constants (its root and the root's descriptor).
 extension Staging: @unchecked Sendable {}
 
 extension Staging: EntrySink {
@@ -39,7 +39,7 @@ extension Staging: EntrySink {
 
     func createFile(_ path: String, sizeBound: Int64, executable: Bool, modificationTime: Int64) throws -> any EntryWriter {
         let full = self.path(path)
-        return StagedFile(fd: try Staging.createFile(full, relative: path), path: full, executable: executable, modificationTime: modificationTime)
+        return StagedFile(fd: try createFile(path), path: full, executable: executable, modificationTime: modificationTime)
     }
 
     func createSymlink(_ path: String, target: String) throws {

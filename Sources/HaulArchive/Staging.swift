@@ -1,3 +1,4 @@
+import CLinux
 import HaulCore
 
 import Glibc
@@ -9,6 +10,8 @@ import Glibc
 final class Staging {
     let root: String
     let destination: String
+    /// `root`, opened once: every file is created beneath it (`createFile`).
+    private let rootDescriptor: Int32
     private var directoryTimes: [(path: String, seconds: Int64)] = []
     /// The symlinks created so far (relative path, target), for `SymlinkGuard.verifyAll`.
     var symlinks: [(path: String, target: String)] = []
@@ -33,7 +36,16 @@ final class Staging {
         }
         self.root = String(cString: made)
         self.destination = trimmed
+        let descriptor = open(root, HAUL_O_PATH | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            Staging.removeTree(root)
+            throw HaulError.archiveIO("open the staging directory", root, errno: code)
+        }
+        self.rootDescriptor = descriptor
     }
+
+    deinit { close(rootDescriptor) }
 
     /// Bytes available to unprivileged users on the destination's file system, and its size.
     func space() -> (free: Int64, total: Int64) {
@@ -62,11 +74,18 @@ final class Staging {
     }
 
     /// Creates a new regular file for writing; an existing name (also through case folding) is a collision.
-    static func createFile(_ full: String, relative: String) throws -> Int32 {
-        let fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    ///
+    /// The kernel resolves `relative` beneath the staging directory (`openat2` with
+    /// `RESOLVE_BENEATH`): the entry names were checked before, and this holds even if a check
+    /// missed a way out (as one did: `PathText`). Where `openat2` is missing, a plain open.
+    func createFile(_ relative: String) throws -> Int32 {
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        var fd = haul_openat2(rootDescriptor, relative, flags, 0o600, UInt64(HAUL_RESOLVE_BENEATH))
+        if fd < 0 && errno == ENOSYS { fd = open(path(relative), flags, 0o600) }
         guard fd >= 0 else {
-            if errno == EEXIST || errno == ENOTDIR || errno == ELOOP { throw collision(relative) }
-            throw HaulError.archiveIO("create", full, errno: errno)
+            if errno == EEXIST || errno == ENOTDIR || errno == ELOOP { throw Staging.collision(relative) }
+            if errno == EXDEV { throw HaulError.unsafeName(relative, "leads out of the destination") }
+            throw HaulError.archiveIO("create", path(relative), errno: errno)
         }
         return fd
     }

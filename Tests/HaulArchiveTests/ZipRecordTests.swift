@@ -1,3 +1,4 @@
+import Foundation
 import HaulTestSupport
 import HaulCore
 import Testing
@@ -114,5 +115,28 @@ import Testing
         #expect(throws: HaulError.self) { try ZipLayout.checkOverlaps(touching, directoryStart: 19) }
         let sharing = [ZipLayout.Span(start: 0, end: 11, name: "a"), ZipLayout.Span(start: 10, end: 20, name: "b")]
         #expect(throws: HaulError.self) { try ZipLayout.checkOverlaps(sharing, directoryStart: 30) }
+    }
+}
+
+/// The staging directory's own guard, under the name rules: the kernel resolves every file it
+/// creates beneath it, so a name the rules wrongly passed still cannot leave it.
+@Suite struct StagingBeneathTests {
+    @Test("a file whose name leads out of the staging directory is refused by the kernel, and nothing is written outside")
+    func namesThatLeadOut() throws {
+        let temp = try TemporaryDirectory()
+        let staging = try Staging(destination: temp.sub("dest"))
+        defer { staging.discard() }
+        for name in ["../outside", "../\u{301}outside", "a/../../outside"] {
+            try staging.makeDirectory("a")
+            #expect {
+                _ = try staging.createFile(name)
+            } throws: { error in
+                (error as? HaulError)?.code == "unsafe-entry-name"
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).count == 1, "only the staging directory")
+        let fd = try staging.createFile("a/inside")
+        close(fd)
+        #expect(FileManager.default.fileExists(atPath: staging.path("a/inside")))
     }
 }
