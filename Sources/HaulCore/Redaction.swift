@@ -12,22 +12,26 @@ public enum Redaction {
     /// The URL with any `user:password@` replaced by `***@` and secret query values by `***`
     /// (signed-URL keys such as `X-Amz-Signature` or `sig`, API keys and tokens), keys compared
     /// case-insensitively after percent-decoding, so `X%2DAmz%2DSignature` is caught too.
+    ///
+    /// The delimiters are found among scalars, not `Character`s: a `@`, `&` or `=` followed by a
+    /// combining mark is one `Character` that is none of them, yet a server splits there.
     public static func url(_ text: String) -> String {
         var result = text
         if let schemeEnd = result.range(of: "://") {
-            let authorityStart = schemeEnd.upperBound
-            let authorityEnd = result[authorityStart...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? result.endIndex
-            if let at = result[authorityStart..<authorityEnd].lastIndex(of: "@") {
-                result.replaceSubrange(authorityStart..<at, with: "***")
+            let authority = result.unicodeScalars[schemeEnd.upperBound...]
+            let authorityEnd = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? result.endIndex
+            if let at = result.unicodeScalars[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
+                result.replaceSubrange(schemeEnd.upperBound..<at, with: "***")
             }
         }
-        guard let question = result.firstIndex(of: "?") else { return result }
-        let query = result[result.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, isSecretQueryKey(String(parts[0])) else { return String(pair) }
+        guard let question = result.unicodeScalars.firstIndex(of: "?") else { return result }
+        let pairs = result.unicodeScalars[result.unicodeScalars.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false)
+        let query = pairs.map { pair -> String in
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String(Substring($0)) }
+            guard parts.count == 2, isSecretQueryKey(parts[0]) else { return String(Substring(pair)) }
             return "\(parts[0])=***"
         }
-        return String(result[...question]) + query.joined(separator: "&")
+        return String(Substring(result.unicodeScalars[...question])) + query.joined(separator: "&")
     }
 
     /// Whether a query parameter named `key` (as written in the URL) carries a secret.

@@ -200,6 +200,10 @@ struct SafetyTests {
         #expect(Redaction.url("https://h/x?token=abc&b=2") == "https://h/x?token=***&b=2")
         #expect(Redaction.url("https://h/x?X-Amz-Signature=abc") == "https://h/x?X-Amz-Signature=***")
         #expect(Redaction.url("https://h/p@th") == "https://h/p@th")
+        // A delimiter followed by a combining mark is one Character, but a server still splits there.
+        #expect(Redaction.url("https://user:pw@\u{301}h.example/x") == "https://***@\u{301}h.example/x")
+        #expect(Redaction.url("https://h/x?token=\u{301}abc&b=2") == "https://h/x?token=***&b=2")
+        #expect(Redaction.url("https://h/x?a=1&\u{301}b=2&sig=s") == "https://h/x?a=1&\u{301}b=2&sig=***")
         #expect(Redaction.headerLine("Authorization: Bearer s3cret") == "Authorization: ***")
         #expect(Redaction.headerLine("cookie: a=b") == "cookie: ***")
         #expect(Redaction.headerLine("Accept: */*") == "Accept: */*")
