@@ -32,7 +32,11 @@ public struct ResponseHead: Sendable, Equatable {
     public var etag: String? { self["etag"] }
 
     /// Whether the ETag is a strong validator (usable in `If-Range`).
-    public var hasStrongETag: Bool { etag.map { !$0.hasPrefix("W/") } ?? false }
+    public var hasStrongETag: Bool { etag.map(Self.isStrong(etag:)) ?? false }
+
+    /// Whether `etag` is strong: it does not start with the bytes `W/` (as `Character`s, `W` then
+    /// `/` with a combining mark does not start with `W/`, yet it is a weak tag to a server).
+    public static func isStrong(etag: String) -> Bool { !etag.utf8.starts(with: "W/".utf8) }
 
     /// `Retry-After` in seconds (delta form only; a date is treated as absent).
     public var retryAfter: Double? { self["retry-after"].flatMap { Double($0.trimmingWhitespace()) } }

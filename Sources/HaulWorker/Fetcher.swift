@@ -109,7 +109,7 @@ struct SegmentRun {
 
     /// The `If-Range` validator: a strong ETag, else `Last-Modified`.
     static func validator(_ info: TransferInfo) -> String? {
-        if let etag = info.etag, !etag.hasPrefix("W/") { return etag }
+        if let etag = info.etag, ResponseHead.isStrong(etag: etag) { return etag }
         return info.lastModified
     }
 }

@@ -141,6 +141,7 @@ struct ProtocolTests {
         #expect(head["location"] == nil)
         #expect(head.contentRange == ContentRange(first: 0, last: 9, total: 10))
         #expect(!head.hasStrongETag)
+        #expect(ResponseHead.isStrong(etag: "\"x\"") && !ResponseHead.isStrong(etag: "W/\u{301}\"x\""), "weak by its bytes, whatever follows")
     }
 
     @Test("header names are matched in any case, values keep their case and inner spaces, odd lines are ignored")
