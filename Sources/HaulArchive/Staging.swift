@@ -57,20 +57,46 @@ final class Staging {
     /// The absolute path of an entry's normalised relative path.
     func path(_ relative: String) -> String { "\(root)/\(relative)" }
 
-    /// Creates a directory (and its missing ancestors) for a normalised relative path.
+    /// Creates a directory (and its missing ancestors) for a normalised relative path, each in its
+    /// folder resolved beneath the staging directory (`inFolder`).
     func makeDirectory(_ relative: String, modificationTime: Int64? = nil) throws {
         for part in EntryPath.ancestors(of: relative) + [relative] {
-            let full = path(part)
-            if mkdir(full, 0o777) != 0 {
+            let code = inFolder(of: part) { folder, name in
+                if mkdirat(folder, name, 0o777) == 0 { return 0 }
                 let code = errno
                 var info = stat()
-                guard code == EEXIST, lstat(full, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-                    if code == EEXIST || code == ENOTDIR { throw Staging.collision(relative) }
-                    throw HaulError.archiveIO("create directory", full, errno: code)
-                }
+                return code == EEXIST && fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFDIR ? 0 : code
+            }
+            guard code == 0 else {
+                if code == EEXIST || code == ENOTDIR { throw Staging.collision(relative) }
+                if code == EXDEV { throw HaulError.unsafeName(relative, "leads out of the destination") }
+                throw HaulError.archiveIO("create directory", path(part), errno: code)
             }
         }
         if let modificationTime { directoryTimes.append((relative, modificationTime)) }
+    }
+
+    /// Creates the symlink `relative` → `target` in its folder resolved beneath the staging
+    /// directory. - Returns: 0, or the `errno` of the failure (`EXDEV`: the folder leads out).
+    func makeSymlink(_ relative: String, target: String) -> Int32 {
+        inFolder(of: relative) { folder, name in symlinkat(target, folder, name) == 0 ? 0 : errno }
+    }
+
+    /// Runs `make` with a descriptor of the folder of `relative` (a normalised path), resolved by
+    /// the kernel beneath the staging directory (`openat2` with `RESOLVE_BENEATH`), and the last
+    /// component's name. - Returns: what `make` returns (0, or an `errno`), or the `errno` of
+    /// opening the folder (`EXDEV` when it leads out).
+    private func inFolder(of relative: String, _ make: (Int32, String) -> Int32) -> Int32 {
+        let parts = relative.slashComponents()
+        guard let name = parts.last else { return EINVAL }
+        guard parts.count > 1 else { return make(rootDescriptor, String(name)) }
+        let folder = parts.dropLast().joined(separator: "/")
+        let flags = HAUL_O_PATH | O_DIRECTORY | O_CLOEXEC
+        var descriptor = haul_openat2(rootDescriptor, folder, flags, 0, UInt64(HAUL_RESOLVE_BENEATH))
+        if descriptor < 0 && errno == ENOSYS { descriptor = open(path(folder), flags) }
+        guard descriptor >= 0 else { return errno }
+        defer { close(descriptor) }
+        return make(descriptor, String(name))
     }
 
     /// Creates a new regular file for writing; an existing name (also through case folding) is a collision.

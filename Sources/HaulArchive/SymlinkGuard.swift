@@ -18,9 +18,11 @@ enum SymlinkGuard {
             throw refuse(shown, target, "resolves outside the destination")
         }
         if !directory.isEmpty { try staging.makeDirectory(directory.joined(separator: "/")) }
-        guard symlink(target, staging.path(relative)) == 0 else {
-            if errno == EEXIST || errno == ENOTDIR { throw Staging.collision(relative) }
-            throw HaulError.archiveIO("create symlink", staging.path(relative), errno: errno)
+        let code = staging.makeSymlink(relative, target: target)
+        guard code == 0 else {
+            if code == EEXIST || code == ENOTDIR { throw Staging.collision(relative) }
+            if code == EXDEV { throw HaulError.unsafeName(relative, "leads out of the destination") }
+            throw HaulError.archiveIO("create symlink", staging.path(relative), errno: code)
         }
         staging.symlinks.append((relative, target))
     }

@@ -121,7 +121,7 @@ import Testing
 /// The staging directory's own guard, under the name rules: the kernel resolves every file it
 /// creates beneath it, so a name the rules wrongly passed still cannot leave it.
 @Suite struct StagingBeneathTests {
-    @Test("a file whose name leads out of the staging directory is refused by the kernel, and nothing is written outside")
+    @Test("a file, folder or link whose name leads out of the staging directory is refused by the kernel, and nothing is made outside")
     func namesThatLeadOut() throws {
         let temp = try TemporaryDirectory()
         let staging = try Staging(destination: temp.sub("dest"))
@@ -134,9 +134,20 @@ import Testing
                 (error as? HaulError)?.code == "unsafe-entry-name"
             }
         }
+        for name in ["../outside", "../\u{301}outside/sub", "a/../../outside"] {
+            #expect {
+                try staging.makeDirectory(name)
+            } throws: { error in
+                (error as? HaulError)?.code == "unsafe-entry-name"
+            }
+            #expect(staging.makeSymlink(name + "-link", target: "a") == EXDEV)
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).count == 1, "only the staging directory")
         let fd = try staging.createFile("a/inside")
         close(fd)
         #expect(FileManager.default.fileExists(atPath: staging.path("a/inside")))
+        try staging.makeDirectory("a/b/c")
+        #expect(staging.makeSymlink("a/b/link", target: "../inside") == 0)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: staging.path("a/b/link"))) == "../inside")
     }
 }
