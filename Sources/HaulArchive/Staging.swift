@@ -10,7 +10,7 @@ import Glibc
 final class Staging {
     let root: String
     let destination: String
-    /// `root`, opened once: every file is created beneath it (`createFile`).
+    /// `root`, opened once: every file, folder and link is made beneath it (`createFile`, `inFolder`).
     private let rootDescriptor: Int32
     private var directoryTimes: [(path: String, seconds: Int64)] = []
     /// The symlinks created so far (relative path, target), for `SymlinkGuard.verifyAll`.
@@ -67,11 +67,7 @@ final class Staging {
                 var info = stat()
                 return code == EEXIST && fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFDIR ? 0 : code
             }
-            guard code == 0 else {
-                if code == EEXIST || code == ENOTDIR { throw Staging.collision(relative) }
-                if code == EXDEV { throw HaulError.unsafeName(relative, "leads out of the destination") }
-                throw HaulError.archiveIO("create directory", path(part), errno: code)
-            }
+            guard code == 0 else { throw Staging.failure(code, making: relative, doing: "create directory", at: path(part)) }
         }
         if let modificationTime { directoryTimes.append((relative, modificationTime)) }
     }
@@ -108,12 +104,18 @@ final class Staging {
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
         var fd = haul_openat2(rootDescriptor, relative, flags, 0o600, UInt64(HAUL_RESOLVE_BENEATH))
         if fd < 0 && errno == ENOSYS { fd = open(path(relative), flags, 0o600) }
-        guard fd >= 0 else {
-            if errno == EEXIST || errno == ENOTDIR || errno == ELOOP { throw Staging.collision(relative) }
-            if errno == EXDEV { throw HaulError.unsafeName(relative, "leads out of the destination") }
-            throw HaulError.archiveIO("create", path(relative), errno: errno)
-        }
+        guard fd >= 0 else { throw Staging.failure(errno == ELOOP ? EEXIST : errno, making: relative, doing: "create", at: path(relative)) }
         return fd
+    }
+
+    /// Why making `relative` failed with `code`: another entry holds the name or a file is used as
+    /// a folder (`EEXIST`, `ENOTDIR`: a collision), the name leads out (`EXDEV`), or an I/O error.
+    static func failure(_ code: Int32, making relative: String, doing: String, at path: String) -> HaulError {
+        switch code {
+        case EEXIST, ENOTDIR: collision(relative)
+        case EXDEV: HaulError.unsafeName(relative, "leads out of the destination")
+        default: HaulError.archiveIO(doing, path, errno: code)
+        }
     }
 
     /// Gives a written file its final mode (0777 or 0666 less the umask, nothing else), closes it and sets its time.

@@ -19,11 +19,7 @@ enum SymlinkGuard {
         }
         if !directory.isEmpty { try staging.makeDirectory(directory.joined(separator: "/")) }
         let code = staging.makeSymlink(relative, target: target)
-        guard code == 0 else {
-            if code == EEXIST || code == ENOTDIR { throw Staging.collision(relative) }
-            if code == EXDEV { throw HaulError.unsafeName(relative, "leads out of the destination") }
-            throw HaulError.archiveIO("create symlink", staging.path(relative), errno: code)
-        }
+        guard code == 0 else { throw Staging.failure(code, making: relative, doing: "create symlink", at: staging.path(relative)) }
         staging.symlinks.append((relative, target))
     }
 
