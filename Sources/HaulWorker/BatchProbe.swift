@@ -92,9 +92,8 @@ struct BatchProbe: LaneRole {
         }
     }
 
-    /// Records the stored files, and the unchanged ones, done in one transaction. Each file's line
-    /// is a debug line (`-v`): a batch's summary is what an operator reads, one line rather than a
-    /// thousand. - Returns: the probes recorded.
+    /// Records the stored files, and the unchanged ones, done in one transaction, with a line for
+    /// each as a lone file has (an operator follows a transfer by its id). - Returns: the probes recorded.
     private func record<Storage>(_ done: [BatchedProbe<Storage>], storage: Storage) throws -> [BatchedProbe<Storage>] {
         let config = shared.config
         let finished = try database.run(patient: true) { conn in
@@ -106,9 +105,9 @@ struct BatchProbe: LaneRole {
         let recorded = done.filter { finished.contains($0.claim.info.id) }
         for probe in recorded {
             if probe.isUnchanged {
-                Log.debug("unchanged at the origin (304); kept the \(storage.noun)", probe.fields)
+                Log.info("unchanged at the origin (304); kept the \(storage.noun)", probe.fields)
             } else {
-                Log.debug("transfer done", probe.fields + [("dest", probe.plan?.dest ?? "")] + (probe.digest.map { [("digest", $0)] } ?? []))
+                Log.info("transfer done", probe.fields + [("dest", probe.plan?.dest ?? "")] + (probe.digest.map { [("digest", $0)] } ?? []))
             }
         }
         return recorded
