@@ -45,6 +45,11 @@ struct PartialLockTests {
         for round in 0..<200 {
             let files = try TransferFiles(root: try StorageRoot(folder.path), relative: "x-\(round).iso")
             try files.preparePartial(size: 4096, generation: 0)  // an interrupted run's file, held by no one now
+            // The descriptor that made it is closed, but a child another test spawned meanwhile
+            // holds a copy, and its lock, until it execs (a loaded CI machine once showed all 16
+            // lanes refused): wait for that copy to go, so only this process's lanes compete.
+            let deadline = Date().addingTimeInterval(30)
+            while PartialLock.isHeld(files.partial(generation: 0)), Date() < deadline { usleep(1000) }
             let holding = HeldPartials()
             DispatchQueue.concurrentPerform(iterations: 16) { _ in
                 do { try files.holdPartial(generation: 0, in: holding) } catch { refused.add(1, ordering: .relaxed) }
