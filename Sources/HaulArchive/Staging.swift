@@ -29,7 +29,7 @@ final class Staging {
         } else if errno != ENOENT {
             throw HaulError.archiveIO("inspect", trimmed, errno: errno)
         }
-        let parent = Staging.parent(of: trimmed)
+        let parent = trimmed.parentFolder
         var template = Array("\(parent)/.haul-extract-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw HaulError.archiveIO("create a staging directory in", parent, errno: errno)
@@ -167,11 +167,6 @@ final class Staging {
         HaulError(
             HaulError.Code.duplicateEntry, "refusing archive: entry '\(HaulError.printable(relative))' collides with another entry",
             hint: "two names that the file system treats as one, or a file used as a directory")
-    }
-
-    private static func parent(of path: String) -> String {
-        guard let slash = path.lastSlashIndex else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     private static func isEmptyDirectory(_ path: String) throws -> Bool {

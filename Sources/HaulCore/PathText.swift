@@ -30,11 +30,17 @@ extension String {
     /// `Substring.lastSlashComponent`: the last non-empty component between `/` bytes.
     public var lastSlashComponent: Substring? { self[...].lastSlashComponent }
 
-    /// Whether the text ends with a `/` byte.
-    public var endsWithSlash: Bool { utf8.last == UInt8(ascii: "/") }
+    /// `Substring.endsWithSlash`: whether the text ends with a `/` byte.
+    public var endsWithSlash: Bool { self[...].endsWithSlash }
 
-    /// The index of the last `/` byte, or `nil` when there is none.
-    public var lastSlashIndex: Index? { unicodeScalars.lastIndex(of: "/") }
+    /// `Substring.lastSlashIndex`: the index of the last `/` byte, or `nil` when there is none.
+    public var lastSlashIndex: Index? { self[...].lastSlashIndex }
+
+    /// The folder holding this path: `/a/b` for `/a/b/c`, `/` for `/c`, `.` for `c`.
+    public var parentFolder: String {
+        guard let slash = lastSlashIndex else { return "." }
+        return slash == startIndex ? "/" : String(self[..<slash])
+    }
 }
 
 extension StringProtocol {

@@ -104,7 +104,7 @@ public enum Assembler {
         fsync(fd)
         close(fd)
         guard rename(source, files.destination) == 0 else { throw Errno.storageError(errno, "rename \(source) to \(files.destination)") }
-        let folder = open(StorageRoot.folder(of: files.destination), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let folder = open(files.destination.parentFolder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if folder >= 0 {
             fsync(folder)
             close(folder)

@@ -13,7 +13,7 @@ public enum Directories {
             }
             return
         }
-        let parent = StorageRoot.folder(of: path)
+        let parent = path.parentFolder
         if !parent.isEmpty, parent != path { try create(parent) }
         if mkdir(path, 0o777) != 0 && errno != EEXIST {
             throw Errno.storageError(errno, "create directory \(path)")

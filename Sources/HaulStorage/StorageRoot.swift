@@ -144,7 +144,7 @@ public struct StorageRoot: Sendable {
     /// error `openFile` throws for it; a refused file is closed.
     static func checkedOpen(_ fd: Int32, _ absolute: String, _ flags: Int32, doing: String) throws -> Int32 {
         guard fd >= 0 else { throw Self.openFailure(errno, doing: doing, absolute) }
-        if flags & O_CREAT != 0, let owner = Self.plantedOwner(fd, in: Self.folder(of: absolute)) {
+        if flags & O_CREAT != 0, let owner = Self.plantedOwner(fd, in: absolute.parentFolder) {
             close(fd)
             throw HaulError(
                 .unsafePath, "refusing to \(doing) \(absolute): a file of user \(owner) is already there, in a folder anyone may write",
@@ -179,12 +179,6 @@ public struct StorageRoot: Sendable {
         return String(cString: resolved)
     }
 
-    /// The folder holding `path` (`/a/b` for `/a/b/c`; `/` for `/c`).
-    public static func folder(of path: String) -> String {
-        guard let slash = path.lastSlashIndex else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
     /// The absolute path for a validated relative destination, creating its parent directories.
     /// Refuses a parent that resolves (through symlinks) outside the root.
     public func prepare(_ relative: String) throws -> String {
@@ -197,7 +191,7 @@ public struct StorageRoot: Sendable {
     func prepare(_ relative: String, madeFolders: inout Set<String>) throws -> String {
         let clean = try SafePath.validate(relative)
         let full = path + "/" + clean
-        let parent = Self.folder(of: full)
+        let parent = full.parentFolder
         if madeFolders.contains(parent) { return full }
         try Directories.create(parent)
         guard let resolved = Self.resolve(parent) else { throw Errno.storageError(errno, "resolve \(parent)") }

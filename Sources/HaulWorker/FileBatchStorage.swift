@@ -57,7 +57,7 @@ struct FileBatchStorage: BatchStorage {
                 return true
             }
         }
-        let folders = Set(fetched.compactMap { $0.sink.map { sink in StorageRoot.folder(of: sink.files.destination) } })
+        let folders = Set(fetched.compactMap { $0.sink.map { sink in sink.files.destination.parentFolder } })
         for (folder, error) in Flush.paths(folders) {
             Log.warning("could not sync a folder; a crash may lose its new names", [("folder", folder), ("error", error.description)])
         }

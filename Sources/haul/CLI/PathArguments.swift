@@ -41,7 +41,7 @@ enum PathArguments {
     static func folder(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.endsWithSlash { trimmed = trimmed.dropLast() }
-        return StorageRoot.folder(of: String(trimmed))
+        return String(trimmed).parentFolder
     }
 
     /// What a file of `mode` is, with its article ("a directory").
