@@ -175,9 +175,7 @@ public final class Dashboard: Sendable {
     /// A path on this server (`/…`, never `//host…`) to send a form's browser back to. Judged by
     /// bytes: as `Character`s, `/` then `/` with a combining mark is not `//` (see `PathText`).
     static func localPath(_ text: String) -> String? {
-        let bytes = Array(text.utf8)
-        guard bytes.first == UInt8(ascii: "/"), bytes.dropFirst().first != UInt8(ascii: "/"), !bytes.contains(UInt8(ascii: "\\")),
-            !text.contains(where: \.isNewline)
+        guard text.startsWithSlash, text.utf8.dropFirst().first != UInt8(ascii: "/"), !text.utf8.contains(UInt8(ascii: "\\")), !text.contains(where: \.isNewline)
         else { return nil }
         return text
     }
