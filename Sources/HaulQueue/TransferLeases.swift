@@ -322,6 +322,15 @@ public struct TransferLeases {
         throw TransferStore.busy(dest, id: try row.int64("id"), state: try row.string("state"))
     }
 
+    /// Whether an earlier fleet transfer of `claim`'s URL was done writing `dest`: the file there is
+    /// then an older copy of this transfer's own, which it may replace (a re-mirror).
+    public func urlWroteBefore(_ dest: String, of claim: Claim) throws -> Bool {
+        try !db.query(
+            "SELECT 1 FROM transfers WHERE url = $1 AND dest = $2 AND state = 'done' AND owner IS NULL AND id <> $3 LIMIT 1",
+            [claim.info.url, dest, claim.info.id]
+        ).rows.isEmpty
+    }
+
     /// How far an earlier finalizer got with this transfer (a retry redoes only what is missing).
     public struct Progress: Sendable {
         public let published: Bool

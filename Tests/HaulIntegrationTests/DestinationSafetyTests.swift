@@ -166,6 +166,48 @@ struct DestinationSafetyTests {
     }
 
     @Test(
+        "a fleet transfer the origin names keeps a file on storage that another URL's transfer, or no transfer, wrote; it replaces its own URL's older copy"
+    )
+    func fleetKeepsOthersFiles() throws {
+        let cluster = try Cluster("fleet-keep")
+        defer { cluster.stopWorkers() }
+        let first = try Origin.file("safety/keep/a/kept.bin", size: 3 * 1_048_576)
+        let second = try Origin.file("safety/keep/b/kept.bin", size: 3 * 1_048_576 + 1000)
+        let small = try Origin.file("safety/keep/c/notes.txt", size: 4000)
+        let mine = Data("my own notes\n".utf8)
+        try mine.write(to: URL(fileURLWithPath: cluster.storage + "/notes.txt"))
+        try cluster.startWorker()
+
+        let saved = try cluster.enqueue(Harness.origin + first.path, ["--segment-size", "1MiB"])
+        #expect(try cluster.waitFinal([saved]) == ["done"])
+        // Another URL named alike, and a small file named like the user's: refused, nothing replaced.
+        let other = try cluster.enqueue(Harness.origin + second.path, ["--segment-size", "1MiB"])
+        let notes = try cluster.enqueue(Harness.origin + small.path)
+        #expect(try cluster.waitFinal([other, notes]) == ["failed", "failed"])
+        for (id, name) in [(other, "kept.bin"), (notes, "notes.txt")] {
+            let status = try cluster.status(id)
+            let error = status["error"] as? String ?? ""
+            #expect(status["error_code"] as? String == "destination-exists", "\(status)")
+            #expect(error.contains("'\(name)' is already on the storage") && error.contains("haul retry \(id)"), "\(error)")
+        }
+        #expect(cluster.sha256("kept.bin") == first.sha256)
+        #expect(contents(cluster.storage + "/notes.txt") == mine)
+        #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
+
+        // The first URL again replaces its own older copy; the user's file, once removed, is fetched on retry.
+        let changed = Data(repeating: 7, count: 2_000_000)
+        try changed.write(to: URL(fileURLWithPath: Harness.docroot + first.path), options: .atomic)
+        chmod(Harness.docroot + first.path, 0o644)
+        let again = try cluster.enqueue(Harness.origin + first.path, ["--segment-size", "1MiB"])
+        try FileManager.default.removeItem(atPath: cluster.storage + "/notes.txt")
+        let retried = try cluster.haul(["retry", String(notes)])
+        #expect(retried.status == 0, "\(retried.stderr)")
+        #expect(try cluster.waitFinal([again, notes]) == ["done", "done"])
+        #expect(cluster.sha256("kept.bin") == Origin.sha256(changed))
+        #expect(cluster.sha256("notes.txt") == small.sha256)
+    }
+
+    @Test(
         "in a folder anyone may write (sticky, as /tmp), a partial file another user planted is neither written into nor published",
         .enabled(if: getuid() == 0 && getpwnam("nobody") != nil))
     func plantedPartialFilesAreRefused() throws {
