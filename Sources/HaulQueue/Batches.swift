@@ -78,13 +78,14 @@ public struct Batches {
     /// ~15 % of the insert: dropping the repeats here keeps what it did for them.
     static func firstOfEach(_ entries: [NewTransfer]) -> [NewTransfer] {
         var seen = Set<EntryKey>(minimumCapacity: entries.count)
-        return entries.filter { seen.insert(EntryKey(url: $0.url, dest: $0.dest ?? "")).inserted }
+        return entries.filter { seen.insert(EntryKey(url: ExactText($0.url), dest: ExactText($0.dest ?? ""))).inserted }
     }
 
-    /// What makes an entry the same as another in one batch: the unique key of `transfers_batch_entry`.
+    /// What makes an entry the same as another in one batch: the unique key of `transfers_batch_entry`,
+    /// compared by bytes as the index compares it.
     private struct EntryKey: Hashable {
-        let url: String
-        let dest: String
+        let url: ExactText
+        let dest: ExactText
     }
 
     /// Bulk inserts of at least this many rows refresh the planner's statistics at once.

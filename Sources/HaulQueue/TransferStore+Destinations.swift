@@ -65,8 +65,8 @@ extension TransferStore {
 
     /// The files that finished `haul get`s of each of `urls` saved in the folder `localTarget`
     /// (gets whose files the origin names), as destinations relative to that folder, by URL.
-    public func namesSavedByGets(urls: [String], localTarget: String) throws -> [String: [String]] {
-        var names: [String: [String]] = [:]
+    public func namesSavedByGets(urls: [String], localTarget: String) throws -> [ExactText: [String]] {
+        var names: [ExactText: [String]] = [:]
         for row in try db.query(
             """
             SELECT DISTINCT url, dest FROM transfers
@@ -74,7 +74,7 @@ extension TransferStore {
             ORDER BY url, dest
             """, [urls, localTarget]
         ).rows {
-            names[try row.string("url"), default: []].append(try row.string("dest"))
+            names[ExactText(try row.string("url")), default: []].append(try row.string("dest"))
         }
         return names
     }

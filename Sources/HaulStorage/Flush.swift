@@ -8,15 +8,17 @@ public enum Flush {
     /// From this many paths on, one `syncfs` is cheaper than an `fsync` each.
     public static let fileSystemThreshold = 4
 
-    /// Flushes `paths` (files or folders). - Returns: the failure of each path that could not be made durable.
-    public static func paths(_ paths: Set<String>) -> [String: HaulError] {
+    /// Flushes `paths` (files or folders), each once. - Returns: the failure of each path that
+    /// could not be made durable (keyed by bytes: two spellings of one name are two files).
+    public static func paths(_ paths: [String]) -> [ExactText: HaulError] {
+        let paths = Set(paths.map(ExactText.init))
         if paths.count >= fileSystemThreshold, let any = paths.first {
-            guard let error = fileSystem(containing: any) else { return [:] }
+            guard let error = fileSystem(containing: any.text) else { return [:] }
             return Dictionary(uniqueKeysWithValues: paths.map { ($0, error) })
         }
-        var failures: [String: HaulError] = [:]
+        var failures: [ExactText: HaulError] = [:]
         for path in paths {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            let fd = open(path.text, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
                 failures[path] = Errno.storageError(errno, "open \(path) to sync it")
                 continue

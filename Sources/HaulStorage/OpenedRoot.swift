@@ -12,7 +12,7 @@ public final class OpenedRoot {
     /// The root's descriptor, opened by the first `openFile` (-1 until then).
     private var descriptor: Int32 = -1
     /// The folders `prepare` made (or found) and checked.
-    private var madeFolders: Set<String> = []
+    private var madeFolders: Set<ExactText> = []
 
     public init(_ root: StorageRoot) {
         self.root = root

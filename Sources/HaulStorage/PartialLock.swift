@@ -74,7 +74,8 @@ enum PartialLock {
 /// partial when it plans it, its segments write it on other descriptors, and its finalizer
 /// publishes it; the lock (`PartialLock`) is taken once and held throughout, here.
 public final class HeldPartials: Sendable {
-    private let held = Mutex<[String: Int32]>([:])
+    /// By bytes: two spellings of one name (NFC, NFD) are two files, each with its own descriptor.
+    private let held = Mutex<[ExactText: Int32]>([:])
 
     public init() {}
 
@@ -87,15 +88,15 @@ public final class HeldPartials: Sendable {
     /// segments of one file together never both try to lock it, which would refuse the second.
     func descriptor(of path: String, orOpen open: () throws -> Int32) throws -> Int32 {
         try held.withLock { held in
-            if let fd = held[path] { return fd }
+            if let fd = held[ExactText(path)] { return fd }
             let fd = try open()
-            held[path] = fd
+            held[ExactText(path)] = fd
             return fd
         }
     }
 
     /// Gives up the lock on `path` (it was published or removed): another writer may take it.
     public func release(_ path: String) {
-        if let fd = held.withLock({ $0.removeValue(forKey: path) }) { close(fd) }
+        if let fd = held.withLock({ $0.removeValue(forKey: ExactText(path)) }) { close(fd) }
     }
 }

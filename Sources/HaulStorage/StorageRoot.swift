@@ -182,25 +182,27 @@ public struct StorageRoot: Sendable {
     /// The absolute path for a validated relative destination, creating its parent directories.
     /// Refuses a parent that resolves (through symlinks) outside the root.
     public func prepare(_ relative: String) throws -> String {
-        var made: Set<String> = []
+        var made: Set<ExactText> = []
         return try prepare(relative, madeFolders: &made)
     }
 
     /// `prepare`, skipping the folders in `madeFolders` (made and checked by an earlier call)
-    /// and adding the one it makes and checks.
-    func prepare(_ relative: String, madeFolders: inout Set<String>) throws -> String {
+    /// and adding the one it makes and checks (by bytes: `café` in NFC and in NFD are two folders).
+    func prepare(_ relative: String, madeFolders: inout Set<ExactText>) throws -> String {
         let clean = try SafePath.validate(relative)
         let full = path + "/" + clean
         let parent = full.parentFolder
-        if madeFolders.contains(parent) { return full }
+        if madeFolders.contains(ExactText(parent)) { return full }
         try Directories.create(parent)
         guard let resolved = Self.resolve(parent) else { throw Errno.storageError(errno, "resolve \(parent)") }
-        guard resolved == path || resolved.hasPrefix(path + "/") else {
+        // By bytes, as the kernel resolved it: Swift's hasPrefix would take a sibling folder
+        // whose name is the root's in another normalization for the root itself.
+        guard resolved.sameBytes(as: path) || resolved.startsWithBytes(of: path + "/") else {
             throw HaulError(
                 .unsafePath, "destination '\(clean)' resolves outside the storage root through a symbolic link",
                 hint: "remove the link or choose another --dest")
         }
-        madeFolders.insert(parent)
+        madeFolders.insert(ExactText(parent))
         return full
     }
 }

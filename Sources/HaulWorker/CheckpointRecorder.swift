@@ -21,7 +21,7 @@ final class CheckpointRecorder: @unchecked Sendable {
     private let workerID: String
     private let lease: Double
     private let wakeup: Wakeup
-    private var descriptors: [String: Int32] = [:]
+    private var descriptors: [ExactText: Int32] = [:]
     private var thread: ServiceThread?
 
     /// What a fetcher learns about one checkpoint or completion.
@@ -126,9 +126,9 @@ final class CheckpointRecorder: @unchecked Sendable {
     }
 
     private func settle(_ batch: [Request]) {
-        var syncErrors: [String: HaulError] = [:]
-        let paths = Set(batch.map(\.path).filter { !$0.isEmpty })
-        if paths.count >= Flush.fileSystemThreshold, let any = paths.first, let error = Flush.fileSystem(containing: any) {
+        var syncErrors: [ExactText: HaulError] = [:]
+        let paths = Set(batch.map { ExactText($0.path) }.filter { !$0.text.isEmpty })
+        if paths.count >= Flush.fileSystemThreshold, let any = paths.first, let error = Flush.fileSystem(containing: any.text) {
             // Many small files at once: one syncfs instead of one fdatasync per file.
             for path in paths { syncErrors[path] = error }
         } else if paths.count < Flush.fileSystemThreshold {
@@ -137,7 +137,7 @@ final class CheckpointRecorder: @unchecked Sendable {
             }
         }
         for request in batch {
-            let settlement = syncErrors[request.path].map(Settlement.failed) ?? record(request)
+            let settlement = syncErrors[ExactText(request.path)].map(Settlement.failed) ?? record(request)
             if request.completes { report(settlement, completing: request.segment) }
             request.ticket.settle(settlement)
         }
@@ -156,12 +156,12 @@ final class CheckpointRecorder: @unchecked Sendable {
         }
     }
 
-    private func flush(_ path: String) -> HaulError? {
+    private func flush(_ path: ExactText) -> HaulError? {
         let fd: Int32
         if let open = descriptors[path] {
             fd = open
         } else {
-            fd = open(path, O_RDONLY | O_CLOEXEC)
+            fd = open(path.text, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { return Errno.storageError(errno, "open \(path) to sync it") }
             if descriptors.count >= 64 { descriptors.removeAll(closing: { close($0) }) }
             descriptors[path] = fd

@@ -31,9 +31,9 @@ struct FileBatchStorage: BatchStorage {
     func store(_ whole: [BatchedProbe<Self>], unchanged: [BatchedProbe<Self>], planner: Planner) throws -> [BatchedProbe<Self>] {
         let config = config
         var fetched = whole
-        let unsynced = Flush.paths(Set(fetched.compactMap { $0.sink?.path }))
+        let unsynced = Flush.paths(fetched.compactMap { $0.sink?.path })
         fetched.removeAll { probe in
-            guard let error = probe.sink.flatMap({ unsynced[$0.path] }) else { return false }
+            guard let error = probe.sink.flatMap({ unsynced[ExactText($0.path)] }) else { return false }
             probe.discard()
             planner.planningFailed(probe.claim, error: error)
             return true
@@ -57,9 +57,9 @@ struct FileBatchStorage: BatchStorage {
                 return true
             }
         }
-        let folders = Set(fetched.compactMap { $0.sink.map { sink in sink.files.destination.parentFolder } })
+        let folders = fetched.compactMap { $0.sink.map { sink in sink.files.destination.parentFolder } }
         for (folder, error) in Flush.paths(folders) {
-            Log.warning("could not sync a folder; a crash may lose its new names", [("folder", folder), ("error", error.description)])
+            Log.warning("could not sync a folder; a crash may lose its new names", [("folder", folder.text), ("error", error.description)])
         }
         return fetched + unchanged.filter { held.contains($0.claim.info.id) }
     }

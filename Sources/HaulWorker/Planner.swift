@@ -178,7 +178,7 @@ struct Planner: LaneRole {
                     .destinationBusy, "'\(storage.path)/\(dest)' is the file transfer \(holder) saves too: the origin names both alike",
                     hint: "give each URL its own -o FILE, or get them one at a time")
             }
-            if info.options.keepExisting == true, !(info.options.replaceable ?? []).contains(dest) { try refuseExisting(dest, storage: storage) }
+            if info.options.keepExisting == true, !(info.options.replaceable ?? []).contains(where: { $0.sameBytes(as: dest) }) { try refuseExisting(dest, storage: storage) }
         }
         let host = info.host
         let etag = head.etag

@@ -107,6 +107,16 @@ struct ManifestTests {
         #expect(entries.map(\.transfer.dest) == expected.map { "d/f\($0)" })
     }
 
+    @Test("a batch drops only the repeats its unique index would: entries the same in bytes, not merely canonically equivalent")
+    func repeatsByBytes() {
+        var composed = base, decomposed = base, again = base
+        (composed.url, composed.dest) = ("https://h/caf\u{E9}", "caf\u{E9}")
+        (decomposed.url, decomposed.dest) = ("https://h/cafe\u{301}", "cafe\u{301}")
+        (again.url, again.dest) = (composed.url, composed.dest)
+        let kept = Batches.firstOfEach([composed, decomposed, again])
+        #expect(kept.map { Array($0.dest!.utf8) } == [Array(composed.dest!.utf8), Array(decomposed.dest!.utf8)])
+    }
+
     @Test("work cut into runs comes back whole and in order, however many items there are")
     func runsInOrder() {
         for count in [0, 1, 7, 1023, 1024, 2048, 2049, 10_000] {

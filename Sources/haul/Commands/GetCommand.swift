@@ -53,8 +53,8 @@ enum GetCommand: Command {
             flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json", "--force", "--timestamping"]),
             short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file", "N": "--timestamping"])
         // A URL given twice (on the command line, or in a list) is one download into one file.
-        var seen = Set<String>()
-        let urls = try (arguments.positionals + inputURLs(arguments.value("--input-file"))).filter { seen.insert($0).inserted }
+        var seen = Set<ExactText>()
+        let urls = try (arguments.positionals + inputURLs(arguments.value("--input-file"))).filter { seen.insert(ExactText($0)).inserted }
         guard !urls.isEmpty else { throw HaulError.usage("missing URL", hint: "haul get URL... or haul get -i FILE") }
         let toStandardOutput = arguments.value("--output") == "-"
         if toStandardOutput && (urls.count > 1 || arguments.has("--json")) {
@@ -114,7 +114,7 @@ enum GetCommand: Command {
             for var request in requests {
                 let localTarget = object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (request.dest ?? "")
                 request.options.localTarget = localTarget
-                if request.dest == nil, request.options.keepExisting == true { request.options.replaceable = saved[request.url] }
+                if request.dest == nil, request.options.keepExisting == true { request.options.replaceable = saved[ExactText(request.url)] }
                 if let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget), !ids.contains(earlier) {
                     try store.revise(earlier, to: request)
                     try store.adopt(earlier, owner: config.workerID)

@@ -1,0 +1,39 @@
+/// Text compared and hashed by its UTF-8 bytes, as the kernel, PostgreSQL and object stores
+/// compare names.
+///
+/// Swift's `==` and hashing of `String` follow canonical equivalence: `"caf\u{e9}"` (NFC) and
+/// `"cafe\u{301}"` (NFD) are one string to Swift, and two files on Linux, two rows' keys, two
+/// objects. A set or dictionary keyed by `String` takes one for the other: it drops a file from
+/// a sync, hands one file's descriptor to the other, drops a URL as a repeat, or grants one
+/// URL what another earned. Where sameness lets something through or merges two things, names
+/// are keyed by `ExactText`.
+///
+/// Checks that only refuse (a repeated archive entry, a name another URL of a get took, a
+/// manifest's second line to one destination) keep Swift's equivalence on purpose: it refuses
+/// more, and a file system that normalizes names (ZFS `normalization=`, ext4 `casefold`) takes
+/// both spellings for one file.
+public struct ExactText: Hashable, Sendable, CustomStringConvertible {
+    /// The text as given.
+    public let text: String
+
+    public init(_ text: String) { self.text = text }
+
+    public init(_ text: Substring) { self.text = String(text) }
+
+    public static func == (a: Self, b: Self) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+
+    public func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    public var description: String { text }
+}
+
+extension StringProtocol {
+    /// Whether the two texts are the same bytes (not merely canonically equivalent).
+    public func sameBytes(as other: some StringProtocol) -> Bool { utf8.elementsEqual(other.utf8) }
+
+    /// Whether the text's bytes start with `prefix`'s bytes.
+    public func startsWithBytes(of prefix: some StringProtocol) -> Bool { utf8.starts(with: prefix.utf8) }
+}
