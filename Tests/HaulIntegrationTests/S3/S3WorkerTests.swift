@@ -38,6 +38,26 @@ struct S3WorkerTests {
         #expect(try cluster.database.scalar("SELECT count(*) FROM transfers WHERE unchanged") == "200")
     }
 
+    @Test("a transfer the origin names keeps an object another URL's transfer, or none, stored under that key")
+    func keepsOthersObjects() throws {
+        let bucket = try S3Bucket("keep")
+        let cluster = try Cluster("s3-keep")
+        let folder = "s3keep/" + UUID().uuidString.prefix(8)
+        let first = try Origin.file("\(folder)/a/kept.bin", size: 100_000)
+        let second = try Origin.file("\(folder)/b/kept.bin", size: 100_001)
+        let notes = try Origin.file("\(folder)/c/notes.txt", size: 4000)
+        try bucket.put("pre/notes.txt", "my own notes\n")
+        try cluster.startS3Worker("s3://\(bucket.name)/pre")
+        let saved = try cluster.enqueue(Harness.origin + first.path)
+        #expect(try cluster.waitFinal([saved]) == ["done"])
+        let refused = [try cluster.enqueue(Harness.origin + second.path), try cluster.enqueue(Harness.origin + notes.path)]
+        #expect(try cluster.waitFinal(refused) == ["failed", "failed"])
+        for id in refused { #expect(try cluster.status(id)["error_code"] as? String == "destination-exists") }
+        #expect(try bucket.object("pre/kept.bin")?.sha256 == first.sha256)
+        #expect(try bucket.object("pre/notes.txt")?.sha256 == Origin.sha256(Data("my own notes\n".utf8)))
+        #expect(try bucket.openUploads().isEmpty)
+    }
+
     @Test("a canceled transfer's multipart upload is aborted")
     func cancelAborts() throws {
         let bucket = try S3Bucket("cancel")
