@@ -18,8 +18,6 @@ public struct ExactText: Hashable, Sendable, CustomStringConvertible {
 
     public init(_ text: String) { self.text = text }
 
-    public init(_ text: Substring) { self.text = String(text) }
-
     public static func == (a: Self, b: Self) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
 
     public func hash(into hasher: inout Hasher) {
