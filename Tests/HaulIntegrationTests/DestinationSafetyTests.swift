@@ -355,4 +355,32 @@ struct DestinationSafetyTests {
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
     }
+
+    @Test("a get killed before it removed its canceled transfer's partial file: cancelling again removes it (exit 0); once removed, cancel is refused")
+    func cancelAgainRemovesTheLeftover() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("cancel-again")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("safety/big-again.bin", size: 48 * 1_048_576)
+        let get = try Child(
+            Harness.haulBinary, ["get", Harness.origin + "/slow" + file.path, "-o", work + "/big.bin", "--connections", "1", "--segment-size", "16MiB"],
+            environment: ["DATABASE_URL": database.url])
+        let partial = work + "/big.bin.haul-partial"
+        try #require(Harness.waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: partial) }, "no partial file: \(get.stderr)")
+        // Frozen, it still holds its file: the cancel leaves the file to it, then it is killed.
+        get.signal(SIGSTOP)
+        let id = try database.scalar("SELECT id FROM transfers")
+        let first = try Run.haul(["cancel", id], database: database.url)
+        #expect(first.status == 0 && first.stderr.contains("left \(partial)"), "\(first.stderr)")
+        get.signal(SIGKILL)
+        _ = get.wait(timeout: 10)
+        #expect(FileManager.default.fileExists(atPath: partial), "the killed get removed its file after all")
+
+        let again = try Run.haul(["cancel", id], database: database.url)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("transfer \(id): already canceled; its partial data is removed"), "\(again.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+        let third = try Run.haul(["cancel", id], database: database.url)
+        #expect(third.status == 1 && third.stderr.contains("canceled"), "\(third.stdout) \(third.stderr)")
+    }
 }

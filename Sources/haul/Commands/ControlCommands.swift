@@ -42,8 +42,9 @@ struct ControlCommand {
         defer { session.close() }
         let store = TransferStore(session.connection)
         guard selecting else {
-            let outcome = try store.apply(action, to: ids)
+            var outcome = try store.apply(action, to: ids)
             try followUp(outcome.changed, store)
+            if action == .cancel { try finishCleanups(&outcome, store) }
             return report(outcome, json: arguments.has("--json"), named: true)
         }
 
@@ -90,7 +91,9 @@ struct ControlCommand {
             ])
         } else if named {
             for id in outcome.changed { Output.line("transfer \(id): \(action.rawValue) done") }
-            for id in outcome.unchanged { Output.line("transfer \(id): already paused, nothing to do") }
+            for id in outcome.unchanged {
+                Output.line(action == .cancel ? "transfer \(id): already canceled; its partial data is removed" : "transfer \(id): already paused, nothing to do")
+            }
         } else {
             Output.line(
                 "\(action.rawValue): \(outcome.changed.count) transfer\(outcome.changed.count == 1 ? "" : "s") changed\(skipped > 0 ? ", \(skipped) skipped (state does not allow it)" : "")"
@@ -118,21 +121,35 @@ struct ControlCommand {
         }
     }
 
+    /// A `haul get` killed before it removed its canceled transfer's partial file leaves the file
+    /// behind: cancelling that transfer again removes it, and is then no refusal (the transfer
+    /// is where the action leads). A canceled transfer with nothing left is refused as before.
+    private func finishCleanups(_ outcome: inout ActionOutcome, _ store: TransferStore) throws {
+        for refusal in outcome.refused where try store.localCleanup(refusal.id) != nil {
+            guard try removeLocalPartial(refusal.id, store) else { continue }
+            outcome.refused.removeAll { $0.id == refusal.id }
+            outcome.unchanged.append(refusal.id)
+        }
+    }
+
     /// A canceled `haul get` transfer: its partial file lies in the folder that get saved into, which
     /// no worker's storage root holds, so the command removes it itself when that folder is here.
     /// A partial file a running haul process writes is left to it: the get of this very transfer,
     /// which removes it as it stops, or another download of that name, which this transfer was
     /// refused (`destination-busy`) and which is not this transfer's to remove.
-    private func removeLocalPartial(_ id: Int64, _ store: TransferStore) throws {
-        guard let pending = try store.localCleanup(id), FileManager.default.fileExists(atPath: pending.root) else { return }
+    /// - Returns: whether it removed the partial data.
+    @discardableResult
+    private func removeLocalPartial(_ id: Int64, _ store: TransferStore) throws -> Bool {
+        guard let pending = try store.localCleanup(id), FileManager.default.fileExists(atPath: pending.root) else { return false }
         let files = try TransferFiles(root: try StorageRoot(pending.root), relative: pending.dest)
         if let held = files.partialsHeld(generation: pending.generation).first {
             Output.error("left \(held) of transfer \(id): a running haul process writes it (a running get of this transfer removes it as it stops)")
-            return
+            return false
         }
-        guard let cleanup = try store.claimLocalCleanup(id) else { return }
+        guard let cleanup = try store.claimLocalCleanup(id) else { return false }
         files.removeTemporaries(generation: cleanup.generation)
         Output.error("removed the partial data of transfer \(id) from \(cleanup.root)")
+        return true
     }
 
     static let all: [ControlCommand] = [
