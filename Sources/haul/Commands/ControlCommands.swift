@@ -158,6 +158,7 @@ struct ControlCommand {
             detail: """
                 In-flight segments stop at their next checkpoint; a worker removes the partial data (for a
                 'haul get' transfer, this command removes it, or the get itself if it is still running).
+                A canceled get's partial data that its killed get left behind is removed by cancelling it again.
                 """),
         ControlCommand(
             action: .retry, summary: "resume failed transfers (only what is missing) or start canceled ones over",
