@@ -13,6 +13,10 @@ final class Staging {
     /// `root`, opened once: every file, folder and link is made beneath it (`createFile`, `inFolder`).
     private let rootDescriptor: Int32
     private var directoryTimes: [(path: String, seconds: Int64)] = []
+    /// The folders made (or found to be folders) so far, by bytes: the files of one folder do not
+    /// each make it and its ancestors again. Nothing else writes in the staging directory (it is
+    /// private to its owner), and every file is still created by the kernel beneath it.
+    private var madeDirectories = Set<ExactText>()
     /// The symlinks created so far (relative path, target), for `SymlinkGuard.verifyAll`.
     var symlinks: [(path: String, target: String)] = []
 
@@ -60,7 +64,7 @@ final class Staging {
     /// Creates a directory (and its missing ancestors) for a normalised relative path, each in its
     /// folder resolved beneath the staging directory (`inFolder`).
     func makeDirectory(_ relative: String, modificationTime: Int64? = nil) throws {
-        for part in EntryPath.ancestors(of: relative) + [relative] {
+        for part in EntryPath.ancestors(of: relative) + [relative] where !madeDirectories.contains(ExactText(part)) {
             let code = inFolder(of: part) { folder, name in
                 if mkdirat(folder, name, 0o777) == 0 { return 0 }
                 let code = errno
@@ -68,6 +72,7 @@ final class Staging {
                 return code == EEXIST && fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFDIR ? 0 : code
             }
             guard code == 0 else { throw Staging.failure(code, making: relative, doing: "create directory", at: path(part)) }
+            madeDirectories.insert(ExactText(part))
         }
         if let modificationTime { directoryTimes.append((relative, modificationTime)) }
     }
