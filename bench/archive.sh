@@ -3,12 +3,15 @@
 #
 # usage: bench/archive.sh [HAUL_BINARY]   (default .build/release/haul; it must offer
 #        `haul zip OUT.zip PATH...` and `haul extract ARCHIVE DEST`)
-# env:   BENCH_SIZE_MIB (default 500) total size of the tree; BENCH_RUNS (default 2) best of N runs.
+# env:   BENCH_SIZE_MIB (default 500) total size of the tree; BENCH_RUNS (default 2) best of N runs;
+#        BENCH_SMALL_FILES (default 20000) files of a second tree, a few dozen bytes each in three
+#        levels of folders, for the per-entry cost of extraction (0: skip it).
 # needs: zip, unzip, coreutils. The tree lives in a temporary directory removed at exit.
 set -euo pipefail
 
 haul=${1:-.build/release/haul}
 size_mib=${BENCH_SIZE_MIB:-500}
+small_files=${BENCH_SMALL_FILES:-20000}
 runs=${BENCH_RUNS:-2}
 [[ -x $haul ]] || { echo "bench: '$haul' is not an executable; build it first (swift build -c release)" >&2; exit 2; }
 for tool in zip unzip; do command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y zip unzip)" >&2; exit 2; }; done
@@ -66,7 +69,21 @@ cleanup='rm -rf "$work/out-ours"'
 unzip_ours=$(best "$haul" extract "$work/theirs.zip" "$work/out-ours")
 diff -r "$work/out-theirs" "$work/out-ours" > /dev/null || { echo "bench: the two extractions differ" >&2; exit 1; }
 
+# Many small entries: what each entry costs beyond its bytes (folders, names, metadata).
+if (( small_files > 0 )); then
+    for i in $(seq 0 $(( small_files - 1 ))); do
+        echo "$work/small-tree/d$(( i % 10 ))/e$(( i % 7 ))/f$(( i % 5 ))/file$i.txt"
+    done | awk '{ d = $0; sub(/\/[^\/]*$/, "", d); if (!(d in made)) { made[d] = 1; system("mkdir -p " d) } printf "content %d\n", NR > $0; close($0) }'
+    (cd "$work/small-tree" && zip -q -6 -r "$work/small.zip" .)
+    cleanup='rm -rf "$work/small-theirs"'
+    small_theirs=$(best unzip -q "$work/small.zip" -d "$work/small-theirs")
+    cleanup='rm -rf "$work/small-ours"'
+    small_ours=$(best "$haul" extract "$work/small.zip" "$work/small-ours")
+    diff -r "$work/small-theirs" "$work/small-ours" > /dev/null || { echo "bench: the two extractions of small files differ" >&2; exit 1; }
+fi
+
 report() { awk -v n="$1" -v o="$2" -v t="$3" 'BEGIN { printf "%-34s ours %7.2f s  theirs %7.2f s  ratio %.2f\n", n, o, t, o / t }'; }
 report "create (zip -6 -r)" "$zip_ours" "$zip_theirs"
 report "extract (unzip -q, Info-ZIP's zip)" "$unzip_ours" "$unzip_theirs"
+(( small_files > 0 )) && report "extract-small ($small_files files, unzip -q)" "$small_ours" "$small_theirs"
 echo "archive sizes: ours $(stat -c %s "$work/ours.zip") bytes, theirs $(stat -c %s "$work/theirs.zip") bytes"
