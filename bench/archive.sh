@@ -75,10 +75,17 @@ if (( small_files > 0 )); then
         echo "$work/small-tree/d$(( i % 10 ))/e$(( i % 7 ))/f$(( i % 5 ))/file$i.txt"
     done | awk '{ d = $0; sub(/\/[^\/]*$/, "", d); if (!(d in made)) { made[d] = 1; system("mkdir -p " d) } printf "content %d\n", NR > $0; close($0) }'
     (cd "$work/small-tree" && zip -q -6 -r "$work/small.zip" .)
-    cleanup='rm -rf "$work/small-theirs"'
-    small_theirs=$(best unzip -q "$work/small.zip" -d "$work/small-theirs")
-    cleanup='rm -rf "$work/small-ours"'
-    small_ours=$(best "$haul" extract "$work/small.zip" "$work/small-ours")
+    # Alternated (theirs, ours, theirs, …): a shared ext4 disk creates files slowly for a while
+    # after mass deletes, which would land on whichever contender ran its rounds first.
+    small_theirs= small_ours=
+    for _ in $(seq "$runs"); do
+        cleanup='rm -rf "$work/small-theirs"'
+        t=$(runs=1 best unzip -q "$work/small.zip" -d "$work/small-theirs")
+        cleanup='rm -rf "$work/small-ours"'
+        o=$(runs=1 best "$haul" extract "$work/small.zip" "$work/small-ours")
+        small_theirs=$(awk -v a="$t" -v b="$small_theirs" 'BEGIN { print (b == "" || a < b) ? a : b }')
+        small_ours=$(awk -v a="$o" -v b="$small_ours" 'BEGIN { print (b == "" || a < b) ? a : b }')
+    done
     diff -r "$work/small-theirs" "$work/small-ours" > /dev/null || { echo "bench: the two extractions of small files differ" >&2; exit 1; }
 fi
 
