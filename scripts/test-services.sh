@@ -84,7 +84,7 @@ http {
     location /secret/ { alias $work/www/; if (\$http_authorization != "Bearer test-token") { return 401; } }
   }
   server {
-    listen 127.0.0.1:$https_port ssl;
+    listen 127.0.0.1:$https_port ssl http2;
     ssl_certificate $work/tls/server.pem;
     ssl_certificate_key $work/tls/server.key;
     root $work/www;

@@ -73,7 +73,7 @@ struct PipelineTests {
     @Test("HTTPS verifies against the test CA, and fails clearly without it")
     func https() throws {
         let cluster = try Cluster("tls")
-        let file = try Origin.file("pipeline/tls.bin", size: 1_500_000)
+        let file = try Origin.file("pipeline/tls-\(UUID().uuidString.prefix(8)).bin", size: 1_500_000)
         let trusted = try cluster.enqueue(Harness.originTLS + file.path, ["--dest", "t.bin", "--segment-size", "512KiB", "--ca-cert", Harness.testCA])
         let untrusted = try cluster.enqueue(Harness.originTLS + file.path, ["--dest", "u.bin"])
         try cluster.startWorker()
@@ -81,6 +81,26 @@ struct PipelineTests {
         #expect(cluster.sha256("t.bin") == file.sha256)
         let error = try cluster.status(untrusted)["error"] as? String ?? ""
         #expect(error.contains("certificate") && error.contains("--ca-cert"), "\(error)")
+        // The origin offers HTTP/2 (as most HTTPS origins do): libcurl speaks it, ranges and all.
+        let requests = Origin.requests(for: file.path)
+        #expect(!requests.isEmpty && requests.allSatisfy { $0.contains(" HTTP/2.0\"") }, "\(requests)")
+    }
+
+    @Test("a batch of small files over HTTPS from an origin that offers HTTP/2: spoken, and each file whole")
+    func smallFilesOverHTTP2() throws {
+        let cluster = try Cluster("tls-batch")
+        let folder = "pipeline/h2-" + UUID().uuidString.prefix(8)
+        let files = try (0..<40).map { try Origin.file("\(folder)/f\($0).bin", size: 1000 + $0 * 97) }
+        let manifest = Harness.temporaryDirectory("h2-manifest") + "/list.txt"
+        try files.enumerated().map { "\(Harness.originTLS)\($1.path) h2/f\($0).bin" }.joined(separator: "\n")
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        #expect(try cluster.haul(["enqueue", "--manifest", manifest, "--batch", "h2"]).status == 0)
+        try cluster.startWorker(["--concurrency", "4"], environment: ["HAUL_CA_BUNDLE": Harness.testCA])
+        let wait = try cluster.haul(["wait", "--batch", "h2", "--timeout", "60s"])
+        #expect(wait.status == 0, "\(wait.stdout) \(wait.stderr)")
+        for (index, file) in files.enumerated() { #expect(cluster.sha256("h2/f\(index).bin") == file.sha256, "f\(index)") }
+        let requests = files.flatMap { Origin.requests(for: $0.path) }
+        #expect(requests.count >= files.count && requests.allSatisfy { $0.contains(" HTTP/2.0\"") }, "\(requests.prefix(3))")
     }
 
     @Test("three worker processes share four transfers")
