@@ -144,6 +144,17 @@ struct ProtocolTests {
         #expect(ResponseHead.isStrong(etag: "\"x\"") && !ResponseHead.isStrong(etag: "W/\u{301}\"x\""), "weak by its bytes, whatever follows")
     }
 
+    @Test("a status reads alike over HTTP/1.1 and HTTP/2, which has no reason phrase; the origin's own phrase wins")
+    func statusText() {
+        var http2 = ResponseHead(status: 0)
+        http2.absorb(line: "HTTP/2 404\r\n")
+        #expect(http2.reason.isEmpty && http2.statusText == "404 Not Found")
+        var http1 = ResponseHead(status: 0)
+        http1.absorb(line: "HTTP/1.1 404 Nicht gefunden\r\n")
+        #expect(http1.statusText == "404 Nicht gefunden")
+        #expect(ResponseHead(status: 599).statusText == "599")
+    }
+
     @Test("header names are matched in any case, values keep their case and inner spaces, odd lines are ignored")
     func headFields() {
         var head = ResponseHead(status: 0)
