@@ -41,21 +41,8 @@ public struct ResponseHead: Sendable, Equatable {
     /// `Retry-After` in seconds (delta form only; a date is treated as absent).
     public var retryAfter: Double? { self["retry-after"].flatMap { Double($0.trimmingWhitespace()) } }
 
-    /// `404 Not Found`-style text for messages. HTTP/2 and HTTP/3 carry no reason phrase: the
-    /// standard one is shown for the common codes, so a message reads alike over every version.
-    public var statusText: String {
-        let phrase = reason.isEmpty ? Self.standardReasons[status] : reason
-        return phrase.map { "\(status) \($0)" } ?? "\(status)"
-    }
-
-    /// RFC 9110's reason phrases for the codes an origin commonly answers a download with.
-    static let standardReasons: [Int: String] = [
-        200: "OK", 206: "Partial Content", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
-        307: "Temporary Redirect", 308: "Permanent Redirect", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
-        404: "Not Found", 405: "Method Not Allowed", 407: "Proxy Authentication Required", 408: "Request Timeout", 410: "Gone",
-        412: "Precondition Failed", 416: "Range Not Satisfiable", 429: "Too Many Requests", 500: "Internal Server Error",
-        501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
-    ]
+    /// `404 Not Found`-style text for messages (the standard phrase over HTTP/2, which sends none).
+    public var statusText: String { HTTPStatusText.of(status, reason: reason) }
 
     /// Parses one header line into this head; a status line starts a new response.
     public mutating func absorb(line: String) {

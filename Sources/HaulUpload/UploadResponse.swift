@@ -34,8 +34,8 @@ public struct UploadResponse: Sendable {
         headers.last { $0.name.lowercased() == name.lowercased() }?.value
     }
 
-    /// `201 Created`, or just `201` when there is no reason phrase.
-    public var statusLine: String { reason.isEmpty ? "\(status)" : "\(status) \(reason)" }
+    /// `201 Created` (the standard phrase over HTTP/2, which sends none).
+    public var statusLine: String { HTTPStatusText.of(status, reason: reason) }
 
     /// The body pretty-printed when it is JSON, otherwise as UTF-8 text (invalid bytes replaced).
     public var prettyBody: String {
