@@ -34,4 +34,9 @@ extension StringProtocol {
 
     /// Whether the text's bytes start with `prefix`'s bytes.
     public func startsWithBytes(of prefix: some StringProtocol) -> Bool { utf8.starts(with: prefix.utf8) }
+
+    /// Whether the text's bytes end with `suffix`'s bytes. `hasSuffix` compares `Character`s,
+    /// and a "prepend" mark such as U+0600 joins the character after it into one: as
+    /// `Character`s, `"x\u{600}.gz"` does not end with `".gz"`.
+    public func endsWithBytes(of suffix: some StringProtocol) -> Bool { utf8.reversed().starts(with: suffix.utf8.reversed()) }
 }

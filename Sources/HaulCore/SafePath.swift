@@ -51,11 +51,14 @@ public enum SafePath {
     }
 
     /// Whether a path component is a name of Haul's temporaries (`x.haul-partial`,
-    /// `x.haul-partial.3`, `x.haul-parts`).
+    /// `x.haul-partial.3`, `x.haul-parts`), judged by its bytes as the file system names them:
+    /// as `Character`s, `x\u{600}.haul-partial` does not end with `.haul-partial` (U+0600 joins
+    /// the `.` after it into one `Character`), yet it is the partial file of `x\u{600}`.
     static func isReserved(_ component: Substring) -> Bool {
-        if component.hasSuffix(".haul-parts") || component.hasSuffix(".haul-partial") { return true }
-        guard let dot = component.lastIndex(of: ".") else { return false }
-        let generation = component[component.index(after: dot)...]
-        return !generation.isEmpty && generation.allSatisfy(\.isASCIIDigit) && component[..<dot].hasSuffix(".haul-partial")
+        if component.endsWithBytes(of: ".haul-parts") || component.endsWithBytes(of: ".haul-partial") { return true }
+        guard let dot = component.unicodeScalars.lastIndex(of: ".") else { return false }
+        let generation = component.unicodeScalars[component.unicodeScalars.index(after: dot)...]
+        return !generation.isEmpty && generation.allSatisfy { ("0"..."9").contains($0) }
+            && Substring(component.unicodeScalars[..<dot]).endsWithBytes(of: ".haul-partial")
     }
 }

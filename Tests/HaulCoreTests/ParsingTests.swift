@@ -99,6 +99,9 @@ struct SafetyTests {
         arguments: [
             "x.haul-partial", "a/x.iso.haul-partial", "x.haul-partial.3", "x.haul-parts", "x.haul-parts/g0-s1-abcd", "a/b.haul-parts/c",
             "x.haul-partial/\u{301}y",
+            // U+0600 is a "prepend" mark: it joins the '.' after it into one Character, so that
+            // `hasSuffix(".haul-partial")` is false, while the name ends with those bytes.
+            "x\u{600}.haul-partial", "x\u{600}.haul-parts", "x\u{600}.haul-partial.2", "a/x\u{600}.haul-partial",
         ])
     func reservedDestinations(path: String) throws {
         #expect(try SafePath.validate(path) == path, "a recorded path of Haul's own (a part file) is still valid")
@@ -121,7 +124,10 @@ struct SafetyTests {
 
     @Test("names near the reserved ones are destinations like any other")
     func nearlyReserved() throws {
-        for path in ["x.haul-partial.iso", "x.haul-partial.", "x.haul-partial.3a", "haul-partial", "x.haul-parts.txt", "a.haul-partialx/b"] {
+        for path in [
+            "x.haul-partial.iso", "x.haul-partial.", "x.haul-partial.3a", "haul-partial", "x.haul-parts.txt", "a.haul-partialx/b",
+            "x.haul-partial\u{301}", "x.haul-partial.\u{661}",
+        ] {
             #expect(try SafePath.validateDestination(path) == path)
         }
     }
