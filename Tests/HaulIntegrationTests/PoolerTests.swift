@@ -31,6 +31,7 @@ struct PoolerTests {
                 max_client_conn = 200
                 default_pool_size = 20
                 logfile = \(directory)/pgbouncer.log
+                pidfile = \(directory)/pgbouncer.pid
                 """
             try config.write(toFile: directory + "/pgbouncer.ini", atomically: true, encoding: .utf8)
             try "\"postgres\" \"\"\n".write(toFile: directory + "/users.txt", atomically: true, encoding: .utf8)
@@ -40,7 +41,14 @@ struct PoolerTests {
             if !up { throw TestFailure("pgbouncer did not start: \(child.stderr)") }
         }
 
+        /// Stops PgBouncer itself: `runuser` does not pass a signal on to it, and a PgBouncer
+        /// left running outlives the test run.
         deinit {
+            let pid = (try? String(contentsOfFile: directory + "/pgbouncer.pid", encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            if let pid {
+                kill(pid, SIGINT)
+                if !Harness.waitUntil(timeout: 5, { kill(pid, 0) != 0 }) { kill(pid, SIGKILL) }
+            }
             child.signal(SIGINT)
             _ = child.wait(timeout: 5)
             try? FileManager.default.removeItem(atPath: directory)
