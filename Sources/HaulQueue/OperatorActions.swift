@@ -80,10 +80,12 @@ extension TransferStore {
             if !restart.isEmpty {
                 // Canceled: its partial data is (being) removed. Origin changed: its bytes are of an
                 // older version. Either way start over as a new generation, whose files have other
-                // names than whatever a late cleanup still deletes.
+                // names than whatever a late cleanup still deletes. A name the origin gave is
+                // forgotten: the origin names the file again, and the name is checked again.
                 try db.query(
                     """
                     UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = 0, size = NULL, etag = NULL, last_modified = NULL,
+                           dest = CASE WHEN options ? 'named_by_origin' THEN NULL ELSE dest END, options = options - 'named_by_origin',
                            accepts_ranges = NULL, published_at = NULL, extracted_at = NULL, upload_url = NULL, upload_result = NULL,
                            error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0,
                            next_attempt_at = now(), updated_at = now()

@@ -251,21 +251,25 @@ public struct TransferLeases {
     /// A fleet transfer enqueued without `--dest` learns its destination here, from the origin:
     /// one that another active fleet transfer already writes is refused (`destination-busy`),
     /// under the lock enqueue takes for the same rule, before any byte is written. Two URLs the
-    /// origin names alike would otherwise write one partial file at once.
+    /// origin names alike would otherwise write one partial file at once. Such a transfer is
+    /// marked `named_by_origin` in its options, so that starting it over (`retry` of a
+    /// canceled one) forgets the name and has the origin name it, and the checks run, again.
     /// - Parameter keepFirst: claim segment 0 for this worker, whose probe response is its body;
     ///   `false` queues it with the rest.
     public func writePlan(_ claim: Claim, plan: Plan, lease: Double, keepFirst: Bool = true) throws -> PlanResult {
         try db.transaction(awaitDurableCommit: false) { () -> PlanResult in
-            if claim.info.dest == nil && claim.info.options.localTarget == nil { try refuseBusyNameLocked(plan.dest, of: claim) }
+            let namedByOrigin = claim.info.dest == nil && claim.info.options.localTarget == nil
+            if namedByOrigin { try refuseBusyNameLocked(plan.dest, of: claim) }
             let updated = try db.query(
                 """
                 UPDATE transfers SET state = CASE WHEN $9 THEN 'finalizing' ELSE 'downloading' END, dest = $3, size = $4, etag = $5, last_modified = $6, content_type = $7, accepts_ranges = $8,
+                       options = CASE WHEN $10 THEN options || '{"named_by_origin": true}'::jsonb ELSE options END,
                        lease_token = NULL, lease_expires_at = NULL, attempts = 0, updated_at = now()
                 WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'
                 """,
                 [
                     claim.info.id, claim.leaseToken, plan.dest, plan.size, plan.etag, plan.lastModified, plan.contentType, plan.acceptsRanges,
-                    plan.ranges.isEmpty,
+                    plan.ranges.isEmpty, namedByOrigin,
                 ]
             ).affectedRows
             guard updated == 1 else { return .lost }

@@ -207,6 +207,28 @@ struct DestinationSafetyTests {
         #expect(cluster.sha256("notes.txt") == small.sha256)
     }
 
+    @Test("a canceled fleet transfer the origin named, started over by retry, is named and checked again: another URL's file written meanwhile stays")
+    func restartNamesAgain() throws {
+        let cluster = try Cluster("fleet-restart")
+        defer { cluster.stopWorkers() }
+        let first = try Origin.file("safety/restart/a/again.bin", size: 32 * 1_048_576)
+        let second = try Origin.file("safety/restart/b/again.bin", size: 100_000)
+        let id = try cluster.enqueue(Harness.origin + first.path, ["--segment-size", "4MiB"])
+        try cluster.startWorker(["--limit-rate", "2M"])
+        let named = try Harness.waitUntil(timeout: 30) { try cluster.status(id)["dest"] as? String == "again.bin" }
+        try #require(named, "never planned: \((try? cluster.status(id)) ?? [:])")
+        #expect(try cluster.haul(["cancel", String(id)]).status == 0)
+        // The name is free once the transfer is canceled: another URL the origin names alike takes it.
+        let other = try cluster.enqueue(Harness.origin + second.path)
+        #expect(try cluster.waitFinal([other]) == ["done"])
+
+        #expect(try cluster.haul(["retry", String(id)]).status == 0)
+        #expect(try cluster.waitFinal([id], timeout: 90) == ["failed"])
+        let status = try cluster.status(id)
+        #expect(status["error_code"] as? String == "destination-exists", "\(status)")
+        #expect(cluster.sha256("again.bin") == second.sha256)
+    }
+
     @Test(
         "in a folder anyone may write (sticky, as /tmp), a partial file another user planted is neither written into nor published",
         .enabled(if: getuid() == 0 && getpwnam("nobody") != nil))
