@@ -39,7 +39,7 @@ enum InputWalker {
         for input in inputs {
             var info = stat()
             guard stat(input, &info) == 0 else { throw HaulError.archiveIO("read", input, errno: errno) }
-            let trimmed = input.count > 1 && input.endsWithSlash ? String(input.dropLast()) : input
+            let trimmed = input.trimmingTrailingSlashes
             if info.st_mode & S_IFMT == S_IFDIR {
                 try walk(trimmed, prefix: "", into: &entries, skipping: skipping)
             } else {

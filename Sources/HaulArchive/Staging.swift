@@ -22,7 +22,7 @@ final class Staging {
 
     /// Checks the destination and creates `.haul-extract-XXXXXX` in its parent directory.
     init(destination: String) throws {
-        let trimmed = destination.utf8.count > 1 && destination.endsWithSlash ? String(decoding: destination.utf8.dropLast(), as: UTF8.self) : destination
+        let trimmed = destination.trimmingTrailingSlashes
         var info = stat()
         if lstat(trimmed, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR, try Staging.isEmptyDirectory(trimmed) else {

@@ -64,9 +64,9 @@ public enum ZipWriter {
         }
         var existing = stat()
         if !options.replace && lstat(archive, &existing) == 0 { throw Self.exists(archive) }
-        let directory = archive.containsSlash ? String(archive[..<archive.lastSlashIndex!]) : "."
+        let directory = archive.parentFolder
         let base = archive.lastSlashComponent.map(String.init) ?? archive
-        var template = Array("\(directory.isEmpty ? "/" : directory)/.\(base).haul-tmp-XXXXXX".utf8CString)
+        var template = Array("\(directory)/.\(base).haul-tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw HaulError.archiveIO("create a temporary file in", directory, errno: errno) }
         let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
@@ -79,7 +79,7 @@ public enum ZipWriter {
             if stat(archive, &info) == 0 { skipping.append(FileIdentity(info)) }
             let entries = try InputWalker.collect(inputs, skipping: skipping)
             let output = ArchiveOutput(path: temporary, descriptor: fd)
-            var summary = try ZipArchiveBuilder(output: output, level: level, spoolDirectory: directory.isEmpty ? "/" : directory).write(entries)
+            var summary = try ZipArchiveBuilder(output: output, level: level, spoolDirectory: directory).write(entries)
             try check("sync", temporary) { fsync(fd) }
             try publish(temporary, as: archive, replace: options.replace)
             summary.archiveBytes = Int64(output.offset)

@@ -36,6 +36,14 @@ extension String {
     /// `Substring.lastSlashIndex`: the index of the last `/` byte, or `nil` when there is none.
     public var lastSlashIndex: Index? { self[...].lastSlashIndex }
 
+    /// The path without its trailing `/` bytes (`a//` gives `a`); a lone `/` stays. By bytes: as
+    /// `Character`s, a mark that joins the next character (U+0600) would take the `/` with it.
+    public var trimmingTrailingSlashes: String {
+        var bytes = utf8[...]
+        while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes = bytes.dropLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The folder holding this path: `/a/b` for `/a/b/c`, `/` for `/c`, `.` for `c`.
     public var parentFolder: String {
         guard let slash = lastSlashIndex else { return "." }

@@ -33,9 +33,7 @@ public struct S3Config: Sendable {
 
     /// Creates a configuration.
     public init(endpoint: String?, region: String, pathStyle: Bool? = nil, credentials: S3Credentials, caBundle: String? = nil) {
-        var trimmed = endpoint ?? "https://s3.\(region).amazonaws.com"
-        while trimmed.endsWithSlash { trimmed.removeLast() }
-        self.endpoint = trimmed
+        self.endpoint = (endpoint ?? "https://s3.\(region).amazonaws.com").trimmingTrailingSlashes
         customEndpoint = endpoint != nil
         self.region = region
         self.pathStyle = pathStyle ?? (endpoint != nil)

@@ -145,6 +145,8 @@ struct SafetyTests {
         let path = "a/\u{301}b"
         #expect(path.lastSlashIndex.map { String(path[..<$0]) } == "a")
         #expect("name".lastSlashIndex == nil && "".lastSlashComponent == nil)
+        #expect("out//".trimmingTrailingSlashes == "out" && "/".trimmingTrailingSlashes == "/" && "//".trimmingTrailingSlashes == "/")
+        #expect("x\u{600}/".trimmingTrailingSlashes == "x\u{600}" && String("x\u{600}/".dropLast()) == "x", "the Character trim this replaces")
     }
 
     @Test("destinations are normalised")

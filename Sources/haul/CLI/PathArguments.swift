@@ -39,9 +39,7 @@ enum PathArguments {
 
     /// The folder holding `path`, which may end in `/` (`DEST/`).
     static func folder(of path: String) -> String {
-        var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.endsWithSlash { trimmed = trimmed.dropLast() }
-        return String(trimmed).parentFolder
+        path.trimmingTrailingSlashes.parentFolder
     }
 
     /// What a file of `mode` is, with its article ("a directory").

@@ -125,7 +125,7 @@ struct ControlCommand {
     /// behind: cancelling that transfer again removes it, and is then no refusal (the transfer
     /// is where the action leads). A canceled transfer with nothing left is refused as before.
     private func finishCleanups(_ outcome: inout ActionOutcome, _ store: TransferStore) throws {
-        for refusal in outcome.refused where try store.localCleanup(refusal.id) != nil {
+        for refusal in outcome.refused {
             guard try removeLocalPartial(refusal.id, store) else { continue }
             outcome.refused.removeAll { $0.id == refusal.id }
             outcome.unchanged.append(refusal.id)
