@@ -351,6 +351,16 @@ struct DestinationSafetyTests {
         #expect(retry.stderr.contains("already writes 'shared/a.bin'"), "\(retry.stderr)")
     }
 
+    /// A `haul get` of a 48 MiB file `name` from the slow origin into `folder`/big.bin, one
+    /// connection: it runs for seconds. - Returns: the get and the partial file it writes.
+    private func slowGet(_ name: String, into folder: String, database: TestDatabase) throws -> (Child, String) {
+        let file = try Origin.file(name, size: 48 * 1_048_576)
+        let get = try Child(
+            Harness.haulBinary, ["get", Harness.origin + "/slow" + file.path, "-o", folder + "/big.bin", "--connections", "1", "--segment-size", "16MiB"],
+            environment: ["DATABASE_URL": database.url])
+        return (get, folder + "/big.bin.haul-partial")
+    }
+
     @Test(
         "haul cancel of a get: an interrupted get's partial file is removed by cancel; a running get, which holds its file, removes it as it stops",
         arguments: [false, true])
@@ -358,11 +368,7 @@ struct DestinationSafetyTests {
         let database = try TestDatabase()
         let work = Harness.temporaryDirectory(running ? "cancel-running" : "cancel")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let file = try Origin.file("safety/big.bin", size: 48 * 1_048_576)
-        let get = try Child(
-            Harness.haulBinary, ["get", Harness.origin + "/slow" + file.path, "-o", work + "/big.bin", "--connections", "1", "--segment-size", "16MiB"],
-            environment: ["DATABASE_URL": database.url])
-        let partial = work + "/big.bin.haul-partial"
+        let (get, partial) = try slowGet("safety/big.bin", into: work, database: database)
         let started = Harness.waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: partial) }
         if !running {
             get.signal(SIGKILL)
@@ -383,11 +389,7 @@ struct DestinationSafetyTests {
         let database = try TestDatabase()
         let work = Harness.temporaryDirectory("cancel-again")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let file = try Origin.file("safety/big-again.bin", size: 48 * 1_048_576)
-        let get = try Child(
-            Harness.haulBinary, ["get", Harness.origin + "/slow" + file.path, "-o", work + "/big.bin", "--connections", "1", "--segment-size", "16MiB"],
-            environment: ["DATABASE_URL": database.url])
-        let partial = work + "/big.bin.haul-partial"
+        let (get, partial) = try slowGet("safety/big-again.bin", into: work, database: database)
         try #require(Harness.waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: partial) }, "no partial file: \(get.stderr)")
         // Frozen, it still holds its file: the cancel leaves the file to it, then it is killed.
         get.signal(SIGSTOP)
