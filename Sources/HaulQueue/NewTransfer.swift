@@ -45,6 +45,10 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     /// the origin's name may replace (a rerun fetches again what haul saved, as with `-o FILE`).
     public var replaceable: [String]?
 
+    /// Set by the planner on a fleet transfer whose name the origin gave (no `--dest`): its
+    /// finalizer checks the name again before publishing, and a restart forgets the name.
+    public var namedByOrigin: Bool?
+
     /// `haul get -N`: fetch only when the origin's copy is newer than the file already there
     /// (compared by its modification time when no earlier transfer recorded validators).
     public var timestamping: Bool?
@@ -58,7 +62,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
         case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
         case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", allowDowngrade = "allow_downgrade",
         uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
-        case keepExisting = "keep_existing", replaceable, timestamping
+        case keepExisting = "keep_existing", replaceable, timestamping, namedByOrigin = "named_by_origin"
     }
 
     /// The options as the JSON text stored in the database.

@@ -113,6 +113,7 @@ struct Finalizer: LaneRole {
                 .sizeMismatch, "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run 'haul retry \(claim.info.id)'")
         }
         let digest = try verifyDigest(claim, path: source, keepAlive: keepAlive.check)
+        if claim.info.options.namedByOrigin == true { try OthersFiles.refuse(dest, of: claim, config: config, database: database) }
         try keepAlive.renew()
         try Assembler.publish(source, as: files, generation: claim.generation)
         shared.heldPartials(for: claim.info)?.release(source)

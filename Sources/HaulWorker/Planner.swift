@@ -124,7 +124,7 @@ struct Planner: LaneRole {
         if claim.info.dest == nil && claim.info.options.localTarget == nil {
             // Before the partial file is made: another transfer's of that name must not be touched.
             try database.run { conn in try TransferLeases(conn, workerID: config.workerID).refuseBusyName(plan.dest, of: claim) }
-            try refuseOthersFile(plan.dest, of: claim)
+            try OthersFiles.refuse(plan.dest, of: claim, config: config, database: database)
         }
         if let store = config.objectStore {
             guard try ObjectPlanning.openUpload(plan, of: claim, store: store, database: database) else { return .lost }
@@ -204,28 +204,6 @@ struct Planner: LaneRole {
                 dest: dest, host: host, size: 0, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false, ranges: [],
                 unknownLength: false)
         }
-    }
-
-    /// A fleet transfer the origin names must not replace a file already on storage that an
-    /// earlier transfer of its URL did not write: another URL's file the origin names alike
-    /// (`a/x.iso`, then `b/x.iso`), or one put there by hand. It fails (`destination-exists`)
-    /// before anything is written, and the file stays as it was.
-    private func refuseOthersFile(_ dest: String, of claim: TransferLeases.Claim) throws {
-        let config = shared.config
-        guard try Self.exists(dest, config: config) else { return }
-        let replaceable = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).urlWroteBefore(dest, of: claim) }
-        guard !replaceable else { return }
-        throw HaulError(
-            .destinationExists, "'\(dest)' is already on the storage and no earlier transfer of this URL wrote it; haul leaves it alone",
-            hint: "enqueue the URL again with its own --dest, or remove the file and run haul retry \(claim.info.id)")
-    }
-
-    /// Whether something (a file, folder or link) is at `dest` on the worker's storage; a failed
-    /// object-store lookup throws rather than answer no.
-    private static func exists(_ dest: String, config: WorkerConfig) throws -> Bool {
-        if let store = config.objectStore { return try store.client.objectSize(bucket: store.location.bucket, key: store.key(for: dest)) != nil }
-        var attributes = stat()
-        return lstat(config.storage.path + "/" + dest, &attributes) == 0
     }
 
     /// `haul get` without `--force`: a name that came from the origin must not replace a file

@@ -229,6 +229,36 @@ struct DestinationSafetyTests {
         #expect(cluster.sha256("again.bin") == second.sha256)
     }
 
+    @Test("a failed fleet transfer the origin named, resumed by retry, checks its name again before publishing: a file put there meanwhile stays")
+    func resumeChecksNameAgain() throws {
+        let cluster = try Cluster("fleet-resume")
+        defer { cluster.stopWorkers() }
+        let file = try Origin.file("safety/resume/late.bin", size: 32 * 1_048_576)
+        let origin = Harness.docroot + file.path
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--segment-size", "4MiB", "--max-attempts", "1"])
+        try cluster.startWorker(["--limit-rate", "2M"])
+        let named = try Harness.waitUntil(timeout: 30) { try cluster.status(id)["dest"] as? String == "late.bin" }
+        try #require(named, "never planned: \((try? cluster.status(id)) ?? [:])")
+        // The origin loses the file mid-download: the segments not yet started fail, and so does the transfer.
+        try FileManager.default.moveItem(atPath: origin, toPath: origin + ".away")
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["failed"])
+        // Back as it was (same bytes, same validators), and meanwhile a file of the user's under that name.
+        try FileManager.default.moveItem(atPath: origin + ".away", toPath: origin)
+        let mine = Data("my own copy\n".utf8)
+        try mine.write(to: URL(fileURLWithPath: cluster.storage + "/late.bin"))
+
+        #expect(try cluster.haul(["retry", String(id)]).status == 0)
+        #expect(try cluster.waitFinal([id], timeout: 90) == ["failed"])
+        let status = try cluster.status(id)
+        #expect(status["error_code"] as? String == "destination-exists", "\(status)")
+        #expect(contents(cluster.storage + "/late.bin") == mine)
+        // Once the user's file is gone, retry publishes what was downloaded.
+        try FileManager.default.removeItem(atPath: cluster.storage + "/late.bin")
+        #expect(try cluster.haul(["retry", String(id)]).status == 0)
+        #expect(try cluster.waitFinal([id], timeout: 90) == ["done"])
+        #expect(cluster.sha256("late.bin") == file.sha256)
+    }
+
     @Test(
         "in a folder anyone may write (sticky, as /tmp), a partial file another user planted is neither written into nor published",
         .enabled(if: getuid() == 0 && getpwnam("nobody") != nil))

@@ -1,0 +1,29 @@
+import Foundation
+import HaulCore
+import HaulQueue
+
+/// A fleet transfer the origin names must not replace a file on the storage that no earlier
+/// transfer of its URL wrote: another URL's file the origin names alike (`a/x.iso`, then
+/// `b/x.iso`), or one put there by hand. The planner asks before anything is written; the
+/// finalizer asks again before it publishes, because a transfer that failed and is retried keeps
+/// its name while others may write that name meanwhile.
+enum OthersFiles {
+    /// - Throws: `destination-exists` when something is at `dest` that an earlier done transfer of
+    ///   `claim`'s URL did not write; the file stays as it was.
+    static func refuse(_ dest: String, of claim: TransferLeases.Claim, config: WorkerConfig, database: ResilientConnection) throws {
+        guard try exists(dest, config: config) else { return }
+        let replaceable = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).urlWroteBefore(dest, of: claim) }
+        guard !replaceable else { return }
+        throw HaulError(
+            .destinationExists, "'\(dest)' is already on the storage and no earlier transfer of this URL wrote it; haul leaves it alone",
+            hint: "enqueue the URL again with its own --dest, or remove the file and run haul retry \(claim.info.id)")
+    }
+
+    /// Whether something (a file, folder or link) is at `dest` on the worker's storage; a failed
+    /// object-store lookup throws rather than answer no.
+    private static func exists(_ dest: String, config: WorkerConfig) throws -> Bool {
+        if let store = config.objectStore { return try store.client.objectSize(bucket: store.location.bucket, key: store.key(for: dest)) != nil }
+        var attributes = stat()
+        return lstat(config.storage.path + "/" + dest, &attributes) == 0
+    }
+}
