@@ -48,8 +48,9 @@ extension TransferStore {
                     }
                     outcome.changed.append(id)
                     // Canceled: its partial data is (being) removed. Origin changed: its bytes are of an older
-                    // version. S3: its multipart upload is (being) aborted. Each starts over as a new generation.
-                    if action == .retry && (state == .canceled || row["error_code"] == "origin-changed" || row["layout"] == "s3") { restart.append(id) }
+                    // version. Partial file gone: its bytes are lost. S3: its multipart upload is (being)
+                    // aborted. Each starts over as a new generation.
+                    if action == .retry && (state == .canceled || Self.restartCodes.contains(row["error_code"] ?? "") || row["layout"] == "s3") { restart.append(id) }
                 case .alreadyDone: outcome.unchanged.append(id)
                 case .refuse(let error): outcome.refused.append((id, error))
                 }
@@ -64,6 +65,10 @@ extension TransferStore {
         }
         return outcome
     }
+
+    /// The failures whose transfer `retry` starts over rather than resumes: its bytes are of an
+    /// older version, or gone.
+    static let restartCodes: Set<String> = ["origin-changed", "partial-missing"]
 
     /// The UPDATEs of an action on rows already locked and judged allowed.
     private func write(_ action: OperatorAction, ids: [Int64], restart: [Int64]) throws {

@@ -92,41 +92,59 @@ extension TransferLeases {
     /// - Returns: `true` if the transfer was restarted, `false` if it failed.
     @discardableResult
     public func originChanged(_ id: Int64, generation: Int, reason: String) throws -> Bool {
-        let message = "origin changed while downloading (\(reason)); run 'haul retry \(id)' to start over"
+        try startOver(
+            id, generation: generation, code: .originChanged, note: "origin changed",
+            startedOver: "origin changed while downloading, started over: \(reason)",
+            failed: "origin changed while downloading (\(reason)); run 'haul retry \(id)' to start over")
+    }
+
+    /// The partial file a resumed download writes into is gone from storage (removed by hand, or
+    /// taken by a later transfer to the same destination while this one had failed): the bytes its
+    /// segments count are lost. It starts over once, then fails; `haul retry` starts it over again.
+    /// - Returns: `true` if the transfer was restarted, `false` if it failed.
+    @discardableResult
+    /// - Parameter reason: what was found, as `the partial file … is gone`.
+    public func partialLost(_ id: Int64, generation: Int, reason: String) throws -> Bool {
+        try startOver(
+            id, generation: generation, code: .partialMissing, note: "partial file gone",
+            startedOver: "\(reason), started over", failed: "\(reason) again; run 'haul retry \(id)' to start over")
+    }
+
+    /// Starts generation `generation` of transfer `id` over as a new generation, once (`restarts`
+    /// counts it); a second time the transfer fails with `code` and `failed`. Its unfinished
+    /// segments are abandoned with their generation. Only the generation that saw the cause is
+    /// touched: a late report from an older one (another lane that hit the same) changes nothing.
+    private func startOver(_ id: Int64, generation: Int, code: HaulError.Code, note: String, startedOver: String, failed message: String) throws -> Bool {
         let (restarted, failed) = try db.transaction { () -> (Bool, Bool) in
             let restarted =
                 try db.query(
                     """
                     UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = restarts + 1, size = NULL, etag = NULL,
-                           last_modified = NULL, accepts_ranges = NULL, error = $3, error_code = 'origin-changed', lease_token = NULL,
+                           last_modified = NULL, accepts_ranges = NULL, error = $3, error_code = $4, lease_token = NULL,
                            next_attempt_at = now(), updated_at = now()
                     WHERE id = $1 AND generation = $2 AND restarts = 0 AND state IN ('planning','downloading','finalizing')
-                    """, [id, generation, "origin changed while downloading, started over: \(reason)"]
+                    """, [id, generation, startedOver, code]
                 ).affectedRows == 1
             if restarted {
                 try db.query(
-                    "UPDATE segments SET state = 'failed', lease_token = NULL, last_error = 'origin changed' WHERE transfer_id = $1 AND generation = $2 AND state <> 'done'",
-                    [id, generation])
+                    "UPDATE segments SET state = 'failed', lease_token = NULL, last_error = $3 WHERE transfer_id = $1 AND generation = $2 AND state <> 'done'",
+                    [id, generation, note])
                 try db.query("NOTIFY haul_work")
-            } else {
-                // Only the generation that saw the change fails; a late report from an older
-                // generation (another lane that hit the same change) touches nothing.
-                let failed = try db.query(
-                    """
-                    UPDATE transfers SET state = 'failed', error = $3, error_code = 'origin-changed', lease_token = NULL, finished_at = now(), updated_at = now()
-                    WHERE id = $1 AND generation = $2 AND state IN ('planning','downloading','finalizing')
-                    """, [id, generation, message]
-                ).affectedRows
-                if failed == 1 {
-                    try db.query(
-                        "UPDATE segments SET state = 'failed', lease_token = NULL WHERE transfer_id = $1 AND generation = $2 AND state IN ('queued','running')",
-                        [id, generation])
-                    return (false, true)
-                }
+                return (true, false)
             }
-            return (restarted, false)
+            let failed = try db.query(
+                """
+                UPDATE transfers SET state = 'failed', error = $3, error_code = $4, lease_token = NULL, finished_at = now(), updated_at = now()
+                WHERE id = $1 AND generation = $2 AND state IN ('planning','downloading','finalizing')
+                """, [id, generation, message, code]
+            ).affectedRows
+            guard failed == 1 else { return (false, false) }
+            try db.query(
+                "UPDATE segments SET state = 'failed', lease_token = NULL WHERE transfer_id = $1 AND generation = $2 AND state IN ('queued','running')",
+                [id, generation])
+            return (false, true)
         }
-        if failed { Self.logFailure(id, code: "origin-changed", message: message) }
+        if failed { Self.logFailure(id, code: code, message: message) }
         return restarted
     }
 

@@ -67,9 +67,24 @@ public struct TransferFiles: Sendable {
     /// is published, unless it is held there already: a `haul get` that resumes a file writes it
     /// under the lock as the get that planned it did.
     /// - Throws: `destination-busy` when another process writes the file.
+    /// - Throws: `partial-missing` when the file is gone.
     public func holdPartial(generation: Int, in holding: HeldPartials) throws {
         let partial = partial(generation: generation)
-        _ = try holding.descriptor(of: partial) { try openPartial(partial, O_WRONLY, doing: "open") }
+        _ = try holding.descriptor(of: partial) {
+            do {
+                return try openPartial(partial, O_WRONLY, doing: "open")
+            } catch {
+                var attributes = stat()
+                if lstat(partial, &attributes) != 0 && errno == ENOENT { throw Self.partialGone(partial) }
+                throw error
+            }
+        }
+    }
+
+    /// The error of a resumed download whose partial file is gone: the worker starts the
+    /// transfer over (`TransferLeases.partialLost`).
+    public static func partialGone(_ path: String) -> HaulError {
+        HaulError(.partialMissing, "the partial file \(path) is gone", hint: "it was removed or the transfer started over", transient: true)
     }
 
     /// `root.openLocked`, throwing `busy` when another writer holds the file.

@@ -36,11 +36,7 @@ public final class SegmentWriter {
         close()
         fd = root.descriptor(path, O_WRONLY | (create ? O_CREAT : 0))
         guard fd >= 0 else {
-            if errno == ENOENT && !create {
-                throw HaulError(
-                    .partialMissing, "the partial file \(path) is gone", hint: "it was removed or the transfer started over",
-                    transient: true)
-            }
+            if errno == ENOENT && !create { throw TransferFiles.partialGone(path) }
             throw StorageRoot.openFailure(errno, doing: "open", path)
         }
         self.path = path

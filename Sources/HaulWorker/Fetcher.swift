@@ -98,6 +98,13 @@ struct SegmentRun {
             }
             Log.warning(
                 restarted == true ? "origin changed, transfer starts over" : "origin changed again, transfer failed", fields + [("error", error.message)])
+        } catch let error as HaulError where error.code == .partialMissing {
+            stream.abandon()
+            let restarted = try? database.run(patient: true) { conn in
+                try TransferLeases(conn, workerID: shared.config.workerID).partialLost(segment.transferID, generation: segment.generation, reason: error.message)
+            }
+            Log.warning(
+                restarted == true ? "partial file gone, transfer starts over" : "partial file gone again, transfer failed", fields + [("error", error.message)])
         } catch let error as HaulError where error.code == .interrupted && shared.isStopping() {
             stream.release()
         } catch let error as HaulError {

@@ -30,6 +30,12 @@ struct Finalizer: LaneRole {
             Log.warning("finalizing lease lost; stopped before publishing", fields)
         } catch let error as HaulError where error.code == .partsMissing {
             Log.warning("part files are missing from storage; their segments are fetched again", fields + [("error", error.description)])
+        } catch let error as HaulError where error.code == .partialMissing {
+            let restarted = try? database.run(patient: true) { conn in
+                try TransferLeases(conn, workerID: config.workerID).partialLost(claim.info.id, generation: claim.generation, reason: error.message)
+            }
+            Log.warning(
+                restarted == true ? "partial file gone, transfer starts over" : "partial file gone again, transfer failed", fields + [("error", error.message)])
         } catch let error as HaulError where error.code == .checksumMismatch {
             database.bestEffort("record the checksum failure") { conn in try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description) }
             Log.error("checksum mismatch", fields + [("error", error.description)])
@@ -103,9 +109,7 @@ struct Finalizer: LaneRole {
         }
         guard let actual = Assembler.size(of: source) else {
             if let earlier = try confirmEarlierPublish(claim, files: files, size: size, keepAlive: keepAlive) { return earlier.digest }
-            throw HaulError(
-                .partialMissing, "the downloaded data for \(dest) is gone from storage",
-                hint: "run 'haul retry \(claim.info.id)' after checking the storage mount")
+            throw TransferFiles.partialGone(source)
         }
         if actual > size { try Assembler.truncate(source, to: size, root: config.storage) }
         guard actual >= size else {

@@ -259,6 +259,49 @@ struct DestinationSafetyTests {
         #expect(cluster.sha256("late.bin") == file.sha256)
     }
 
+    @Test("a download resumed after its partial file was removed starts over and ends whole")
+    func lostPartialStartsOver() throws {
+        let cluster = try Cluster("partial-lost")
+        defer { cluster.stopWorkers() }
+        let file = try Origin.file("safety/lost/lost.bin", size: 16 * 1_048_576)
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "lost.bin", "--segment-size", "2MiB", "--max-attempts", "1"])
+        let slow = try cluster.startWorker(["--limit-rate", "4M"])
+        let started = try Harness.waitUntil(timeout: 30) { (try cluster.status(id)["bytes_done"] as? Int ?? 0) > 0 }
+        try #require(started, "never started: \((try? cluster.status(id)) ?? [:])")
+        slow.signal(SIGTERM)
+        _ = slow.wait(timeout: 15)
+        try FileManager.default.removeItem(atPath: cluster.storage + "/lost.bin.haul-partial")
+
+        // Resumed: the first segment that finds the file gone starts the transfer over, and it ends whole.
+        try cluster.startWorker()
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
+        #expect(cluster.sha256("lost.bin") == file.sha256)
+        let startedOver = try cluster.database.scalar(
+            "SELECT count(*) FROM transfer_events WHERE transfer_id = \(id) AND from_state = 'downloading' AND to_state = 'pending'")
+        #expect(startedOver == "1")
+        #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
+    }
+
+    @Test("a haul get rerun after its partial file was removed starts the file over and saves it whole")
+    func getRerunAfterLostPartial() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("get-lost")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("safety/get-lost/lost.bin", size: 24 * 1_048_576)
+        let arguments = ["get", "-q", Harness.origin + "/slow" + file.path, "-o", work + "/lost.bin", "--segment-size", "8MiB", "--connections", "1"]
+        let first = try Child(Harness.haulBinary, arguments, environment: ["DATABASE_URL": database.url])
+        let started = Harness.waitUntil(timeout: 20) { ((try? database.scalar("SELECT coalesce(sum(bytes_done), 0) FROM segments")) ?? "0") != "0" }
+        first.signal(SIGINT)
+        try #require(first.wait(timeout: 20), "the interrupted get did not exit")
+        try #require(started, "the first get wrote nothing: \(first.stderr)")
+        try FileManager.default.removeItem(atPath: work + "/lost.bin.haul-partial")
+
+        let again = try Run.haul(arguments, database: database.url)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(Origin.sha256(file: work + "/lost.bin") == file.sha256)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work) == ["lost.bin"])
+    }
+
     @Test(
         "in a folder anyone may write (sticky, as /tmp), a partial file another user planted is neither written into nor published",
         .enabled(if: getuid() == 0 && getpwnam("nobody") != nil))

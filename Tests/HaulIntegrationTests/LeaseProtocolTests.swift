@@ -135,6 +135,27 @@ struct LeaseProtocolTests {
         #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "pending")
     }
 
+    @Test("a lost partial file starts the transfer over once, then fails it; retry then starts it over as a new generation")
+    func lostPartialStartsOver() throws {
+        let database = try TestDatabase()
+        let id = try Self.downloading(database, segments: 2)
+        let connection = try PostgresConnection(conninfo: database.url)
+        let leases = TransferLeases(connection, workerID: "a")
+        let reason = "the partial file /data/x.haul-partial is gone"
+        #expect(try leases.partialLost(id, generation: 0, reason: reason))
+        #expect(try connection.query("SELECT state, generation, error_code FROM transfers").first.map { [$0["state"], $0["generation"], $0["error_code"]] }
+            == ["pending", "1", "partial-missing"])
+        // The new generation loses its file too: the transfer fails, saying so; a late report from generation 0 touches nothing.
+        #expect(try !leases.partialLost(id, generation: 0, reason: "late"))
+        try connection.query("UPDATE transfers SET state = 'downloading' WHERE id = $1", [id])
+        #expect(try !leases.partialLost(id, generation: 1, reason: reason))
+        let failed = try connection.query("SELECT state, error, error_code FROM transfers").first
+        #expect(failed?["state"] == "failed" && failed?["error_code"] == "partial-missing")
+        #expect(failed?["error"] == "\(reason) again; run 'haul retry \(id)' to start over")
+        try TransferStore(connection).apply(.retry, to: id)
+        #expect(try connection.query("SELECT state, generation FROM transfers").first.map { [$0["state"], $0["generation"]] } == ["pending", "2"])
+    }
+
     @Test("each operator action's SQL guard agrees with the transition table, from every state")
     func operatorGuardsMatchTheTable() throws {
         let database = try TestDatabase()
