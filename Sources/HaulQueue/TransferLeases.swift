@@ -338,6 +338,9 @@ public struct TransferLeases {
     /// How far an earlier finalizer got with this transfer (a retry redoes only what is missing).
     public struct Progress: Sendable {
         public let published: Bool
+        /// A finalizer of this generation set out to rename the file into place (`markPublishing`),
+        /// though none recorded that it did.
+        public let publishing: Bool
         public let extracted: Bool
         public let uploadURL: String?
     }
@@ -345,9 +348,25 @@ public struct TransferLeases {
     /// Reads the finalizing stages already done.
     public func progress(of claim: Claim) throws -> Progress {
         let row = try db.query(
-            "SELECT published_at IS NOT NULL AS published, extracted_at IS NOT NULL AS extracted, upload_url FROM transfers WHERE id = $1", [claim.info.id]
+            """
+            SELECT published_at IS NOT NULL AS published, coalesce(publishing_generation = $2, false) AS publishing,
+                   extracted_at IS NOT NULL AS extracted, upload_url
+            FROM transfers WHERE id = $1
+            """, [claim.info.id, claim.generation]
         ).first
-        return Progress(published: try row?.bool("published") ?? false, extracted: try row?.bool("extracted") ?? false, uploadURL: row?["upload_url"])
+        return Progress(
+            published: try row?.bool("published") ?? false, publishing: try row?.bool("publishing") ?? false,
+            extracted: try row?.bool("extracted") ?? false, uploadURL: row?["upload_url"])
+    }
+
+    /// Records, before the rename, that this finalizer is about to put its generation's file in
+    /// place, fenced by the finalizing lease: only then may a later finalizer that finds the
+    /// partial file gone take a file of the right size at the destination for that publish.
+    /// - Returns: `false` when the lease was lost.
+    public func markPublishing(_ claim: Claim) throws -> Bool {
+        try db.query(
+            "UPDATE transfers SET publishing_generation = $3 WHERE id = $1 AND lease_token = $2::uuid", [claim.info.id, claim.leaseToken, claim.generation]
+        ).affectedRows == 1
     }
 
     /// Records that `--extract` finished, fenced by the finalizing lease.

@@ -69,7 +69,7 @@ struct Finalizer: LaneRole {
         if progress.published {
             digest = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).publishedDigest(of: claim) }
         } else {
-            digest = try publish(claim, files: files, keeper: keeper)
+            digest = try publish(claim, files: files, keeper: keeper, markedPublishing: progress.publishing)
             let recorded = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).markPublished(claim, digest: digest) }
             guard recorded else { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
         }
@@ -80,7 +80,9 @@ struct Finalizer: LaneRole {
     /// Builds the file from its segments, verifies size and digest, and renames it into place.
     /// `keeper` renews the lease meanwhile; it is checked while copying and hashing and renewed
     /// once more just before the rename, so a finalizer that lost its lease never publishes.
-    private func publish(_ claim: TransferLeases.Claim, files: TransferFiles, keeper keepAlive: LeaseKeeper) throws -> String? {
+    /// - Parameter markedPublishing: an earlier finalizer recorded that it set out to rename
+    ///   this generation's file (`markPublishing`), so a file at the destination may be its.
+    private func publish(_ claim: TransferLeases.Claim, files: TransferFiles, keeper keepAlive: LeaseKeeper, markedPublishing: Bool) throws -> String? {
         let config = shared.config
         let dest = claim.info.dest ?? ""
         let segments = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).segments(of: claim) }
@@ -99,7 +101,7 @@ struct Finalizer: LaneRole {
             }
             let lost = segments.filter { segment in segment.parts.contains { Assembler.size(of: config.storage.path + "/" + $0.path) == nil } }
             if !lost.isEmpty {
-                if let earlier = try confirmEarlierPublish(claim, files: files, size: size, keepAlive: keepAlive) { return earlier.digest }
+                if markedPublishing, let earlier = try confirmEarlierPublish(claim, files: files, size: size, keepAlive: keepAlive) { return earlier.digest }
                 try refetch(lost.map(\.index), of: claim)
             }
             source = files.assembly(generation: claim.generation, lease: claim.leaseToken)
@@ -108,7 +110,7 @@ struct Finalizer: LaneRole {
             source = files.partial(generation: claim.generation)
         }
         guard let actual = Assembler.size(of: source) else {
-            if let earlier = try confirmEarlierPublish(claim, files: files, size: size, keepAlive: keepAlive) { return earlier.digest }
+            if markedPublishing, let earlier = try confirmEarlierPublish(claim, files: files, size: size, keepAlive: keepAlive) { return earlier.digest }
             throw TransferFiles.partialGone(source)
         }
         if actual > size { try Assembler.truncate(source, to: size, root: config.storage) }
@@ -119,6 +121,8 @@ struct Finalizer: LaneRole {
         let digest = try verifyDigest(claim, path: source, keepAlive: keepAlive.check)
         if claim.info.options.namedByOrigin == true { try OthersFiles.refuse(dest, of: claim, config: config, database: database) }
         try keepAlive.renew()
+        let marked = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).markPublishing(claim) }
+        guard marked else { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
         try Assembler.publish(source, as: files, generation: claim.generation)
         shared.heldPartials(for: claim.info)?.release(source)
         return digest
@@ -135,9 +139,10 @@ struct Finalizer: LaneRole {
         throw HaulError(.partsMissing, reason, transient: true)
     }
 
-    /// An earlier finalizer of this transfer may have renamed the file into place and lost its
-    /// lease before recording it. If the destination holds a file of the right size (and digest),
-    /// that publish stands. - Returns: `nil` if it does not check out.
+    /// An earlier finalizer of this transfer, which recorded that it set out to publish, may have
+    /// renamed the file into place and lost its lease before recording it. If the destination
+    /// holds a file of the right size (and digest), that publish stands.
+    /// - Returns: `nil` if it does not check out.
     private func confirmEarlierPublish(_ claim: TransferLeases.Claim, files: TransferFiles, size: Int64, keepAlive: LeaseKeeper) throws -> EarlierPublish? {
         guard Assembler.size(of: files.destination) == size else { return nil }
         let digest = try verifyDigest(claim, path: files.destination, keepAlive: keepAlive.check)

@@ -282,6 +282,28 @@ struct DestinationSafetyTests {
         #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
     }
 
+    @Test("a finalizer that finds the partial file gone takes a file of the right size at the destination for its own only if a finalizer set out to publish it")
+    func earlierPublishNeedsItsMark() throws {
+        let cluster = try Cluster("earlier-publish")
+        defer { cluster.stopWorkers() }
+        let file = try Origin.file("safety/earlier/same.bin", size: 2 * 1_048_576)
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "same.bin", "--segment-size", "1MiB"])
+        let worker = try cluster.startWorker()
+        #expect(try cluster.waitFinal([id]) == ["done"])
+        worker.signal(SIGTERM)
+        _ = worker.wait(timeout: 15)
+        // Back to finalizing with the partial file gone, as after a crash between the last segment
+        // and the finalizer, and a file of the same size but other bytes at the destination.
+        let stranger = Data(repeating: 0x5A, count: 2 * 1_048_576)
+        try stranger.write(to: URL(fileURLWithPath: cluster.storage + "/same.bin"))
+        _ = try cluster.database.scalar(
+            "UPDATE transfers SET state = 'finalizing', published_at = NULL, finished_at = NULL, publishing_generation = NULL WHERE id = \(id)")
+
+        try cluster.startWorker()
+        try #require(Harness.waitUntil(timeout: 30) { try cluster.state(id) == "done" && cluster.sha256("same.bin") == file.sha256 })
+        #expect(try cluster.database.scalar("SELECT generation FROM transfers WHERE id = \(id)") == "1", "started over")
+    }
+
     @Test("a haul get rerun after its partial file was removed starts the file over and saves it whole")
     func getRerunAfterLostPartial() throws {
         let database = try TestDatabase()
