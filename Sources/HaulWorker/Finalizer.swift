@@ -59,7 +59,7 @@ struct Finalizer: LaneRole {
         let config = shared.config
         if let store = config.objectStore {
             let limits = FinalizerStages.extractionLimits(claim.info.options, config: config)
-            return try ObjectFinalizer(store: store, database: database, workerID: config.workerID, scratch: config.storage.path, extractionLimits: limits)
+            return try ObjectFinalizer(config: config, store: store, database: database, extractionLimits: limits)
                 .finalize(claim, keeper: keeper)
         }
         guard let dest = claim.info.dest else { throw HaulError(.unplanned, "transfer \(claim.info.id) has no destination") }

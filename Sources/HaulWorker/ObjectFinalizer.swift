@@ -9,13 +9,13 @@ import HaulS3
 /// under the segments' lease fences (in order), check the object's size with `HEAD`, verify a
 /// digest by reading the object back once, streamed. The object appears only when complete.
 struct ObjectFinalizer {
+    let config: WorkerConfig
     let store: ObjectStore
     let database: ResilientConnection
-    let workerID: String
-    /// Local scratch space (for extraction).
-    let scratch: String
     /// The transfer's extraction limits, capped by the worker's.
     let extractionLimits: ExtractionLimits
+
+    private var workerID: String { config.workerID }
 
     /// Publishes the object unless an earlier attempt did, then extracts it if asked; returns the digest to record.
     func finalize(_ claim: TransferLeases.Claim, keeper: LeaseKeeper) throws -> String? {
@@ -27,7 +27,7 @@ struct ObjectFinalizer {
         let digest = progress.published ? try database.run { conn in try leases(conn).publishedDigest(of: claim) } : try publish(claim, dest: dest, keeper: keeper)
         if claim.info.options.extract == true, !progress.extracted {
             let folder = try SafePath.validate(claim.info.options.extractTo ?? FinalizerStages.defaultExtractionFolder(for: dest), what: "--extract-to")
-            let extraction = ObjectExtraction(store: store, database: database, workerID: workerID, scratch: scratch, limits: extractionLimits)
+            let extraction = ObjectExtraction(store: store, database: database, workerID: workerID, scratch: config.storage.path, limits: extractionLimits)
             _ = try extraction.run(claim, dest: dest, folder: folder) { keeper.isLost }
             try keeper.check()
             try database.run(patient: true) { conn in try leases(conn).markExtracted(claim) }
@@ -49,6 +49,7 @@ struct ObjectFinalizer {
             guard recorded.count == parts.count else {
                 throw HaulError(.s3PartMissing, "a segment of \(dest) was completed without an S3 part", hint: "run 'haul retry \(claim.info.id)'")
             }
+            if claim.info.options.namedByOrigin == true { try OthersFiles.refuse(dest, of: claim, config: config, database: database) }
             do {
                 try store.client.completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: recorded)
             } catch let error as HaulError where error.code == .s3NoUpload {

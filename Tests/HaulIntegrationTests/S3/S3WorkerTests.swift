@@ -58,6 +58,22 @@ struct S3WorkerTests {
         #expect(try bucket.openUploads().isEmpty)
     }
 
+    @Test("a transfer the origin names checks its key again before completing: an object stored there meanwhile stays")
+    func publishChecksKeyAgain() throws {
+        let bucket = try S3Bucket("late")
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/late.bin", size: 12 * Self.mib, ["rate": 2 * Self.mib])
+        let cluster = try Cluster("s3-late")
+        let id = try cluster.enqueue(served.url, ["--segment-size", "6MiB"])
+        try cluster.startS3Worker("s3://\(bucket.name)/pre", ["--concurrency", "2"])
+        try #require(try Harness.waitUntil(timeout: 30) { try cluster.status(id)["dest"] as? String == "late.bin" })
+        try bucket.put("pre/late.bin", "put there meanwhile\n")
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["failed"])
+        #expect(try cluster.status(id)["error_code"] as? String == "destination-exists")
+        #expect(try bucket.object("pre/late.bin")?.sha256 == Origin.sha256(Data("put there meanwhile\n".utf8)))
+    }
+
     @Test("a canceled transfer's multipart upload is aborted")
     func cancelAborts() throws {
         let bucket = try S3Bucket("cancel")
