@@ -68,7 +68,7 @@ extension TransferStore {
 
     /// The failures whose transfer `retry` starts over rather than resumes: its bytes are of an
     /// older version, or gone.
-    static let restartCodes: Set<String> = ["origin-changed", "partial-missing"]
+    static let restartCodes: Set<String> = ["origin-changed", "partial-missing", "s3-no-upload"]
 
     /// The UPDATEs of an action on rows already locked and judged allowed.
     private func write(_ action: OperatorAction, ids: [Int64], restart: [Int64]) throws {

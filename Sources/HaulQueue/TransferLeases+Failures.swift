@@ -98,15 +98,16 @@ extension TransferLeases {
             failed: "origin changed while downloading (\(reason)); run 'haul retry \(id)' to start over")
     }
 
-    /// The partial file a resumed download writes into is gone from storage (removed by hand, or
-    /// taken by a later transfer to the same destination while this one had failed): the bytes its
-    /// segments count are lost. It starts over once, then fails; `haul retry` starts it over again.
+    /// The bytes a transfer downloaded so far are gone from storage: its partial file (removed by
+    /// hand, or taken by a later transfer to the same destination while this one had failed), or
+    /// its S3 multipart upload (aborted by a lifecycle rule or by hand). It starts over once,
+    /// then fails with `code`; `haul retry` starts it over again.
+    /// - Parameter reason: what was found, as `the partial file … is gone`.
     /// - Returns: `true` if the transfer was restarted, `false` if it failed.
     @discardableResult
-    /// - Parameter reason: what was found, as `the partial file … is gone`.
-    public func partialLost(_ id: Int64, generation: Int, reason: String) throws -> Bool {
+    public func downloadLost(_ id: Int64, generation: Int, code: HaulError.Code, reason: String) throws -> Bool {
         try startOver(
-            id, generation: generation, code: .partialMissing, note: "partial file gone",
+            id, generation: generation, code: code, note: "downloaded bytes gone",
             startedOver: "\(reason), started over", failed: "\(reason) again; run 'haul retry \(id)' to start over")
     }
 

@@ -98,13 +98,13 @@ struct SegmentRun {
             }
             Log.warning(
                 restarted == true ? "origin changed, transfer starts over" : "origin changed again, transfer failed", fields + [("error", error.message)])
-        } catch let error as HaulError where error.code == .partialMissing {
+        } catch let error as HaulError where error.code == .partialMissing || error.code == .s3NoUpload {
             stream.abandon()
             let restarted = try? database.run(patient: true) { conn in
-                try TransferLeases(conn, workerID: shared.config.workerID).partialLost(segment.transferID, generation: segment.generation, reason: error.message)
+                try TransferLeases(conn, workerID: shared.config.workerID).downloadLost(segment.transferID, generation: segment.generation, code: error.code, reason: error.message)
             }
             Log.warning(
-                restarted == true ? "partial file gone, transfer starts over" : "partial file gone again, transfer failed", fields + [("error", error.message)])
+                restarted == true ? "downloaded bytes gone, transfer starts over" : "downloaded bytes gone again, transfer failed", fields + [("error", error.message)])
         } catch let error as HaulError where error.code == .interrupted && shared.isStopping() {
             stream.release()
         } catch let error as HaulError {

@@ -53,7 +53,8 @@ struct ObjectFinalizer {
             do {
                 try store.client.completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: recorded)
             } catch let error as HaulError where error.code == .s3NoUpload {
-                // An earlier finalizer may have completed it and lost its lease before saying so.
+                // An earlier finalizer may have completed it and lost its lease before saying so;
+                // otherwise the parts are gone and the transfer starts over.
                 guard try store.client.objectSize(bucket: bucket, key: key) == size else { throw error }
             }
             try database.run(patient: true) { conn in try leases(conn).forgetObjectUpload(claim) }

@@ -142,13 +142,13 @@ struct LeaseProtocolTests {
         let connection = try PostgresConnection(conninfo: database.url)
         let leases = TransferLeases(connection, workerID: "a")
         let reason = "the partial file /data/x.haul-partial is gone"
-        #expect(try leases.partialLost(id, generation: 0, reason: reason))
+        #expect(try leases.downloadLost(id, generation: 0, code: .partialMissing, reason: reason))
         #expect(try connection.query("SELECT state, generation, error_code FROM transfers").first.map { [$0["state"], $0["generation"], $0["error_code"]] }
             == ["pending", "1", "partial-missing"])
         // The new generation loses its file too: the transfer fails, saying so; a late report from generation 0 touches nothing.
-        #expect(try !leases.partialLost(id, generation: 0, reason: "late"))
+        #expect(try !leases.downloadLost(id, generation: 0, code: .partialMissing, reason: "late"))
         try connection.query("UPDATE transfers SET state = 'downloading' WHERE id = $1", [id])
-        #expect(try !leases.partialLost(id, generation: 1, reason: reason))
+        #expect(try !leases.downloadLost(id, generation: 1, code: .partialMissing, reason: reason))
         let failed = try connection.query("SELECT state, error, error_code FROM transfers").first
         #expect(failed?["state"] == "failed" && failed?["error_code"] == "partial-missing")
         #expect(failed?["error"] == "\(reason) again; run 'haul retry \(id)' to start over")

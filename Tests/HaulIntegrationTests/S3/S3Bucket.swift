@@ -60,6 +60,13 @@ struct S3Bucket {
         return id
     }
 
+    /// Aborts every multipart upload open for `key` (as a lifecycle rule or an operator would).
+    /// - Returns: how many there were.
+    @discardableResult
+    func abortUploads(_ key: String) throws -> Int {
+        try Self.check(["abort", name, key]) as? Int ?? 0
+    }
+
     /// The keys under `prefix`.
     func keys(_ prefix: String = "") throws -> [String] {
         (try Self.check(["keys", name, prefix]) as? [String]) ?? []

@@ -74,6 +74,23 @@ struct S3WorkerTests {
         #expect(try bucket.object("pre/late.bin")?.sha256 == Origin.sha256(Data("put there meanwhile\n".utf8)))
     }
 
+    @Test("a multipart upload aborted mid-download (a lifecycle rule, an operator) starts the transfer over; the object ends whole")
+    func abortedUploadStartsOver() throws {
+        let bucket = try S3Bucket("aborted")
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/aborted.bin", size: 18 * Self.mib, ["rate": 2 * Self.mib])
+        let cluster = try Cluster("s3-aborted")
+        let id = try cluster.enqueue(served.url, ["--dest", "aborted.bin", "--segment-size", "6MiB"])
+        try cluster.startS3Worker("s3://\(bucket.name)", ["--concurrency", "2"])
+        try #require(try Harness.waitUntil(timeout: 30) { try cluster.database.segments(id).contains { $0.state == "running" && $0.bytesDone > 0 } })
+        #expect(try bucket.abortUploads("aborted.bin") == 1)
+        #expect(try cluster.waitFinal([id], timeout: 90) == ["done"], "\((try? cluster.status(id)) ?? [:])")
+        #expect(try bucket.object("aborted.bin")?.sha256 == served.sha256)
+        #expect(try cluster.database.scalar("SELECT generation FROM transfers WHERE id = \(id)") == "1", "started over")
+        #expect(try bucket.openUploads().isEmpty)
+    }
+
     @Test("a canceled transfer's multipart upload is aborted")
     func cancelAborts() throws {
         let bucket = try S3Bucket("cancel")

@@ -44,6 +44,11 @@ def main(command, *args):
         result = [{"key": u["Key"], "id": u["UploadId"]} for u in s3.list_multipart_uploads(Bucket=args[0]).get("Uploads", [])]
     elif command == "start":
         result = s3.create_multipart_upload(Bucket=args[0], Key=args[1])["UploadId"]
+    elif command == "abort":
+        uploads = [u for u in s3.list_multipart_uploads(Bucket=args[0]).get("Uploads", []) if u["Key"] == args[1]]
+        for u in uploads:
+            s3.abort_multipart_upload(Bucket=args[0], Key=args[1], UploadId=u["UploadId"])
+        result = len(uploads)
     elif command == "put":
         result = s3.put_object(Bucket=args[0], Key=args[1], Body=args[2].encode())["ETag"]
     elif command == "keys":
