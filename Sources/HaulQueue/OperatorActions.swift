@@ -104,7 +104,8 @@ extension TransferStore {
                                                   THEN (CASE WHEN size = 0 THEN 'finalizing' ELSE 'pending' END)
                                                   WHEN EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = transfers.id AND s.generation = transfers.generation AND s.state <> 'done') THEN 'downloading'
                                                   ELSE 'finalizing' END,
-                    error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0, next_attempt_at = now(), updated_at = now()
+                    error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0, restarts = 0,
+                    next_attempt_at = now(), updated_at = now()
                 WHERE id = ANY($1::bigint[])
                 """, [ids])
             try db.query(

@@ -154,6 +154,10 @@ struct LeaseProtocolTests {
         #expect(failed?["error"] == "\(reason) again; run 'haul retry \(id)' to start over")
         try TransferStore(connection).apply(.retry, to: id)
         #expect(try connection.query("SELECT state, generation FROM transfers").first.map { [$0["state"], $0["generation"]] } == ["pending", "2"])
+        // A retry that resumes (another failure) gives the transfer its one automatic start-over back too.
+        try connection.query("UPDATE transfers SET state = 'failed', error_code = 'http', restarts = 1 WHERE id = $1", [id])
+        try TransferStore(connection).apply(.retry, to: id)
+        #expect(try connection.query("SELECT generation, restarts FROM transfers").first.map { [$0["generation"], $0["restarts"]] } == ["2", "0"])
     }
 
     @Test("each operator action's SQL guard agrees with the transition table, from every state")
