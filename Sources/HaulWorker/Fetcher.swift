@@ -98,13 +98,10 @@ struct SegmentRun {
             }
             Log.warning(
                 restarted == true ? "origin changed, transfer starts over" : "origin changed again, transfer failed", fields + [("error", error.message)])
-        } catch let error as HaulError where error.code == .partialMissing || error.code == .s3NoUpload {
+        } catch let error as HaulError where LostDownload.matches(error) {
             stream.abandon()
-            let restarted = try? database.run(patient: true) { conn in
-                try TransferLeases(conn, workerID: shared.config.workerID).downloadLost(segment.transferID, generation: segment.generation, code: error.code, reason: error.message)
-            }
-            Log.warning(
-                restarted == true ? "downloaded bytes gone, transfer starts over" : "downloaded bytes gone again, transfer failed", fields + [("error", error.message)])
+            LostDownload.startOver(
+                segment.transferID, generation: segment.generation, after: error, database: database, workerID: shared.config.workerID, fields: fields)
         } catch let error as HaulError where error.code == .interrupted && shared.isStopping() {
             stream.release()
         } catch let error as HaulError {
