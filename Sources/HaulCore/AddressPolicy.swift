@@ -111,6 +111,7 @@ public struct AddressPolicy: Sendable, Equatable {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let family = bytes.count == 4 ? AF_INET : AF_INET6
         let ok = bytes.withUnsafeBytes { inet_ntop(family, $0.baseAddress, &buffer, socklen_t(buffer.count)) } != nil
-        return ok ? String(cString: buffer) : "?"
+        guard ok else { return "?" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -66,6 +66,13 @@ struct AddressPolicyRuleTests {
         #expect(AddressPolicy(denyPrivate: true).refusal(try #require(AddressPolicy.parse(text))) == nil)
     }
 
+    @Test("addresses are written back in their usual text, the longest IPv6 one included")
+    func formatting() throws {
+        for text in ["8.8.8.8", "255.255.255.255", "2606:4700::1111", "::ffff:8.8.8.8", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"] {
+            #expect(AddressPolicy.format(try #require(AddressPolicy.parse(text))) == text)
+        }
+    }
+
     @Test func allowListExceptions() throws {
         let policy = AddressPolicy(denyPrivate: true, allowed: [try .init(parsing: "10.20.0.0/16"), try .init(parsing: "127.0.0.2")])
         #expect(policy.refusal(try #require(AddressPolicy.parse("10.20.3.4"))) == nil)
