@@ -50,7 +50,8 @@ extension TransferStore {
                     // Canceled: its partial data is (being) removed. Origin changed: its bytes are of an older
                     // version. Partial file gone: its bytes are lost. S3: its multipart upload is (being)
                     // aborted. Each starts over as a new generation.
-                    if action == .retry && (state == .canceled || Self.restartCodes.contains(row["error_code"] ?? "") || row["layout"] == "s3") { restart.append(id) }
+                    let startsOver = state == .canceled || Self.restartCodes.contains(row["error_code"] ?? "") || row["layout"] == "s3"
+                    if action == .retry && startsOver { restart.append(id) }
                 case .alreadyDone: outcome.unchanged.append(id)
                 case .refuse(let error): outcome.refused.append((id, error))
                 }

@@ -87,11 +87,20 @@ extension TransferLeases {
         if failed == 1 { Self.logFailure(id, code: code, message: message) }
     }
 
+    /// What `originChanged` and `downloadLost` did to the transfer.
+    public enum StartOver: Sendable, Equatable {
+        /// It starts over as a new generation.
+        case restarted
+        /// It had started over once already: it failed.
+        case failed
+        /// The report came from an older generation (another lane saw the same first): nothing changed.
+        case stale
+    }
+
     /// The origin's file changed under a download: start over once with the new version,
     /// then fail. Never mixes bytes of two versions: old segments are abandoned with their generation.
-    /// - Returns: `true` if the transfer was restarted, `false` if it failed.
     @discardableResult
-    public func originChanged(_ id: Int64, generation: Int, reason: String) throws -> Bool {
+    public func originChanged(_ id: Int64, generation: Int, reason: String) throws -> StartOver {
         try startOver(
             id, generation: generation, code: .originChanged, note: "origin changed",
             startedOver: "origin changed while downloading, started over: \(reason)",
@@ -103,9 +112,8 @@ extension TransferLeases {
     /// its S3 multipart upload (aborted by a lifecycle rule or by hand). It starts over once,
     /// then fails with `code`; `haul retry` starts it over again.
     /// - Parameter reason: what was found, as `the partial file … is gone`.
-    /// - Returns: `true` if the transfer was restarted, `false` if it failed.
     @discardableResult
-    public func downloadLost(_ id: Int64, generation: Int, code: HaulError.Code, reason: String) throws -> Bool {
+    public func downloadLost(_ id: Int64, generation: Int, code: HaulError.Code, reason: String) throws -> StartOver {
         try startOver(
             id, generation: generation, code: code, note: "downloaded bytes gone",
             startedOver: "\(reason), started over", failed: "\(reason) again; run 'haul retry \(id)' to start over")
@@ -115,8 +123,8 @@ extension TransferLeases {
     /// counts it); a second time the transfer fails with `code` and `failed`. Its unfinished
     /// segments are abandoned with their generation. Only the generation that saw the cause is
     /// touched: a late report from an older one (another lane that hit the same) changes nothing.
-    private func startOver(_ id: Int64, generation: Int, code: HaulError.Code, note: String, startedOver: String, failed message: String) throws -> Bool {
-        let (restarted, failed) = try db.transaction { () -> (Bool, Bool) in
+    private func startOver(_ id: Int64, generation: Int, code: HaulError.Code, note: String, startedOver: String, failed message: String) throws -> StartOver {
+        let outcome = try db.transaction { () -> StartOver in
             let restarted =
                 try db.query(
                     """
@@ -131,7 +139,7 @@ extension TransferLeases {
                     "UPDATE segments SET state = 'failed', lease_token = NULL, last_error = $3 WHERE transfer_id = $1 AND generation = $2 AND state <> 'done'",
                     [id, generation, note])
                 try db.query("NOTIFY haul_work")
-                return (true, false)
+                return .restarted
             }
             let failed = try db.query(
                 """
@@ -139,14 +147,14 @@ extension TransferLeases {
                 WHERE id = $1 AND generation = $2 AND state IN ('planning','downloading','finalizing')
                 """, [id, generation, message, code]
             ).affectedRows
-            guard failed == 1 else { return (false, false) }
+            guard failed == 1 else { return .stale }
             try db.query(
                 "UPDATE segments SET state = 'failed', lease_token = NULL WHERE transfer_id = $1 AND generation = $2 AND state IN ('queued','running')",
                 [id, generation])
-            return (false, true)
+            return .failed
         }
-        if failed { Self.logFailure(id, code: code, message: message) }
-        return restarted
+        if outcome == .failed { Self.logFailure(id, code: code, message: message) }
+        return outcome
     }
 
     /// A canceled transfer whose partial data is still on storage.

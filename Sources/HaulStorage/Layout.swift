@@ -82,7 +82,7 @@ public struct TransferFiles: Sendable {
     }
 
     /// The error of a resumed download whose partial file is gone: the worker starts the
-    /// transfer over (`TransferLeases.downloadLost`).
+    /// transfer over (`TransferLeases.downloadLost`, through `StartingOver`).
     public static func partialGone(_ path: String) -> HaulError {
         HaulError(.partialMissing, "the partial file \(path) is gone", hint: "it was removed or the transfer started over", transient: true)
     }

@@ -92,15 +92,11 @@ struct SegmentRun {
             Log.info("transfer \(stop.state.rawValue), segment released", fields)
         } catch let error as HaulError where error.code == .originChanged {
             stream.abandon()
-            let restarted = try? database.run(patient: true) { conn in
-                try TransferLeases(conn, workerID: shared.config.workerID).originChanged(
-                    segment.transferID, generation: segment.generation, reason: error.message)
-            }
-            Log.warning(
-                restarted == true ? "origin changed, transfer starts over" : "origin changed again, transfer failed", fields + [("error", error.message)])
-        } catch let error as HaulError where LostDownload.matches(error) {
+            StartingOver.originChanged(
+                segment.transferID, generation: segment.generation, after: error, database: database, workerID: shared.config.workerID, fields: fields)
+        } catch let error as HaulError where StartingOver.isLostDownload(error) {
             stream.abandon()
-            LostDownload.startOver(
+            StartingOver.downloadLost(
                 segment.transferID, generation: segment.generation, after: error, database: database, workerID: shared.config.workerID, fields: fields)
         } catch let error as HaulError where error.code == .interrupted && shared.isStopping() {
             stream.release()

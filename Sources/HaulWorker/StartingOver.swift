@@ -1,25 +1,45 @@
 import HaulCore
 import HaulQueue
 
-/// The bytes a transfer downloaded so far are gone from storage: its partial file, or its S3
-/// multipart upload. The segment or finalizer that finds so starts the transfer over
-/// (`TransferLeases.downloadLost`: once, then it fails).
-enum LostDownload {
-    /// Whether `error` says the downloaded bytes are gone.
-    static func matches(_ error: HaulError) -> Bool {
+/// A transfer whose downloaded bytes cannot be used starts over as a new generation, once
+/// (`TransferLeases.originChanged`, `downloadLost`); the segment or finalizer that finds so
+/// reports it here and logs what came of it.
+enum StartingOver {
+    /// Whether `error` says the bytes downloaded so far are gone from storage: the partial
+    /// file, or the S3 multipart upload.
+    static func isLostDownload(_ error: HaulError) -> Bool {
         error.code == .partialMissing || error.code == .s3NoUpload
     }
 
-    /// Starts generation `generation` of transfer `id` over after `error`, or fails it if it
-    /// started over once already, and logs which.
-    static func startOver(
+    /// Reports that generation `generation` of transfer `id` lost its downloaded bytes (`error`).
+    static func downloadLost(
         _ id: Int64, generation: Int, after error: HaulError, database: ResilientConnection, workerID: String, fields: [(String, String)]
     ) {
-        let restarted = try? database.run(patient: true) { conn in
+        let outcome = try? database.run(patient: true) { conn in
             try TransferLeases(conn, workerID: workerID).downloadLost(id, generation: generation, code: error.code, reason: error.message)
         }
-        Log.warning(
-            restarted == true ? "downloaded bytes gone, transfer starts over" : "downloaded bytes gone again, transfer failed",
-            fields + [("error", error.message)])
+        log(outcome, cause: "downloaded bytes gone", error: error, fields: fields)
+    }
+
+    /// Reports that the origin's file changed under generation `generation` of transfer `id`.
+    static func originChanged(
+        _ id: Int64, generation: Int, after error: HaulError, database: ResilientConnection, workerID: String, fields: [(String, String)]
+    ) {
+        let outcome = try? database.run(patient: true) { conn in
+            try TransferLeases(conn, workerID: workerID).originChanged(id, generation: generation, reason: error.message)
+        }
+        log(outcome, cause: "origin changed", error: error, fields: fields)
+    }
+
+    /// One line on what the report did (`nil`: the database could not be told; the lease runs
+    /// out and the work is taken up again).
+    private static func log(_ outcome: TransferLeases.StartOver?, cause: String, error: HaulError, fields: [(String, String)]) {
+        let fields = fields + [("error", error.message)]
+        switch outcome {
+        case .restarted: Log.warning("\(cause), transfer starts over", fields)
+        case .failed: Log.warning("\(cause) again, transfer failed", fields)
+        case .stale: Log.info("\(cause); the transfer has started over already", fields)
+        case nil: Log.warning("\(cause); not recorded (the database did not answer), the work is taken up again when its lease runs out", fields)
+        }
     }
 }

@@ -282,7 +282,7 @@ struct DestinationSafetyTests {
         #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
     }
 
-    @Test("a finalizer that finds the partial file gone takes a file of the right size at the destination for its own only if a finalizer set out to publish it")
+    @Test("a finalizer that finds the partial file gone takes a same-size file at the destination for its own only if one set out to publish it")
     func earlierPublishNeedsItsMark() throws {
         let cluster = try Cluster("earlier-publish")
         defer { cluster.stopWorkers() }

@@ -123,7 +123,7 @@ struct LeaseProtocolTests {
         let connection = try PostgresConnection(conninfo: database.url)
         let old = try SegmentLeases(connection, workerID: "a").claim(limit: 2, lease: 60)
         try #require(old.count == 2)
-        #expect(try TransferLeases(connection, workerID: "a").originChanged(id, generation: 0, reason: "ETag changed"))
+        #expect(try TransferLeases(connection, workerID: "a").originChanged(id, generation: 0, reason: "ETag changed") == .restarted)
         #expect(try connection.query("SELECT state, generation FROM transfers").first.map { [$0["state"], $0["generation"]] } == ["pending", "1"])
         for segment in old {
             #expect(try SegmentLeases(connection, workerID: "a").checkpoint(segment, bytesDone: 10, lease: 60, part: nil) == .leaseLost)
@@ -131,7 +131,7 @@ struct LeaseProtocolTests {
         }
         #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "pending", "a late completion does not move the new generation")
         // A second change fails the transfer instead of looping; a late report from generation 0 touches nothing.
-        #expect(try !TransferLeases(connection, workerID: "a").originChanged(id, generation: 0, reason: "late"))
+        #expect(try TransferLeases(connection, workerID: "a").originChanged(id, generation: 0, reason: "late") == .stale)
         #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "pending")
     }
 
@@ -142,13 +142,13 @@ struct LeaseProtocolTests {
         let connection = try PostgresConnection(conninfo: database.url)
         let leases = TransferLeases(connection, workerID: "a")
         let reason = "the partial file /data/x.haul-partial is gone"
-        #expect(try leases.downloadLost(id, generation: 0, code: .partialMissing, reason: reason))
-        #expect(try connection.query("SELECT state, generation, error_code FROM transfers").first.map { [$0["state"], $0["generation"], $0["error_code"]] }
-            == ["pending", "1", "partial-missing"])
+        #expect(try leases.downloadLost(id, generation: 0, code: .partialMissing, reason: reason) == .restarted)
+        let restarted = try connection.query("SELECT state, generation, error_code FROM transfers").first
+        #expect(restarted.map { [$0["state"], $0["generation"], $0["error_code"]] } == ["pending", "1", "partial-missing"])
         // The new generation loses its file too: the transfer fails, saying so; a late report from generation 0 touches nothing.
-        #expect(try !leases.downloadLost(id, generation: 0, code: .partialMissing, reason: "late"))
+        #expect(try leases.downloadLost(id, generation: 0, code: .partialMissing, reason: "late") == .stale)
         try connection.query("UPDATE transfers SET state = 'downloading' WHERE id = $1", [id])
-        #expect(try !leases.downloadLost(id, generation: 1, code: .partialMissing, reason: reason))
+        #expect(try leases.downloadLost(id, generation: 1, code: .partialMissing, reason: reason) == .failed)
         let failed = try connection.query("SELECT state, error, error_code FROM transfers").first
         #expect(failed?["state"] == "failed" && failed?["error_code"] == "partial-missing")
         #expect(failed?["error"] == "\(reason) again; run 'haul retry \(id)' to start over")
