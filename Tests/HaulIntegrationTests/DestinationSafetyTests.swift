@@ -213,19 +213,13 @@ struct DestinationSafetyTests {
         defer { cluster.stopWorkers() }
         let first = try Origin.file("safety/restart/a/again.bin", size: 32 * 1_048_576)
         let second = try Origin.file("safety/restart/b/again.bin", size: 100_000)
-        let id = try cluster.enqueue(Harness.origin + first.path, ["--segment-size", "4MiB"])
-        try cluster.startWorker(["--limit-rate", "2M"])
-        let named = try Harness.waitUntil(timeout: 30) { try cluster.status(id)["dest"] as? String == "again.bin" }
-        try #require(named, "never planned: \((try? cluster.status(id)) ?? [:])")
+        let id = try plannedSlowly(first.path, named: "again.bin", in: cluster)
         #expect(try cluster.haul(["cancel", String(id)]).status == 0)
         // The name is free once the transfer is canceled: another URL the origin names alike takes it.
         let other = try cluster.enqueue(Harness.origin + second.path)
         #expect(try cluster.waitFinal([other]) == ["done"])
 
-        #expect(try cluster.haul(["retry", String(id)]).status == 0)
-        #expect(try cluster.waitFinal([id], timeout: 90) == ["failed"])
-        let status = try cluster.status(id)
-        #expect(status["error_code"] as? String == "destination-exists", "\(status)")
+        try retryIsRefused(id, in: cluster)
         #expect(cluster.sha256("again.bin") == second.sha256)
     }
 
@@ -235,10 +229,7 @@ struct DestinationSafetyTests {
         defer { cluster.stopWorkers() }
         let file = try Origin.file("safety/resume/late.bin", size: 32 * 1_048_576)
         let origin = Harness.docroot + file.path
-        let id = try cluster.enqueue(Harness.origin + file.path, ["--segment-size", "4MiB", "--max-attempts", "1"])
-        try cluster.startWorker(["--limit-rate", "2M"])
-        let named = try Harness.waitUntil(timeout: 30) { try cluster.status(id)["dest"] as? String == "late.bin" }
-        try #require(named, "never planned: \((try? cluster.status(id)) ?? [:])")
+        let id = try plannedSlowly(file.path, named: "late.bin", in: cluster, ["--max-attempts", "1"])
         // The origin loses the file mid-download: the segments not yet started fail, and so does the transfer.
         try FileManager.default.moveItem(atPath: origin, toPath: origin + ".away")
         #expect(try cluster.waitFinal([id], timeout: 60) == ["failed"])
@@ -247,10 +238,7 @@ struct DestinationSafetyTests {
         let mine = Data("my own copy\n".utf8)
         try mine.write(to: URL(fileURLWithPath: cluster.storage + "/late.bin"))
 
-        #expect(try cluster.haul(["retry", String(id)]).status == 0)
-        #expect(try cluster.waitFinal([id], timeout: 90) == ["failed"])
-        let status = try cluster.status(id)
-        #expect(status["error_code"] as? String == "destination-exists", "\(status)")
+        try retryIsRefused(id, in: cluster)
         #expect(contents(cluster.storage + "/late.bin") == mine)
         // Once the user's file is gone, retry publishes what was downloaded.
         try FileManager.default.removeItem(atPath: cluster.storage + "/late.bin")
@@ -448,6 +436,24 @@ struct DestinationSafetyTests {
 
     /// A `haul get` of a 48 MiB file `name` from the slow origin into `folder`/big.bin, one
     /// connection: it runs for seconds. - Returns: the get and the partial file it writes.
+    /// Enqueues the origin's `path` without `--dest` (4 MiB segments, `extra`), starts a worker
+    /// paced to 2 MiB/s, and waits until the origin has named the transfer `name`.
+    private func plannedSlowly(_ path: String, named name: String, in cluster: Cluster, _ extra: [String] = []) throws -> Int64 {
+        let id = try cluster.enqueue(Harness.origin + path, ["--segment-size", "4MiB"] + extra)
+        try cluster.startWorker(["--limit-rate", "2M"])
+        let named = try Harness.waitUntil(timeout: 30) { try cluster.status(id)["dest"] as? String == name }
+        try #require(named, "never planned: \((try? cluster.status(id)) ?? [:])")
+        return id
+    }
+
+    /// `haul retry ID` is accepted, and the transfer then fails with `destination-exists`.
+    private func retryIsRefused(_ id: Int64, in cluster: Cluster) throws {
+        #expect(try cluster.haul(["retry", String(id)]).status == 0)
+        #expect(try cluster.waitFinal([id], timeout: 90) == ["failed"])
+        let status = try cluster.status(id)
+        #expect(status["error_code"] as? String == "destination-exists", "\(status)")
+    }
+
     private func slowGet(_ name: String, into folder: String, database: TestDatabase) throws -> (Child, String) {
         let file = try Origin.file(name, size: 48 * 1_048_576)
         let get = try Child(
