@@ -93,11 +93,11 @@ struct SegmentRun {
         } catch let error as HaulError where error.code == .originChanged {
             stream.abandon()
             StartingOver.originChanged(
-                segment.transferID, generation: segment.generation, after: error, database: database, workerID: shared.config.workerID, fields: fields)
+                by: .segment(segment), after: error, database: database, workerID: shared.config.workerID, fields: fields)
         } catch let error as HaulError where StartingOver.isLostDownload(error) {
             stream.abandon()
             StartingOver.downloadLost(
-                segment.transferID, generation: segment.generation, after: error, database: database, workerID: shared.config.workerID, fields: fields)
+                by: .segment(segment), after: error, database: database, workerID: shared.config.workerID, fields: fields)
         } catch let error as HaulError where error.code == .interrupted && shared.isStopping() {
             stream.release()
         } catch let error as HaulError {

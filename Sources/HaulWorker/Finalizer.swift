@@ -31,7 +31,7 @@ struct Finalizer: LaneRole {
         } catch let error as HaulError where error.code == .partsMissing {
             Log.warning("part files are missing from storage; their segments are fetched again", fields + [("error", error.description)])
         } catch let error as HaulError where StartingOver.isLostDownload(error) {
-            StartingOver.downloadLost(claim.info.id, generation: claim.generation, after: error, database: database, workerID: config.workerID, fields: fields)
+            StartingOver.downloadLost(by: .finalizer(claim), after: error, database: database, workerID: config.workerID, fields: fields)
         } catch let error as HaulError where error.code == .checksumMismatch {
             database.bestEffort("record the checksum failure") { conn in try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description) }
             Log.error("checksum mismatch", fields + [("error", error.description)])

@@ -11,22 +11,22 @@ enum StartingOver {
         error.code == .partialMissing || error.code == .s3NoUpload
     }
 
-    /// Reports that generation `generation` of transfer `id` lost its downloaded bytes (`error`).
+    /// Reports that the transfer `reporter` works on lost its downloaded bytes (`error`).
     static func downloadLost(
-        _ id: Int64, generation: Int, after error: HaulError, database: ResilientConnection, workerID: String, fields: [(String, String)]
+        by reporter: TransferLeases.Reporter, after error: HaulError, database: ResilientConnection, workerID: String, fields: [(String, String)]
     ) {
         let outcome = try? database.run(patient: true) { conn in
-            try TransferLeases(conn, workerID: workerID).downloadLost(id, generation: generation, code: error.code, reason: error.message)
+            try TransferLeases(conn, workerID: workerID).downloadLost(by: reporter, code: error.code, reason: error.message)
         }
         log(outcome, cause: "downloaded bytes gone", error: error, fields: fields)
     }
 
-    /// Reports that the origin's file changed under generation `generation` of transfer `id`.
+    /// Reports that the origin's file changed under the download `reporter` works on.
     static func originChanged(
-        _ id: Int64, generation: Int, after error: HaulError, database: ResilientConnection, workerID: String, fields: [(String, String)]
+        by reporter: TransferLeases.Reporter, after error: HaulError, database: ResilientConnection, workerID: String, fields: [(String, String)]
     ) {
         let outcome = try? database.run(patient: true) { conn in
-            try TransferLeases(conn, workerID: workerID).originChanged(id, generation: generation, reason: error.message)
+            try TransferLeases(conn, workerID: workerID).originChanged(by: reporter, reason: error.message)
         }
         log(outcome, cause: "origin changed", error: error, fields: fields)
     }
@@ -38,7 +38,7 @@ enum StartingOver {
         switch outcome {
         case .restarted: Log.warning("\(cause), transfer starts over", fields)
         case .failed: Log.warning("\(cause) again, transfer failed", fields)
-        case .stale: Log.info("\(cause); the transfer has started over already", fields)
+        case .fenced: Log.warning("\(cause); lease lost, another worker has the work now; stopped", fields)
         case nil: Log.warning("\(cause); not recorded (the database did not answer), the work is taken up again when its lease runs out", fields)
         }
     }

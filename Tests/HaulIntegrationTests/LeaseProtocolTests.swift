@@ -32,6 +32,16 @@ struct LeaseProtocolTests {
         try connection.query("UPDATE segments SET lease_expires_at = now() - interval '1 second' WHERE state = 'running'")
     }
 
+    /// Puts the restarted transfer `id` back to downloading with one segment of its new
+    /// generation, and claims that segment.
+    static func nextGeneration(_ connection: PostgresConnection, _ id: Int64) throws -> ClaimedSegment {
+        try connection.query("UPDATE transfers SET state = 'downloading', size = 1048576, accepts_ranges = true WHERE id = $1", [id])
+        try connection.query(
+            "INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length) SELECT id, generation, 0, host, 0, 1048576 FROM transfers WHERE id = $1",
+            [id])
+        return try #require(try SegmentLeases(connection, workerID: "a").claim(limit: 1, lease: 60).first)
+    }
+
     @Test("after a lease moves to another worker, the first holder's checkpoint and completion change nothing")
     func fenceAfterLeaseMoves() throws {
         let database = try TestDatabase()
@@ -50,6 +60,32 @@ struct LeaseProtocolTests {
         #expect(try connection.query("SELECT bytes_done FROM segments WHERE id = $1", [first.id]).first?.int64("bytes_done") == 1000)
         #expect(try SegmentLeases(connection, workerID: "b").complete(second, bytesDone: 1 << 20, part: nil) == .transferReady)
         #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "finalizing")
+    }
+
+    @Test("a worker whose lease moved on cannot start the transfer over: only the holder's report counts")
+    func startOverNeedsTheLease() throws {
+        let database = try TestDatabase()
+        let id = try Self.downloading(database, segments: 1)
+        let connection = try PostgresConnection(conninfo: database.url)
+        let leases = TransferLeases(connection, workerID: "a")
+        let first = try #require(try SegmentLeases(connection, workerID: "a").claim(limit: 1, lease: 60).first)
+        try Self.expireLeases(connection)
+        #expect(try SegmentLeases.rescueExpired(on: connection) == 1)
+        let second = try #require(try SegmentLeases(connection, workerID: "b").claim(limit: 1, lease: 60).first)
+        // The frozen first holder wakes to a gone file or upload: the worker that took over may have published it.
+        #expect(try leases.downloadLost(by: .segment(first), code: .partialMissing, reason: "the partial file is gone") == .fenced)
+        #expect(try leases.originChanged(by: .segment(first), reason: "ETag changed") == .fenced)
+        let unchanged = try connection.query("SELECT state, generation, restarts FROM transfers").first
+        #expect(unchanged.map { [$0["state"], $0["generation"], $0["restarts"]] } == ["downloading", "0", "0"])
+        #expect(try SegmentLeases(connection, workerID: "b").complete(second, bytesDone: 1 << 20, part: nil) == .transferReady)
+        // The same for a finalizer: one whose claim moved to another finalizer changes nothing; the holder's report counts.
+        let stale = try #require(try TransferLeases(connection, workerID: "a").claimFinalizing(lease: 60))
+        try connection.query("UPDATE transfers SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [id])
+        let holder = try #require(try TransferLeases(connection, workerID: "b").claimFinalizing(lease: 60))
+        #expect(try leases.downloadLost(by: .finalizer(stale), code: .partialMissing, reason: "the partial file is gone") == .fenced)
+        #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "finalizing")
+        #expect(try leases.downloadLost(by: .finalizer(holder), code: .partialMissing, reason: "the partial file is gone") == .restarted)
+        #expect(try connection.query("SELECT state, generation FROM transfers").first.map { [$0["state"], $0["generation"]] } == ["pending", "1"])
     }
 
     @Test("a connection plans the segment claim once: every claim runs its generic plan, and still takes the right segments")
@@ -119,19 +155,19 @@ struct LeaseProtocolTests {
     @Test("a new generation fences out every write of the old one")
     func generations() throws {
         let database = try TestDatabase()
-        let id = try Self.downloading(database, segments: 2)
+        _ = try Self.downloading(database, segments: 2)
         let connection = try PostgresConnection(conninfo: database.url)
         let old = try SegmentLeases(connection, workerID: "a").claim(limit: 2, lease: 60)
         try #require(old.count == 2)
-        #expect(try TransferLeases(connection, workerID: "a").originChanged(id, generation: 0, reason: "ETag changed") == .restarted)
+        #expect(try TransferLeases(connection, workerID: "a").originChanged(by: .segment(old[0]), reason: "ETag changed") == .restarted)
         #expect(try connection.query("SELECT state, generation FROM transfers").first.map { [$0["state"], $0["generation"]] } == ["pending", "1"])
         for segment in old {
             #expect(try SegmentLeases(connection, workerID: "a").checkpoint(segment, bytesDone: 10, lease: 60, part: nil) == .leaseLost)
             #expect(try SegmentLeases(connection, workerID: "a").complete(segment, bytesDone: 1 << 20, part: nil) == .leaseLost)
         }
         #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "pending", "a late completion does not move the new generation")
-        // A second change fails the transfer instead of looping; a late report from generation 0 touches nothing.
-        #expect(try TransferLeases(connection, workerID: "a").originChanged(id, generation: 0, reason: "late") == .stale)
+        // A late report from generation 0 (the other lane saw the same change) touches nothing.
+        #expect(try TransferLeases(connection, workerID: "a").originChanged(by: .segment(old[1]), reason: "late") == .fenced)
         #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "pending")
     }
 
@@ -141,14 +177,16 @@ struct LeaseProtocolTests {
         let id = try Self.downloading(database, segments: 2)
         let connection = try PostgresConnection(conninfo: database.url)
         let leases = TransferLeases(connection, workerID: "a")
+        let old = try SegmentLeases(connection, workerID: "a").claim(limit: 2, lease: 60)
+        try #require(old.count == 2)
         let reason = "the partial file /data/x.haul-partial is gone"
-        #expect(try leases.downloadLost(id, generation: 0, code: .partialMissing, reason: reason) == .restarted)
+        #expect(try leases.downloadLost(by: .segment(old[0]), code: .partialMissing, reason: reason) == .restarted)
         let restarted = try connection.query("SELECT state, generation, error_code FROM transfers").first
         #expect(restarted.map { [$0["state"], $0["generation"], $0["error_code"]] } == ["pending", "1", "partial-missing"])
-        // The new generation loses its file too: the transfer fails, saying so; a late report from generation 0 touches nothing.
-        #expect(try leases.downloadLost(id, generation: 0, code: .partialMissing, reason: "late") == .stale)
-        try connection.query("UPDATE transfers SET state = 'downloading' WHERE id = $1", [id])
-        #expect(try leases.downloadLost(id, generation: 1, code: .partialMissing, reason: reason) == .failed)
+        // A late report from generation 0 touches nothing; the new generation loses its file too: the transfer fails, saying so.
+        #expect(try leases.downloadLost(by: .segment(old[1]), code: .partialMissing, reason: "late") == .fenced)
+        let new = try Self.nextGeneration(connection, id)
+        #expect(try leases.downloadLost(by: .segment(new), code: .partialMissing, reason: reason) == .failed)
         let failed = try connection.query("SELECT state, error, error_code FROM transfers").first
         #expect(failed?["state"] == "failed" && failed?["error_code"] == "partial-missing")
         #expect(failed?["error"] == "\(reason) again; run 'haul retry \(id)' to start over")
