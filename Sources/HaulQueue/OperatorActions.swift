@@ -35,6 +35,7 @@ extension TransferStore {
             ).rows
             var found: Set<Int64> = []
             var restart: [Int64] = []
+            let shared = action == .retry ? try partialsWrittenByOthers(among: ids) : []
             for row in rows {
                 let id = try row.int64("id")
                 found.insert(id)
@@ -49,8 +50,10 @@ extension TransferStore {
                     outcome.changed.append(id)
                     // Canceled: its partial data is (being) removed. Origin changed: its bytes are of an older
                     // version. Partial file gone: its bytes are lost. S3: its multipart upload is (being)
-                    // aborted. Each starts over as a new generation.
-                    let startsOver = state == .canceled || Self.restartCodes.contains(row["error_code"] ?? "") || row["layout"] == "s3"
+                    // aborted. Partial file written by another transfer since: its bytes may be the
+                    // other's. Each starts over as a new generation.
+                    let startsOver =
+                        state == .canceled || Self.restartCodes.contains(row["error_code"] ?? "") || row["layout"] == "s3" || shared.contains(id)
                     if action == .retry && startsOver { restart.append(id) }
                 case .alreadyDone: outcome.unchanged.append(id)
                 case .refuse(let error): outcome.refused.append((id, error))
@@ -83,21 +86,7 @@ extension TransferStore {
                 "UPDATE segments SET state = 'failed', last_error = 'canceled', lease_token = NULL, updated_at = now() WHERE transfer_id = ANY($1::bigint[]) AND state IN ('queued','running')",
                 [ids])
         case .retry:
-            if !restart.isEmpty {
-                // Canceled: its partial data is (being) removed. Origin changed: its bytes are of an
-                // older version. Either way start over as a new generation, whose files have other
-                // names than whatever a late cleanup still deletes. A name the origin gave is
-                // forgotten: the origin names the file again, and the name is checked again.
-                try db.query(
-                    """
-                    UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = 0, size = NULL, etag = NULL, last_modified = NULL,
-                           dest = CASE WHEN options ? 'named_by_origin' THEN NULL ELSE dest END, options = options - 'named_by_origin',
-                           accepts_ranges = NULL, published_at = NULL, extracted_at = NULL, upload_url = NULL, upload_result = NULL,
-                           error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0,
-                           next_attempt_at = now(), updated_at = now()
-                    WHERE id = ANY($1::bigint[])
-                    """, [restart])
-            }
+            if !restart.isEmpty { try startOver(restart) }
             guard !ids.isEmpty else { return }
             try db.query(
                 """

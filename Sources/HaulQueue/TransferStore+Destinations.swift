@@ -38,6 +38,42 @@ extension TransferStore {
         return Self.busy(try row.string("dest"), id: try row.int64("id"), state: try row.string("state"))
     }
 
+    /// The unfinished transfers among `ids` whose partial file another transfer may have written
+    /// since they stopped: one of the same destination and generation (so the same partial file
+    /// name) that had started and was still moving after this one last changed. Resuming such a
+    /// transfer would keep its segments marked done over bytes the other wrote, and publish a mix
+    /// of two files; `retry` and a rerun `haul get` start it over instead (`startOver`). Judged
+    /// by name alone (two `haul get`s into different folders may share one), so a needless
+    /// start-over costs bytes, never a mix.
+    public func partialsWrittenByOthers(among ids: [Int64]) throws -> Set<Int64> {
+        Set(
+            try db.query(
+                """
+                SELECT DISTINCT o.id FROM transfers o
+                JOIN transfers t ON t.dest = o.dest AND t.generation = o.generation AND t.id <> o.id
+                WHERE o.id = ANY($1::bigint[]) AND o.state NOT IN ('done','canceled') AND t.started_at IS NOT NULL
+                  AND t.updated_at > coalesce(o.finished_at, o.updated_at)
+                """, [ids]
+            ).rows.map { try $0.int64("id") })
+    }
+
+    /// Starts transfers `ids` over as a new generation, pending, whose files have other names
+    /// than whatever a late cleanup still deletes (and than the partial file another transfer
+    /// wrote). A name the origin gave is forgotten: the origin names the file again, and the
+    /// name is checked again. The old generation's segments stay behind, never claimed again.
+    /// For transfers no worker runs: failed or canceled ones, or a `haul get`'s being adopted.
+    public func startOver(_ ids: [Int64]) throws {
+        try db.query(
+            """
+            UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = 0, size = NULL, etag = NULL, last_modified = NULL,
+                   dest = CASE WHEN options ? 'named_by_origin' THEN NULL ELSE dest END, options = options - 'named_by_origin',
+                   accepts_ranges = NULL, published_at = NULL, extracted_at = NULL, upload_url = NULL, upload_result = NULL, paused_from = NULL,
+                   error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0,
+                   next_attempt_at = now(), updated_at = now()
+            WHERE id = ANY($1::bigint[])
+            """, [ids])
+    }
+
     /// The `destination-busy` refusal naming the transfer that holds `dest`.
     static func busy(_ dest: String, id: Int64, state: String) -> HaulError {
         HaulError(

@@ -105,6 +105,7 @@ enum GetCommand: Command {
         let store = TransferStore(session.connection)
         // One transaction for the whole list: one durable commit instead of one per URL.
         var resumed: [Int64] = []
+        var restarted: [Int64] = []
         let ids = try session.connection.transaction { () -> [Int64] in
             // Files the origin names, which earlier gets of the same URLs saved in this folder,
             // may be fetched again (one query for the whole list).
@@ -116,12 +117,19 @@ enum GetCommand: Command {
                 request.options.localTarget = localTarget
                 if request.dest == nil, request.options.keepExisting == true { request.options.replaceable = saved[ExactText(request.url)] }
                 if let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget), !ids.contains(earlier) {
+                    // Another transfer saving this file ran since: its bytes may be in the partial file.
+                    let overwritten = try store.partialsWrittenByOthers(among: [earlier]).contains(earlier)
                     try store.revise(earlier, to: request)
                     try store.adopt(earlier, owner: config.workerID)
-                    if let state = try store.status(earlier)?.state, state == .failed || state == .paused {
-                        try store.apply(state == .failed ? .retry : .resume, to: earlier)
+                    if overwritten {
+                        try store.startOver([earlier])
+                        restarted.append(earlier)
+                    } else {
+                        if let state = try store.status(earlier)?.state, state == .failed || state == .paused {
+                            try store.apply(state == .failed ? .retry : .resume, to: earlier)
+                        }
+                        resumed.append(earlier)
                     }
-                    resumed.append(earlier)
                     ids.append(earlier)
                 } else {
                     if dest != nil, !force, FileManager.default.fileExists(atPath: localTarget),
@@ -137,7 +145,10 @@ enum GetCommand: Command {
             }
             return ids
         }
-        if !arguments.has("--quiet") { for id in resumed { Output.error("resuming transfer \(id)") } }
+        if !arguments.has("--quiet") {
+            for id in resumed { Output.error("resuming transfer \(id)") }
+            for id in restarted { Output.error("starting transfer \(id) over: another transfer saved this file since it stopped") }
+        }
         let status = try follow(
             ids, connection: session.connection, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
         if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
