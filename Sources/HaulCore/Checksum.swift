@@ -50,6 +50,31 @@ public struct Checksum: Sendable, Equatable, CustomStringConvertible {
 
     /// `algo:hex`.
     public var description: String { "\(algorithm.rawValue):\(hex)" }
+
+    /// The digest's bytes.
+    public var bytes: [UInt8] { Self.bytes(ofHex: hex) ?? [] }
+
+    /// The bytes `hex` spells, two hex digits (either case) a byte, or `nil` if it is not hex.
+    public static func bytes(ofHex hex: some StringProtocol) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(ofHexDigit: digits[index]), let low = value(ofHexDigit: digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    private static func value(ofHexDigit digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
 }
 
 /// An incremental digest computed with OpenSSL's libcrypto. Owned by one thread.

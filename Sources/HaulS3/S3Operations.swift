@@ -57,6 +57,11 @@ extension S3Client {
         return response.headers["content-length"].flatMap { Int64($0) }
     }
 
+    /// The ETag of object `key` as S3 sends it (quoted), `nil` if there is none or it has none (`HeadObject`).
+    public func objectETag(bucket: String, key: String) throws -> String? {
+        try headObject(bucket: bucket, key: key)?.headers["etag"]
+    }
+
     /// The `HeadObject` answer for `key`, `nil` if there is none; a transient failure is asked again, up to five times.
     func headObject(bucket: String, key: String) throws -> Response? {
         let request = S3Request("HEAD", config: config, bucket: bucket, key: key)

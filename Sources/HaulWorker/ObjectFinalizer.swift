@@ -53,9 +53,12 @@ struct ObjectFinalizer {
             do {
                 try store.client.completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: recorded)
             } catch let error as HaulError where error.code == .s3NoUpload {
-                // An earlier finalizer may have completed it and lost its lease before saying so;
-                // otherwise the parts are gone and the transfer starts over.
-                guard try store.client.objectSize(bucket: bucket, key: key) == size else { throw error }
+                // An earlier finalizer may have completed it and lost its lease before saying so:
+                // then the object's ETag is the one these parts make, which one put there by
+                // anybody else (even of the same size) does not have. Otherwise the parts are
+                // gone and the transfer starts over.
+                guard let stored = try store.client.objectETag(bucket: bucket, key: key), MultipartETag.matches(stored, parts: recorded.map(\.etag))
+                else { throw error }
             }
             try database.run(patient: true) { conn in try leases(conn).forgetObjectUpload(claim) }
         } else if try store.client.objectSize(bucket: bucket, key: key) != size {

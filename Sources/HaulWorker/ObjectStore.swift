@@ -121,13 +121,7 @@ enum ObjectPart {
     /// The expected digest's bytes when it is a sha256 (the one digest S3 checks on a `PutObject`).
     static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? {
         guard let text = info.expectedDigest, let expected = try? Checksum(parsing: text), expected.algorithm == .sha256 else { return nil }
-        var bytes: [UInt8] = []
-        var hex = expected.hex.utf8.makeIterator()
-        while let high = hex.next(), let low = hex.next() {
-            guard let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(value)
-        }
-        return bytes.count == 32 ? bytes : nil
+        return expected.bytes
     }
 }
 

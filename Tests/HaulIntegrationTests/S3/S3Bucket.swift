@@ -48,6 +48,11 @@ struct S3Bucket {
         _ = try Self.check(["put", name, key, text])
     }
 
+    /// Puts random bytes of the same size over object `key` (a stranger's object, same size).
+    func scramble(_ key: String) throws {
+        _ = try Self.check(["scramble", name, key])
+    }
+
     /// The multipart uploads still open in the bucket.
     func openUploads() throws -> [String] {
         ((try Self.check(["uploads", name]) as? [[String: Any]]) ?? []).compactMap { $0["key"] as? String }

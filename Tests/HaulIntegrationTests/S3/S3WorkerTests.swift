@@ -91,6 +91,41 @@ struct S3WorkerTests {
         #expect(try bucket.openUploads().isEmpty)
     }
 
+    @Test("a finalizer that finds its upload completed takes the object for its own only if its ETag is the one its parts make; a same-size stranger's is not")
+    func completedUploadNeedsItsETag() throws {
+        let bucket = try S3Bucket("completed")
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/completed.bin", size: 11 * Self.mib + 5, [:])
+        let cluster = try Cluster("s3-completed")
+        let id = try cluster.enqueue(served.url, ["--dest", "c.bin", "--segment-size", "5MiB"])
+        let storage = "s3://\(bucket.name)"
+        var worker = try cluster.startS3Worker(storage)
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
+        // Back to finalizing, as after a finalizer that completed the upload and lost its lease
+        // before recording so: completing the upload again is answered NoSuchUpload.
+        func completedButNotRecorded() throws {
+            worker.signal(SIGTERM)
+            _ = worker.wait(timeout: 20)
+            _ = try cluster.database.scalar(
+                "UPDATE transfers SET state = 'finalizing', published_at = NULL, finished_at = NULL, object_upload_id = 'completed-before' WHERE id = \(id)")
+        }
+        try completedButNotRecorded()
+        worker = try cluster.startS3Worker(storage)
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
+        #expect(try cluster.database.scalar("SELECT generation FROM transfers WHERE id = \(id)") == "0", "its own object, taken as it is")
+
+        // The same, but meanwhile somebody put other bytes of the same size under the key.
+        try completedButNotRecorded()
+        try bucket.scramble("c.bin")
+        worker = try cluster.startS3Worker(storage)
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
+        #expect(try cluster.database.scalar("SELECT generation FROM transfers WHERE id = \(id)") == "1", "started over")
+        #expect(try bucket.object("c.bin")?.sha256 == served.sha256)
+        #expect(try bucket.openUploads().isEmpty)
+        withExtendedLifetime(worker) {}
+    }
+
     @Test("a canceled transfer's multipart upload is aborted")
     func cancelAborts() throws {
         let bucket = try S3Bucket("cancel")

@@ -1,6 +1,7 @@
 """The tests' independent S3 client (boto3), against the test SeaweedFS.
 
 Usage: s3check.py mkbucket NAME | stat BUCKET KEY | uploads BUCKET | keys BUCKET PREFIX | start BUCKET KEY | put BUCKET KEY TEXT
+       | scramble BUCKET KEY (puts random bytes of the object's size over it)
 Prints JSON on stdout. Reads HAUL_TEST_S3_ENDPOINT, HAUL_TEST_S3_KEY, HAUL_TEST_S3_SECRET.
 """
 import hashlib
@@ -51,6 +52,9 @@ def main(command, *args):
         result = len(uploads)
     elif command == "put":
         result = s3.put_object(Bucket=args[0], Key=args[1], Body=args[2].encode())["ETag"]
+    elif command == "scramble":
+        size = s3.head_object(Bucket=args[0], Key=args[1])["ContentLength"]
+        result = s3.put_object(Bucket=args[0], Key=args[1], Body=os.urandom(size))["ETag"]
     elif command == "keys":
         pages = s3.get_paginator("list_objects_v2").paginate(Bucket=args[0], Prefix=args[1])
         result = sorted(item["Key"] for page in pages for item in page.get("Contents", []))
