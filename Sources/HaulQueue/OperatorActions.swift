@@ -72,7 +72,7 @@ extension TransferStore {
 
     /// The failures whose transfer `retry` starts over rather than resumes: its bytes are of an
     /// older version, or gone.
-    static let restartCodes: Set<String> = ["origin-changed", "partial-missing", "s3-no-upload"]
+    static let restartCodes: Set<String> = ["origin-changed", "partial-missing", "s3-no-upload", "s3-upload-lost"]
 
     /// The UPDATEs of an action on rows already locked and judged allowed.
     private func write(_ action: OperatorAction, ids: [Int64], restart: [Int64]) throws {

@@ -51,15 +51,23 @@ extension S3Client {
         }
     }
 
-    /// The size of object `key`, `nil` if there is none (`HeadObject`).
-    public func objectSize(bucket: String, key: String) throws -> Int64? {
-        guard let response = try headObject(bucket: bucket, key: key) else { return nil }
-        return response.headers["content-length"].flatMap { Int64($0) }
+    /// What `HeadObject` says of an object.
+    public struct ObjectHead: Sendable {
+        /// Its size, if the answer said.
+        public let size: Int64?
+        /// Its ETag as S3 sends it (quoted), if the answer had one.
+        public let etag: String?
     }
 
-    /// The ETag of object `key` as S3 sends it (quoted), `nil` if there is none or it has none (`HeadObject`).
-    public func objectETag(bucket: String, key: String) throws -> String? {
-        try headObject(bucket: bucket, key: key)?.headers["etag"]
+    /// Object `key`'s size and ETag, `nil` if there is none (`HeadObject`).
+    public func objectHead(bucket: String, key: String) throws -> ObjectHead? {
+        guard let response = try headObject(bucket: bucket, key: key) else { return nil }
+        return ObjectHead(size: response.headers["content-length"].flatMap { Int64($0) }, etag: response.headers["etag"])
+    }
+
+    /// The size of object `key`, `nil` if there is none (`HeadObject`).
+    public func objectSize(bucket: String, key: String) throws -> Int64? {
+        try objectHead(bucket: bucket, key: key)?.size
     }
 
     /// The `HeadObject` answer for `key`, `nil` if there is none; a transient failure is asked again, up to five times.

@@ -57,12 +57,21 @@ struct ObjectFinalizer {
                 // then the object's ETag is the one these parts make, which one put there by
                 // anybody else (even of the same size) does not have. Otherwise the parts are
                 // gone and the transfer starts over.
-                guard let stored = try store.client.objectETag(bucket: bucket, key: key), MultipartETag.matches(stored, parts: recorded.map(\.etag))
+                guard let stored = try store.client.objectHead(bucket: bucket, key: key)?.etag, ObjectETag.matches(stored, parts: recorded.map(\.etag))
                 else { throw error }
             }
             try database.run(patient: true) { conn in try leases(conn).forgetObjectUpload(claim) }
-        } else if try store.client.objectSize(bucket: bucket, key: key) != size {
-            throw HaulError(.s3UploadLost, "the S3 upload of \(dest) is gone", hint: "run 'haul retry \(claim.info.id)'")
+        } else {
+            // One PutObject stored it (a file of one part): the object must still be the one it
+            // stored, by its ETag (unless the store sent none), not one put there by anybody else since.
+            let head = try store.client.objectHead(bucket: bucket, key: key)
+            let recordedETag = parts.first?.etag.flatMap { $0.isEmpty ? nil : $0 }
+            let itsOwn = recordedETag.map { recorded in head?.etag.map { ObjectETag.same($0, recorded) } ?? false } ?? true
+            guard let head, itsOwn, head.size == size else {
+                throw HaulError(
+                    .s3UploadLost, "the object s3://\(bucket)/\(key) this transfer stored is gone or was replaced",
+                    hint: "it starts over; or run 'haul retry \(claim.info.id)'", transient: true)
+            }
         }
         let stored = try store.client.objectSize(bucket: bucket, key: key)
         guard stored == size else {

@@ -6,9 +6,9 @@ import HaulQueue
 /// reports it here and logs what came of it.
 enum StartingOver {
     /// Whether `error` says the bytes downloaded so far are gone from storage: the partial
-    /// file, or the S3 multipart upload.
+    /// file, the S3 multipart upload, or the object a single `PutObject` stored.
     static func isLostDownload(_ error: HaulError) -> Bool {
-        error.code == .partialMissing || error.code == .s3NoUpload
+        error.code == .partialMissing || error.code == .s3NoUpload || error.code == .s3UploadLost
     }
 
     /// Reports that the transfer `reporter` works on lost its downloaded bytes (`error`).

@@ -91,32 +91,36 @@ struct S3WorkerTests {
         #expect(try bucket.openUploads().isEmpty)
     }
 
-    @Test("a finalizer that finds its upload completed takes the object for its own only if its ETag is the one its parts make; a same-size stranger's is not")
-    func completedUploadNeedsItsETag() throws {
-        let bucket = try S3Bucket("completed")
+    @Test(
+        "a finalizer that finds the object stored already (its upload completed, or its one PutObject done) takes it only if its ETag is the one it stored; a same-size stranger's is replaced",
+        arguments: [(size: 11 * mib + 5, multipart: true), (size: 3 * mib + 5, multipart: false)])
+    func storedObjectNeedsItsETag(size: Int, multipart: Bool) throws {
+        let bucket = try S3Bucket("stored")
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
-        let served = try origin.create("/completed.bin", size: 11 * Self.mib + 5, [:])
-        let cluster = try Cluster("s3-completed")
+        let served = try origin.create("/stored.bin", size: size, [:])
+        let cluster = try Cluster("s3-stored")
         let id = try cluster.enqueue(served.url, ["--dest", "c.bin", "--segment-size", "5MiB"])
         let storage = "s3://\(bucket.name)"
         var worker = try cluster.startS3Worker(storage)
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
-        // Back to finalizing, as after a finalizer that completed the upload and lost its lease
-        // before recording so: completing the upload again is answered NoSuchUpload.
-        func completedButNotRecorded() throws {
+        #expect(try bucket.stored("c.bin")?.isSinglePut == !multipart)
+        // Back to finalizing, as after a finalizer that published and lost its lease before
+        // recording so (completing the upload again is answered NoSuchUpload).
+        func storedButNotRecorded() throws {
             worker.signal(SIGTERM)
             _ = worker.wait(timeout: 20)
+            let upload = multipart ? "'completed-before'" : "NULL"
             _ = try cluster.database.scalar(
-                "UPDATE transfers SET state = 'finalizing', published_at = NULL, finished_at = NULL, object_upload_id = 'completed-before' WHERE id = \(id)")
+                "UPDATE transfers SET state = 'finalizing', published_at = NULL, finished_at = NULL, object_upload_id = \(upload) WHERE id = \(id)")
         }
-        try completedButNotRecorded()
+        try storedButNotRecorded()
         worker = try cluster.startS3Worker(storage)
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
         #expect(try cluster.database.scalar("SELECT generation FROM transfers WHERE id = \(id)") == "0", "its own object, taken as it is")
 
         // The same, but meanwhile somebody put other bytes of the same size under the key.
-        try completedButNotRecorded()
+        try storedButNotRecorded()
         try bucket.scramble("c.bin")
         worker = try cluster.startS3Worker(storage)
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
