@@ -38,7 +38,7 @@ enum StartingOver {
         switch outcome {
         case .restarted: Log.warning("\(cause), transfer starts over", fields)
         case .failed: Log.warning("\(cause) again, transfer failed", fields)
-        case .fenced: Log.warning("\(cause); lease lost, another worker has the work now; stopped", fields)
+        case .fenced: Log.warning("\(cause); lease lost (the transfer started over or finished, or another worker has it now), stopped", fields)
         case nil: Log.warning("\(cause); not recorded (the database did not answer), the work is taken up again when its lease runs out", fields)
         }
     }
