@@ -38,11 +38,8 @@ enum GzipExtraction {
     /// The base name stored in the gzip header (FNAME), else the archive's name without `.gz`, else `data`.
     static func outputName(header: [UInt8], archivePath: String) -> String {
         if let stored = storedName(header), let safe = safeBaseName(stored) { return safe }
-        var base = String(archivePath.lastSlashComponent ?? "")
-        for suffix in [".gz", ".gzip", ".z"] where base.lowercased().hasSuffix(suffix) {
-            base = String(base.dropLast(suffix.count))
-            break
-        }
+        let name = String(archivePath.lastSlashComponent ?? "")
+        let base = [".gz", ".gzip", ".z"].lazy.compactMap { name.droppingASCIISuffix($0) }.first.map(String.init) ?? name
         return safeBaseName(base) ?? "data"
     }
 

@@ -39,4 +39,21 @@ extension StringProtocol {
     /// and a "prepend" mark such as U+0600 joins the character after it into one: as
     /// `Character`s, `"x\u{600}.gz"` does not end with `".gz"`.
     public func endsWithBytes(of suffix: some StringProtocol) -> Bool { utf8.reversed().starts(with: suffix.utf8.reversed()) }
+
+    /// The text without `suffix`, an ASCII extension such as `".tar.gz"`, matched by bytes and
+    /// without regard to ASCII case (`A.ZIP` ends with `.zip`); `nil` if the text does not end
+    /// with it. By bytes, as the file system names files: as `Character`s a mark such as U+0600
+    /// would join the suffix's first character to the one before it.
+    public func droppingASCIISuffix(_ suffix: String) -> Substring? {
+        let text = Substring(self)
+        guard text.utf8.count >= suffix.utf8.count else { return nil }
+        let tail = text.utf8.suffix(suffix.utf8.count)
+        guard tail.elementsEqual(suffix.utf8, by: { Self.asciiLowercased($0) == Self.asciiLowercased($1) }) else { return nil }
+        // An ASCII suffix starts on a scalar boundary: no UTF-8 sequence ends in an ASCII byte.
+        return Substring(text.utf8.dropLast(suffix.utf8.count))
+    }
+
+    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+    }
 }

@@ -32,8 +32,8 @@ struct FinalizerStages {
 
     /// Where `--extract` writes when `--extract-to` is not given: the file's name without its archive extension.
     static func defaultExtractionFolder(for dest: String) -> String {
-        for suffix in [".tar.gz", ".tgz", ".zip", ".tar", ".gz"] where dest.lowercased().hasSuffix(suffix) && dest.count > suffix.count {
-            return String(dest.dropLast(suffix.count))
+        for suffix in [".tar.gz", ".tgz", ".zip", ".tar", ".gz"] {
+            if let base = dest.droppingASCIISuffix(suffix), !base.isEmpty { return String(base) }
         }
         return dest + ".d"
     }

@@ -35,4 +35,13 @@ struct OriginNamingTests {
         #expect(names.take("/out/x.bin", for: 2) == 1)
         #expect(names.take("/out/y.bin", for: 2) == nil)
     }
+
+    @Test("--extract's default folder is the file's name without its archive extension, cut by bytes")
+    func defaultExtractionFolder() {
+        #expect(FinalizerStages.defaultExtractionFolder(for: "dir/data.TGZ") == "dir/data")
+        #expect(FinalizerStages.defaultExtractionFolder(for: "a.tar.gz") == "a")
+        #expect(FinalizerStages.defaultExtractionFolder(for: "x\u{600}.zip").sameBytes(as: "x\u{600}"))
+        #expect(FinalizerStages.defaultExtractionFolder(for: ".zip") == ".zip.d")
+        #expect(FinalizerStages.defaultExtractionFolder(for: "notes.txt") == "notes.txt.d")
+    }
 }
