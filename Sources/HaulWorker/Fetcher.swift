@@ -90,14 +90,9 @@ struct SegmentRun {
         } catch let stop as TransferStopped {
             stream.release()
             Log.info("transfer \(stop.state.rawValue), segment released", fields)
-        } catch let error as HaulError where error.code == .originChanged {
+        } catch let error as HaulError where StartingOver.applies(to: error) {
             stream.abandon()
-            StartingOver.originChanged(
-                by: .segment(segment), after: error, database: database, workerID: shared.config.workerID, fields: fields)
-        } catch let error as HaulError where StartingOver.isLostDownload(error) {
-            stream.abandon()
-            StartingOver.downloadLost(
-                by: .segment(segment), after: error, database: database, workerID: shared.config.workerID, fields: fields)
+            StartingOver.report(error, by: .segment(segment), database: database, workerID: shared.config.workerID, fields: fields)
         } catch let error as HaulError where error.code == .interrupted && shared.isStopping() {
             stream.release()
         } catch let error as HaulError {

@@ -30,8 +30,8 @@ struct Finalizer: LaneRole {
             Log.warning("finalizing lease lost; stopped before publishing", fields)
         } catch let error as HaulError where error.code == .partsMissing {
             Log.warning("part files are missing from storage; their segments are fetched again", fields + [("error", error.description)])
-        } catch let error as HaulError where StartingOver.isLostDownload(error) {
-            StartingOver.downloadLost(by: .finalizer(claim), after: error, database: database, workerID: config.workerID, fields: fields)
+        } catch let error as HaulError where StartingOver.applies(to: error) {
+            StartingOver.report(error, by: .finalizer(claim), database: database, workerID: config.workerID, fields: fields)
         } catch let error as HaulError where error.code == .checksumMismatch {
             database.bestEffort("record the checksum failure") { conn in try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description) }
             Log.error("checksum mismatch", fields + [("error", error.description)])

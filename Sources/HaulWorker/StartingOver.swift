@@ -5,30 +5,25 @@ import HaulQueue
 /// (`TransferLeases.originChanged`, `downloadLost`); the segment or finalizer that finds so
 /// reports it here and logs what came of it.
 enum StartingOver {
-    /// Whether `error` says the bytes downloaded so far are gone from storage: the partial
-    /// file, the S3 multipart upload, or the object a single `PutObject` stored.
-    static func isLostDownload(_ error: HaulError) -> Bool {
-        error.code == .partialMissing || error.code == .s3NoUpload || error.code == .s3UploadLost
+    /// Whether `error` means the transfer must start over: the origin's file changed, or the
+    /// bytes downloaded so far are gone from storage (the partial file, the S3 multipart
+    /// upload, or the object a single `PutObject` stored).
+    static func applies(to error: HaulError) -> Bool {
+        [.originChanged, .partialMissing, .s3NoUpload, .s3UploadLost].contains(error.code)
     }
 
-    /// Reports that the transfer `reporter` works on lost its downloaded bytes (`error`).
-    static func downloadLost(
-        by reporter: TransferLeases.Reporter, after error: HaulError, database: ResilientConnection, workerID: String, fields: [(String, String)]
+    /// Reports `error` (one that `applies`) for the transfer `reporter` works on, and logs what came of it.
+    static func report(
+        _ error: HaulError, by reporter: TransferLeases.Reporter, database: ResilientConnection, workerID: String, fields: [(String, String)]
     ) {
+        let originChanged = error.code == .originChanged
         let outcome = try? database.run(patient: true) { conn in
-            try TransferLeases(conn, workerID: workerID).downloadLost(by: reporter, code: error.code, reason: error.message)
+            let leases = TransferLeases(conn, workerID: workerID)
+            return try originChanged
+                ? leases.originChanged(by: reporter, reason: error.message)
+                : leases.downloadLost(by: reporter, code: error.code, reason: error.message)
         }
-        log(outcome, cause: "downloaded bytes gone", error: error, fields: fields)
-    }
-
-    /// Reports that the origin's file changed under the download `reporter` works on.
-    static func originChanged(
-        by reporter: TransferLeases.Reporter, after error: HaulError, database: ResilientConnection, workerID: String, fields: [(String, String)]
-    ) {
-        let outcome = try? database.run(patient: true) { conn in
-            try TransferLeases(conn, workerID: workerID).originChanged(by: reporter, reason: error.message)
-        }
-        log(outcome, cause: "origin changed", error: error, fields: fields)
+        log(outcome, cause: originChanged ? "origin changed" : "downloaded bytes gone", error: error, fields: fields)
     }
 
     /// One line on what the report did (`nil`: the database could not be told; the lease runs
