@@ -42,6 +42,8 @@ struct ObjectFinalizer {
         let size = claim.info.size ?? 0
         let bucket = store.location.bucket
         try keeper.renew()
+        // The object's HEAD when a check below has asked for it already.
+        var head: S3Client.ObjectHead?
         if parts.isEmpty {
             try store.client.putObject(bucket: bucket, key: key, fd: -1, length: 0)
         } else if let uploadID = claim.info.objectUploadID {
@@ -57,23 +59,23 @@ struct ObjectFinalizer {
                 // then the object's ETag is the one these parts make, which one put there by
                 // anybody else (even of the same size) does not have. Otherwise the parts are
                 // gone and the transfer starts over.
-                guard let stored = try store.client.objectHead(bucket: bucket, key: key)?.etag, ObjectETag.matches(stored, parts: recorded.map(\.etag))
-                else { throw error }
+                head = try store.client.objectHead(bucket: bucket, key: key)
+                guard let stored = head?.etag, ObjectETag.matches(stored, parts: recorded.map(\.etag)) else { throw error }
             }
             try database.run(patient: true) { conn in try leases(conn).forgetObjectUpload(claim) }
         } else {
             // One PutObject stored it (a file of one part): the object must still be the one it
             // stored, by its ETag (unless the store sent none), not one put there by anybody else since.
-            let head = try store.client.objectHead(bucket: bucket, key: key)
-            let recordedETag = parts.first?.etag.flatMap { $0.isEmpty ? nil : $0 }
-            let itsOwn = recordedETag.map { recorded in head?.etag.map { ObjectETag.same($0, recorded) } ?? false } ?? true
-            guard let head, itsOwn, head.size == size else {
+            head = try store.client.objectHead(bucket: bucket, key: key)
+            let recorded = parts.first?.etag ?? ""
+            let itsOwn = recorded.isEmpty || head?.etag.map { ObjectETag.same($0, recorded) } == true
+            guard head != nil, itsOwn else {
                 throw HaulError(
                     .s3UploadLost, "the object s3://\(bucket)/\(key) this transfer stored is gone or was replaced",
                     hint: "it starts over; or run 'haul retry \(claim.info.id)'", transient: true)
             }
         }
-        let stored = try store.client.objectSize(bucket: bucket, key: key)
+        let stored = try (head ?? store.client.objectHead(bucket: bucket, key: key))?.size
         guard stored == size else {
             throw HaulError(
                 .sizeMismatch, "s3://\(bucket)/\(key) holds \(stored.map(String.init) ?? "no") bytes but the origin announced \(size)",
