@@ -38,8 +38,12 @@ start_postgres() {
     runuser -u postgres -- "$bin/initdb" -D "$work/pg" -U postgres --auth=trust -E UTF8 --no-instructions >"$work/initdb.log"
   fi
   mkdir -p "$work/pgsock" && chown postgres: "$work/pgsock"
+  # A throw-away server: no fsync, and no autovacuum. Every test makes a database of its own, so
+  # a suite leaves hundreds, and the autovacuum launcher then forks a worker into one of them
+  # every ~0.1 s for the rest of the run (about a tenth of two cores). Tests that need planner
+  # statistics run ANALYZE themselves.
   runuser -u postgres -- "$bin/pg_ctl" -D "$work/pg" -l "$work/pg/server.log" -w -t 60 \
-    -o "-p $pgport -k $work/pgsock -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off" start >/dev/null
+    -o "-p $pgport -k $work/pgsock -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c autovacuum=off" start >/dev/null
 }
 
 make_tls() {
