@@ -7,6 +7,9 @@
    built with; this is the same prototype with the LP64 types spelled out. */
 extern int syncfs(int fd);
 extern ssize_t copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len, unsigned int flags);
+/* Extended attributes (fsetxattr, lgetxattr): the source mark of a published file. Swift's Glibc
+   module does not include this header. */
+#include <sys/xattr.h>
 /* openat2(2) (Linux 5.6) has no glibc wrapper before 2.40: the raw system call, with its own copy of
    struct open_how so that no kernel header is needed. Returns the descriptor, or -1 with errno set
    (ENOSYS on an older kernel). */

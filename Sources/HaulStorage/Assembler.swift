@@ -96,11 +96,13 @@ public enum Assembler {
         return digester.finish()
     }
 
-    /// Renames the finished file at `source` to its destination and syncs the folder, atomically
-    /// replacing any earlier version. Removes the generation's parts afterwards. A symlink planted
-    /// where `source` should be is refused, never published.
-    public static func publish(_ source: String, as files: TransferFiles, generation: Int) throws {
+    /// Marks the finished file at `source` as downloaded from `url` (`SourceMark`), renames it to
+    /// its destination and syncs the folder, atomically replacing any earlier version. Removes the
+    /// generation's parts afterwards. A symlink planted where `source` should be is refused, never
+    /// published.
+    public static func publish(_ source: String, from url: String, as files: TransferFiles, generation: Int) throws {
         let fd = try files.root.openFile(source, O_RDONLY, doing: "publish")
+        SourceMark.write(fd, url: url)
         fsync(fd)
         close(fd)
         guard rename(source, files.destination) == 0 else { throw Errno.storageError(errno, "rename \(source) to \(files.destination)") }

@@ -23,7 +23,7 @@ struct FileBatchStorage: BatchStorage {
     }
 
     func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> PartialFile {
-        try PartialFile(root: root, relative: plan.dest, generation: claim.generation)
+        try PartialFile(root: root, relative: plan.dest, generation: claim.generation, url: claim.info.url)
     }
 
     /// Publishes the files the batch fetched whole: syncs them, checks that their leases are
@@ -71,13 +71,16 @@ struct FileBatchStorage: BatchStorage {
 final class PartialFile: WholeFileSink {
     let files: TransferFiles
     let generation: Int
+    /// The URL the file is downloaded from, marked on it once whole (`SourceMark`).
+    let url: String
     /// The partial file's path.
     let path: String
     private var descriptor: Int32
 
-    init(root: OpenedRoot, relative: String, generation: Int) throws {
+    init(root: OpenedRoot, relative: String, generation: Int, url: String) throws {
         files = try TransferFiles(root: root, relative: relative)
         self.generation = generation
+        self.url = url
         path = files.partial(generation: generation)
         guard let locked = try root.openLocked(path, O_WRONLY | O_CREAT, doing: "create") else { throw files.busy }
         descriptor = locked
@@ -97,9 +100,11 @@ final class PartialFile: WholeFileSink {
         }
     }
 
-    /// Nothing to do: the file stays open, holding its lock, until it is published (the batch
-    /// syncs them all at once).
-    func complete() {}
+    /// Marks the file as downloaded from its URL (before the batch syncs them all at once); it
+    /// stays open, holding its lock, until it is published.
+    func complete() {
+        SourceMark.write(descriptor, url: url)
+    }
 
     /// Renames the synced file into place (replacing an earlier version atomically), removes what
     /// earlier attempts of this transfer may have left, and closes it (a file that could not be

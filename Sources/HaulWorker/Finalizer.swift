@@ -119,7 +119,7 @@ struct Finalizer: LaneRole {
         try keepAlive.renew()
         let marked = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).markPublishing(claim) }
         guard marked else { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
-        try Assembler.publish(source, as: files, generation: claim.generation)
+        try Assembler.publish(source, from: claim.info.url, as: files, generation: claim.generation)
         shared.heldPartials(for: claim.info)?.release(source)
         return digest
     }

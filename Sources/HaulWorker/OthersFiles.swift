@@ -1,17 +1,20 @@
 import Foundation
 import HaulCore
 import HaulQueue
+import HaulStorage
 
 /// A fleet transfer the origin names must not replace a file on the storage that no earlier
 /// transfer of its URL wrote: another URL's file the origin names alike (`a/x.iso`, then
-/// `b/x.iso`), or one put there by hand. The planner asks before anything is written; the
-/// finalizer asks again before it publishes, because a transfer that failed and is retried keeps
-/// its name while others may write that name meanwhile.
+/// `b/x.iso`), or one put there by hand. Which URL wrote a file is read from the file's own mark
+/// (`SourceMark`, on a POSIX root), else from the transfer history. The planner asks before
+/// anything is written; the finalizer asks again before it publishes, because a transfer that
+/// failed and is retried keeps its name while others may write that name meanwhile.
 enum OthersFiles {
     /// - Throws: `destination-exists` when something is at `dest` that an earlier done transfer of
     ///   `claim`'s URL did not write; the file stays as it was.
     static func refuse(_ dest: String, of claim: TransferLeases.Claim, config: WorkerConfig, database: ResilientConnection) throws {
         guard try exists(dest, config: config) else { return }
+        if config.objectStore == nil, SourceMark.says(config.storage.path + "/" + dest, cameFrom: claim.info.url) { return }
         let replaceable = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).urlWroteBefore(dest, of: claim) }
         guard !replaceable else { return }
         throw HaulError(

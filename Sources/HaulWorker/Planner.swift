@@ -178,7 +178,9 @@ struct Planner: LaneRole {
                     .destinationBusy, "'\(storage.path)/\(dest)' is the file transfer \(holder) saves too: the origin names both alike",
                     hint: "give each URL its own -o FILE, or get them one at a time")
             }
-            if info.options.keepExisting == true, !(info.options.replaceable ?? []).contains(where: { $0.sameBytes(as: dest) }) { try refuseExisting(dest, storage: storage) }
+            if info.options.keepExisting == true, !(info.options.replaceable ?? []).contains(where: { $0.sameBytes(as: dest) }) {
+                try refuseExisting(dest, of: info.url, storage: storage)
+            }
         }
         let host = info.host
         let etag = head.etag
@@ -207,12 +209,14 @@ struct Planner: LaneRole {
     }
 
     /// `haul get` without `--force`: a name that came from the origin must not replace a file
-    /// that is there already, unless an earlier get of the same URL saved it (`replaceable`).
-    static func refuseExisting(_ dest: String, storage: StorageRoot) throws {
+    /// that is there already, unless an earlier get of the same URL saved it (`replaceable`, or
+    /// the file's `SourceMark` says `url`).
+    static func refuseExisting(_ dest: String, of url: String, storage: StorageRoot) throws {
+        let path = storage.path + "/" + dest
         var attributes = stat()
-        guard lstat(storage.path + "/" + dest, &attributes) == 0 else { return }
+        guard lstat(path, &attributes) == 0, !SourceMark.says(path, cameFrom: url) else { return }
         throw HaulError(
-            .destinationExists, "'\(storage.path)/\(dest)' already exists; haul did not write it and leaves it alone",
+            .destinationExists, "'\(path)' already exists and haul did not download it from this URL; haul leaves it alone",
             hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
     }
 

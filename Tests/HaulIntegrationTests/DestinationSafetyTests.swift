@@ -59,7 +59,7 @@ struct DestinationSafetyTests {
         let mine = Data("my own notes\n".utf8)
         try mine.write(to: URL(fileURLWithPath: work + "/other.bin"))
         let refused = try Run.haul(["get", Harness.origin + other.path], database: database.url, directory: work)
-        #expect(refused.status == 2 && refused.stderr.contains("haul did not write it"), "\(refused.stderr)")
+        #expect(refused.status == 2 && refused.stderr.contains("haul did not download it from this URL"), "\(refused.stderr)")
         #expect(contents(work + "/other.bin") == mine)
     }
 

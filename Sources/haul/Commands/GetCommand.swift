@@ -133,10 +133,10 @@ enum GetCommand: Command {
                     ids.append(earlier)
                 } else {
                     if dest != nil, !force, FileManager.default.fileExists(atPath: localTarget),
-                        !(try store.finishedGet(url: request.url, localTarget: localTarget))
+                        !SourceMark.says(localTarget, cameFrom: request.url), !(try store.finishedGet(url: request.url, localTarget: localTarget))
                     {
                         throw HaulError(
-                            .destinationExists, "'\(localTarget)' already exists; haul did not write it and leaves it alone",
+                            .destinationExists, "'\(localTarget)' already exists and haul did not download it from this URL; haul leaves it alone",
                             hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
                     }
                     request.owner = config.workerID

@@ -1,0 +1,47 @@
+import CLinux
+import Foundation
+import HaulCore
+
+/// Which URL a published file was downloaded from, kept on the file itself: an extended
+/// attribute, `user.haul.source`, holding the SHA-256 of the URL (never the URL, which may carry
+/// credentials or a signed token).
+///
+/// The transfer history says the same while it lasts, but `haul prune` and the retention delete
+/// it. With the mark, a `haul get` run again, or a re-mirror of a URL the origin names, still
+/// knows the file as its own older copy and replaces it, where the history alone would call it
+/// a stranger's and refuse. A file system without user extended attributes (NFSv3, some FUSE
+/// mounts) keeps no mark, and the history alone decides, as before.
+///
+/// A mark is honoured only on a regular file that is not a symlink, and only for its own URL: it
+/// lets Haul replace what it wrote, never what it did not. Setting it needs write permission on
+/// the file, which is enough to destroy the file anyway.
+public enum SourceMark {
+    /// The attribute's name.
+    static let attribute = "user.haul.source"
+
+    /// What the attribute holds for `url`: its SHA-256, in hex.
+    static func value(for url: String) -> String {
+        let digester = Digester(.sha256)
+        var bytes = Array(url.utf8)
+        bytes.withUnsafeMutableBytes { digester.update(UnsafeRawBufferPointer($0)) }
+        return digester.finish().hex
+    }
+
+    /// Marks the open file `fd` as downloaded from `url`. A file system that keeps no such
+    /// attributes is not an error: the mark is a help, the history remains.
+    public static func write(_ fd: Int32, url: String) {
+        let value = Array(value(for: url).utf8)
+        _ = value.withUnsafeBytes { fsetxattr(fd, attribute, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// Whether the regular file at `path` (a symlink is not followed, and never counts) carries
+    /// the mark of `url`.
+    public static func says(_ path: String, cameFrom url: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        let expected = Array(value(for: url).utf8)
+        var found = [UInt8](repeating: 0, count: expected.count + 1)
+        let count = found.withUnsafeMutableBytes { lgetxattr(path, attribute, $0.baseAddress, $0.count) }
+        return count == expected.count && Array(found.prefix(count)) == expected
+    }
+}
