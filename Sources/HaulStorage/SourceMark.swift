@@ -22,8 +22,7 @@ public enum SourceMark {
     /// What the attribute holds for `url`: its SHA-256, in hex.
     static func value(for url: String) -> String {
         let digester = Digester(.sha256)
-        var bytes = Array(url.utf8)
-        bytes.withUnsafeMutableBytes { digester.update(UnsafeRawBufferPointer($0)) }
+        Array(url.utf8).withUnsafeBytes { digester.update($0) }
         return digester.finish().hex
     }
 
