@@ -73,8 +73,9 @@ struct Planner: LaneRole {
                         return
                     }
                     let plan = try ObjectPlanning.fit(
-                        Self.plan(outcome, head: head, info: info, storage: config.storage, limits: limits, names: shared.originNames), info: info,
-                        store: config.objectStore)
+                        Self.plan(
+                            outcome, head: head, info: info, storage: config.storage, store: config.objectStore, limits: limits,
+                            names: shared.originNames), info: info, store: config.objectStore)
                     let written = try record(plan, of: claim, keepFirst: true)
                     result = written
                     switch written {
@@ -166,9 +167,11 @@ struct Planner: LaneRole {
     /// Turns a probe's outcome into segment ranges and a destination, within `limits` (a file
     /// too large is refused, segments grow to stay under the cap). Pure apart from naming: a
     /// name the origin gives a get's file is taken in `names` (refused when another transfer of
-    /// this process saves that file), and refused when the get keeps existing files and one is there.
+    /// this process saves that file), and refused when the get keeps existing files and one is
+    /// there (on S3 storage, `store`, an object at its key).
     static func plan(
-        _ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, limits: PlanLimits, names: OriginNames
+        _ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, store: ObjectStore?, limits: PlanLimits,
+        names: OriginNames
     ) throws -> TransferLeases.Plan {
         let dest = try info.dest ?? name(head: head, url: info.url)
         if info.dest == nil {
@@ -179,7 +182,7 @@ struct Planner: LaneRole {
                     hint: "give each URL its own -o FILE, or get them one at a time")
             }
             if info.options.keepExisting == true, !(info.options.replaceable ?? []).contains(where: { $0.sameBytes(as: dest) }) {
-                try refuseExisting(dest, of: info.url, storage: storage)
+                try refuseExisting(dest, of: info.url, storage: storage, store: store)
             }
         }
         let host = info.host
@@ -211,12 +214,20 @@ struct Planner: LaneRole {
     /// `haul get` without `--force`: a name that came from the origin must not replace a file
     /// that is there already, unless an earlier get of the same URL saved it (`replaceable`, or
     /// the file's `SourceMark` says `url`).
-    static func refuseExisting(_ dest: String, of url: String, storage: StorageRoot) throws {
-        let path = storage.path + "/" + dest
-        var attributes = stat()
-        guard lstat(path, &attributes) == 0, !SourceMark.says(path, cameFrom: url) else { return }
+    /// On S3 storage (`store`) the object at the key is looked up instead (`HeadObject`).
+    static func refuseExisting(_ dest: String, of url: String, storage: StorageRoot, store: ObjectStore?) throws {
+        let target: String
+        if let store {
+            let key = try store.key(for: dest)
+            guard try store.client.objectSize(bucket: store.location.bucket, key: key) != nil else { return }
+            target = "s3://\(store.location.bucket)/\(key)"
+        } else {
+            target = storage.path + "/" + dest
+            var attributes = stat()
+            guard lstat(target, &attributes) == 0, !SourceMark.says(target, cameFrom: url) else { return }
+        }
         throw HaulError(
-            .destinationExists, "'\(path)' already exists and haul did not download it from this URL; haul leaves it alone",
+            .destinationExists, "'\(target)' already exists and haul did not download it from this URL; haul leaves it alone",
             hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
     }
 

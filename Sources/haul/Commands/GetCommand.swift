@@ -23,7 +23,8 @@ enum GetCommand: Command {
                                 from Content-Disposition or the URL like curl -OJ);
                                 - writes the file to standard output; s3://BUCKET/KEY stores
                                 an object (see README)
-          --force               overwrite a file haul did not write (refused otherwise)
+          --force               overwrite a file (or s3:// object) haul did not write
+                                (refused otherwise)
           -N, --timestamping    download only when the origin's copy is newer than the file
                                 already there (its recorded validators, else its mtime, as
                                 wget -N); a newer copy replaces it
@@ -132,7 +133,7 @@ enum GetCommand: Command {
                     }
                     ids.append(earlier)
                 } else {
-                    if dest != nil, !force, FileManager.default.fileExists(atPath: localTarget),
+                    if let dest, !force, try Self.somethingAt(localTarget, object: object, dest: dest),
                         !SourceMark.says(localTarget, cameFrom: request.url), !(try store.finishedGet(url: request.url, localTarget: localTarget))
                     {
                         throw HaulError(
@@ -153,6 +154,13 @@ enum GetCommand: Command {
             ids, connection: session.connection, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
         if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
         return status
+    }
+
+    /// Whether a file is at `localTarget`, or, for `-o s3://BUCKET/KEY`, an object at the key
+    /// (`HeadObject`; a failed lookup throws rather than answer no).
+    static func somethingAt(_ localTarget: String, object: ObjectTarget?, dest: String) throws -> Bool {
+        guard let store = object?.store else { return FileManager.default.fileExists(atPath: localTarget) }
+        return try store.client.objectSize(bucket: store.location.bucket, key: store.key(for: dest)) != nil
     }
 
     /// The name `-N` compares with when `-o` names no file: the URL's last path segment, as

@@ -33,6 +33,30 @@ struct S3GetTests {
         #expect(try database.scalar("SELECT count(*) FROM transfers WHERE object_upload_id IS NOT NULL") == "0")
     }
 
+    @Test("haul get -o s3:// keeps an object it did not write (named by the key or by the origin): exit 2; --force replaces it; its own it fetches again")
+    func keepsOthersObjects() throws {
+        let bucket = try S3Bucket("keep")
+        let database = try TestDatabase()
+        let small = try Origin.file("s3/keep-\(UUID().uuidString.prefix(6))/notes.bin", size: 100_003)
+        let big = try Origin.file("s3/keep-\(UUID().uuidString.prefix(6))/image.bin", size: 7 * Self.mib)
+        let mine = Origin.sha256(Data("my own notes\n".utf8))
+        let cases = [(small, "k/named.bin", "s3://\(bucket.name)/k/named.bin"), (big, "k/image.bin", "s3://\(bucket.name)/k/")]
+        for (file, key, output) in cases {
+            try bucket.put(key, "my own notes\n")
+            let refused = try Run.haul(["get", "-q", Harness.origin + file.path, "-o", output], database: database.url, environment: S3Bucket.environment)
+            #expect(refused.status == 2, "\(output): \(refused.stderr)")
+            #expect(refused.stderr.contains("'s3://\(bucket.name)/\(key)' already exists") && refused.stderr.contains("--force"), "\(refused.stderr)")
+            #expect(try bucket.object(key)?.sha256 == mine, "\(output): the object is left as it was")
+            let forced = try Run.haul(
+                ["get", "-q", Harness.origin + file.path, "-o", output, "--force"], database: database.url, environment: S3Bucket.environment)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(try bucket.object(key)?.sha256 == file.sha256)
+            let again = try Run.haul(["get", "-q", Harness.origin + file.path, "-o", output], database: database.url, environment: S3Bucket.environment)
+            #expect(again.status == 0, "\(output): what haul wrote it may fetch again: \(again.stderr)")
+        }
+        #expect(try bucket.openUploads().isEmpty)
+    }
+
     @Test("a file below the part minimum with a wrong sha256 is refused by the store itself: no object ever appears")
     func wrongChecksumSmall() throws {
         let bucket = try S3Bucket("sumsmall")
