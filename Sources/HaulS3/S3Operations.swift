@@ -109,6 +109,13 @@ extension S3Client {
         _ = try perform(S3Request("DELETE", config: config, bucket: bucket, key: key), doing: "delete s3://\(bucket)/\(key)", bucket: bucket)
     }
 
+    /// The first key under `prefix` (`ListObjectsV2`, one key asked for), `nil` when none is there.
+    public func firstKey(bucket: String, prefix: String) throws -> String? {
+        let request = S3Request("GET", config: config, bucket: bucket, query: [("list-type", "2"), ("max-keys", "1"), ("prefix", prefix)])
+        let response = try perform(request, doing: "list the objects in s3://\(bucket)/\(prefix)", bucket: bucket)
+        return S3XML.blocks("Contents", in: String(decoding: response.body, as: UTF8.self)).first.flatMap { S3XML.value("Key", in: $0) }
+    }
+
     /// The multipart uploads open under `prefix`, every page.
     public func listUploads(bucket: String, prefix: String) throws -> [S3XML.Upload] {
         var all: [S3XML.Upload] = []

@@ -28,6 +28,7 @@ struct ObjectExtraction {
         let transfer = claim.info.id
         let earlier = try removeRecorded(claim, shouldCancel: shouldCancel)
         if earlier > 0 { Log.info("removed the objects of an earlier extraction", [("transfer", String(transfer)), ("objects", String(earlier))]) }
+        try refuseOthers(under: folder, dest: dest)
         let work = scratch + "/extract-\(transfer)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
@@ -56,6 +57,19 @@ struct ObjectExtraction {
                 ("archive", reading == .streamed ? "streamed" : "spooled"),
             ])
         return summary.files
+    }
+
+    /// Refuses a prefix that holds objects already (once the transfer's own earlier ones are
+    /// gone): as a POSIX destination must be missing or empty, an extraction never replaces or
+    /// mixes with objects it did not write.
+    private func refuseOthers(under folder: String, dest: String) throws {
+        let prefix = store.location.key(for: folder)
+        let slashed = prefix.isEmpty || prefix.endsWithSlash ? prefix : prefix + "/"
+        guard let key = try store.client.firstKey(bucket: store.location.bucket, prefix: slashed) else { return }
+        throw HaulError(
+            .destinationNotEmpty,
+            "extracting \(dest) into \(folder) was refused: the destination 's3://\(store.location.bucket)/\(slashed)' already holds objects (\(key))",
+            hint: "choose a new --extract-to prefix, or remove the objects under it")
     }
 
     /// Deletes every object recorded for the transfer (aborting an upload left open), then

@@ -35,6 +35,33 @@ struct S3ExtractTests {
             environment: S3Bucket.environment)
     }
 
+    @Test(
+        "an extract-to prefix holding objects another wrote is refused (destination-not-empty) and nothing is replaced; the same URL into another prefix is a transfer of its own and extracts"
+    )
+    func occupiedPrefix() throws {
+        let bucket = try S3Bucket("xfull")
+        let database = try TestDatabase()
+        let folder = "s3xfull-" + UUID().uuidString.prefix(8)
+        let sums = try Self.archives(
+            folder,
+            """
+            with tarfile.open(os.path.join(folder, 'set.tar.gz'), 'w:gz') as t:
+                tar_add(t, 'a.txt', b'from the archive\\n')
+            print(json.dumps({'a': sha(b'from the archive\\n')}))
+            """)
+        try bucket.put("one/out/a.txt", "my own notes\n")
+        let refused = try Self.get(folder, "set.tar.gz", bucket: bucket, dest: "one/", to: "out", database: database)
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("already holds objects") && refused.stderr.contains("out"), "\(refused.stderr)")
+        #expect(try bucket.object("one/out/a.txt")?.sha256 == Origin.sha256(Data("my own notes\n".utf8)), "the stranger's object is left as it was")
+        #expect(try database.scalar("SELECT error_code FROM transfers") == "destination-not-empty")
+        // The same URL into another prefix: not the failed transfer of the first (its archive is in one/).
+        let other = try Self.get(folder, "set.tar.gz", bucket: bucket, dest: "two/", to: "out", database: database)
+        #expect(other.status == 0, "\(other.stderr)")
+        #expect(try bucket.object("two/out/a.txt")?.sha256 == sums["a"])
+        #expect(try database.scalar("SELECT count(*) FROM transfers") == "2")
+    }
+
     @Test("zip, tar.gz and gz: every file entry becomes a byte-identical object (a big one in parts), and each key is recorded")
     func formats() throws {
         let bucket = try S3Bucket("xfmt")
