@@ -9,8 +9,8 @@ extension S3Client {
     }
 
     /// Starts a multipart upload of `key`. - Returns: its upload id.
-    public func createUpload(bucket: String, key: String) throws -> String {
-        let request = S3Request("POST", config: config, bucket: bucket, key: key, query: [("uploads", "")])
+    public func createUpload(bucket: String, key: String, metadata: [String] = []) throws -> String {
+        let request = S3Request("POST", config: config, bucket: bucket, key: key, query: [("uploads", "")], headers: metadata)
         let doing = "start an upload of s3://\(bucket)/\(key)"
         let response = try perform(request, doing: doing, bucket: bucket)
         guard let id = S3XML.value("UploadId", in: String(decoding: response.body, as: UTF8.self)), !id.isEmpty else {
@@ -57,12 +57,17 @@ extension S3Client {
         public let size: Int64?
         /// Its ETag as S3 sends it (quoted), if the answer had one.
         public let etag: String?
+        /// Its user metadata (`x-amz-meta-NAME: value`), by lowercased `NAME`.
+        public let metadata: [String: String]
     }
 
-    /// Object `key`'s size and ETag, `nil` if there is none (`HeadObject`).
+    /// Object `key`'s size, ETag and user metadata, `nil` if there is none (`HeadObject`).
     public func objectHead(bucket: String, key: String) throws -> ObjectHead? {
         guard let response = try headObject(bucket: bucket, key: key) else { return nil }
-        return ObjectHead(size: response.headers["content-length"].flatMap { Int64($0) }, etag: response.headers["etag"])
+        let prefix = "x-amz-meta-"
+        let metadata = Dictionary(
+            response.headers.filter { $0.key.hasPrefix(prefix) }.map { (String($0.key.dropFirst(prefix.count)), $0.value) }, uniquingKeysWith: { a, _ in a })
+        return ObjectHead(size: response.headers["content-length"].flatMap { Int64($0) }, etag: response.headers["etag"], metadata: metadata)
     }
 
     /// The size of object `key`, `nil` if there is none (`HeadObject`).
@@ -97,9 +102,10 @@ extension S3Client {
         return total
     }
 
-    /// Puts the `length` bytes of open file `fd` as object `key` in one request (`PutObject`).
-    public func putObject(bucket: String, key: String, fd: Int32, length: Int64) throws {
-        let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: ["Content-Type: application/octet-stream"])
+    /// Puts the `length` bytes of open file `fd` as object `key` in one request (`PutObject`),
+    /// with `metadata` header lines (`x-amz-meta-NAME: value`).
+    public func putObject(bucket: String, key: String, fd: Int32, length: Int64, metadata: [String] = []) throws {
+        let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: ["Content-Type: application/octet-stream"] + metadata)
         let response = try send(request, body: .stream(ByteFeed(fd: fd), length: length))
         if let error = failure(response, doing: "put s3://\(bucket)/\(key)", bucket: bucket) { throw error }
     }

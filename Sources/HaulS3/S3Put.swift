@@ -33,9 +33,9 @@ extension S3Client {
     /// digest of the bytes, makes the store refuse a body that does not match it, so a wrong
     /// object never appears. Not retried here (the bytes are gone). - Returns: the object's ETag.
     public func putObject(
-        bucket: String, key: String, length: Int64, feed: ByteFeed, precondition: S3Precondition?, sha256: [UInt8]? = nil
+        bucket: String, key: String, length: Int64, feed: ByteFeed, precondition: S3Precondition?, sha256: [UInt8]? = nil, metadata: [String] = []
     ) throws -> String {
-        var headers = ["Content-Type: application/octet-stream"]
+        var headers = ["Content-Type: application/octet-stream"] + metadata
         if let precondition { headers.append(precondition.header) }
         if let sha256 { headers.append("x-amz-checksum-sha256: \(Data(sha256).base64EncodedString())") }
         let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: headers)
@@ -50,10 +50,12 @@ extension PartStream {
     /// Starts a `PutObject` of `key`, exactly `length` bytes, that first looks the object up and
     /// then puts only if it did not change meanwhile (see `S3Precondition`). `sha256`: the expected
     /// digest of the whole body, checked by the store.
-    public static func putObject(client: S3Client, bucket: String, key: String, length: Int64, sha256: [UInt8]? = nil) throws -> PartStream {
+    public static func putObject(
+        client: S3Client, bucket: String, key: String, length: Int64, sha256: [UInt8]? = nil, metadata: [String] = []
+    ) throws -> PartStream {
         try PartStream { feed in
             let now = try client.currentState(bucket: bucket, key: key)
-            return try client.putObject(bucket: bucket, key: key, length: length, feed: feed, precondition: now, sha256: sha256)
+            return try client.putObject(bucket: bucket, key: key, length: length, feed: feed, precondition: now, sha256: sha256, metadata: metadata)
         }
     }
 }

@@ -19,8 +19,9 @@ public enum SourceMark {
     /// The attribute's name.
     static let attribute = "user.haul.source"
 
-    /// What the attribute holds for `url`: its SHA-256, in hex.
-    static func value(for url: String) -> String {
+    /// What the mark holds for `url`: its SHA-256, in hex (on S3, the object's metadata holds
+    /// the same: `ObjectSourceMark`).
+    public static func value(for url: String) -> String {
         let digester = Digester(.sha256)
         Array(url.utf8).withUnsafeBytes { digester.update($0) }
         return digester.finish().hex

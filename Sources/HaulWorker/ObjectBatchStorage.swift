@@ -60,7 +60,8 @@ final class ObjectPut: WholeFileSink {
         key = try store.key(for: plan.dest)
         if let size = plan.size, size > 0 {
             upload = try PartStream.putObject(
-                client: store.client, bucket: store.location.bucket, key: key, length: size, sha256: ObjectPart.expectedSHA256(claim.info))
+                client: store.client, bucket: store.location.bucket, key: key, length: size, sha256: ObjectPart.expectedSHA256(claim.info),
+                metadata: ObjectSourceMark.metadata(for: claim.info.url))
         }
     }
 
@@ -81,7 +82,8 @@ final class ObjectPut: WholeFileSink {
         if let byte = heldByte {
             try withUnsafeBytes(of: byte) { bytes in try upload?.write(bytes) { true } }
         } else {
-            upload = try PartStream.putObject(client: store.client, bucket: store.location.bucket, key: key, length: 0)
+            upload = try PartStream.putObject(
+                client: store.client, bucket: store.location.bucket, key: key, length: 0, metadata: ObjectSourceMark.metadata(for: claim.info.url))
         }
     }
 

@@ -109,7 +109,8 @@ enum ObjectPart {
             ObjectPlanning.isSingleRequest(size: segment.transfer.size)
         {
             return try PartStream.putObject(
-                client: store.client, bucket: store.location.bucket, key: key, length: length, sha256: expectedSHA256(segment.transfer))
+                client: store.client, bucket: store.location.bucket, key: key, length: length, sha256: expectedSHA256(segment.transfer),
+                metadata: ObjectSourceMark.metadata(for: segment.transfer.url))
         }
         guard let uploadID = segment.transfer.objectUploadID, let length = segment.length else {
             throw HaulError(.s3NoUpload, "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
@@ -155,7 +156,7 @@ enum ObjectPlanning {
             try? store.client.abortUpload(bucket: store.location.bucket, key: claim.info.dest.flatMap { try? store.key(for: $0) } ?? key, uploadID: earlier)
         }
         guard !plan.ranges.isEmpty, plan.unknownLength || !isSingleRequest(size: plan.size) else { return true }
-        let uploadID = try store.client.createUpload(bucket: store.location.bucket, key: key)
+        let uploadID = try store.client.createUpload(bucket: store.location.bucket, key: key, metadata: ObjectSourceMark.metadata(for: claim.info.url))
         let recorded = try database.run { conn in
             try TransferLeases(conn, workerID: "").recordObjectUpload(claim, uploadID: uploadID)
         }

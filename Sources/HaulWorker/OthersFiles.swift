@@ -13,8 +13,7 @@ enum OthersFiles {
     /// - Throws: `destination-exists` when something is at `dest` that an earlier done transfer of
     ///   `claim`'s URL did not write; the file stays as it was.
     static func refuse(_ dest: String, of claim: TransferLeases.Claim, config: WorkerConfig, database: ResilientConnection) throws {
-        guard try exists(dest, config: config) else { return }
-        if config.objectStore == nil, SourceMark.says(config.storage.path + "/" + dest, cameFrom: claim.info.url) { return }
+        guard try othersAt(dest, url: claim.info.url, config: config) else { return }
         let replaceable = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).urlWroteBefore(dest, of: claim) }
         guard !replaceable else { return }
         throw HaulError(
@@ -22,11 +21,16 @@ enum OthersFiles {
             hint: "enqueue the URL again with its own --dest, or remove the file and run haul retry \(claim.info.id)")
     }
 
-    /// Whether something (a file, folder or link) is at `dest` on the worker's storage; a failed
-    /// object-store lookup throws rather than answer no.
-    private static func exists(_ dest: String, config: WorkerConfig) throws -> Bool {
-        if let store = config.objectStore { return try store.client.objectSize(bucket: store.location.bucket, key: store.key(for: dest)) != nil }
+    /// Whether something (a file, folder or link) is at `dest` on the worker's storage that does
+    /// not carry the mark of `url` (`SourceMark`, `ObjectSourceMark`); a failed object-store
+    /// lookup throws rather than answer no.
+    private static func othersAt(_ dest: String, url: String, config: WorkerConfig) throws -> Bool {
+        if let store = config.objectStore {
+            guard let head = try store.client.objectHead(bucket: store.location.bucket, key: store.key(for: dest)) else { return false }
+            return !ObjectSourceMark.says(head, cameFrom: url)
+        }
+        let path = config.storage.path + "/" + dest
         var attributes = stat()
-        return lstat(config.storage.path + "/" + dest, &attributes) == 0
+        return lstat(path, &attributes) == 0 && !SourceMark.says(path, cameFrom: url)
     }
 }

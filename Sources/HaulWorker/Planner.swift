@@ -214,12 +214,15 @@ struct Planner: LaneRole {
     /// `haul get` without `--force`: a name that came from the origin must not replace a file
     /// that is there already, unless an earlier get of the same URL saved it (`replaceable`, or
     /// the file's `SourceMark` says `url`).
-    /// On S3 storage (`store`) the object at the key is looked up instead (`HeadObject`).
+    /// On S3 storage (`store`) the object at the key is looked up instead (`HeadObject`, and its
+    /// `ObjectSourceMark`).
     static func refuseExisting(_ dest: String, of url: String, storage: StorageRoot, store: ObjectStore?) throws {
         let target: String
         if let store {
             let key = try store.key(for: dest)
-            guard try store.client.objectSize(bucket: store.location.bucket, key: key) != nil else { return }
+            guard let head = try store.client.objectHead(bucket: store.location.bucket, key: key), !ObjectSourceMark.says(head, cameFrom: url) else {
+                return
+            }
             target = "s3://\(store.location.bucket)/\(key)"
         } else {
             target = storage.path + "/" + dest

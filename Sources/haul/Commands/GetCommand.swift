@@ -133,8 +133,8 @@ enum GetCommand: Command {
                     }
                     ids.append(earlier)
                 } else {
-                    if let dest, !force, try Self.somethingAt(localTarget, object: object, dest: dest),
-                        !SourceMark.says(localTarget, cameFrom: request.url), !(try store.finishedGet(url: request.url, localTarget: localTarget))
+                    if let dest, !force, try Self.othersAt(localTarget, object: object, dest: dest, url: request.url),
+                        !(try store.finishedGet(url: request.url, localTarget: localTarget))
                     {
                         throw HaulError(
                             .destinationExists, "'\(localTarget)' already exists and haul did not download it from this URL; haul leaves it alone",
@@ -157,10 +157,14 @@ enum GetCommand: Command {
     }
 
     /// Whether a file is at `localTarget`, or, for `-o s3://BUCKET/KEY`, an object at the key
-    /// (`HeadObject`; a failed lookup throws rather than answer no).
-    static func somethingAt(_ localTarget: String, object: ObjectTarget?, dest: String) throws -> Bool {
-        guard let store = object?.store else { return FileManager.default.fileExists(atPath: localTarget) }
-        return try store.client.objectSize(bucket: store.location.bucket, key: store.key(for: dest)) != nil
+    /// (`HeadObject`; a failed lookup throws rather than answer no), that does not carry the mark
+    /// of `url` (`SourceMark`, `ObjectSourceMark`).
+    static func othersAt(_ localTarget: String, object: ObjectTarget?, dest: String, url: String) throws -> Bool {
+        guard let store = object?.store else {
+            return FileManager.default.fileExists(atPath: localTarget) && !SourceMark.says(localTarget, cameFrom: url)
+        }
+        guard let head = try store.client.objectHead(bucket: store.location.bucket, key: store.key(for: dest)) else { return false }
+        return !ObjectSourceMark.says(head, cameFrom: url)
     }
 
     /// The name `-N` compares with when `-o` names no file: the URL's last path segment, as

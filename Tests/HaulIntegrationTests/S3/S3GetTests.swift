@@ -33,7 +33,9 @@ struct S3GetTests {
         #expect(try database.scalar("SELECT count(*) FROM transfers WHERE object_upload_id IS NOT NULL") == "0")
     }
 
-    @Test("haul get -o s3:// keeps an object it did not write (named by the key or by the origin): exit 2; --force replaces it; its own it fetches again")
+    @Test(
+        "haul get -o s3:// keeps an object it did not write (named by the key or by the origin): exit 2; --force replaces it; its own it fetches again, also after haul prune"
+    )
     func keepsOthersObjects() throws {
         let bucket = try S3Bucket("keep")
         let database = try TestDatabase()
@@ -53,6 +55,10 @@ struct S3GetTests {
             #expect(try bucket.object(key)?.sha256 == file.sha256)
             let again = try Run.haul(["get", "-q", Harness.origin + file.path, "-o", output], database: database.url, environment: S3Bucket.environment)
             #expect(again.status == 0, "\(output): what haul wrote it may fetch again: \(again.stderr)")
+            // Once the history is pruned, the object's mark (x-amz-meta-haul-source) says it.
+            #expect(try Run.haul(["prune", "--older-than", "0s"], database: database.url).status == 0)
+            let pruned = try Run.haul(["get", "-q", Harness.origin + file.path, "-o", output], database: database.url, environment: S3Bucket.environment)
+            #expect(pruned.status == 0, "\(output): \(pruned.stderr)")
         }
         #expect(try bucket.openUploads().isEmpty)
     }

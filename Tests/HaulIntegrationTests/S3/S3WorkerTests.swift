@@ -38,7 +38,9 @@ struct S3WorkerTests {
         #expect(try cluster.database.scalar("SELECT count(*) FROM transfers WHERE unchanged") == "200")
     }
 
-    @Test("a transfer the origin names keeps an object another URL's transfer, or none, stored under that key")
+    @Test(
+        "a transfer the origin names keeps an object another URL's transfer, or none, stored under that key; its own URL's, also after haul prune, it replaces"
+    )
     func keepsOthersObjects() throws {
         let bucket = try S3Bucket("keep")
         let cluster = try Cluster("s3-keep")
@@ -55,6 +57,12 @@ struct S3WorkerTests {
         for id in refused { #expect(try cluster.status(id)["error_code"] as? String == "destination-exists") }
         #expect(try bucket.object("pre/kept.bin")?.sha256 == first.sha256)
         #expect(try bucket.object("pre/notes.txt")?.sha256 == Origin.sha256(Data("my own notes\n".utf8)))
+        // The history is gone; the object's own mark still says which URL stored it.
+        #expect(try cluster.haul(["prune", "--older-than", "0s"]).status == 0)
+        let newer = try Origin.file("\(folder)/a/kept.bin", size: 100_500)
+        let again = try cluster.enqueue(Harness.origin + first.path)
+        #expect(try cluster.waitFinal([again]) == ["done"])
+        #expect(try bucket.object("pre/kept.bin")?.sha256 == newer.sha256)
         #expect(try bucket.openUploads().isEmpty)
     }
 
