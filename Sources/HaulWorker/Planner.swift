@@ -212,23 +212,10 @@ struct Planner: LaneRole {
     }
 
     /// `haul get` without `--force`: a name that came from the origin must not replace a file
-    /// that is there already, unless an earlier get of the same URL saved it (`replaceable`, or
-    /// the file's `SourceMark` says `url`).
-    /// On S3 storage (`store`) the object at the key is looked up instead (`HeadObject`, and its
-    /// `ObjectSourceMark`).
+    /// (on S3 storage, `store`, an object) that is there already, unless an earlier get of the
+    /// same URL saved it: `replaceable`, or the mark `OthersFiles.at` reads.
     static func refuseExisting(_ dest: String, of url: String, storage: StorageRoot, store: ObjectStore?) throws {
-        let target: String
-        if let store {
-            let key = try store.key(for: dest)
-            guard let head = try store.client.objectHead(bucket: store.location.bucket, key: key), !ObjectSourceMark.says(head, cameFrom: url) else {
-                return
-            }
-            target = "s3://\(store.location.bucket)/\(key)"
-        } else {
-            target = storage.path + "/" + dest
-            var attributes = stat()
-            guard lstat(target, &attributes) == 0, !SourceMark.says(target, cameFrom: url) else { return }
-        }
+        guard let target = try OthersFiles.at(dest, url: url, storage: storage, store: store) else { return }
         throw HaulError(
             .destinationExists, "'\(target)' already exists and haul did not download it from this URL; haul leaves it alone",
             hint: "pass --force to overwrite it, or -o PATH to save elsewhere")

@@ -133,7 +133,7 @@ enum GetCommand: Command {
                     }
                     ids.append(earlier)
                 } else {
-                    if let dest, !force, try Self.othersAt(localTarget, object: object, dest: dest, url: request.url),
+                    if let dest, !force, try OthersFiles.at(dest, url: request.url, storage: storage, store: object?.store) != nil,
                         !(try store.finishedGet(url: request.url, localTarget: localTarget))
                     {
                         throw HaulError(
@@ -154,17 +154,6 @@ enum GetCommand: Command {
             ids, connection: session.connection, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
         if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
         return status
-    }
-
-    /// Whether a file is at `localTarget`, or, for `-o s3://BUCKET/KEY`, an object at the key
-    /// (`HeadObject`; a failed lookup throws rather than answer no), that does not carry the mark
-    /// of `url` (`SourceMark`, `ObjectSourceMark`).
-    static func othersAt(_ localTarget: String, object: ObjectTarget?, dest: String, url: String) throws -> Bool {
-        guard let store = object?.store else {
-            return FileManager.default.fileExists(atPath: localTarget) && !SourceMark.says(localTarget, cameFrom: url)
-        }
-        guard let head = try store.client.objectHead(bucket: store.location.bucket, key: store.key(for: dest)) else { return false }
-        return !ObjectSourceMark.says(head, cameFrom: url)
     }
 
     /// The name `-N` compares with when `-o` names no file: the URL's last path segment, as
