@@ -6,6 +6,23 @@ public enum ASCIIBytes {
 
     /// `A`–`Z` in lower case; every other byte unchanged.
     public static func lowercased(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte + 0x20 : byte }
+
+    /// `bytes` as lower-case hex, two digits a byte (`0a1b…`): digests and MACs. Written digit
+    /// by digit into one buffer, because a `String` per byte cost more than the SHA-256 itself.
+    public static func hex(_ bytes: some Collection<UInt8>) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            digits.withUTF8Buffer { digit in
+                var index = 0
+                for byte in bytes {
+                    buffer[index] = digit[Int(byte >> 4)]
+                    buffer[index + 1] = digit[Int(byte & 0x0F)]
+                    index += 2
+                }
+                return index
+            }
+        }
+    }
 }
 
 extension Slice where Base == UnsafeRawBufferPointer {

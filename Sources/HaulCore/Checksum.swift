@@ -110,10 +110,6 @@ public final class Digester {
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &output, &length)
-        let hex = output.prefix(Int(length)).map { byte in
-            let text = String(byte, radix: 16)
-            return byte < 16 ? "0" + text : text
-        }.joined()
-        return Checksum(algorithm: algorithm, hex: hex)
+        return Checksum(algorithm: algorithm, hex: ASCIIBytes.hex(output.prefix(Int(length))))
     }
 }

@@ -140,7 +140,7 @@ public struct DashboardAuth: Sendable {
         _ = key.withUnsafeBytes { keyBytes in
             HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(key.count), bytes, bytes.count, &digest, &length)
         }
-        return digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        return ASCIIBytes.hex(digest.prefix(Int(length)))
     }
 }
 

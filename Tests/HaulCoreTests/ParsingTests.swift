@@ -68,6 +68,15 @@ struct ParsingTests {
         }
     }
 
+    @Test("hex: two lower-case digits a byte, leading zeros kept, every byte value")
+    func hex() {
+        #expect(ASCIIBytes.hex([UInt8]()) == "")
+        #expect(ASCIIBytes.hex([0x00, 0x0f, 0x10, 0xa5, 0xff]) == "000f10a5ff")
+        let all = (0...255).map { UInt8($0) }
+        #expect(ASCIIBytes.hex(all) == all.map { String(format: "%02x", $0) }.joined())
+        #expect(ASCIIBytes.hex(all[250...]) == "fafbfcfdfeff", "a slice starts at its own first byte")
+    }
+
     @Test("backoff doubles, is capped, spreads with jitter, and yields to a longer Retry-After")
     func backoff() {
         let policy = Backoff(base: 1, cap: 60)
