@@ -2,7 +2,9 @@ import Foundation
 
 /// The rules an origin URL must pass before anything is recorded: http or https, a host, no spaces.
 public enum OriginURL {
-    /// Returns the URL unchanged if Haul can fetch it, else throws a usage error that says why.
+    /// Returns the URL without its fragment if Haul can fetch it, else throws a usage error that
+    /// says why. A fragment (`#…`) is never sent to the origin, so `URL` and `URL#part` are one
+    /// file: one transfer, one source mark, as curl and wget fetch them.
     public static func validate(_ text: String) throws -> String {
         // Redacted only for a message: a manifest validates thousands of good URLs.
         var shown: String { Redaction.url(text) }
@@ -17,7 +19,8 @@ public enum OriginURL {
         guard let host = components.host, !host.isEmpty else {
             throw HaulError.usage("'\(shown)' has no host", hint: "write it as \(scheme)://HOST/PATH")
         }
-        return text
+        // URLComponents parsed it, so its first `#` starts the fragment.
+        return text.firstIndex(of: "#").map { String(text[..<$0]) } ?? text
     }
 
     /// The last non-empty path segment, percent-decoded once, for naming a download like

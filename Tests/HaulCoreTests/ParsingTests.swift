@@ -190,6 +190,10 @@ struct SafetyTests {
     @Test("URLs, last segments and host keys")
     func urls() throws {
         #expect(try OriginURL.validate("HTTPS://Example.com:8443/a%20b.iso?x=1") == "HTTPS://Example.com:8443/a%20b.iso?x=1")
+        // The fragment never reaches the origin: dropped, so that URL and URL#part are one transfer.
+        #expect(try OriginURL.validate("https://h/pkg.whl#sha256=ab12") == "https://h/pkg.whl")
+        #expect(try OriginURL.validate("https://h/a?q=1#") == "https://h/a?q=1")
+        #expect(try OriginURL.validate("https://h/a%23b.bin") == "https://h/a%23b.bin", "an encoded # is part of the path")
         #expect(OriginURL.lastPathSegment("https://h/dir/a%20b.iso?x=1") == "a b.iso")
         #expect(OriginURL.lastPathSegment("https://h/") == nil)
         // Decoded exactly once: never `pctA.bin`, never `b.bin`.
