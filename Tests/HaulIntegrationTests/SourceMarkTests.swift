@@ -49,6 +49,22 @@ struct SourceMarkTests {
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work + "/data.bin") == "real.bin")
     }
 
+    @Test("a URL's fragment is not part of it: get of URL#part replaces the file get of URL saved, and marks it as URL's")
+    func fragment() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("mark-fragment")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let url = Harness.origin + (try Origin.file("mark/fragment/pkg.bin", size: 5000)).path
+        let first = try Run.haul(["get", "-q", url], database: database.url, directory: work)
+        #expect(first.status == 0, "\(first.stderr)")
+        let newer = try Origin.file("mark/fragment/pkg.bin", size: 6000)
+        let again = try Run.haul(["get", "-q", url + "#sha256=0f"], database: database.url, directory: work)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(Origin.sha256(file: work + "/pkg.bin") == newer.sha256)
+        #expect(try mark(work + "/pkg.bin") == sha256(of: url))
+        #expect(try database.scalar("SELECT count(*) FROM transfers WHERE url LIKE '%#%'") == "0", "no URL is recorded with its fragment")
+    }
+
     static let fleetSizes: [(size: Int, extra: [String])] = [(4000, []), (3 * 1_048_576, ["--segment-size", "1MiB"])]
 
     @Test(
