@@ -35,6 +35,21 @@ struct CommandLineTests {
         #expect(try database.scalar("SELECT count(*) FROM transfers") == "0")
     }
 
+    @Test(
+        "a negative number where a number goes is judged as that number, not taken for an unknown option",
+        arguments: [
+            (["host-limit", "set", "mirror.example", "-1"], "the limit '-1' is not a positive whole number"),
+            (["cancel", "-5"], "'-5' is not a transfer id"),
+            (["status", "-1"], "'-1' is not a transfer id"),
+        ])
+    func negativeNumbers(arguments: [String], says: String) throws {
+        let database = try TestDatabase()
+        let result = try Run.haul(arguments, database: database.url)
+        #expect(result.status == 2, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains(says) && !result.stderr.contains("unknown option"), "\(result.stderr)")
+        #expect(try database.scalar("SELECT count(*) FROM origin_hosts WHERE max_running IS NOT NULL AND host <> '*'") == "0")
+    }
+
     @Test("an unreachable database names where it was tried and what to set")
     func unreachableDatabase() throws {
         let result = try Run.haul(["list"], database: "postgresql://haul@127.0.0.1:1/nowhere")

@@ -17,7 +17,8 @@ struct Arguments {
         while index < words.count {
             let word = words[index]
             index += 1
-            if onlyPositionals || !word.hasPrefix("-") || word == "-" {
+            // A negative number (`-1`) is a value to judge, not an option nobody knows.
+            if onlyPositionals || !word.hasPrefix("-") || word == "-" || Self.isNegativeNumber(word) {
                 positionals.append(word)
                 continue
             }
@@ -46,6 +47,11 @@ struct Arguments {
                 throw HaulError.usage("unknown option '\(name)'", hint: (hint.isEmpty ? "" : hint + " ") + "see --help for the options this command takes")
             }
         }
+    }
+
+    /// `-` and digits only (`-1`, `-30`): no option is spelled so.
+    static func isNegativeNumber(_ word: String) -> Bool {
+        word.count >= 2 && word.hasPrefix("-") && word.utf8.dropFirst().allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
     /// Rewrites short flags to their long names: `-x8` → `--connections 8`, `-qv` → `--quiet --verbose`.
