@@ -5,7 +5,8 @@ extension HostLimits {
     /// and the dashboard alike. - Throws: a `usage` HaulError saying what is wrong.
     public static func parse(host text: String, limit limitText: String) throws -> (host: String, limit: Int) {
         guard let limit = Int(limitText), limit > 0 else {
-            throw HaulError.usage("the limit '\(limitText)' is not a positive whole number", hint: "give the most segments to run at once against the host, e.g. 4")
+            throw HaulError.usage(
+                "the limit '\(limitText)' is not a positive whole number", hint: "give the most segments to run at once against the host, e.g. 4")
         }
         guard limit <= Int(Int32.max) else { throw HaulError.usage("'\(limitText)' is too large a limit", hint: "at most \(Int32.max)") }
         let host = text.lowercased()
