@@ -77,6 +77,7 @@ struct GetOptionsTests {
             ["get", "-i", "no-such-list.txt"],
             ["get", "http://127.0.0.1:9/a", "not a url"],
             ["get", "http://127.0.0.1:9/a", "-o", "x.iso.haul-partial"],
+            ["get", "http://127.0.0.1:9/a", "-o", ""],
             ["enqueue", "http://127.0.0.1:9/a", "--dest", "d/x.iso.haul-parts/g0-s1-abcd"],
             ["enqueue", "http://127.0.0.1:9/a", "--dest", "d/evil\u{1b}[31mred"],
             ["get"],

@@ -57,6 +57,10 @@ enum GetCommand: Command {
         var seen = Set<ExactText>()
         let urls = try (arguments.positionals + inputURLs(arguments.value("--input-file"))).filter { seen.insert(ExactText($0)).inserted }
         guard !urls.isEmpty else { throw HaulError.usage("missing URL", hint: "haul get URL... or haul get -i FILE") }
+        if arguments.value("--output")?.isEmpty == true {
+            // An empty variable in a script (`-o "$OUT"`): never a quiet download into the current folder.
+            throw HaulError.usage("-o is empty", hint: "give a file, a folder ending in /, - for standard output, or leave -o out to save here")
+        }
         let toStandardOutput = arguments.value("--output") == "-"
         if toStandardOutput && (urls.count > 1 || arguments.has("--json")) {
             throw HaulError.usage("-o - writes one file to standard output", hint: "give one URL and no --json, or -o DIR/ for several")
@@ -200,7 +204,7 @@ enum GetCommand: Command {
     /// Splits `-o` into a storage root and a destination relative to it (`nil`: name from the origin).
     static func target(_ output: String?) throws -> (root: String, dest: String?) {
         let cwd = FileManager.default.currentDirectoryPath
-        guard let output, !output.isEmpty else { return (cwd, nil) }
+        guard let output else { return (cwd, nil) }
         let absolute = output.startsWithSlash ? output : cwd + "/" + output
         var isDirectory: ObjCBool = false
         if output.endsWithSlash || (FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) && isDirectory.boolValue) {
