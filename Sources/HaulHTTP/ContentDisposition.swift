@@ -27,7 +27,8 @@ public enum ContentDisposition {
     }
 
     /// Reduces a suggested name to one safe path component: the part after the last `/` or `\`,
-    /// without control or bidi characters (`SafeText`), not `.`/`..`, not hidden, at most 200 bytes.
+    /// without control or bidi characters (`SafeText`), not `.`/`..`, not hidden, at most 200 bytes
+    /// (a longer one is cut before its extension, so that `….tar.gz` still says what it is).
     /// Cut by scalars, not `Character`s: `/` or `.` followed by a combining mark is one `Character`
     /// that is neither (see `PathText`).
     public static func sanitize(_ name: String) -> String? {
@@ -35,8 +36,23 @@ public enum ContentDisposition {
         var cleaned = SafeText.clean(base)
         cleaned = cleaned.trimmingWhitespace()
         while cleaned.unicodeScalars.first == "." { cleaned.unicodeScalars.removeFirst() }
-        while cleaned.utf8.count > 200 { cleaned.removeLast() }
+        cleaned = shortened(cleaned, toBytes: 200)
         return cleaned.isEmpty ? nil : cleaned
+    }
+
+    /// `name` cut to at most `limit` bytes of UTF-8, by whole `Character`s, keeping its
+    /// extension (from the first `.` of a tail of at most 16 bytes, as in `.tar.gz`) where the
+    /// stem leaves room for it.
+    static func shortened(_ name: String, toBytes limit: Int) -> String {
+        guard name.utf8.count > limit else { return name }
+        let tail = name.utf8.suffix(16)
+        let dot = tail.firstIndex(of: UInt8(ascii: "."))
+        var stem = String(name[..<(dot ?? name.endIndex)])
+        let suffix = dot.map { String(name[$0...]) } ?? ""
+        if stem.isEmpty || suffix.utf8.count >= limit { stem = name }
+        let keep = stem == name ? "" : suffix
+        while !stem.isEmpty, stem.utf8.count + keep.utf8.count > limit { stem.removeLast() }
+        return stem + keep
     }
 
     private static func splitParameters(_ header: String) -> [String] {

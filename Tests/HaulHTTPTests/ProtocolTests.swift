@@ -129,6 +129,21 @@ struct ProtocolTests {
         #expect(ContentDisposition.filename("attachment; filename*=UTF-8''..%2F%CC%81passwd") == "\u{301}passwd")
     }
 
+    @Test("a name over 200 bytes is cut before its extension, by whole characters")
+    func longNames() {
+        let long = String(repeating: "c", count: 300)
+        #expect(ContentDisposition.sanitize(long + ".tar.gz") == String(repeating: "c", count: 193) + ".tar.gz")
+        #expect(ContentDisposition.sanitize(long) == String(repeating: "c", count: 200))
+        // é is two bytes: never half of one.
+        let accented = ContentDisposition.sanitize(String(repeating: "é", count: 150) + ".iso")
+        #expect(accented == String(repeating: "é", count: 98) + ".iso")
+        // No extension in the last 16 bytes: a plain cut.
+        let dotted = "v1." + String(repeating: "x", count: 250)
+        #expect(ContentDisposition.sanitize(dotted) == String(dotted.prefix(200)))
+        #expect(ContentDisposition.sanitize(String(repeating: "n", count: 200) + ".bin")?.utf8.count == 200)
+        #expect(ContentDisposition.sanitize("short.bin") == "short.bin")
+    }
+
     @Test("header lines build the final response's head")
     func headParsing() {
         var head = ResponseHead(status: 0)
