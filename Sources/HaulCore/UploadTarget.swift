@@ -13,6 +13,10 @@ public enum UploadTarget {
         guard bucket.count >= 3, !text.contains(where: { $0 == " " || $0 == "\n" }) else {
             throw HaulError.usage("'\(text)' does not name an S3 bucket and key", hint: "write it as s3://BUCKET/KEY (bucket names have 3 or more characters)")
         }
+        let path = String(text.dropFirst("s3://".count + bucket.count).drop { $0 == "/" })
+        if let problem = S3KeyRules.problem(withPath: path) {
+            throw HaulError.usage("the upload target '\(text)' names a key that \(problem)", hint: S3KeyRules.hint)
+        }
         return text
     }
 }

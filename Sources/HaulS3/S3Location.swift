@@ -15,7 +15,8 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Parses `s3://BUCKET[/PATH]`; `what` names the flag in errors. Refuses other schemes and
-    /// bucket names S3 does not allow (3 to 63 lower-case letters, digits, dots and dashes).
+    /// bucket names S3 does not allow (3 to 63 lower-case letters, digits, dots and dashes), and
+    /// keys or prefixes `S3KeyRules` calls hazardous (a `..` segment, over 1024 bytes, …).
     public init(parsing text: String, what: String) throws {
         guard text.hasPrefix("s3://") else {
             let scheme = text.range(of: "://").map { String(text[..<$0.lowerBound]) } ?? text
@@ -30,6 +31,11 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
         }
         self.bucket = bucket
         path = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
+        // A '..' would be resolved away by the HTTP client (s3://b/../other/k writes bucket
+        // 'other'); other tools would map such keys outside the prefix when they copy them out.
+        if let problem = S3KeyRules.problem(withPath: path) {
+            throw HaulError.usage("\(what) '\(text)' names a key that \(problem)", hint: S3KeyRules.hint)
+        }
     }
 
     /// A location from its parts.

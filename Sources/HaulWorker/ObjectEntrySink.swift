@@ -47,7 +47,7 @@ final class ObjectEntrySink: EntrySink, @unchecked Sendable {
             throw HaulError(
                 HaulError.Code.unsafeEntryName,
                 "refusing archive: entry '\(HaulError.printable(path))' would be the S3 key '\(HaulError.printable(key))', which \(problem)",
-                hint: "S3 keys must be at most 1024 bytes without control characters or empty, '.' or '..' segments")
+                hint: S3KeyRules.hint)
         }
         try names.claimFile(path)
         guard try journal.record(key) else { throw Self.leaseLost }

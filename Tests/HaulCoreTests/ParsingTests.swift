@@ -177,6 +177,10 @@ struct SafetyTests {
         #expect(try UploadTarget.validate("https://up.example/files") == "https://up.example/files")
         #expect(try UploadTarget.validate("s3://bucket/key/") == "s3://bucket/key/")
         #expect(throws: HaulError.self) { try UploadTarget.validate("s3://ab/key") }
+        // The HTTP client would resolve the '..' away and write another bucket's key.
+        #expect(throws: HaulError.self) { try UploadTarget.validate("s3://bucket/../other/key") }
+        #expect(throws: HaulError.self) { try UploadTarget.validate("s3://bucket/a//b") }
+        #expect(try UploadTarget.validate("s3://bucket") == "s3://bucket")
         do {
             _ = try UploadTarget.validate("gs://user:secret@bucket/key")
             Issue.record("gs:// was accepted")

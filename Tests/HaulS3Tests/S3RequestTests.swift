@@ -30,6 +30,27 @@ struct S3RequestTests {
         #expect(!S3Location.isURLLike("/tmp/a:b"))
     }
 
+    @Test(
+        "a key or prefix another tool would map outside it, or S3 cannot store, is refused as a usage error",
+        arguments: [
+            "s3://bkt/../other/k", "s3://bkt/a/./b", "s3://bkt/a//b", "s3://bkt/a/..", "s3://bkt/x\u{7}y",
+            "s3://bkt/" + String(repeating: "k", count: 1025),
+        ])
+    func hazardousKeys(text: String) {
+        #expect {
+            try S3Location(parsing: text, what: "-o")
+        } throws: { error in
+            (error as? HaulError)?.code == .usage && "\(error)".contains("names a key that")
+        }
+    }
+
+    @Test("a prefix may end in '/', and leading slashes are dropped")
+    func prefixes() throws {
+        #expect(try S3Location(parsing: "s3://bkt/a/b/", what: "-o").path == "a/b/")
+        #expect(try S3Location(parsing: "s3://bkt//double", what: "-o").path == "double")
+        #expect(try S3Location(parsing: "s3://bkt/" + String(repeating: "k", count: 1024), what: "-o").path.utf8.count == 1024)
+    }
+
     @Test("part size grows to keep within 10 000 parts and never goes below 5 MiB")
     func partSizes() {
         #expect(S3PartRules.partSize(fileSize: 100 << 20, requested: 1 << 20) == 5 << 20)
