@@ -45,14 +45,14 @@ public enum ContentDisposition {
     /// stem leaves room for it.
     static func shortened(_ name: String, toBytes limit: Int) -> String {
         guard name.utf8.count > limit else { return name }
-        let tail = name.utf8.suffix(16)
-        let dot = tail.firstIndex(of: UInt8(ascii: "."))
-        var stem = String(name[..<(dot ?? name.endIndex)])
-        let suffix = dot.map { String(name[$0...]) } ?? ""
-        if stem.isEmpty || suffix.utf8.count >= limit { stem = name }
-        let keep = stem == name ? "" : suffix
-        while !stem.isEmpty, stem.utf8.count + keep.utf8.count > limit { stem.removeLast() }
-        return stem + keep
+        var stem = name
+        var suffix = ""
+        if limit > 32, let dot = name.utf8.suffix(16).firstIndex(of: UInt8(ascii: ".")), dot != name.startIndex {
+            stem = String(name[..<dot])
+            suffix = String(name[dot...])
+        }
+        while !stem.isEmpty, stem.utf8.count + suffix.utf8.count > limit { stem.removeLast() }
+        return stem + suffix
     }
 
     private static func splitParameters(_ header: String) -> [String] {
