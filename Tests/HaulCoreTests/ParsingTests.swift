@@ -181,6 +181,8 @@ struct SafetyTests {
         #expect(throws: HaulError.self) { try UploadTarget.validate("s3://bucket/../other/key") }
         #expect(throws: HaulError.self) { try UploadTarget.validate("s3://bucket/a//b") }
         #expect(try UploadTarget.validate("s3://bucket") == "s3://bucket")
+        #expect(try UploadTarget.validate("s3://bucket/release notes.txt") == "s3://bucket/release notes.txt", "a key may hold a space")
+        #expect(throws: HaulError.self) { try UploadTarget.validate("s3://bucket/a\nb") }
         do {
             _ = try UploadTarget.validate("gs://user:secret@bucket/key")
             Issue.record("gs:// was accepted")
