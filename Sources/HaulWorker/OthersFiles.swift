@@ -21,6 +21,13 @@ public enum OthersFiles {
             hint: "enqueue the URL again with its own --dest, or remove the file and run haul retry \(claim.info.id)")
     }
 
+    /// The refusal a `haul get` without `--force` meets at `target`, what `at` found there.
+    public static func getRefusal(_ target: String) -> HaulError {
+        HaulError(
+            .destinationExists, "'\(target)' already exists and haul did not download it from this URL; haul leaves it alone",
+            hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
+    }
+
     /// What is at `dest` (beneath `storage`, or at its key on S3 storage `store`) without the mark
     /// of `url` (`SourceMark`, `ObjectSourceMark`): its path or `s3://` URL, `nil` when nothing
     /// is there or it is marked as downloaded from `url`. A symlink counts as something there.

@@ -216,9 +216,7 @@ struct Planner: LaneRole {
     /// same URL saved it: `replaceable`, or the mark `OthersFiles.at` reads.
     static func refuseExisting(_ dest: String, of url: String, storage: StorageRoot, store: ObjectStore?) throws {
         guard let target = try OthersFiles.at(dest, url: url, storage: storage, store: store) else { return }
-        throw HaulError(
-            .destinationExists, "'\(target)' already exists and haul did not download it from this URL; haul leaves it alone",
-            hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
+        throw OthersFiles.getRefusal(target)
     }
 
     /// The size of the transfer's destination file on this worker's storage, if it exists.

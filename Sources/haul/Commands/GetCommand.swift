@@ -137,12 +137,10 @@ enum GetCommand: Command {
                     }
                     ids.append(earlier)
                 } else {
-                    if let dest, !force, try OthersFiles.at(dest, url: request.url, storage: storage, store: object?.store) != nil,
+                    if let dest, !force, let target = try OthersFiles.at(dest, url: request.url, storage: storage, store: object?.store),
                         !(try store.finishedGet(url: request.url, localTarget: localTarget))
                     {
-                        throw HaulError(
-                            .destinationExists, "'\(localTarget)' already exists and haul did not download it from this URL; haul leaves it alone",
-                            hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
+                        throw OthersFiles.getRefusal(target)
                     }
                     request.owner = config.workerID
                     ids.append(try store.enqueue(request))
