@@ -7,10 +7,31 @@ public enum S3KeyRules {
     /// What a refusal tells the user to do.
     public static let hint = "S3 keys must be at most \(maximumLength) bytes without control characters or empty, '.' or '..' segments"
 
+    /// The bucket and path of `s3://BUCKET[/PATH]` (leading slashes of the path dropped), or a
+    /// usage error naming `what` (`-o`, `--storage`, …) for a bucket name S3 does not allow (3 to
+    /// 63 lower-case letters, digits, dots and dashes) or a hazardous key or prefix (`problem`).
+    /// `text` must start with `s3://`.
+    public static func split(_ text: String, what: String) throws -> (bucket: String, path: String) {
+        let rest = text.dropFirst("s3://".count)
+        let bucket = String(rest.prefix { $0 != "/" })
+        let allowed = bucket.allSatisfy { ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "." || $0 == "-" }
+        guard (3...63).contains(bucket.count), allowed, bucket.first != "-", bucket.first != "." else {
+            throw HaulError.usage(
+                "\(what) '\(text)' does not name a valid bucket", hint: "bucket names have 3 to 63 lower-case letters, digits, dots or dashes")
+        }
+        let path = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
+        // A '..' would be resolved away by the HTTP client (s3://b/../other/k writes bucket
+        // 'other'); other tools would map such keys outside the prefix when they copy them out.
+        if let problem = problem(withPath: path) {
+            throw HaulError.usage("\(what) '\(text)' names a key that \(problem)", hint: hint)
+        }
+        return (bucket, path)
+    }
+
     /// Why the key or prefix of an `s3://BUCKET/PATH` target must not be used (as `problem`),
     /// or `nil`: `path` as written after the bucket, leading slashes dropped; a trailing `/` marks
     /// a prefix, and an empty path is the bucket itself.
-    public static func problem(withPath path: String) -> String? {
+    static func problem(withPath path: String) -> String? {
         let key = path.endsWithSlash ? String(path.dropLast()) : path
         return key.isEmpty ? nil : problem(with: key)
     }

@@ -14,28 +14,14 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
         return !scheme.isEmpty && scheme.allSatisfy { $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }
     }
 
-    /// Parses `s3://BUCKET[/PATH]`; `what` names the flag in errors. Refuses other schemes and
-    /// bucket names S3 does not allow (3 to 63 lower-case letters, digits, dots and dashes), and
-    /// keys or prefixes `S3KeyRules` calls hazardous (a `..` segment, over 1024 bytes, …).
+    /// Parses `s3://BUCKET[/PATH]`; `what` names the flag in errors. Refuses other schemes, and
+    /// what `S3KeyRules.split` refuses (a bucket name S3 does not allow, a `..` segment, …).
     public init(parsing text: String, what: String) throws {
         guard text.hasPrefix("s3://") else {
             let scheme = text.range(of: "://").map { String(text[..<$0.lowerBound]) } ?? text
             throw HaulError.usage("\(what) '\(text)' has the unknown scheme '\(scheme)'", hint: "give a local path or s3://BUCKET/KEY")
         }
-        let rest = text.dropFirst("s3://".count)
-        let bucket = String(rest.prefix { $0 != "/" })
-        let allowed = bucket.allSatisfy { ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "." || $0 == "-" }
-        guard (3...63).contains(bucket.count), allowed, bucket.first != "-", bucket.first != "." else {
-            throw HaulError.usage(
-                "\(what) '\(text)' does not name a valid bucket", hint: "bucket names have 3 to 63 lower-case letters, digits, dots or dashes")
-        }
-        self.bucket = bucket
-        path = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
-        // A '..' would be resolved away by the HTTP client (s3://b/../other/k writes bucket
-        // 'other'); other tools would map such keys outside the prefix when they copy them out.
-        if let problem = S3KeyRules.problem(withPath: path) {
-            throw HaulError.usage("\(what) '\(text)' names a key that \(problem)", hint: S3KeyRules.hint)
-        }
+        (bucket, path) = try S3KeyRules.split(text, what: what)
     }
 
     /// A location from its parts.

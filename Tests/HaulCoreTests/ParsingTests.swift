@@ -180,6 +180,9 @@ struct SafetyTests {
         // The HTTP client would resolve the '..' away and write another bucket's key.
         #expect(throws: HaulError.self) { try UploadTarget.validate("s3://bucket/../other/key") }
         #expect(throws: HaulError.self) { try UploadTarget.validate("s3://bucket/a//b") }
+        // A bucket name S3 does not allow is refused at enqueue, not when the upload runs.
+        #expect(throws: HaulError.self) { try UploadTarget.validate("s3://Upper_Case/key") }
+        #expect(throws: HaulError.self) { try UploadTarget.validate("s3://a b c/key") }
         #expect(try UploadTarget.validate("s3://bucket") == "s3://bucket")
         #expect(try UploadTarget.validate("s3://bucket/release notes.txt") == "s3://bucket/release notes.txt", "a key may hold a space")
         #expect(throws: HaulError.self) { try UploadTarget.validate("s3://bucket/a\nb") }
