@@ -34,14 +34,32 @@ public enum SourceMark {
         _ = value.withUnsafeBytes { fsetxattr(fd, attribute, $0.baseAddress, $0.count, 0) }
     }
 
-    /// Whether the regular file at `path` (a symlink is not followed, and never counts) carries
-    /// the mark of `url`.
-    public static func says(_ path: String, cameFrom url: String) -> Bool {
+    /// What a file's mark says of a URL.
+    public enum Reading: Sendable, Equatable {
+        /// The file carries the URL's mark.
+        case thisURL
+        /// The file carries the mark of another URL.
+        case anotherURL
+        /// The file carries no mark, though its file system keeps them: Haul did not write it
+        /// (or an older Haul, before files were marked). A symlink or a folder reads so too.
+        case unmarked
+        /// The file system keeps no user attributes: the mark cannot tell.
+        case unsupported
+    }
+
+    /// What the mark of the regular file at `path` (a symlink is not followed, and never
+    /// counts) says of `url`.
+    public static func read(_ path: String, against url: String) -> Reading {
         var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return .unmarked }
         let expected = Array(value(for: url).utf8)
         var found = [UInt8](repeating: 0, count: expected.count + 1)
         let count = found.withUnsafeMutableBytes { lgetxattr(path, attribute, $0.baseAddress, $0.count) }
-        return count == expected.count && Array(found.prefix(count)) == expected
+        if count >= 0 { return Array(found.prefix(count)) == expected ? .thisURL : .anotherURL }
+        switch errno {
+        case ERANGE: return .anotherURL
+        case ENOTSUP: return .unsupported
+        default: return .unmarked
+        }
     }
 }

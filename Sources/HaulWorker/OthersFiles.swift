@@ -13,9 +13,8 @@ public enum OthersFiles {
     /// - Throws: `destination-exists` when something is at `dest` that an earlier done transfer of
     ///   `claim`'s URL did not write; the file stays as it was.
     static func refuse(_ dest: String, of claim: TransferLeases.Claim, config: WorkerConfig, database: ResilientConnection) throws {
-        guard try at(dest, url: claim.info.url, storage: config.storage, store: config.objectStore) != nil else { return }
-        let replaceable = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).urlWroteBefore(dest, of: claim) }
-        guard !replaceable else { return }
+        let wroteBefore = { try database.run { conn in try TransferLeases(conn, workerID: config.workerID).urlWroteBefore(dest, of: claim) } }
+        guard try at(dest, url: claim.info.url, storage: config.storage, store: config.objectStore, wroteBefore: wroteBefore) != nil else { return }
         throw HaulError(
             .destinationExists, "'\(dest)' is already on the storage and no earlier transfer of this URL wrote it; haul leaves it alone",
             hint: "enqueue the URL again with its own --dest, or remove the file and run haul retry \(claim.info.id)")
@@ -31,8 +30,11 @@ public enum OthersFiles {
     /// What is at `dest` (beneath `storage`, or at its key on S3 storage `store`) without the mark
     /// of `url` (`SourceMark`, `ObjectSourceMark`): its path or `s3://` URL, `nil` when nothing
     /// is there or it is marked as downloaded from `url`. A symlink counts as something there.
-    /// A failed object-store lookup throws rather than answer `nil`.
-    public static func at(_ dest: String, url: String, storage: StorageRoot, store: ObjectStore?) throws -> String? {
+    /// `wroteBefore` (whether the history says an earlier transfer of `url` wrote the file) is
+    /// asked only where the file system keeps no marks: where it keeps them, a file without
+    /// `url`'s mark is not that transfer's, whatever the history says (a file put in its place
+    /// since). A failed object-store lookup throws rather than answer `nil`.
+    public static func at(_ dest: String, url: String, storage: StorageRoot, store: ObjectStore?, wroteBefore: () throws -> Bool) throws -> String? {
         if let store {
             let key = try store.key(for: dest)
             guard let head = try store.client.objectHead(bucket: store.location.bucket, key: key), !ObjectSourceMark.says(head, cameFrom: url) else {
@@ -42,7 +44,11 @@ public enum OthersFiles {
         }
         let path = storage.path + "/" + dest
         var attributes = stat()
-        guard lstat(path, &attributes) == 0, !SourceMark.says(path, cameFrom: url) else { return nil }
-        return path
+        guard lstat(path, &attributes) == 0 else { return nil }
+        switch SourceMark.read(path, against: url) {
+        case .thisURL: return nil
+        case .unsupported: return try wroteBefore() ? nil : path
+        case .anotherURL, .unmarked: return path
+        }
     }
 }

@@ -181,9 +181,7 @@ struct Planner: LaneRole {
                     .destinationBusy, "'\(storage.path)/\(dest)' is the file transfer \(holder) saves too: the origin names both alike",
                     hint: "give each URL its own -o FILE, or get them one at a time")
             }
-            if info.options.keepExisting == true, !(info.options.replaceable ?? []).contains(where: { $0.sameBytes(as: dest) }) {
-                try refuseExisting(dest, of: info.url, storage: storage, store: store)
-            }
+            if info.options.keepExisting == true { try refuseExisting(dest, of: info, storage: storage, store: store) }
         }
         let host = info.host
         let etag = head.etag
@@ -213,9 +211,11 @@ struct Planner: LaneRole {
 
     /// `haul get` without `--force`: a name that came from the origin must not replace a file
     /// (on S3 storage, `store`, an object) that is there already, unless an earlier get of the
-    /// same URL saved it: `replaceable`, or the mark `OthersFiles.at` reads.
-    static func refuseExisting(_ dest: String, of url: String, storage: StorageRoot, store: ObjectStore?) throws {
-        guard let target = try OthersFiles.at(dest, url: url, storage: storage, store: store) else { return }
+    /// same URL saved it: the mark `OthersFiles.at` reads, or, where there are no marks, the
+    /// names earlier gets saved (`replaceable`).
+    static func refuseExisting(_ dest: String, of info: TransferInfo, storage: StorageRoot, store: ObjectStore?) throws {
+        let savedBefore = { (info.options.replaceable ?? []).contains { $0.sameBytes(as: dest) } }
+        guard let target = try OthersFiles.at(dest, url: info.url, storage: storage, store: store, wroteBefore: savedBefore) else { return }
         throw OthersFiles.getRefusal(target)
     }
 

@@ -292,6 +292,41 @@ struct DestinationSafetyTests {
         #expect(try cluster.database.scalar("SELECT generation FROM transfers WHERE id = \(id)") == "1", "started over")
     }
 
+    @Test(
+        "a file put where an interrupted get saves is kept by the rerun (exit 2), named by -o or by the origin; --force overwrites it, and a copy put in place of what haul saved is kept too"
+    )
+    func getRerunKeepsAFilePutThere() throws {
+        let work = Harness.temporaryDirectory("get-put")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("safety/get-put/put.bin", size: 24 * 1_048_576)
+        let mine = Data("my own notes\n".utf8)
+        for (output, saved) in [(work + "/mine.bin", work + "/mine.bin"), (work + "/", work + "/put.bin")] {
+            let database = try TestDatabase()
+            let arguments = ["get", Harness.origin + file.path, "-o", output, "--segment-size", "8MiB", "--connections", "1"]
+            let first = try Child(Harness.haulBinary, arguments + ["--limit-rate", "4M"], environment: ["DATABASE_URL": database.url])
+            let started = Harness.waitUntil(timeout: 20) { ((try? database.scalar("SELECT coalesce(sum(bytes_done), 0) FROM segments")) ?? "0") != "0" }
+            first.signal(SIGINT)
+            try #require(first.wait(timeout: 20), "the interrupted get did not exit")
+            try #require(started, "the first get wrote nothing: \(first.stderr)")
+            try mine.write(to: URL(fileURLWithPath: saved))
+
+            let again = try Run.haul(arguments, database: database.url)
+            #expect(again.status == 2 && again.stderr.contains("haul did not download it from this URL"), "\(output): \(again.stderr)")
+            #expect(contents(saved) == mine, "\(output)")
+            let forced = try Run.haul(arguments + ["--force"], database: database.url)
+            #expect(forced.status == 0, "\(output): \(forced.stderr)")
+            #expect(Origin.sha256(file: saved) == file.sha256, "\(output)")
+
+            // A copy put in place of the file haul saved carries no mark: the history of an
+            // earlier get of the URL does not make it haul's.
+            try mine.write(to: URL(fileURLWithPath: work + "/copy"))
+            try #require(rename(work + "/copy", saved) == 0)
+            let over = try Run.haul(arguments, database: database.url)
+            #expect(over.status == 2 && over.stderr.contains("haul did not download it from this URL"), "\(output): \(over.stderr)")
+            #expect(contents(saved) == mine, "\(output)")
+        }
+    }
+
     @Test("a haul get rerun after its partial file was removed starts the file over and saves it whole")
     func getRerunAfterLostPartial() throws {
         let database = try TestDatabase()

@@ -121,7 +121,17 @@ enum GetCommand: Command {
                 let localTarget = object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (request.dest ?? "")
                 request.options.localTarget = localTarget
                 if request.dest == nil, request.options.keepExisting == true { request.options.replaceable = saved[ExactText(request.url)] }
-                if let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget), !ids.contains(earlier) {
+                let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget).flatMap { ids.contains($0) ? nil : $0 }
+                // A file at the name must be this URL's, for a get that resumes as for a new one:
+                // a file put there while the get was stopped is kept as well.
+                if !force, let name = try dest ?? earlier.flatMap({ try store.status($0)?.dest }),
+                    let target = try OthersFiles.at(
+                        name, url: request.url, storage: storage, store: object?.store,
+                        wroteBefore: { try savedByGets(name, of: request, localTarget: localTarget, store: store) })
+                {
+                    throw OthersFiles.getRefusal(target)
+                }
+                if let earlier {
                     // Another transfer saving this file ran since: its bytes may be in the partial file.
                     let overwritten = try store.partialsWrittenByOthers(among: [earlier]).contains(earlier)
                     try store.revise(earlier, to: request)
@@ -137,11 +147,6 @@ enum GetCommand: Command {
                     }
                     ids.append(earlier)
                 } else {
-                    if let dest, !force, let target = try OthersFiles.at(dest, url: request.url, storage: storage, store: object?.store),
-                        !(try store.finishedGet(url: request.url, localTarget: localTarget))
-                    {
-                        throw OthersFiles.getRefusal(target)
-                    }
                     request.owner = config.workerID
                     ids.append(try store.enqueue(request))
                 }
@@ -156,6 +161,13 @@ enum GetCommand: Command {
             ids, connection: session.connection, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
         if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
         return status
+    }
+
+    /// Whether an earlier finished get of `request`'s URL saved the file `name`: the one `-o`
+    /// names (`localTarget`), or one of the names the origin gave it in this folder.
+    private static func savedByGets(_ name: String, of request: NewTransfer, localTarget: String, store: TransferStore) throws -> Bool {
+        guard request.dest == nil else { return try store.finishedGet(url: request.url, localTarget: localTarget) }
+        return (request.options.replaceable ?? []).contains { $0.sameBytes(as: name) }
     }
 
     /// The name `-N` compares with when `-o` names no file: the URL's last path segment, as
