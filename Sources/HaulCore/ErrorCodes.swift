@@ -51,6 +51,8 @@ extension HaulError.Code {
     public static let abandoned: Self = "abandoned"
     /// A download's partial file vanished from storage.
     public static let partialMissing: Self = "partial-missing"
+    /// A download's partial file was written by a download of another URL meanwhile.
+    public static let partialOverwritten: Self = "partial-overwritten"
     /// The parts layout's recorded parts leave a gap in the file.
     public static let partsGap: Self = "parts-gap"
     /// A recorded part file is shorter than its recorded length.

@@ -39,12 +39,13 @@ public struct TransferFiles: Sendable {
         "\(relativeDest).haul-parts/g\(generation)-s\(index)-\(lease.prefix(8))"
     }
 
-    /// Creates (or reuses) the partial file at its full size. Reuse keeps earlier attempts' bytes.
+    /// Creates (or reuses) the partial file at its full size, marked as downloaded from `url`
+    /// (`SourceMark`). Reuse keeps earlier attempts' bytes.
     /// The file is locked against other writers while it is sized (`PartialLock`); with
     /// `holding`, the lock is kept there until the file is published (a `haul get`'s file,
     /// written by this process only), and a lock already kept there is used.
     /// - Throws: `destination-busy` when another process writes the file.
-    public func preparePartial(size: Int64?, generation: Int, holding: HeldPartials? = nil) throws {
+    public func preparePartial(size: Int64?, generation: Int, url: String, holding: HeldPartials? = nil) throws {
         if generation > 0 {
             unlink(partial(generation: generation - 1))
             holding?.release(partial(generation: generation - 1))
@@ -53,6 +54,7 @@ public struct TransferFiles: Sendable {
         let create = { try self.openPartial(partial, O_WRONLY | O_CREAT, doing: "create") }
         let fd = try holding.map { try $0.descriptor(of: partial, orOpen: create) } ?? create()
         defer { if holding == nil { close(fd) } }
+        SourceMark.write(fd, url: url)
         guard let size, size > 0 else { return }
         var info = stat()
         fstat(fd, &info)
@@ -79,6 +81,21 @@ public struct TransferFiles: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Checks, before a download writes into (or publishes) the partial file of `generation`
+    /// that its planner made, that no download of another URL wrote the file meanwhile: one
+    /// saving the same name, recorded in another database (two `haul get`s with different
+    /// `DATABASE_URL`s), which this transfer's history cannot show. Its segments done would
+    /// then hold the other file's bytes.
+    /// - Throws: `partial-overwritten` when the file carries another URL's mark; the worker
+    ///   starts the transfer over (`StartingOver`).
+    public func confirmPartial(generation: Int, url: String) throws {
+        let partial = partial(generation: generation)
+        guard SourceMark.read(partial, against: url) == .anotherURL else { return }
+        throw HaulError(
+            .partialOverwritten, "the partial file \(partial) was written by a download of another URL since this one stopped",
+            hint: "the transfer starts over; give the two downloads different names (-o FILE, --dest)", transient: true)
     }
 
     /// The error of a resumed download whose partial file is gone: the worker starts the

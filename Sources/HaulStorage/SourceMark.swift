@@ -12,6 +12,10 @@ import HaulCore
 /// a stranger's and refuse. A file system without user extended attributes (NFSv3, some FUSE
 /// mounts) keeps no mark, and the history alone decides, as before.
 ///
+/// A partial file carries the mark of the URL it is downloaded from from the moment it is made,
+/// so a download that resumes can tell whether a download of another URL wrote it meanwhile,
+/// also one recorded in another database, which no history shows (`TransferFiles.confirmPartial`).
+///
 /// A mark is honoured only on a regular file that is not a symlink, and only for its own URL: it
 /// lets Haul replace what it wrote, never what it did not. Setting it needs write permission on
 /// the file, which is enough to destroy the file anyway.

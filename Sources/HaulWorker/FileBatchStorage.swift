@@ -71,8 +71,6 @@ struct FileBatchStorage: BatchStorage {
 final class PartialFile: WholeFileSink {
     let files: TransferFiles
     let generation: Int
-    /// The URL the file is downloaded from, marked on it once whole (`SourceMark`).
-    let url: String
     /// The partial file's path.
     let path: String
     private var descriptor: Int32
@@ -80,7 +78,6 @@ final class PartialFile: WholeFileSink {
     init(root: OpenedRoot, relative: String, generation: Int, url: String) throws {
         files = try TransferFiles(root: root, relative: relative)
         self.generation = generation
-        self.url = url
         path = files.partial(generation: generation)
         guard let locked = try root.openLocked(path, O_WRONLY | O_CREAT, doing: "create") else { throw files.busy }
         descriptor = locked
@@ -89,6 +86,9 @@ final class PartialFile: WholeFileSink {
             defer { closeDescriptor() }
             throw Errno.storageError(errno, "truncate \(path)")
         }
+        // Marked before its first byte: a download of another URL that kept bytes in a partial
+        // file of this name sees it was overwritten (`TransferFiles.confirmPartial`).
+        SourceMark.write(locked, url: url)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws {
@@ -100,11 +100,9 @@ final class PartialFile: WholeFileSink {
         }
     }
 
-    /// Marks the file as downloaded from its URL (before the batch syncs them all at once); it
-    /// stays open, holding its lock, until it is published.
-    func complete() {
-        SourceMark.write(descriptor, url: url)
-    }
+    /// Nothing to ready: the file carries its mark since it was made, and stays open, holding its
+    /// lock, until the batch syncs and publishes it.
+    func complete() {}
 
     /// Renames the synced file into place (replacing an earlier version atomically), removes what
     /// earlier attempts of this transfer may have left, and closes it (a file that could not be

@@ -89,7 +89,7 @@ struct Finalizer: LaneRole {
         let source: String
         if segments.isEmpty {
             source = files.partial(generation: claim.generation)
-            try files.preparePartial(size: 0, generation: claim.generation, holding: shared.heldPartials(for: claim.info))
+            try files.preparePartial(size: 0, generation: claim.generation, url: claim.info.url, holding: shared.heldPartials(for: claim.info))
         } else if claim.info.layout == "parts" {
             // Part paths come back from the database: they must pass the same rules as a --dest.
             let pieces = try segments.flatMap { segment in
@@ -104,6 +104,7 @@ struct Finalizer: LaneRole {
             try Assembler.concatenate(pieces, into: source, root: config.storage, keepAlive: keepAlive.check)
         } else {
             source = files.partial(generation: claim.generation)
+            try files.confirmPartial(generation: claim.generation, url: claim.info.url)
         }
         guard let actual = Assembler.size(of: source) else {
             if markedPublishing, let earlier = try confirmEarlierPublish(claim, files: files, size: size, keepAlive: keepAlive) { return earlier.digest }

@@ -131,7 +131,7 @@ struct Planner: LaneRole {
             guard try ObjectPlanning.openUpload(plan, of: claim, store: store, database: database) else { return .lost }
         } else if claim.info.layout == "inplace" && !plan.ranges.isEmpty {
             try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(
-                size: plan.size, generation: claim.generation, holding: shared.heldPartials(for: claim.info))
+                size: plan.size, generation: claim.generation, url: claim.info.url, holding: shared.heldPartials(for: claim.info))
         }
         let result = try database.run { conn in
             try TransferLeases(conn, workerID: config.workerID).writePlan(claim, plan: plan, lease: config.lease, keepFirst: keepFirst)

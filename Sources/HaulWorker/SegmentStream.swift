@@ -96,6 +96,7 @@ final class SegmentStream {
         } else {
             partPath = nil
             if let held = heldPartials(claimed.transfer) { try files.holdPartial(generation: claimed.generation, in: held) }
+            try files.confirmPartial(generation: claimed.generation, url: claimed.transfer.url)
             try writer.open(path: files.partial(generation: claimed.generation), offset: claimed.offset + startDone, create: false, root: config.storage)
         }
     }

@@ -6,10 +6,10 @@ import HaulQueue
 /// reports it here and logs what came of it.
 enum StartingOver {
     /// Whether `error` means the transfer must start over: the origin's file changed, or the
-    /// bytes downloaded so far are gone from storage (the partial file, the S3 multipart
-    /// upload, or the object a single `PutObject` stored).
+    /// bytes downloaded so far are gone from storage (the partial file, or another download
+    /// overwrote it; the S3 multipart upload, or the object a single `PutObject` stored).
     static func applies(to error: HaulError) -> Bool {
-        [.originChanged, .partialMissing, .s3NoUpload, .s3UploadLost].contains(error.code)
+        [.originChanged, .partialMissing, .partialOverwritten, .s3NoUpload, .s3UploadLost].contains(error.code)
     }
 
     /// Reports `error` (one that `applies`) for the transfer `reporter` works on, and logs what came of it.

@@ -42,9 +42,14 @@ struct SharedPartialTests {
         #expect(cluster.sha256("shared.bin") == file.sha256)
     }
 
-    @Test("a haul get rerun after a get of another URL saved into the same file meanwhile starts over: its own file, whole")
-    func getRerunStartsOver() throws {
+    @Test(
+        "a haul get rerun after a get of another URL saved into the same file meanwhile starts over: its own file, whole; the other's rerun then keeps it",
+        arguments: ["one database", "two databases"])
+    func getRerunStartsOver(databases: String) throws {
         let database = try TestDatabase()
+        // Recorded in another database, the other get is in no history this one can read: the
+        // partial file's mark tells.
+        let otherDatabase = databases == "two databases" ? try TestDatabase() : database
         let work = Harness.temporaryDirectory("get-shared")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let first = try Origin.file("safety/get-shared/first.bin", size: 32 * 1_048_576)
@@ -52,7 +57,7 @@ struct SharedPartialTests {
         let get = { (file: (path: String, sha256: String)) in
             ["get", Harness.origin + file.path, "-o", work + "/same.bin", "--segment-size", "2MiB", "--connections", "1", "--limit-rate", "4M"]
         }
-        for file in [first, second] {
+        for (file, database) in [(first, database), (second, otherDatabase)] {
             let child = try Child(Harness.haulBinary, get(file), environment: ["DATABASE_URL": database.url])
             let segmentDone = Harness.waitUntil(timeout: 20) {
                 let done = try? database.scalar(
@@ -66,9 +71,15 @@ struct SharedPartialTests {
 
         let again = try Run.haul(get(first), database: database.url)
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stderr.contains("over: another transfer saved this file since it stopped"), "\(again.stderr)")
+        if databases == "one database" {
+            #expect(again.stderr.contains("over: another transfer saved this file since it stopped"), "\(again.stderr)")
+        }
         #expect(Origin.sha256(file: work + "/same.bin") == first.sha256)
         #expect(try FileManager.default.contentsOfDirectory(atPath: work) == ["same.bin"])
+        // The other get, run again, finds the first's file where its own would go, and keeps it.
+        let other = try Run.haul(get(second), database: otherDatabase.url)
+        #expect(other.status == 2 && other.stderr.contains("haul did not download it from this URL"), "\(other.stderr)")
+        #expect(Origin.sha256(file: work + "/same.bin") == first.sha256)
     }
 
     /// Enqueues `file` (32 MiB) to `shared.bin` (2 MiB segments, one attempt), lets a worker

@@ -17,7 +17,7 @@ struct PartialFileTests {
     func prepare(in folder: String, size: Int64) throws -> (size: Int64, allocated: Int64) {
         let root = try StorageRoot(folder)
         let files = try TransferFiles(root: root, relative: "big.bin")
-        try files.preparePartial(size: size, generation: 0)
+        try files.preparePartial(size: size, generation: 0, url: "http://example.test/file")
         var info = stat()
         #expect(stat(files.partial(generation: 0), &info) == 0)
         return (Int64(info.st_size), Int64(info.st_blocks) * 512)

@@ -14,12 +14,12 @@ struct PartialLockTests {
         let files = try TransferFiles(root: try StorageRoot(folder.path), relative: "x.iso")
         let partial = files.partial(generation: 0)
         let holding = HeldPartials()
-        try files.preparePartial(size: 4096, generation: 0, holding: holding)
+        try files.preparePartial(size: 4096, generation: 0, url: "http://example.test/file", holding: holding)
         try Data(repeating: 7, count: 4096).write(to: URL(fileURLWithPath: partial))
 
         // Another writer: the planner's path (sizing) and a batch's (truncating) alike.
         #expect {
-            try files.preparePartial(size: 1 << 20, generation: 0)
+            try files.preparePartial(size: 1 << 20, generation: 0, url: "http://example.test/file")
         } throws: { error in
             (error as? HaulError)?.code == .destinationBusy && (error as? HaulError)?.message == "another haul process is saving \(folder.sub("x.iso")) right now"
         }
@@ -27,10 +27,10 @@ struct PartialLockTests {
         #expect(FileManager.default.contents(atPath: partial) == Data(repeating: 7, count: 4096))
 
         // The holder itself sizes the file again through its lock, and gives it up once published.
-        try files.preparePartial(size: 8192, generation: 0, holding: holding)
+        try files.preparePartial(size: 8192, generation: 0, url: "http://example.test/file", holding: holding)
         #expect(rename(partial, files.destination) == 0)
         holding.release(partial)
-        try files.preparePartial(size: 100, generation: 0)
+        try files.preparePartial(size: 100, generation: 0, url: "http://example.test/file")
         #expect(FileManager.default.contents(atPath: files.destination)?.count == 8192)
         #expect(FileManager.default.contents(atPath: partial)?.count == 100)
     }
@@ -44,7 +44,7 @@ struct PartialLockTests {
         // descriptors, and so an earlier round's lock, until it execs.
         for round in 0..<200 {
             let files = try TransferFiles(root: try StorageRoot(folder.path), relative: "x-\(round).iso")
-            try files.preparePartial(size: 4096, generation: 0)  // an interrupted run's file, held by no one now
+            try files.preparePartial(size: 4096, generation: 0, url: "http://example.test/file")  // an interrupted run's file, held by no one now
             // The descriptor that made it is closed, but a child another test spawned meanwhile
             // holds a copy, and its lock, until it execs (a loaded CI machine once showed all 16
             // lanes refused): wait for that copy to go, so only this process's lanes compete.
@@ -54,7 +54,7 @@ struct PartialLockTests {
             DispatchQueue.concurrentPerform(iterations: 16) { _ in
                 do { try files.holdPartial(generation: 0, in: holding) } catch { refused.add(1, ordering: .relaxed) }
             }
-            #expect(throws: HaulError.self) { try files.preparePartial(size: 4096, generation: 0) }
+            #expect(throws: HaulError.self) { try files.preparePartial(size: 4096, generation: 0, url: "http://example.test/file") }
             // Given up at once: the last reference to `holding` may be dropped later, on a thread of Dispatch's.
             holding.release(files.partial(generation: 0))
         }
