@@ -93,10 +93,20 @@ extension TransferStore {
     }
 
     /// Whether an earlier `haul get` of `url` finished writing `localTarget` (so the file there is haul's own).
-    public func finishedGet(url: String, localTarget: String) throws -> Bool {
+    private func finishedGet(url: String, localTarget: String) throws -> Bool {
         try !db.query(
             "SELECT 1 FROM transfers WHERE url = $1 AND options ? 'local_target' AND options->>'local_target' = $2 AND state = 'done' LIMIT 1", [url, localTarget]
         ).rows.isEmpty
+    }
+
+    /// Whether the history says an earlier finished `haul get` of `url` saved the file `name`
+    /// (what decides where the file system keeps no marks): one of the names the origin gave it
+    /// in its folder, which a get named by the origin carries (`options.replaceable`), else the
+    /// file its `-o FILE` named (`options.localTarget`).
+    public func getSaved(_ name: String, url: String, options: TransferOptions) throws -> Bool {
+        if let names = options.replaceable { return names.contains { $0.sameBytes(as: name) } }
+        guard let localTarget = options.localTarget else { return false }
+        return try finishedGet(url: url, localTarget: localTarget)
     }
 
     /// The files that finished `haul get`s of each of `urls` saved in the folder `localTarget`

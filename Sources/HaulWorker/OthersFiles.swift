@@ -3,16 +3,32 @@ import HaulCore
 import HaulQueue
 import HaulStorage
 
-/// A fleet transfer the origin names must not replace a file on the storage that no earlier
-/// transfer of its URL wrote: another URL's file the origin names alike (`a/x.iso`, then
-/// `b/x.iso`), or one put there by hand. Which URL wrote a file is read from the file's own mark
-/// (`SourceMark`; on S3, `ObjectSourceMark`), else from the transfer history. The planner asks
-/// before anything is written; the finalizer asks again before it publishes, because a transfer
-/// that failed and is retried keeps its name while others may write that name meanwhile.
+/// A fleet transfer the origin names, and a `haul get` without `--force`, must not replace a file
+/// on the storage that no earlier transfer of its URL wrote: another URL's file the origin names
+/// alike (`a/x.iso`, then `b/x.iso`), or one put there by hand. Which URL wrote a file is read
+/// from the file's own mark (`SourceMark`; on S3, `ObjectSourceMark`), else from the transfer
+/// history. The planner (for a get, the command too) asks before anything is written; the
+/// finalizer asks again before it publishes, because a file may be put at the name while the
+/// transfer downloads, or while it has failed and waits for a retry.
 public enum OthersFiles {
+    /// The finalizer's last look before it publishes `claim`'s file at `dest`: `refuse` for a
+    /// transfer the origin named, and for a get that keeps existing files. An explicit `--dest`
+    /// and `--force` are the user's word: they replace what is there.
+    static func refuseBeforePublishing(_ dest: String, of claim: TransferLeases.Claim, config: WorkerConfig, database: ResilientConnection) throws {
+        guard claim.info.options.namedByOrigin == true || claim.info.options.keepExisting == true else { return }
+        try refuse(dest, of: claim, config: config, database: database)
+    }
+
     /// - Throws: `destination-exists` when something is at `dest` that an earlier done transfer of
     ///   `claim`'s URL did not write; the file stays as it was.
     static func refuse(_ dest: String, of claim: TransferLeases.Claim, config: WorkerConfig, database: ResilientConnection) throws {
+        let info = claim.info
+        if info.options.localTarget != nil {
+            // A get's file: where there are no marks, what its URL's earlier gets saved decides.
+            let savedBefore = { try database.run { conn in try TransferStore(conn).getSaved(dest, url: info.url, options: info.options) } }
+            guard let target = try at(dest, url: info.url, storage: config.storage, store: config.objectStore, wroteBefore: savedBefore) else { return }
+            throw getRefusal(target)
+        }
         let wroteBefore = { try database.run { conn in try TransferLeases(conn, workerID: config.workerID).urlWroteBefore(dest, of: claim) } }
         guard try at(dest, url: claim.info.url, storage: config.storage, store: config.objectStore, wroteBefore: wroteBefore) != nil else { return }
         throw HaulError(

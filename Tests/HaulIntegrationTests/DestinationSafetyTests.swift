@@ -327,6 +327,26 @@ struct DestinationSafetyTests {
         }
     }
 
+    @Test("a file put where a running get saves is kept: the get checks the name again before it publishes and ends with exit 2")
+    func getKeepsAFilePutWhileItRuns() throws {
+        let work = Harness.temporaryDirectory("get-during")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("safety/get-during/during.bin", size: 8 * 1_048_576)
+        let mine = Data("my own notes\n".utf8)
+        for (output, saved) in [(work + "/mine.bin", work + "/mine.bin"), (work + "/", work + "/during.bin")] {
+            let database = try TestDatabase()
+            let get = try Child(
+                Harness.haulBinary, ["get", Harness.origin + file.path, "-o", output, "--connections", "1", "--limit-rate", "4M"],
+                environment: ["DATABASE_URL": database.url])
+            let started = Harness.waitUntil(timeout: 20) { ((try? database.scalar("SELECT coalesce(sum(bytes_done), 0) FROM segments")) ?? "0") != "0" }
+            try mine.write(to: URL(fileURLWithPath: saved))
+            try #require(get.wait(timeout: 30), "the get did not end")
+            #expect(started, "\(output): the get wrote nothing before the file was put there: \(get.stderr)")
+            #expect(get.exitStatus == 2 && get.stderr.contains("haul did not download it from this URL"), "\(output): \(get.stderr)")
+            #expect(contents(saved) == mine, "\(output)")
+        }
+    }
+
     @Test("a haul get rerun after its partial file was removed starts the file over and saves it whole")
     func getRerunAfterLostPartial() throws {
         let database = try TestDatabase()

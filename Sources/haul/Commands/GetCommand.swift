@@ -127,7 +127,7 @@ enum GetCommand: Command {
                 if !force, let name = try dest ?? earlier.flatMap({ try store.status($0)?.dest }),
                     let target = try OthersFiles.at(
                         name, url: request.url, storage: storage, store: object?.store,
-                        wroteBefore: { try savedByGets(name, of: request, localTarget: localTarget, store: store) })
+                        wroteBefore: { try store.getSaved(name, url: request.url, options: request.options) })
                 {
                     throw OthersFiles.getRefusal(target)
                 }
@@ -161,13 +161,6 @@ enum GetCommand: Command {
             ids, connection: session.connection, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
         if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
         return status
-    }
-
-    /// Whether an earlier finished get of `request`'s URL saved the file `name`: the one `-o`
-    /// names (`localTarget`), or one of the names the origin gave it in this folder.
-    private static func savedByGets(_ name: String, of request: NewTransfer, localTarget: String, store: TransferStore) throws -> Bool {
-        guard request.dest == nil else { return try store.finishedGet(url: request.url, localTarget: localTarget) }
-        return (request.options.replaceable ?? []).contains { $0.sameBytes(as: name) }
     }
 
     /// The name `-N` compares with when `-o` names no file: the URL's last path segment, as
