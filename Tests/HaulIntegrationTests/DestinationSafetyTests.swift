@@ -546,7 +546,11 @@ struct DestinationSafetyTests {
         let work = Harness.temporaryDirectory("cancel-again")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let (get, partial) = try slowGet("safety/big-again.bin", into: work, database: database)
-        try #require(Harness.waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: partial) }, "no partial file: \(get.stderr)")
+        // Planned (its plan committed, so the freeze holds no row the cancel must wait for) and writing.
+        let writing = Harness.waitUntil(timeout: 60) {
+            FileManager.default.fileExists(atPath: partial) && (try? database.scalar("SELECT state FROM transfers")) == "downloading"
+        }
+        try #require(writing, "no partial file: \(get.stderr)")
         // Frozen, it still holds its file: the cancel leaves the file to it, then it is killed.
         get.signal(SIGSTOP)
         let id = try database.scalar("SELECT id FROM transfers")
