@@ -57,18 +57,30 @@ public final class PostgresConnection {
         }
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         handle = conn
-        try turnOffJIT()
+        try applySessionSettings()
     }
 
-    /// Turns PostgreSQL's JIT compilation off for this session. Haul's statements are index
-    /// lookups and small aggregates: JIT pays off for queries that run for seconds, and a
-    /// batch's summary, whose row estimate crossed `jit_above_cost`, spent 20 ms compiling to
-    /// run for 2. A `SET` rather than an `options` startup parameter, which PgBouncer refuses.
-    /// A server that does not know the setting (before PostgreSQL 11) keeps its default.
-    private func turnOffJIT() throws {
-        PQclear(PQexec(handle, "SET jit = off"))
-        guard PQstatus(handle) == CONNECTION_OK else { throw lostConnectionError() }
+    /// The settings every Haul session runs with (`SET`s rather than an `options` startup
+    /// parameter, which PgBouncer refuses; a server that does not know one keeps its default):
+    ///
+    /// - `jit = off`: Haul's statements are index lookups and small aggregates. JIT pays off
+    ///   for queries that run for seconds, and a batch's summary, whose row estimate crossed
+    ///   `jit_above_cost`, spent 20 ms compiling to run for 2 (PostgreSQL 11 and later).
+    /// - `idle_in_transaction_session_timeout`: Haul's transactions last milliseconds, but a
+    ///   process frozen inside one (Ctrl-Z, `SIGSTOP`, a paused VM or container) would keep its
+    ///   row locks for as long as it stays frozen, and every worker claiming from that origin,
+    ///   or an operator's `cancel`, would wait behind it. The server ends such a session after
+    ///   `idleTransactionTimeout`, twice the default lease, so the locks go with it; the process,
+    ///   thawed, finds its connection lost and reconnects (PostgreSQL 9.6 and later).
+    private func applySessionSettings() throws {
+        for setting in ["jit = off", "idle_in_transaction_session_timeout = '\(Self.idleTransactionTimeout)'"] {
+            PQclear(PQexec(handle, "SET " + setting))
+            guard PQstatus(handle) == CONNECTION_OK else { throw lostConnectionError() }
+        }
     }
+
+    /// How long the server lets a Haul session sit idle inside a transaction before it ends it.
+    public static let idleTransactionTimeout = "60s"
 
     /// Runs one statement with `$1`, `$2`… parameters and returns its rows.
     @discardableResult
