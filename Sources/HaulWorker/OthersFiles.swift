@@ -20,17 +20,21 @@ public enum OthersFiles {
     }
 
     /// - Throws: `destination-exists` when something is at `dest` that an earlier done transfer of
-    ///   `claim`'s URL did not write; the file stays as it was.
+    ///   `claim`'s URL did not write; the file stays as it was. A get's refusal is `getRefusal`.
     static func refuse(_ dest: String, of claim: TransferLeases.Claim, config: WorkerConfig, database: ResilientConnection) throws {
         let info = claim.info
-        if info.options.localTarget != nil {
-            // A get's file: where there are no marks, what its URL's earlier gets saved decides.
-            let savedBefore = { try database.run { conn in try TransferStore(conn).getSaved(dest, url: info.url, options: info.options) } }
-            guard let target = try at(dest, url: info.url, storage: config.storage, store: config.objectStore, wroteBefore: savedBefore) else { return }
-            throw getRefusal(target)
+        // Where there are no marks, a get's file is its URL's if an earlier get saved it; a fleet
+        // transfer's if an earlier fleet transfer of the URL wrote it.
+        let isGet = info.options.localTarget != nil
+        let wroteBefore = {
+            try database.run { conn in
+                try isGet
+                    ? TransferStore(conn).getSaved(dest, url: info.url, options: info.options)
+                    : TransferLeases(conn, workerID: config.workerID).urlWroteBefore(dest, of: claim)
+            }
         }
-        let wroteBefore = { try database.run { conn in try TransferLeases(conn, workerID: config.workerID).urlWroteBefore(dest, of: claim) } }
-        guard try at(dest, url: claim.info.url, storage: config.storage, store: config.objectStore, wroteBefore: wroteBefore) != nil else { return }
+        guard let target = try at(dest, url: info.url, storage: config.storage, store: config.objectStore, wroteBefore: wroteBefore) else { return }
+        if isGet { throw getRefusal(target) }
         throw HaulError(
             .destinationExists, "'\(dest)' is already on the storage and no earlier transfer of this URL wrote it; haul leaves it alone",
             hint: "enqueue the URL again with its own --dest, or remove the file and run haul retry \(claim.info.id)")
