@@ -99,8 +99,9 @@ public enum Assembler {
     /// Marks the finished file at `source` as downloaded from `url` (`SourceMark`), renames it to
     /// its destination and syncs the folder, atomically replacing any earlier version. Removes the
     /// generation's parts afterwards. A symlink planted where `source` should be is refused, never
-    /// published.
+    /// published; so is a destination that is a device, a FIFO or a socket (`SpecialFile`).
     public static func publish(_ source: String, from url: String, as files: TransferFiles, generation: Int) throws {
+        try SpecialFile.refuse(files.destination)
         let fd = try files.root.openFile(source, O_RDONLY, doing: "publish")
         SourceMark.write(fd, url: url)
         fsync(fd)
@@ -116,8 +117,9 @@ public enum Assembler {
 
     /// Renames a finished file whose bytes (and folder) the caller makes durable itself, such as
     /// a batch of small files flushed with one `syncfs`, atomically replacing any earlier
-    /// version; then removes the generation's leftovers.
+    /// version (never a device, FIFO or socket); then removes the generation's leftovers.
     public static func place(_ source: String, as files: TransferFiles, generation: Int) throws {
+        try SpecialFile.refuse(files.destination)
         guard rename(source, files.destination) == 0 else { throw Errno.storageError(errno, "rename \(source) to \(files.destination)") }
         files.removeTemporaries(generation: generation, renamed: source)
     }

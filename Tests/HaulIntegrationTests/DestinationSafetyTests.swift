@@ -347,6 +347,30 @@ struct DestinationSafetyTests {
         }
     }
 
+    @Test("a FIFO (like a device, as /dev/null) is never replaced by a get, --force or not: named by -o it is refused before anything is recorded; named by the origin, before it is published")
+    func getNeverReplacesSpecialFiles() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("get-special")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("safety/special/pipe.bin", size: 100_000)
+        let isFIFO = { (path: String) -> Bool in
+            var info = stat()
+            return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO
+        }
+        try #require(mkfifo(work + "/named", 0o644) == 0 && mkfifo(work + "/pipe.bin", 0o644) == 0)
+
+        for extra in [[String](), ["--force"]] {
+            let named = try Run.haul(["get", Harness.origin + file.path, "-o", work + "/named"] + extra, database: database.url)
+            #expect(named.status == 2 && named.stderr.contains("is a FIFO, not a file"), "\(extra): \(named.stderr)")
+            #expect(named.stderr.contains("-o - > /dev/null") && named.stderr.split(separator: "\n").count == 1, "\(named.stderr)")
+        }
+        #expect(try database.scalar("SELECT count(*) FROM transfers") == "0", "a refused -o recorded a transfer")
+        let byOrigin = try Run.haul(["get", Harness.origin + file.path, "-o", work + "/", "--force"], database: database.url)
+        #expect(byOrigin.status == 2 && byOrigin.stderr.contains("is a FIFO, not a file"), "\(byOrigin.stderr)")
+        // Both are as they were; the failed transfer keeps its partial file until `haul cancel`.
+        #expect(isFIFO(work + "/named") && isFIFO(work + "/pipe.bin"))
+    }
+
     @Test("a haul get rerun after its partial file was removed starts the file over and saves it whole")
     func getRerunAfterLostPartial() throws {
         let database = try TestDatabase()
