@@ -62,6 +62,7 @@ public enum ZipWriter {
             guard (1...9).contains(value) else { throw HaulError.usage("compression level \(value) is not between 1 and 9") }
             level = Int32(value)
         }
+        try SpecialFile.refuse(archive, hint: "choose a file name for OUT.zip")
         var existing = stat()
         if !options.replace && lstat(archive, &existing) == 0 { throw Self.exists(archive) }
         let directory = archive.parentFolder

@@ -101,7 +101,7 @@ public enum Assembler {
     /// generation's parts afterwards. A symlink planted where `source` should be is refused, never
     /// published; so is a destination that is a device, a FIFO or a socket (`SpecialFile`).
     public static func publish(_ source: String, from url: String, as files: TransferFiles, generation: Int) throws {
-        try SpecialFile.refuse(files.destination)
+        try SpecialFile.refuse(files.destination, hint: SpecialFile.downloadHint)
         let fd = try files.root.openFile(source, O_RDONLY, doing: "publish")
         SourceMark.write(fd, url: url)
         fsync(fd)
@@ -119,7 +119,7 @@ public enum Assembler {
     /// a batch of small files flushed with one `syncfs`, atomically replacing any earlier
     /// version (never a device, FIFO or socket); then removes the generation's leftovers.
     public static func place(_ source: String, as files: TransferFiles, generation: Int) throws {
-        try SpecialFile.refuse(files.destination)
+        try SpecialFile.refuse(files.destination, hint: SpecialFile.downloadHint)
         guard rename(source, files.destination) == 0 else { throw Errno.storageError(errno, "rename \(source) to \(files.destination)") }
         files.removeTemporaries(generation: generation, renamed: source)
     }

@@ -361,7 +361,7 @@ struct DestinationSafetyTests {
 
         for extra in [[String](), ["--force"]] {
             let named = try Run.haul(["get", Harness.origin + file.path, "-o", work + "/named"] + extra, database: database.url)
-            #expect(named.status == 2 && named.stderr.contains("is a FIFO, not a file"), "\(extra): \(named.stderr)")
+            #expect(named.status == 2 && named.stderr.contains("is a FIFO, not a file; haul never replaces one"), "\(extra): \(named.stderr)")
             #expect(named.stderr.contains("-o - > /dev/null") && named.stderr.split(separator: "\n").count == 1, "\(named.stderr)")
         }
         #expect(try database.scalar("SELECT count(*) FROM transfers") == "0", "a refused -o recorded a transfer")
@@ -419,7 +419,7 @@ struct DestinationSafetyTests {
         #expect(Origin.sha256(file: shared + "/own.bin") == small.sha256)
     }
 
-    @Test("haul zip refuses an OUT.zip that exists (exit 2, one line) and leaves it as it was; --force replaces it")
+    @Test("haul zip refuses an OUT.zip that exists (exit 2, one line) and leaves it as it was; --force replaces it, but never a FIFO or device")
     func zipKeepsExistingFiles() throws {
         let work = Harness.temporaryDirectory("zip-keep")
         defer { try? FileManager.default.removeItem(atPath: work) }
@@ -438,6 +438,14 @@ struct DestinationSafetyTests {
         #expect(forced.status == 0, "\(forced.stderr)")
         let listing = try Run.program("/usr/bin/unzip", ["-Z1", work + "/out.zip"], environment: [:])
         #expect(listing.stdout == "a.txt\n", "\(listing.stdout) \(listing.stderr)")
+
+        // A FIFO (or a device: `haul zip /dev/null …`) is never replaced, --force or not.
+        try #require(mkfifo(work + "/pipe.zip", 0o644) == 0)
+        let special = try Run.haul(["zip", work + "/pipe.zip", work + "/tree", "--force"], database: nil)
+        #expect(special.status == 2 && special.stderr.contains("is a FIFO, not a file; haul never replaces one"), "\(special.stderr)")
+        var info = stat()
+        #expect(lstat(work + "/pipe.zip", &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).sorted() == ["out.zip", "pipe.zip", "tree"])
     }
 
     @Test("-o - writes the file to standard output and nothing to the folder")

@@ -87,7 +87,7 @@ enum GetCommand: Command {
         }
         if let proxy = arguments.value("--proxy") { try useProxy(proxy) }
         // `-o /dev/null` is a curl habit: refused before anything is recorded, --force or not.
-        if object == nil, let dest { try SpecialFile.refuse(root + "/" + dest) }
+        if object == nil, let dest { try SpecialFile.refuse(root + "/" + dest, hint: SpecialFile.downloadHint) }
         let storage = try object?.root ?? outputFolder(root)
         Log.configure(verbose: arguments.has("--verbose"), quiet: !arguments.has("--verbose"))
 
