@@ -347,7 +347,9 @@ struct DestinationSafetyTests {
         }
     }
 
-    @Test("a FIFO (like a device, as /dev/null) is never replaced by a get, --force or not: named by -o it is refused before anything is recorded; named by the origin, before it is published")
+    @Test(
+        "a FIFO (like a device, as /dev/null) is never replaced by a get, --force or not: named by -o it is refused before anything is recorded; named by the origin, before it is published"
+    )
     func getNeverReplacesSpecialFiles() throws {
         let database = try TestDatabase()
         let work = Harness.temporaryDirectory("get-special")
