@@ -23,6 +23,8 @@ public struct TransferStatus: Sendable {
     public let priority: Int
     public let layout: String
     public let attempts: Int
+    /// How many times the transfer started over; it names the partial file (`TransferFiles.partial`).
+    public let generation: Int
     /// Average bytes per second since the first byte, while downloading.
     public let rate: Double?
     public let createdAt: String
@@ -42,7 +44,7 @@ public struct TransferStatus: Sendable {
 
     static let selectSQL = """
         SELECT t.id, t.url, t.dest, t.state, t.unchanged, t.size, t.error, t.error_code, t.expected_digest, t.computed_digest, t.etag, t.last_modified,
-               t.priority, t.layout, t.created_at::text AS created_at, t.finished_at::text AS finished_at,
+               t.priority, t.layout, t.generation, t.created_at::text AS created_at, t.finished_at::text AS finished_at,
                coalesce(g.bytes_done, 0) AS bytes_done, coalesce(g.segments, 0) AS segments, coalesce(g.done, 0) AS done,
                coalesce(g.running, 0) AS running, coalesce(g.attempts, 0) AS attempts,
                CASE WHEN t.started_at IS NOT NULL AND extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) > 0
@@ -85,6 +87,7 @@ public struct TransferStatus: Sendable {
         priority = try row.int("priority")
         layout = try row.string("layout")
         attempts = try row.int("attempts")
+        generation = try row.int("generation")
         rate = try row.optionalDouble("rate")
         createdAt = try row.string("created_at")
         finishedAt = row["finished_at"]

@@ -135,7 +135,9 @@ enum GetCommand: Command {
                 }
                 if let earlier {
                     // Another transfer saving this file ran since: its bytes may be in the partial file.
-                    let overwritten = try store.partialsWrittenByOthers(among: [earlier]).contains(earlier)
+                    let overwritten =
+                        try store.partialsWrittenByOthers(among: [earlier]).contains(earlier)
+                        || store.status(earlier).map { partialMarkedByAnother($0, url: request.url, storage: storage) } == true
                     try store.revise(earlier, to: request)
                     try store.adopt(earlier, owner: config.workerID)
                     if overwritten {
@@ -163,6 +165,15 @@ enum GetCommand: Command {
             ids, connection: session.connection, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
         if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
         return status
+    }
+
+    /// Whether the partial file of the unfinished get `earlier` carries the mark of a URL other
+    /// than `url` (`SourceMark`): a get of another URL saved into it since this one stopped, one
+    /// recorded in another database too, which the history cannot show. Resuming would fail on
+    /// the mark and start over anyway (`TransferFiles.confirmPartial`); seen here, the user is told.
+    private static func partialMarkedByAnother(_ earlier: TransferStatus, url: String, storage: StorageRoot) -> Bool {
+        guard earlier.layout == "inplace", let dest = earlier.dest, let files = try? TransferFiles(root: storage, relative: dest) else { return false }
+        return SourceMark.read(files.partial(generation: earlier.generation), against: url) == .anotherURL
     }
 
     /// The name `-N` compares with when `-o` names no file: the URL's last path segment, as
