@@ -7,10 +7,14 @@ public enum OriginURL {
     /// file: one transfer, one source mark, as curl and wget fetch them.
     public static func validate(_ text: String) throws -> String {
         // Redacted only for a message: a manifest validates thousands of good URLs.
-        var shown: String { Redaction.url(text) }
-        guard !text.isEmpty, !text.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") }),
-            let components = URLComponents(string: text), let scheme = components.scheme
-        else {
+        var shown: String { SafeText.cleanLine(Redaction.url(text)) }
+        if text.contains("://"), let blank = text.unicodeScalars.first(where: { $0 == " " || $0.properties.generalCategory == .control }) {
+            throw blank == " "
+                ? HaulError.usage("'\(shown)' holds a space, which a URL cannot", hint: "percent-encode it: a space is %20, as in https://example.com/a%20b.iso")
+                : HaulError.usage(
+                    "'\(shown)' holds a control character, which a URL cannot", hint: "remove it, or percent-encode it: a tab is %09, a line feed %0A")
+        }
+        guard !text.isEmpty, let components = URLComponents(string: text), let scheme = components.scheme else {
             throw HaulError.usage("'\(shown)' is not a URL", hint: "give a full URL such as https://example.com/file.iso")
         }
         guard ["http", "https"].contains(scheme.lowercased()) else {

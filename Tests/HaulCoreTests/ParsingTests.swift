@@ -172,6 +172,16 @@ struct SafetyTests {
         #expect(throws: HaulError.self) { try OriginURL.validate(url) }
     }
 
+    @Test("a URL with a space or a control character says so and how to write it", arguments: ["https://h/a b.iso", "https://h/a\tb.iso", "https://h/a\u{7F}"])
+    func blankInURL(url: String) {
+        #expect {
+            try OriginURL.validate(url)
+        } throws: { error in
+            let text = (error as? HaulError)?.description ?? ""
+            return (text.contains("a space") || text.contains("a control character")) && text.contains("percent-encode it:")
+        }
+    }
+
     @Test("upload targets: http(s) and s3; another scheme is refused as an upload target, not as a URL to fetch")
     func uploadTargets() throws {
         #expect(try UploadTarget.validate("https://up.example/files") == "https://up.example/files")
