@@ -466,6 +466,25 @@ struct DestinationSafetyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
     }
 
+    @Test(
+        "-o - into a pipe its reader closes, or onto a full device, fails with one line saying so",
+        arguments: [("| head -c 100 >/dev/null", "standard output was closed before the whole file was written"),
+                    ("> /dev/full", "cannot write the file to standard output: No space left on device")])
+    func getToStandardOutputThatFails(redirection: String, message: String) throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("stdout-fails")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("safety/stream-fails.bin", size: 4 * 1_048_576)
+        // The shell reports haul's status, not the pipeline's last command's.
+        let result = try Run.program(
+            "/bin/bash", ["-c", "set -o pipefail; \"$0\" get \"$1\" -o - \(redirection)", Harness.haulBinary, Harness.origin + file.path],
+            environment: ["DATABASE_URL": database.url], directory: work)
+        #expect(result.status == 1, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].hasPrefix("haul: ") && lines[0].contains(message), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+    }
+
     @Test("a rerun with another --checksum uses it instead of failing again; retry of a get points at haul get")
     func rerunWithNewChecksum() throws {
         let database = try TestDatabase()
