@@ -1,3 +1,5 @@
+import Foundation
+
 /// An error a user of `haul` can act on: a stable machine-readable `code`, a sentence
 /// saying what happened, and (when there is one) what to do about it.
 ///
@@ -55,4 +57,25 @@ extension HaulError {
     public static func usage(_ message: String, hint: String? = nil) -> HaulError {
         HaulError(.usage, message, hint: hint)
     }
+}
+
+extension HaulError {
+    /// A one-line message for an error that is not a `HaulError` (one from Foundation, say),
+    /// for the command line's last resort: the file it names and the system's reason, as
+    /// `strerror` words it (`/tmp/x: No space left on device`), never an `Error Domain=…` dump.
+    public static func describing(_ error: Error) -> String {
+        let error = error as NSError
+        let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError
+        let posix = [error, underlying].compactMap { $0 }.first { $0.domain == NSPOSIXErrorDomain }
+        let path = error.userInfo[NSFilePathErrorKey] as? String ?? (error.userInfo[NSURLErrorKey] as? URL)?.path
+        let code = posix.map { Int32($0.code) } ?? (error.domain == NSCocoaErrorDomain ? cocoaFileErrors[error.code] : nil)
+        let reason = code.map { String(cString: strerror($0)) } ?? error.localizedDescription
+        return SafeText.cleanLine(path.map { "\($0): \(reason)" } ?? reason)
+    }
+
+    /// Foundation's file error codes that carry no POSIX error, as the `errno` they stand for.
+    private static let cocoaFileErrors: [Int: Int32] = [
+        NSFileNoSuchFileError: ENOENT, NSFileReadNoSuchFileError: ENOENT, NSFileReadNoPermissionError: EACCES,
+        NSFileWriteNoPermissionError: EACCES, NSFileWriteOutOfSpaceError: ENOSPC, NSFileWriteVolumeReadOnlyError: EROFS,
+    ]
 }

@@ -94,7 +94,7 @@ func main(_ arguments: [String]) -> Int32 {
         Output.error("haul: database error: \(error.description)")
         return ExitCode.failure
     } catch {
-        Output.error("haul: \(error)")
+        Output.error("haul: \(HaulError.describing(error))")
         return ExitCode.failure
     }
 }

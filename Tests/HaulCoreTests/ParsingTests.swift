@@ -275,3 +275,24 @@ struct TrimmingTests {
         #expect(("<" + text + ">").dropFirst().dropLast().trimmingWhitespace() == trimmed, "a Substring trims the same")
     }
 }
+
+@Suite("errors from outside Haul")
+struct ForeignErrorTests {
+    @Test("a Foundation file error is the file and the system's reason on one line")
+    func foundationFileError() throws {
+        let path = "/nonexistent-\(UUID().uuidString)/x.bin"
+        do {
+            try Data([1]).write(to: URL(fileURLWithPath: path))
+            Issue.record("the write succeeded")
+        } catch {
+            #expect(HaulError.describing(error) == "\(path): No such file or directory")
+        }
+        do {
+            let full = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+            try full.write(contentsOf: Data(count: 1 << 16))
+            Issue.record("/dev/full took the bytes")
+        } catch {
+            #expect(HaulError.describing(error) == "No space left on device")
+        }
+    }
+}
