@@ -5,7 +5,8 @@ public enum OriginURL {
     /// Returns the URL without its fragment if Haul can fetch it, else throws a usage error that
     /// says why. A fragment (`#…`) is never sent to the origin, so `URL` and `URL#part` are one
     /// file: one transfer, one source mark, as curl and wget fetch them.
-    public static func validate(_ text: String) throws -> String {
+    /// - Parameter uploading: the URL is one `haul upload` sends files to, which the messages say.
+    public static func validate(_ text: String, uploading: Bool = false) throws -> String {
         // Redacted only for a message: a manifest validates thousands of good URLs.
         var shown: String { SafeText.cleanLine(Redaction.url(text)) }
         if text.contains("://"), let blank = text.unicodeScalars.first(where: { $0 == " " || $0.properties.generalCategory == .control }) {
@@ -18,7 +19,7 @@ public enum OriginURL {
             throw HaulError.usage("'\(shown)' is not a URL", hint: "give a full URL such as https://example.com/file.iso")
         }
         guard ["http", "https"].contains(scheme.lowercased()) else {
-            throw HaulError.usage("'\(shown)' uses the \(scheme): scheme, but haul fetches only http and https URLs", hint: "give an http:// or https:// URL")
+            throw HaulError.usage("'\(shown)' uses the \(scheme): scheme, but haul \(uploading ? "uploads only to" : "fetches only") http and https URLs", hint: "give an http:// or https:// URL")
         }
         guard let host = components.host, !host.isEmpty else {
             throw HaulError.usage("'\(shown)' has no host", hint: "write it as \(scheme)://HOST/PATH")

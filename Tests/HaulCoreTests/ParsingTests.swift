@@ -182,6 +182,15 @@ struct SafetyTests {
         }
     }
 
+    @Test("the scheme refusal says what haul does with the URL: fetch from it or upload to it")
+    func schemeRefusalSaysWhy() {
+        for (uploading, words) in [(false, "haul fetches only http and https URLs"), (true, "haul uploads only to http and https URLs")] {
+            #expect {
+                try OriginURL.validate("ftp://h/x", uploading: uploading)
+            } throws: { ($0 as? HaulError)?.description.contains(words) == true }
+        }
+    }
+
     @Test("upload targets: http(s) and s3; another scheme is refused as an upload target, not as a URL to fetch")
     func uploadTargets() throws {
         #expect(try UploadTarget.validate("https://up.example/files") == "https://up.example/files")

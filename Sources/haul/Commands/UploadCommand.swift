@@ -39,7 +39,7 @@ enum UploadCommand: Command {
         guard arguments.positionals.count >= 2, let url = arguments.positionals.last else {
             throw HaulError.usage("haul upload needs at least one file and a URL", hint: "haul upload FILE... URL")
         }
-        _ = try OriginURL.validate(url)
+        _ = try OriginURL.validate(url, uploading: true)
         let files = Array(arguments.positionals.dropLast())
         for file in files { try PathArguments.readableFile(file, role: "FILE", hint: "upload regular files you can read") }
         let headers = try arguments.all("--header").map { line -> String in
