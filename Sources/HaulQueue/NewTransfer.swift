@@ -49,6 +49,10 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     /// finalizer checks the name again before publishing, and a restart forgets the name.
     public var namedByOrigin: Bool?
 
+    /// `haul enqueue --force`: the transfer replaces whatever is at its `--dest`, also a file
+    /// Haul did not write (without it, such a file is kept and the transfer fails).
+    public var replaceExisting: Bool?
+
     /// `haul get -N`: fetch only when the origin's copy is newer than the file already there
     /// (compared by its modification time when no earlier transfer recorded validators).
     public var timestamping: Bool?
@@ -62,7 +66,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
         case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
         case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", allowDowngrade = "allow_downgrade",
         uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
-        case keepExisting = "keep_existing", replaceable, timestamping, namedByOrigin = "named_by_origin"
+        case keepExisting = "keep_existing", replaceable, timestamping, namedByOrigin = "named_by_origin", replaceExisting = "replace_existing"
     }
 
     /// The options as the JSON text stored in the database.

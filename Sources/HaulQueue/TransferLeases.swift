@@ -335,6 +335,14 @@ public struct TransferLeases {
         ).rows.isEmpty
     }
 
+    /// Whether an earlier done fleet transfer, of any URL, wrote `dest` (the history, for a
+    /// file system that keeps no marks): a file there is then one Haul published.
+    public func destWrittenBefore(_ dest: String, of claim: Claim) throws -> Bool {
+        try !db.query(
+            "SELECT 1 FROM transfers WHERE dest = $1 AND state = 'done' AND owner IS NULL AND id <> $2 LIMIT 1", [dest, claim.info.id]
+        ).rows.isEmpty
+    }
+
     /// The validators and size of an earlier done transfer of the same URL into the same place.
     public struct PreviousVersion: Sendable, Equatable {
         public let etag: String?

@@ -36,7 +36,22 @@ struct BatchProbe: LaneRole {
         _ claims: [TransferLeases.Claim], connections: Int, storage: Storage, leases: BatchLeases
     ) throws {
         let config = shared.config
-        let onStorage = claims.map { Planner.fileOnStorage($0.info, config: config) }
+        let planner = Planner(lane: lane)
+        // A file already at a destination that its transfer may not replace (`OthersFiles`)
+        // fails that transfer before anything is fetched; the file stays as it was.
+        var claims = claims
+        var onStorage = claims.map { Planner.fileOnStorage($0.info, config: config) }
+        for index in claims.indices.reversed() {
+            guard onStorage[index] != nil, let dest = claims[index].info.dest else { continue }
+            do {
+                try OthersFiles.refuse(dest, of: claims[index], config: config, database: database)
+            } catch {
+                planner.planningFailed(claims[index], error: error)
+                claims.remove(at: index)
+                onStorage.remove(at: index)
+            }
+        }
+        guard !claims.isEmpty else { return }
         let asked = zip(claims, onStorage).filter { ConditionalProbe.usesRecord($0.0.info, onStorage: $0.1) }.map(\.0)
         let previous =
             asked.isEmpty ? [:] : try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersions(of: asked) }
@@ -54,7 +69,6 @@ struct BatchProbe: LaneRole {
             },
             onFinish: { index, outcome in probes[index].end(outcome) })
         releaseSlots(claims)
-        let planner = Planner(lane: lane)
         handOnOrRetry(probes, planner: planner)
         let done = try storage.store(probes.filter { $0.isWhole }, unchanged: probes.filter { $0.isUnchanged }, planner: planner)
         let recorded = try record(done, storage: storage)

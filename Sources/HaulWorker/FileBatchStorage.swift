@@ -48,7 +48,11 @@ struct FileBatchStorage: BatchStorage {
                 return true
             }
             do {
-                guard let sink = probe.sink else { throw HaulError(.`internal`, "transfer \(probe.claim.info.id) was published before it was written") }
+                guard let sink = probe.sink, let dest = probe.plan?.dest else {
+                    throw HaulError(.`internal`, "transfer \(probe.claim.info.id) was published before it was written")
+                }
+                // A file put at the name while the batch ran (`OthersFiles`).
+                try OthersFiles.refuse(dest, of: probe.claim, config: config, database: database)
                 try sink.publish()
                 return false
             } catch {

@@ -116,7 +116,7 @@ struct Finalizer: LaneRole {
                 .sizeMismatch, "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run 'haul retry \(claim.info.id)'")
         }
         let digest = try verifyDigest(claim, path: source, keepAlive: keepAlive.check)
-        try OthersFiles.refuseBeforePublishing(dest, of: claim, config: config, database: database)
+        try OthersFiles.refuse(dest, of: claim, config: config, database: database)
         try keepAlive.renew()
         let marked = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).markPublishing(claim) }
         guard marked else { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }

@@ -51,7 +51,7 @@ struct ObjectFinalizer {
             guard recorded.count == parts.count else {
                 throw HaulError(.s3PartMissing, "a segment of \(dest) was completed without an S3 part", hint: "run 'haul retry \(claim.info.id)'")
             }
-            try OthersFiles.refuseBeforePublishing(dest, of: claim, config: config, database: database)
+            try OthersFiles.refuse(dest, of: claim, config: config, database: database)
             do {
                 try store.client.completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: recorded)
             } catch let error as HaulError where error.code == .s3NoUpload {

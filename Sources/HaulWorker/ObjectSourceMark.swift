@@ -15,6 +15,11 @@ public enum ObjectSourceMark {
         ["x-amz-meta-\(name): \(SourceMark.value(for: url))"]
     }
 
+    /// Whether the object `head` describes carries a mark at all: Haul stored it, from some URL.
+    public static func isMarked(_ head: S3Client.ObjectHead) -> Bool {
+        head.metadata[name] != nil
+    }
+
     /// Whether the object `head` describes carries the mark of `url`.
     public static func says(_ head: S3Client.ObjectHead, cameFrom url: String) -> Bool {
         head.metadata[name] == SourceMark.value(for: url)

@@ -122,9 +122,12 @@ struct Planner: LaneRole {
     /// Writes `plan` and its segment rows (reserving the inplace file first).
     func record(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, keepFirst: Bool) throws -> TransferLeases.PlanResult {
         let config = shared.config
-        if claim.info.dest == nil && claim.info.options.localTarget == nil {
-            // Before the partial file is made: another transfer's of that name must not be touched.
-            try database.run { conn in try TransferLeases(conn, workerID: config.workerID).refuseBusyName(plan.dest, of: claim) }
+        if claim.info.options.localTarget == nil {
+            // Before the partial file is made: another transfer's of that name must not be touched,
+            // nor a file this one may not replace (a get's command and plan have checked its own).
+            if claim.info.dest == nil {
+                try database.run { conn in try TransferLeases(conn, workerID: config.workerID).refuseBusyName(plan.dest, of: claim) }
+            }
             try OthersFiles.refuse(plan.dest, of: claim, config: config, database: database)
         }
         if let store = config.objectStore {

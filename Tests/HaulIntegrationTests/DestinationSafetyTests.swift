@@ -207,6 +207,52 @@ struct DestinationSafetyTests {
         #expect(cluster.sha256("notes.txt") == small.sha256)
     }
 
+    @Test(
+        "a fleet transfer with --dest keeps a file there haul did not write (big, small, manifest line) and replaces one haul published; --force replaces either"
+    )
+    func explicitDestKeepsStrangersFiles() throws {
+        let cluster = try Cluster("fleet-dest")
+        defer { cluster.stopWorkers() }
+        let big = try Origin.file("safety/dest/big.bin", size: 3 * 1_048_576)
+        let small = try Origin.file("safety/dest/small.txt", size: 4000)
+        let other = try Origin.file("safety/dest/other.txt", size: 5000)
+        let mine = Data("mine\n".utf8)
+        for name in ["big.bin", "small.txt", "listed.txt"] { try mine.write(to: URL(fileURLWithPath: cluster.storage + "/" + name)) }
+        try cluster.startWorker()
+
+        let bigID = try cluster.enqueue(Harness.origin + big.path, ["--dest", "big.bin", "--segment-size", "1MiB"])
+        let smallID = try cluster.enqueue(Harness.origin + small.path, ["--dest", "small.txt"])
+        let lists = Harness.temporaryDirectory("dest-manifest")
+        defer { try? FileManager.default.removeItem(atPath: lists) }
+        let manifest = lists + "/manifest.txt"
+        try "\(Harness.origin + small.path) listed.txt\n\(Harness.origin + other.path) published.txt\n".write(toFile: manifest, atomically: true, encoding: .utf8)
+        #expect(try cluster.haul(["enqueue", "--manifest", manifest, "--batch", "dest-one"]).status == 0)
+        #expect(try cluster.haul(["wait", "--batch", "dest-one", "--timeout", "60"]).status == 1)
+        #expect(try cluster.waitFinal([bigID, smallID]) == ["failed", "failed"])
+        for (id, name) in [(bigID, "big.bin"), (smallID, "small.txt")] {
+            let status = try cluster.status(id)
+            let error = status["error"] as? String ?? ""
+            #expect(status["error_code"] as? String == "destination-exists", "\(status)")
+            #expect(error.contains("'\(name)' is already on the storage and haul did not write it") && error.contains("--force"), "\(error)")
+            #expect(contents(cluster.storage + "/" + name) == mine)
+        }
+        #expect(contents(cluster.storage + "/listed.txt") == mine)
+        #expect(cluster.sha256("published.txt") == other.sha256)
+        #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
+
+        // A file haul published, from another URL, is replaced: a name re-mirrored from a new URL.
+        let replaced = try cluster.enqueue(Harness.origin + small.path, ["--dest", "published.txt"])
+        // --force replaces the user's files too, one transfer and a whole manifest.
+        let forced = try cluster.enqueue(Harness.origin + big.path, ["--dest", "big.bin", "--segment-size", "1MiB", "--force"])
+        try "\(Harness.origin + small.path) small.txt\n\(Harness.origin + small.path) listed.txt\n".write(toFile: manifest, atomically: true, encoding: .utf8)
+        #expect(try cluster.haul(["enqueue", "--manifest", manifest, "--batch", "dest-two", "--force"]).status == 0)
+        #expect(try cluster.haul(["wait", "--batch", "dest-two", "--timeout", "60"]).status == 0)
+        #expect(try cluster.waitFinal([replaced, forced]) == ["done", "done"])
+        #expect(cluster.sha256("published.txt") == small.sha256)
+        #expect(cluster.sha256("big.bin") == big.sha256)
+        #expect(cluster.sha256("small.txt") == small.sha256 && cluster.sha256("listed.txt") == small.sha256)
+    }
+
     @Test("a canceled fleet transfer the origin named, started over by retry, is named and checked again: another URL's file written meanwhile stays")
     func restartNamesAgain() throws {
         let cluster = try Cluster("fleet-restart")

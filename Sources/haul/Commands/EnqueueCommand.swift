@@ -23,18 +23,22 @@ enum EnqueueCommand: Command {
 
           --dest REL            destination relative to the storage root (default: named
                                 from Content-Disposition or the URL, like curl -OJ)
+          --force               replace a file at DEST that haul did not write (default:
+                                the transfer fails with destination-exists, the file kept;
+                                a file haul published there is replaced either way)
         \(TransferFlags.help)
           --json                print {"id": N} (with --manifest: {"batch", "inserted", "existing", "rejected"})
         """
 
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
-            words, options: TransferFlags.options.union(["--dest", "--manifest", "--batch"]), flags: TransferFlags.flags.union(["--json", "--skip-invalid"]))
+            words, options: TransferFlags.options.union(["--dest", "--manifest", "--batch"]), flags: TransferFlags.flags.union(["--json", "--skip-invalid", "--force"]))
         if arguments.value("--manifest") != nil || arguments.value("--batch") != nil {
             return try enqueueManifest(arguments)
         }
         let url = try arguments.expect(1, "URL")[0]
-        let request = try TransferFlags.build(url: url, dest: arguments.value("--dest"), arguments)
+        var request = try TransferFlags.build(url: url, dest: arguments.value("--dest"), arguments)
+        request.options.replaceExisting = arguments.has("--force") ? true : nil
         let session = try DatabaseSession()
         defer { session.close() }
         let id = try TransferStore(session.connection).enqueue(request)
@@ -57,7 +61,8 @@ extension EnqueueCommand {
         guard !batch.trimmingWhitespace().isEmpty else { throw HaulError.usage("--batch needs a name") }
         guard arguments.value("--dest") == nil else { throw HaulError.usage("--dest does not go with --manifest; put DEST on each line") }
         let text = try readManifest(source)
-        let base = try TransferFlags.build(url: "http://manifest.invalid/", dest: nil, arguments)
+        var base = try TransferFlags.build(url: "http://manifest.invalid/", dest: nil, arguments)
+        base.options.replaceExisting = arguments.has("--force") ? true : nil
         let (numbered, invalid) = Manifest.parseNumbered(text, base: base)
         try report(invalid, source: source, arguments)
         let session = try DatabaseSession()

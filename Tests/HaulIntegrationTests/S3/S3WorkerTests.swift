@@ -100,7 +100,7 @@ struct S3WorkerTests {
     }
 
     @Test(
-        "a finalizer that finds the object stored already (its upload completed, or its one PutObject done) takes it only if its ETag is the one it stored; a same-size stranger's is replaced",
+        "a finalizer that finds the object stored already (its upload completed, or its one PutObject done) takes it only if its ETag is the one it stored; a same-size stranger's is kept, and replaced with --force",
         arguments: [(size: 11 * mib + 5, multipart: true), (size: 3 * mib + 5, multipart: false)])
     func storedObjectNeedsItsETag(size: Int, multipart: Bool) throws {
         let bucket = try S3Bucket("stored")
@@ -127,15 +127,39 @@ struct S3WorkerTests {
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
         #expect(try cluster.database.scalar("SELECT generation FROM transfers WHERE id = \(id)") == "0", "its own object, taken as it is")
 
-        // The same, but meanwhile somebody put other bytes of the same size under the key.
+        // The same, but meanwhile somebody put other bytes of the same size under the key: not
+        // this transfer's object, nor one haul stored; it is kept and the transfer fails.
         try storedButNotRecorded()
         try bucket.scramble("c.bin")
+        let stranger = try bucket.object("c.bin")?.sha256
         worker = try cluster.startS3Worker(storage)
-        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
-        #expect(try cluster.database.scalar("SELECT generation FROM transfers WHERE id = \(id)") == "1", "started over")
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["failed"])
+        #expect(try cluster.status(id)["error_code"] as? String == "destination-exists")
+        #expect(try bucket.object("c.bin")?.sha256 == stranger)
+        // Enqueued with --force, the URL replaces it.
+        let forced = try cluster.enqueue(served.url, ["--dest", "c.bin", "--segment-size", "5MiB", "--force"])
+        #expect(try cluster.waitFinal([forced], timeout: 60) == ["done"])
         #expect(try bucket.object("c.bin")?.sha256 == served.sha256)
         #expect(try bucket.openUploads().isEmpty)
         withExtendedLifetime(worker) {}
+    }
+
+    @Test("a small file enqueued with --dest keeps an object haul did not store there; one haul stored from another URL is replaced")
+    func smallFileKeepsStrangersObject() throws {
+        let bucket = try S3Bucket("strangers")
+        let small = try Origin.file("s3/strangers/small.txt", size: 4000)
+        let other = try Origin.file("s3/strangers/other.txt", size: 3000)
+        try bucket.put("kept.txt", "mine\n")
+        let cluster = try Cluster("s3-strangers")
+        try cluster.startS3Worker("s3://\(bucket.name)")
+        let first = try cluster.enqueue(Harness.origin + other.path, ["--dest", "published.txt"])
+        #expect(try cluster.waitFinal([first], timeout: 60) == ["done"])
+        let kept = try cluster.enqueue(Harness.origin + small.path, ["--dest", "kept.txt"])
+        let replaced = try cluster.enqueue(Harness.origin + small.path, ["--dest", "published.txt"])
+        #expect(try cluster.waitFinal([kept, replaced], timeout: 60) == ["failed", "done"])
+        #expect(try cluster.status(kept)["error_code"] as? String == "destination-exists")
+        #expect(try bucket.object("kept.txt")?.sha256 == Origin.sha256(Data("mine\n".utf8)))
+        #expect(try bucket.object("published.txt")?.sha256 == small.sha256)
     }
 
     @Test("a canceled transfer's multipart upload is aborted")
