@@ -49,8 +49,9 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     /// finalizer checks the name again before publishing, and a restart forgets the name.
     public var namedByOrigin: Bool?
 
-    /// `haul enqueue --force`: the transfer replaces whatever is at its `--dest`, also a file
-    /// Haul did not write (without it, such a file is kept and the transfer fails).
+    /// `haul enqueue --force` (or `haul retry --force`): the transfer replaces whatever is at its
+    /// destination, also a file Haul did not write (without it, such a file is kept and the
+    /// transfer fails with `destination-exists`).
     public var replaceExisting: Bool?
 
     /// `haul get -N`: fetch only when the origin's copy is newer than the file already there

@@ -27,7 +27,9 @@ extension TransferStore {
     /// Applies an operator action to many transfers in one transaction: the rows are locked,
     /// each is judged by `OperatorAction.verdict`, and those allowed change in a few set-wise
     /// statements, so a batch of 100 000 costs the same handful of round trips as one.
-    public func apply(_ action: OperatorAction, to ids: [Int64]) throws -> ActionOutcome {
+    /// - Parameter replacingExisting: `retry --force`: the fleet transfers retried replace
+    ///   whatever is at their destinations from now on, also a file Haul did not write.
+    public func apply(_ action: OperatorAction, to ids: [Int64], replacingExisting: Bool = false) throws -> ActionOutcome {
         var outcome = ActionOutcome()
         try db.transaction {
             let rows = try db.query(
@@ -62,6 +64,11 @@ extension TransferStore {
             outcome.missing = ids.filter { !found.contains($0) }
             let restartSet = Set(restart)
             try write(action, ids: outcome.changed.filter { !restartSet.contains($0) }, restart: restart)
+            if action == .retry && replacingExisting && !outcome.changed.isEmpty {
+                try db.query(
+                    #"UPDATE transfers SET options = options || '{"replace_existing": true}'::jsonb WHERE id = ANY($1::bigint[]) AND NOT options ? 'local_target'"#,
+                    [outcome.changed])
+            }
         }
         if !outcome.changed.isEmpty {
             try db.query("NOTIFY haul_work")

@@ -13,7 +13,7 @@ import HaulStorage
 ///   `b/x.iso`) nor one put there by hand;
 /// - a fleet transfer with an explicit `--dest`: any file Haul published (a re-mirror, also of a
 ///   new URL for the same name), never one Haul did not write;
-/// - `haul enqueue --force` and `haul get --force`: anything.
+/// - `haul enqueue --force`, `haul retry --force` and `haul get --force`: anything.
 ///
 /// The planner (for a get, the command too) asks before anything is written; the finalizer, and
 /// a small-file batch, ask again before they publish, because a file may be put at the name
@@ -30,8 +30,8 @@ public enum OthersFiles {
     /// What the transfer `info` may replace at its destination; `nil`: anything.
     static func protection(of info: TransferInfo) -> Replacing? {
         if info.options.localTarget != nil { return info.options.keepExisting == true ? .sameURL : nil }
-        if info.dest == nil || info.options.namedByOrigin == true { return .sameURL }
-        return info.options.replaceExisting == true ? nil : .anyHaulFile
+        if info.options.replaceExisting == true { return nil }
+        return info.dest == nil || info.options.namedByOrigin == true ? .sameURL : .anyHaulFile
     }
 
     /// - Throws: `destination-exists` when something is at `dest` that `claim`'s transfer may not
@@ -57,11 +57,11 @@ public enum OthersFiles {
         if protection == .anyHaulFile {
             throw HaulError(
                 .destinationExists, "'\(dest)' is already on the storage and haul did not write it; haul leaves it alone",
-                hint: "remove it and run haul retry \(claim.info.id), or enqueue the URL again with --force to replace it")
+                hint: "remove it and run haul retry \(claim.info.id), or replace it: haul retry \(claim.info.id) --force")
         }
         throw HaulError(
             .destinationExists, "'\(dest)' is already on the storage and no earlier transfer of this URL wrote it; haul leaves it alone",
-            hint: "enqueue the URL again with its own --dest, or remove the file and run haul retry \(claim.info.id)")
+            hint: "enqueue the URL again with its own --dest, or remove the file and run haul retry \(claim.info.id) (--force replaces it)")
     }
 
     /// The refusal a `haul get` without `--force` meets at `target`, what `at` found there.

@@ -208,7 +208,7 @@ struct DestinationSafetyTests {
     }
 
     @Test(
-        "a fleet transfer with --dest keeps a file there haul did not write (big, small, manifest line) and replaces one haul published; --force replaces either"
+        "a fleet transfer with --dest keeps a file there haul did not write (big, small, manifest line) and replaces one haul published; enqueue or retry with --force replaces either"
     )
     func explicitDestKeepsStrangersFiles() throws {
         let cluster = try Cluster("fleet-dest")
@@ -233,7 +233,7 @@ struct DestinationSafetyTests {
             let status = try cluster.status(id)
             let error = status["error"] as? String ?? ""
             #expect(status["error_code"] as? String == "destination-exists", "\(status)")
-            #expect(error.contains("'\(name)' is already on the storage and haul did not write it") && error.contains("--force"), "\(error)")
+            #expect(error.contains("'\(name)' is already on the storage and haul did not write it") && error.contains("haul retry \(id) --force"), "\(error)")
             #expect(contents(cluster.storage + "/" + name) == mine)
         }
         #expect(contents(cluster.storage + "/listed.txt") == mine)
@@ -242,12 +242,13 @@ struct DestinationSafetyTests {
 
         // A file haul published, from another URL, is replaced: a name re-mirrored from a new URL.
         let replaced = try cluster.enqueue(Harness.origin + small.path, ["--dest", "published.txt"])
-        // --force replaces the user's files too, one transfer and a whole manifest.
-        let forced = try cluster.enqueue(Harness.origin + big.path, ["--dest", "big.bin", "--segment-size", "1MiB", "--force"])
+        // --force replaces the user's files too: retry of a transfer that kept one, and a whole manifest.
+        let retried = try cluster.haul(["retry", String(bigID), "--force"])
+        #expect(retried.status == 0, "\(retried.stderr)")
         try "\(Harness.origin + small.path) small.txt\n\(Harness.origin + small.path) listed.txt\n".write(toFile: manifest, atomically: true, encoding: .utf8)
         #expect(try cluster.haul(["enqueue", "--manifest", manifest, "--batch", "dest-two", "--force"]).status == 0)
         #expect(try cluster.haul(["wait", "--batch", "dest-two", "--timeout", "60"]).status == 0)
-        #expect(try cluster.waitFinal([replaced, forced]) == ["done", "done"])
+        #expect(try cluster.waitFinal([replaced, bigID]) == ["done", "done"])
         #expect(cluster.sha256("published.txt") == small.sha256)
         #expect(cluster.sha256("big.bin") == big.sha256)
         #expect(cluster.sha256("small.txt") == small.sha256 && cluster.sha256("listed.txt") == small.sha256)

@@ -22,13 +22,15 @@ struct ControlCommand {
         the action applies to; the others are skipped and counted. The count is shown
         and confirmed first: on a terminal you are asked, --yes skips the question, and
         without a terminal the command refuses (exit status 2) unless --yes is given.
-          -y, --yes    act without asking
+          -y, --yes    act without asking\(action == .retry ? "\n  --force      replace files at the destinations that haul did not write (default: kept)" : "")
           --json       print {"changed": [...], "unchanged": [...], "refused": [...], "missing": [...]}
         """
     }
 
     func run(_ words: [String]) throws -> Int32 {
-        let arguments = try Arguments(words.map { $0 == "-y" ? "--yes" : $0 }, options: ["--batch", "--state", "--host"], flags: ["--yes", "--json"])
+        let arguments = try Arguments(
+            words.map { $0 == "-y" ? "--yes" : $0 }, options: ["--batch", "--state", "--host"], flags: Set(["--yes", "--json"] + (action == .retry ? ["--force"] : [])))
+        let force = arguments.has("--force")
         let ids = try arguments.positionals.map(StatusCommand.transferID)
         let batch = arguments.value("--batch"), host = arguments.value("--host")
         let state = try ListCommand.state(arguments.value("--state"))
@@ -42,7 +44,7 @@ struct ControlCommand {
         defer { session.close() }
         let store = TransferStore(session.connection)
         guard selecting else {
-            var outcome = try store.apply(action, to: ids)
+            var outcome = try store.apply(action, to: ids, replacingExisting: force)
             try followUp(outcome.changed, store)
             if action == .cancel { try finishCleanups(&outcome, store) }
             return report(outcome, json: arguments.has("--json"), named: true)
@@ -75,7 +77,7 @@ struct ControlCommand {
                 return ExitCode.failure
             }
         }
-        var outcome = try store.apply(action, to: chosen)
+        var outcome = try store.apply(action, to: chosen, replacingExisting: force)
         try followUp(outcome.changed, store)
         // Rows that changed state between the count and the locked update are skipped, not errors.
         outcome.refused = []

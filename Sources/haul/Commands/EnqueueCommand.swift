@@ -23,9 +23,9 @@ enum EnqueueCommand: Command {
 
           --dest REL            destination relative to the storage root (default: named
                                 from Content-Disposition or the URL, like curl -OJ)
-          --force               replace a file at DEST that haul did not write (default:
-                                the transfer fails with destination-exists, the file kept;
-                                a file haul published there is replaced either way)
+          --force               replace a file at the destination that haul did not write
+                                (default: the transfer fails with destination-exists and the
+                                file is kept; with --dest, a file haul published is replaced)
         \(TransferFlags.help)
           --json                print {"id": N} (with --manifest: {"batch", "inserted", "existing", "rejected"})
         """
