@@ -51,10 +51,11 @@ final class Staging {
 
     deinit { close(rootDescriptor) }
 
-    /// Bytes available to unprivileged users on the destination's file system, and its size.
+    /// Bytes available to unprivileged users on the destination's file system, and its size;
+    /// unbounded for a file system that reports no size at all (`ramfs`, some FUSE mounts).
     func space() -> (free: Int64, total: Int64) {
         var info = statvfs()
-        guard statvfs(root, &info) == 0 else { return (Int64.max, 0) }
+        guard statvfs(root, &info) == 0, info.f_blocks > 0 else { return (Int64.max, 0) }
         return (Int64(info.f_bavail) * Int64(info.f_frsize), Int64(info.f_blocks) * Int64(info.f_frsize))
     }
 

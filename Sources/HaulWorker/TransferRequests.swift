@@ -30,10 +30,11 @@ extension WorkerShared {
     }
 
     /// Bytes an unprivileged writer may still use on the file system holding `path`, and its
-    /// size in all, if known.
+    /// size in all, if known: a file system that reports no size at all (`ramfs`, some FUSE
+    /// mounts) sets no limit.
     static func space(_ path: String) -> (free: Int64, capacity: Int64)? {
         var info = statvfs()
-        guard statvfs(path, &info) == 0 else { return nil }
+        guard statvfs(path, &info) == 0, info.f_blocks > 0 else { return nil }
         let block = Int64(clamping: info.f_frsize)
         let (free, overflowFree) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: block)
         let (capacity, overflowAll) = Int64(clamping: info.f_blocks).multipliedReportingOverflow(by: block)
