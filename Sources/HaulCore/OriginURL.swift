@@ -11,7 +11,8 @@ public enum OriginURL {
         var shown: String { SafeText.cleanLine(Redaction.url(text)) }
         if text.contains("://"), let blank = text.unicodeScalars.first(where: { $0 == " " || $0.properties.generalCategory == .control }) {
             throw blank == " "
-                ? HaulError.usage("'\(shown)' holds a space, which a URL cannot", hint: "percent-encode it: a space is %20, as in https://example.com/a%20b.iso")
+                ? HaulError.usage(
+                    "'\(shown)' holds a space, which a URL cannot", hint: "percent-encode it: a space is %20, as in https://example.com/a%20b.iso")
                 : HaulError.usage(
                     "'\(shown)' holds a control character, which a URL cannot", hint: "remove it, or percent-encode it: a tab is %09, a line feed %0A")
         }
@@ -19,7 +20,8 @@ public enum OriginURL {
             throw HaulError.usage("'\(shown)' is not a URL", hint: "give a full URL such as https://example.com/file.iso")
         }
         guard ["http", "https"].contains(scheme.lowercased()) else {
-            throw HaulError.usage("'\(shown)' uses the \(scheme): scheme, but haul \(uploading ? "uploads only to" : "fetches only") http and https URLs", hint: "give an http:// or https:// URL")
+            let does = uploading ? "uploads only to" : "fetches only"
+            throw HaulError.usage("'\(shown)' uses the \(scheme): scheme, but haul \(does) http and https URLs", hint: "give an http:// or https:// URL")
         }
         guard let host = components.host, !host.isEmpty else {
             throw HaulError.usage("'\(shown)' has no host", hint: "write it as \(scheme)://HOST/PATH")

@@ -225,7 +225,8 @@ struct DestinationSafetyTests {
         let lists = Harness.temporaryDirectory("dest-manifest")
         defer { try? FileManager.default.removeItem(atPath: lists) }
         let manifest = lists + "/manifest.txt"
-        try "\(Harness.origin + small.path) listed.txt\n\(Harness.origin + other.path) published.txt\n".write(toFile: manifest, atomically: true, encoding: .utf8)
+        let lines = "\(Harness.origin + small.path) listed.txt\n\(Harness.origin + other.path) published.txt\n"
+        try lines.write(toFile: manifest, atomically: true, encoding: .utf8)
         #expect(try cluster.haul(["enqueue", "--manifest", manifest, "--batch", "dest-one"]).status == 0)
         #expect(try cluster.haul(["wait", "--batch", "dest-one", "--timeout", "60"]).status == 1)
         #expect(try cluster.waitFinal([bigID, smallID]) == ["failed", "failed"])
@@ -515,8 +516,10 @@ struct DestinationSafetyTests {
 
     @Test(
         "-o - into a pipe its reader closes, or onto a full device, fails with one line saying so",
-        arguments: [("| head -c 100 >/dev/null", "standard output was closed before the whole file was written"),
-                    ("> /dev/full", "cannot write the file to standard output: No space left on device")])
+        arguments: [
+            ("| head -c 100 >/dev/null", "standard output was closed before the whole file was written"),
+            ("> /dev/full", "cannot write the file to standard output: No space left on device"),
+        ])
     func getToStandardOutputThatFails(redirection: String, message: String) throws {
         let database = try TestDatabase()
         let work = Harness.temporaryDirectory("stdout-fails")

@@ -16,7 +16,14 @@ struct NoMarksStorageTests {
         defer { _ = try? Run.program("/bin/umount", ["-l", folder]) }
         let probe = folder + "/probe"
         FileManager.default.createFile(atPath: probe, contents: Data())
-        let script = "import errno, os, sys\ntry:\n    os.setxattr(sys.argv[1], 'user.haul.test', b'x')\nexcept OSError as e:\n    sys.exit(0 if e.errno == errno.ENOTSUP else 1)\nsys.exit(1)"
+        let script = """
+            import errno, os, sys
+            try:
+                os.setxattr(sys.argv[1], 'user.haul.test', b'x')
+            except OSError as e:
+                sys.exit(0 if e.errno == errno.ENOTSUP else 1)
+            sys.exit(1)
+            """
         try #require(try Run.program("/usr/bin/python3", ["-c", script, probe]).status == 0, "ramfs keeps user attributes here")
         unlink(probe)
         try body()

@@ -29,7 +29,8 @@ struct ControlCommand {
 
     func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
-            words.map { $0 == "-y" ? "--yes" : $0 }, options: ["--batch", "--state", "--host"], flags: Set(["--yes", "--json"] + (action == .retry ? ["--force"] : [])))
+            words.map { $0 == "-y" ? "--yes" : $0 }, options: ["--batch", "--state", "--host"],
+            flags: Set(["--yes", "--json"] + (action == .retry ? ["--force"] : [])))
         let force = arguments.has("--force")
         let ids = try arguments.positionals.map(StatusCommand.transferID)
         let batch = arguments.value("--batch"), host = arguments.value("--host")

@@ -32,7 +32,8 @@ enum EnqueueCommand: Command {
 
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
-            words, options: TransferFlags.options.union(["--dest", "--manifest", "--batch"]), flags: TransferFlags.flags.union(["--json", "--skip-invalid", "--force"]))
+            words, options: TransferFlags.options.union(["--dest", "--manifest", "--batch"]),
+            flags: TransferFlags.flags.union(["--json", "--skip-invalid", "--force"]))
         if arguments.value("--manifest") != nil || arguments.value("--batch") != nil {
             return try enqueueManifest(arguments)
         }
