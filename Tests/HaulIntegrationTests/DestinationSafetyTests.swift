@@ -239,6 +239,14 @@ struct DestinationSafetyTests {
         }
         #expect(contents(cluster.storage + "/listed.txt") == mine)
         #expect(cluster.sha256("published.txt") == other.sha256)
+        // A link planted at the name is not haul's either: kept, and never written through.
+        try mine.write(to: URL(fileURLWithPath: lists + "/target.txt"))
+        try FileManager.default.createSymbolicLink(atPath: cluster.storage + "/link.txt", withDestinationPath: lists + "/target.txt")
+        let linked = try cluster.enqueue(Harness.origin + small.path, ["--dest", "link.txt"])
+        #expect(try cluster.waitFinal([linked]) == ["failed"])
+        #expect(try cluster.status(linked)["error_code"] as? String == "destination-exists")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: cluster.storage + "/link.txt") == lists + "/target.txt")
+        #expect(contents(lists + "/target.txt") == mine)
         #expect(cluster.temporaries().isEmpty, "\(cluster.temporaries())")
 
         // A file haul published, from another URL, is replaced: a name re-mirrored from a new URL.
