@@ -124,29 +124,30 @@ enum GetCommand: Command {
                 request.options.localTarget = localTarget
                 if request.dest == nil, request.options.keepExisting == true { request.options.replaceable = saved[ExactText(request.url)] }
                 let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget).flatMap { ids.contains($0) ? nil : $0 }
+                let earlierStatus = try earlier.flatMap(store.status)
                 // A file at the name must be this URL's, for a get that resumes as for a new one:
                 // a file put there while the get was stopped is kept as well.
-                if !force, let name = try dest ?? earlier.flatMap({ try store.status($0)?.dest }),
+                if !force, let name = dest ?? earlierStatus?.dest,
                     let target = try OthersFiles.at(
                         name, url: request.url, storage: storage, store: object?.store,
                         wroteBefore: { try store.getSaved(name, url: request.url, options: request.options) })
                 {
                     throw OthersFiles.getRefusal(target)
                 }
-                if let earlier {
+                if let earlier, let earlierStatus {
                     // Another transfer saving this file ran since: its bytes may be in the partial file.
                     let overwritten =
                         try store.partialsWrittenByOthers(among: [earlier]).contains(earlier)
-                        || store.status(earlier).map { partialMarkedByAnother($0, url: request.url, storage: storage) } == true
+                        || partialMarkedByAnother(earlierStatus, url: request.url, storage: storage)
                     try store.revise(earlier, to: request)
                     try store.adopt(earlier, owner: config.workerID)
                     if overwritten {
                         try store.startOver([earlier])
                         restarted.append(earlier)
                     } else {
-                        if let state = try store.status(earlier)?.state, state == .failed || state == .paused {
-                            try store.apply(state == .failed ? .retry : .resume, to: earlier)
-                        }
+                        // Revising and adopting it left its state as it was.
+                        let state = earlierStatus.state
+                        if state == .failed || state == .paused { try store.apply(state == .failed ? .retry : .resume, to: earlier) }
                         resumed.append(earlier)
                     }
                     ids.append(earlier)
