@@ -58,15 +58,7 @@ struct SharedPartialTests {
             ["get", Harness.origin + file.path, "-o", work + "/same.bin", "--segment-size", "2MiB", "--connections", "1", "--limit-rate", "4M"]
         }
         for (file, database) in [(first, database), (second, otherDatabase)] {
-            let child = try Child(Harness.haulBinary, get(file), environment: ["DATABASE_URL": database.url])
-            let segmentDone = Harness.waitUntil(timeout: 20) {
-                let done = try? database.scalar(
-                    "SELECT count(*) FROM segments s JOIN transfers t ON t.id = s.transfer_id WHERE t.url LIKE '%\(file.path)' AND s.state = 'done'")
-                return (done ?? "0") != "0"
-            }
-            child.signal(SIGINT)
-            try #require(child.wait(timeout: 20), "the interrupted get did not exit")
-            try #require(segmentDone, "the get finished no segment: \(child.stderr)")
+            try Run.haulInterruptedAfterASegment(get(file), of: file.path, database: database)
         }
 
         let again = try Run.haul(get(first), database: database.url)
