@@ -51,10 +51,10 @@ enum Assets {
     const state = el.querySelector('[data-field="state"]');
     if (state) { state.textContent = t.state; state.className = 'state state-' + t.state; }
     const done = el.querySelector('[data-bytes-done]');
-    if (done) { done.dataset.bytesDone = String(t.bytes_done); done.textContent = bytes(t.bytes_done); }
+    if (done) { done.dataset.bytesDone = String(t.shown_bytes); done.textContent = bytes(t.shown_bytes); }
     setText(el, '[data-field="size"]', t.size == null ? '?' : bytes(t.size));
     const bar = el.querySelector('progress');
-    if (bar) { bar.max = Math.max(1, t.size || 0); bar.value = Math.min(t.bytes_done, bar.max); }
+    if (bar) { bar.max = Math.max(1, t.size || 0); bar.value = Math.min(t.shown_bytes, bar.max); }
     setText(el, '[data-field="rate"]', t.state === 'downloading' && t.rate != null ? bytes(Math.floor(t.rate)) + '/s' : '');
     setText(el, '[data-field="eta"]', t.eta_seconds == null ? '' : seconds(t.eta_seconds));
     setText(el, '[data-field="attempts"]', String(t.attempts));

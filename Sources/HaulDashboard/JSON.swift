@@ -15,8 +15,15 @@ enum JSON {
             "attempts": status.attempts, "error": status.error ?? NSNull(), "error_code": status.errorCode ?? NSNull(),
             "segments": ["total": status.segmentCount, "done": status.segmentsDone, "running": status.segmentsRunning],
             "segment_map": SegmentMap.text(segments, width: mapWidth), "actions": allowedActions(status.state).map(\.rawValue),
-            "created_at": status.createdAt, "finished_at": status.finishedAt ?? NSNull(),
+            "created_at": status.createdAt, "finished_at": status.finishedAt ?? NSNull(), "unchanged": status.unchanged,
+            "shown_bytes": shownBytes(status),
         ]
+    }
+
+    /// The bytes a progress bar shows: those fetched, or the whole size of a file the origin
+    /// answered `304 Not Modified` for (kept whole, nothing fetched).
+    static func shownBytes(_ status: TransferStatus) -> Int64 {
+        status.unchanged ? status.size ?? status.bytesDone : status.bytesDone
     }
 
     static func workers(_ workers: [FleetView.WorkerInfo]) -> [[String: Any]] {

@@ -69,12 +69,16 @@ enum TransferPages {
             """
     }
 
+    /// A bar and `bytes / size`. A re-mirror the origin answered `304 Not Modified` for kept its
+    /// file whole without fetching a byte: its bar is full and says so (`JSON.shownBytes`).
     static func progress(_ status: TransferStatus) -> String {
         let size = status.size ?? 0
         let sizeText = status.size.map { ByteSize.format($0) } ?? "?"
+        let shown = JSON.shownBytes(status)
         return """
-            <progress max="\(max(1, size))" value="\(min(status.bytesDone, max(1, size)))"></progress>\
-            <span class="bytes"><span data-bytes-done="\(status.bytesDone)">\(ByteSize.format(status.bytesDone))</span> / <span data-field="size">\(sizeText)</span></span>
+            <progress max="\(max(1, size))" value="\(min(shown, max(1, size)))"></progress>\
+            <span class="bytes"><span data-bytes-done="\(shown)">\(ByteSize.format(shown))</span> / <span data-field="size">\(sizeText)</span></span>\
+            \(status.unchanged ? " <small>unchanged</small>" : "")
             """
     }
 

@@ -145,6 +145,24 @@ import Testing
         #expect(!json.contains("hunter2"))
     }
 
+    /// A re-mirror the origin answered `304` for fetched nothing, yet its file is whole: a full
+    /// bar marked unchanged, not an empty one (the 304 itself: `FleetTests.incrementalRemirror`).
+    @Test func anUnchangedFileShowsWhole() throws {
+        let served = try Served("dash-unchanged")
+        let id = try served.cluster.enqueue(Self.idleURL)
+        _ = try Run.psql(served.cluster.database.url, "UPDATE transfers SET state = 'done', unchanged = true, size = 400000 WHERE id = \(id)")
+        _ = try served.logIn()
+        for path in ["/transfers", "/transfers/\(id)"] {
+            let page = try served.request("GET", path).body
+            #expect(page.contains(#"<progress max="400000" value="400000"></progress>"#), "\(path)")
+            #expect(page.contains("390.6 KiB</span> / <span data-field=\"size\">390.6 KiB</span></span> <small>unchanged</small>"), "\(path)")
+        }
+        let json = try JSONSerialization.jsonObject(with: Data(try served.request("GET", "/api/transfers/\(id)").body.utf8)) as? [String: Any]
+        #expect(json?["unchanged"] as? Bool == true)
+        #expect(json?["shown_bytes"] as? Int == 400_000)
+        #expect(json?["bytes_done"] as? Int == 0)
+    }
+
     @Test func tenThousandTransfersArePagedOnTheServer() throws {
         let served = try Served("dash-paging")
         let manifest = NSTemporaryDirectory() + "dash-10k-\(served.port).txt"

@@ -115,6 +115,10 @@ struct FleetTests {
         let two = try cluster.enqueue(Harness.origin + first.path, ["--dest", "r.bin"])
         #expect(try cluster.waitFinal([two]) == ["done"])
         #expect(try cluster.status(two)["unchanged"] as? Bool == true)
+        // Nothing was fetched, yet the file is all there: not "0 B / 391 KiB (0%)".
+        let listed = try cluster.haul(["list"]).stdout.split(separator: "\n").first { $0.hasPrefix("\(two) ") }
+        #expect(listed?.contains("done") == true && listed?.contains("390.6 KiB, unchanged") == true, "\(listed ?? "")")
+        #expect(try cluster.haul(["status", String(two)]).stdout.contains("progress:  390.6 KiB, unchanged"))
         #expect(try FileManager.default.attributesOfItem(atPath: cluster.storage + "/r.bin")[.systemFileNumber] as? Int == inode)
 
         usleep(1_100_000)  // Last-Modified has one-second resolution.

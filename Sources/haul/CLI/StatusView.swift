@@ -51,8 +51,10 @@ enum StatusView {
         return "in \(Int(seconds.rounded(.up))) s: \(reason)"
     }
 
-    /// `1.2 GiB / 4.0 GiB (30%)`.
+    /// `1.2 GiB / 4.0 GiB (30%)`; `4.0 GiB, unchanged` for a re-mirror the origin answered
+    /// `304 Not Modified` for (its file was kept, so no byte was fetched, yet it is all there).
     static func progress(_ status: TransferStatus) -> String {
+        if status.unchanged, let size = status.size { return "\(ByteSize.format(size)), unchanged" }
         guard let size = status.size else { return "\(ByteSize.format(status.bytesDone)) of unknown size" }
         let percent = size == 0 ? 100 : Int(Double(status.bytesDone) * 100 / Double(size))
         return "\(ByteSize.format(status.bytesDone)) / \(ByteSize.format(size)) (\(percent)%)"
