@@ -155,8 +155,12 @@ public struct Batches {
         public let countsByState: [TransferState: Int]
         public let total: Int
         public let bytesDone: Int64
-        /// Sum of known sizes; transfers not yet planned add nothing.
+        /// Sum of the known sizes of the files to fetch: transfers not yet planned add nothing,
+        /// and neither do `unchanged` ones.
         public let bytesKnown: Int64
+        /// Done transfers the origin answered `304 Not Modified` for: their files were kept
+        /// whole and nothing was fetched.
+        public let unchanged: Int
         /// Bytes per second since the batch's first transfer started.
         public let rate: Double?
         /// Failed transfers' ids and reasons (at most 20).
@@ -179,13 +183,14 @@ public struct Batches {
     }
 
     /// The summary of batch `name`, or `nil` if there is no such batch. One scan of the batch's
-    /// rows: a file done (not kept by a `304`) counts its size, others their segments' bytes.
+    /// rows: a file done (not kept by a `304`) counts its size, others their segments' bytes; a
+    /// file kept by a `304` is counted apart, its size in neither.
     public func summary(_ name: String) throws -> Summary? {
         guard let batch = try db.query("SELECT id FROM batches WHERE name = $1", [name]).first else { return nil }
         let id = try batch.int64("id")
         let groups = try db.query(
             """
-            SELECT t.state, count(*) AS n, coalesce(sum(t.size), 0) AS known,
+            SELECT t.state, count(*) AS n, count(*) FILTER (WHERE t.unchanged) AS unchanged, coalesce(sum(t.size) FILTER (WHERE NOT t.unchanged), 0) AS known,
                    coalesce(sum(CASE WHEN t.state = 'done' AND NOT t.unchanged AND t.size IS NOT NULL THEN t.size
                                      ELSE (SELECT coalesce(sum(s.bytes_done), 0) FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation)
                                 END), 0) AS done,
@@ -196,11 +201,13 @@ public struct Batches {
         var counts: [TransferState: Int] = [:]
         var known: Int64 = 0
         var done: Int64 = 0
+        var unchanged = 0
         var firstStart: Double?
         var lastEnd: Double?
         for row in groups {
             if let state = TransferState(rawValue: try row.string("state")) { counts[state] = try row.int("n") }
             known += try row.int64("known")
+            unchanged += try row.int("unchanged")
             done += try row.int64("done")
             if let start = try row.optionalDouble("first_start") { firstStart = min(firstStart ?? start, start) }
             if let end = try row.optionalDouble("last_end") { lastEnd = max(lastEnd ?? end, end) }
@@ -214,7 +221,7 @@ public struct Batches {
             )
             .rows.map { (try $0.int64("id"), try $0.string("error")) }
         return Summary(
-            name: name, countsByState: counts, total: counts.values.reduce(0, +), bytesDone: done, bytesKnown: known,
+            name: name, countsByState: counts, total: counts.values.reduce(0, +), bytesDone: done, bytesKnown: known, unchanged: unchanged,
             rate: seconds.flatMap { $0 > 0 ? Double(done) / $0 : nil }, failures: failures)
     }
 }

@@ -89,7 +89,12 @@ struct SmallFileTests {
         usleep(1_100_000)  // Last-Modified has one-second resolution.
         _ = try Origin.file(String(small[5].path.dropFirst()), size: 777)
         #expect(try cluster.haul(["enqueue", "--manifest", path, "--batch", "second"]).status == 0)
-        #expect(try cluster.haul(["wait", "--batch", "second", "--timeout", "60s"]).status == 0)
+        let waited = try cluster.haul(["wait", "--batch", "second", "--timeout", "60s"])
+        #expect(waited.status == 0)
+        // The figures count what was fetched: the files kept whole are counted apart, not as 0 bytes of their size.
+        #expect(waited.stderr.contains("batch second: 24/24 done (23 unchanged), 0 failed or canceled, 777 B / 777 B"), "\(waited.stderr)")
+        let summary = try JSONSerialization.jsonObject(with: Data(try cluster.haul(["status", "--batch", "second", "--json"]).stdout.utf8)) as? [String: Any]
+        #expect(summary?["unchanged"] as? Int == 23 && summary?["bytes_known"] as? Int == 777 && summary?["bytes_done"] as? Int == 777, "\(summary ?? [:])")
         let unchanged = try cluster.database.scalar(
             "SELECT count(*) FROM transfers t JOIN batches b ON b.id = t.batch_id WHERE b.name = 'second' AND t.unchanged")
         #expect(unchanged == String(small.count - 1), "all but the changed file were 304s")

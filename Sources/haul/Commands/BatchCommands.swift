@@ -11,6 +11,7 @@ enum BatchStatus {
         if json {
             Output.json([
                 "batch": name, "total": summary.total, "states": TransferState.named(summary.countsByState), "bytes_done": summary.bytesDone, "bytes_known": summary.bytesKnown,
+                "unchanged": summary.unchanged,
                 "rate": summary.rate ?? NSNull(), "finished": summary.isFinished,
                 "failures": summary.failures.map { ["id": $0.id, "error": $0.error] },
             ])
@@ -18,9 +19,11 @@ enum BatchStatus {
         }
         let done = summary.countsByState[.done] ?? 0
         let counts = TransferState.allCases.compactMap { state in summary.countsByState[state].map { "\(state.rawValue) \($0)" } }.joined(separator: ", ")
-        Output.line("batch \(name): \(done)/\(summary.total) done (\(counts))")
-        Output.line(
-            ProgressBar.render(bytes: summary.bytesDone, size: max(summary.bytesKnown, summary.bytesDone), rate: summary.rate ?? 0, segments: "", state: ""))
+        Output.line("batch \(name): \(WaitCommand.done(done, of: summary.total, unchanged: summary.unchanged)); \(counts)")
+        if summary.unchanged < summary.total {  // a bar of nothing to fetch says nothing
+            Output.line(
+                ProgressBar.render(bytes: summary.bytesDone, size: max(summary.bytesKnown, summary.bytesDone), rate: summary.rate ?? 0, segments: "", state: ""))
+        }
         for failure in summary.failures { Output.line("  failed \(failure.id): \(failure.error)") }
         if !summary.isFinished, let warning = try WorkerRegistry(session.connection).noLiveWorkerWarning() { Output.line("  warning: \(warning)") }
         return ExitCode.success
@@ -100,7 +103,7 @@ enum WaitCommand: Command {
             let bytes = progress(done: summary.bytesDone, known: summary.bytesKnown, rate: summary.rate)
             return (
                 summary.isFinished, failed > 0,
-                "batch \(batch): \(summary.countsByState[.done] ?? 0)/\(summary.total) done, \(failed) failed or canceled, \(bytes)"
+                "batch \(batch): \(done(summary.countsByState[.done] ?? 0, of: summary.total, unchanged: summary.unchanged)), \(failed) failed or canceled, \(bytes)"
             )
         }
         let store = TransferStore(session.connection)
@@ -114,8 +117,16 @@ enum WaitCommand: Command {
         // While something downloads: the sum of their rates; once all are final: their average rates' sum.
         let moving = statuses.filter { $0.state == .downloading }
         let rate = (moving.isEmpty && statuses.allSatisfy(\.state.isFinal) ? statuses : moving).compactMap(\.rate).reduce(0, +)
-        let bytes = progress(done: statuses.map(\.bytesDone).reduce(0, +), known: statuses.compactMap(\.size).reduce(0, +), rate: rate)
-        return (statuses.allSatisfy(\.state.isFinal), failed > 0, "\(done)/\(ids.count) done, \(failed) failed or canceled, \(bytes)")
+        let fetching = statuses.filter { !$0.unchanged }
+        let bytes = progress(done: fetching.map(\.bytesDone).reduce(0, +), known: fetching.compactMap(\.size).reduce(0, +), rate: rate)
+        let line = "\(Self.done(done, of: ids.count, unchanged: statuses.count - fetching.count)), \(failed) failed or canceled, \(bytes)"
+        return (statuses.allSatisfy(\.state.isFinal), failed > 0, line)
+    }
+
+    /// `3/5 done`, or `3/5 done (2 unchanged)` when the origin answered `304 Not Modified` for
+    /// some: files kept whole, whose bytes the figures after it leave out.
+    static func done(_ done: Int, of total: Int, unchanged: Int) -> String {
+        "\(done)/\(total) done" + (unchanged > 0 ? " (\(unchanged) unchanged)" : "")
     }
 
     /// `1.2 GiB / 4.0 GiB at 35.0 MiB/s` (the rate only while something moves).
