@@ -40,11 +40,17 @@ extension TransferStore {
 
     /// The unfinished transfers among `ids` whose partial file another transfer may have written
     /// since they stopped: one of the same destination and generation (so the same partial file
-    /// name) that had started and was still moving after this one last changed. Resuming such a
+    /// name) that had started and was still moving after this one last wrote. Resuming such a
     /// transfer would keep its segments marked done over bytes the other wrote, and publish a mix
     /// of two files; `retry` and a rerun `haul get` start it over instead (`startOver`). Judged
     /// by name alone (two `haul get`s into different folders may share one), so a needless
     /// start-over costs bytes, never a mix.
+    ///
+    /// A transfer's last write is its segments' last checkpoint (its row's time only when it has
+    /// none): the row's `updated_at` is moved by housekeeping too (a rescuer, in any process,
+    /// moves a download stopped after its last segment to `finalizing` seconds later), and would
+    /// then hide writes the other made before that. The other's last move is its row's time or
+    /// its segments', whichever is later: its checkpoints leave its row alone.
     public func partialsWrittenByOthers(among ids: [Int64]) throws -> Set<Int64> {
         Set(
             try db.query(
@@ -52,7 +58,8 @@ extension TransferStore {
                 SELECT DISTINCT o.id FROM transfers o
                 JOIN transfers t ON t.dest = o.dest AND t.generation = o.generation AND t.id <> o.id
                 WHERE o.id = ANY($1::bigint[]) AND o.state NOT IN ('done','canceled') AND t.started_at IS NOT NULL
-                  AND t.updated_at > coalesce(o.finished_at, o.updated_at)
+                  AND greatest(t.updated_at, (SELECT max(s.updated_at) FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation))
+                      > coalesce(o.finished_at, (SELECT max(s.updated_at) FROM segments s WHERE s.transfer_id = o.id AND s.generation = o.generation), o.updated_at)
                 """, [ids]
             ).rows.map { try $0.int64("id") })
     }

@@ -21,4 +21,40 @@ struct TransferStoreTests {
         #expect(wait.status != 0)
         #expect(wait.stderr.contains("there is no transfer 999999"), "\(wait.stderr)")
     }
+
+    /// Two downloads of one name share a partial file (`haul get`s of two URLs into one path).
+    /// The stopped one's last write is its segments' last checkpoint, and the other's writes are
+    /// its segments' too: neither is its row's `updated_at`, which housekeeping moves (the
+    /// rescuer finishing a stopped download, seconds later, from any process) and which a
+    /// download's checkpoints leave alone.
+    @Test("another download wrote a shared partial file since this one stopped: judged by their segments' times, not by row times")
+    func partialWrittenByAnother() throws {
+        let database = try TestDatabase()
+        let connection = try PostgresConnection(conninfo: database.url)
+        let store = TransferStore(connection)
+        let stopped = try store.enqueue(NewTransfer(url: "http://a.test/x", dest: "a.bin", segmentSize: 4 << 20))
+        let other = try store.enqueue(NewTransfer(url: "http://b.test/x", dest: "b.bin", segmentSize: 4 << 20))
+        /// Puts both on `x.bin`: `stopped` wrote its last byte 8 s ago and housekeeping moved its
+        /// row 2 s ago; `other` was planned `otherPlanned` ago and checkpointed `otherWrote` ago.
+        func arrange(otherPlanned: String, otherWrote: String) throws {
+            try connection.query("DELETE FROM segments")
+            try connection.query(
+                """
+                UPDATE transfers SET dest = 'x.bin', started_at = now() - interval '10 s',
+                       state = CASE WHEN id = $1 THEN 'finalizing' ELSE 'downloading' END,
+                       updated_at = now() - CASE WHEN id = $1 THEN interval '2 s' ELSE $3::interval END
+                WHERE id = ANY(ARRAY[$1, $2]::bigint[])
+                """, [stopped, other, otherPlanned])
+            try connection.query(
+                """
+                INSERT INTO segments (transfer_id, idx, generation, host, byte_offset, length, bytes_done, state, updated_at)
+                VALUES ($1, 0, 0, 'a.test', 0, 100, 100, 'done', now() - interval '8 s'),
+                       ($2, 0, 0, 'b.test', 0, 100, 50, 'queued', now() - $3::interval)
+                """, [stopped, other, otherWrote])
+        }
+        try arrange(otherPlanned: "4 s", otherWrote: "1 s")
+        #expect(try store.partialsWrittenByOthers(among: [stopped]) == [stopped], "the other wrote after this one's last write")
+        try arrange(otherPlanned: "9.5 s", otherWrote: "9 s")
+        #expect(try store.partialsWrittenByOthers(among: [stopped]).isEmpty, "the other's last write came before this one's")
+    }
 }
