@@ -28,11 +28,14 @@ struct TimestampingTests {
         #expect(kept.status == 0, "\(kept.stderr)")
         #expect(try String(contentsOfFile: local, encoding: .utf8) == "mine, and newer than the origin's\n", "the newer file is untouched")
         #expect(Origin.requests(for: served.path).count >= 1, "the origin was asked")
+        #expect(kept.stderr.contains("\(local) is up to date: unchanged at the origin"), "not 'saved': \(kept.stderr)")
+        #expect(!kept.stderr.contains("saved "), "\(kept.stderr)")
 
         try Self.setModified(local, 946_684_800)  // 2000-01-01: older than the origin's copy
         let replaced = try Run.haul(["get", "--timestamping", Harness.origin + served.path], database: database.url, directory: directory)
         #expect(replaced.status == 0, "\(replaced.stderr)")
         #expect(Origin.sha256(file: local) == served.sha256, "the older file was replaced by the origin's")
+        #expect(replaced.stderr.contains("saved \(local) (293.0 KiB)"), "\(replaced.stderr)")
     }
 
     @Test("-N over a list: the probe batch keeps the newer files at its first try, dropping the origin's 200 bodies")
@@ -48,8 +51,10 @@ struct TimestampingTests {
             try Data("mine\n".utf8).write(to: URL(fileURLWithPath: local))
             try Self.setModified(local, Int(Date().timeIntervalSince1970) + 3600)
         }
-        let kept = try Run.haul(["get", "-N", "-i", list, "-o", directory + "/"], database: database.url, directory: directory)
+        let kept = try Run.haul(["get", "-N", "-i", list, "-o", directory + "/", "--json"], database: database.url, directory: directory)
         #expect(kept.status == 0, "\(kept.stderr)")
+        let results = (try JSONSerialization.jsonObject(with: Data(kept.stdout.utf8)) as? [String: Any])?["transfers"] as? [[String: Any]]
+        #expect(results?.map { $0["unchanged"] as? Bool } == [true, true, true], "\(kept.stdout)")
         for index in served.indices {
             #expect(try String(contentsOfFile: directory + "/f\(index).bin", encoding: .utf8) == "mine\n", "f\(index).bin is untouched")
         }

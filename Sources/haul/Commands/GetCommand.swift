@@ -282,8 +282,12 @@ enum GetCommand: Command {
             results.append([
                 "id": final.id, "url": final.url, "state": final.state.rawValue, "path": final.state == .done ? path : NSNull(),
                 "size": final.size ?? NSNull(), "digest": final.computedDigest ?? NSNull(), "error": final.error ?? NSNull(),
+                "unchanged": final.unchanged,
             ])
-            if final.state == .done {
+            if final.state == .done && final.unchanged {
+                // The origin answered `304 Not Modified`: nothing was saved, the file there is current.
+                if !quiet && announce { Output.error("\(path) is up to date: unchanged at the origin (\(ByteSize.format(final.size ?? 0)) kept)") }
+            } else if final.state == .done {
                 if !quiet && announce { Output.error("saved \(path) (\(ByteSize.format(final.size ?? 0)))\(final.computedDigest.map { ", \($0)" } ?? "")") }
             } else {
                 Output.error("haul: transfer \(final.id) \(final.state.rawValue): \(final.error ?? "no reason recorded")")
