@@ -24,6 +24,9 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 
     /// Whether the server refused the statement because of a unique constraint.
     public var isUniqueViolation: Bool { sqlState == "23505" }
+
+    /// Whether the statement gave up waiting for a lock after `lock_timeout`.
+    public var isLockTimeout: Bool { sqlState == "55P03" }
 }
 
 extension PostgresError {

@@ -30,8 +30,33 @@ extension TransferStore {
     /// - Parameter replacingExisting: `retry --force`: the fleet transfers retried replace
     ///   whatever is at their destinations from now on, also a file Haul did not write.
     public func apply(_ action: OperatorAction, to ids: [Int64], replacingExisting: Bool = false) throws -> ActionOutcome {
+        do {
+            return try applyLocked(action, to: ids, replacingExisting: replacingExisting)
+        } catch let error as PostgresError where error.isLockTimeout {
+            throw Self.locked(action, ids)
+        }
+    }
+
+    /// How long an operator action waits for a row another session holds locked. Haul's own
+    /// transactions hold rows for milliseconds; one that holds them longer is a process frozen
+    /// inside its transaction (`SIGSTOP`, a paused VM), which the server ends only after
+    /// `PostgresConnection.idleTransactionTimeout`. The operator hears so at once.
+    static let lockWait = "5s"
+
+    /// The refusal of an action whose rows stayed locked past `lockWait`: nothing was changed.
+    static func locked(_ action: OperatorAction, _ ids: [Int64]) -> HaulError {
+        let what = ids.count == 1 ? "transfer \(ids[0]) is" : "some of these \(ids.count) transfers are"
+        return HaulError(
+            .conflict,
+            "\(what) locked by another database session that has not let go for \(lockWait) (a process paused or frozen inside a transaction?); nothing was changed",
+            hint: "\(action.rawValue) again in a minute: PostgreSQL ends such a session of haul after \(PostgresConnection.idleTransactionTimeout); 'haul workers' shows a worker that stopped heartbeating")
+    }
+
+    /// `apply`, its rows locked, waiting at most `lockWait` for each.
+    private func applyLocked(_ action: OperatorAction, to ids: [Int64], replacingExisting: Bool) throws -> ActionOutcome {
         var outcome = ActionOutcome()
         try db.transaction {
+            try db.query("SET LOCAL lock_timeout = '\(Self.lockWait)'")
             let rows = try db.query(
                 "SELECT id, state, error_code, layout FROM transfers WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE", [ids]
             ).rows

@@ -1,4 +1,5 @@
 import Foundation
+import HaulPostgres
 import HaulTestSupport
 import Testing
 
@@ -119,6 +120,25 @@ struct OperatorTests {
             #expect(
                 later.first { $0.end == segment.lastByte }?.start == segment.offset + segment.bytesDone, "segment \(segment.index) resumes from its kept bytes")
         }
+    }
+
+    /// A process frozen inside a transaction (Ctrl-Z, a paused VM) keeps its row locks until the
+    /// server ends its session, a minute later: the operator is told at once instead of waiting.
+    @Test("an action on a transfer another session holds locked gives up with a message, changing nothing; once let go, it acts")
+    func lockedRowIsNotWaitedFor() throws {
+        let cluster = try Cluster("op-locked")
+        let id = try cluster.enqueue("http://127.0.0.1:9/locked.bin", ["--dest", "locked.bin"])
+        let holder = try PostgresConnection(conninfo: cluster.database.url)
+        try holder.query("BEGIN")
+        try holder.query("SELECT 1 FROM transfers WHERE id = $1 FOR UPDATE", [id])
+        let paused = try cluster.haul(["pause", String(id)])
+        #expect(paused.status == 1)
+        #expect(paused.stderr.contains("transfer \(id) is locked by another database session"), "\(paused.stderr)")
+        #expect(paused.stderr.split(separator: "\n").count == 1, "one line: \(paused.stderr)")
+        #expect(try cluster.state(id) == "pending")
+        try holder.query("ROLLBACK")
+        #expect(try cluster.haul(["pause", String(id)]).status == 0)
+        #expect(try cluster.state(id) == "paused")
     }
 
     @Test("invalid transitions are refused with exit status 1 and a message, and change nothing")
