@@ -68,6 +68,12 @@ public struct TransferInfo: Sendable {
     /// On S3 storage, the multipart upload the transfer's segments are parts of.
     public let objectUploadID: String?
 
+    /// What runs this transfer again, for the hints of its failures: `'haul retry 12'`, or for a
+    /// `haul get` transfer, which only its own command runs, `the same 'haul get' command`.
+    public var retryCommand: String {
+        options.localTarget == nil ? "'haul retry \(id)'" : "the same 'haul get' command"
+    }
+
     /// Reads the transfer columns of `row`; `columns` decodes the JSON ones (pass one shared
     /// instance when reading many rows).
     init(_ row: PostgresRow, id: Int64, columns: JSONColumns = JSONColumns()) throws {

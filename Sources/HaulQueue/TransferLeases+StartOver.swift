@@ -11,6 +11,8 @@ extension TransferLeases {
     public struct Reporter: Sendable {
         let transferID: Int64
         let generation: Int
+        /// What runs the transfer again (`TransferInfo.retryCommand`).
+        let retryCommand: String
         /// SQL on the `transfers` row that holds while the lease does, with its parameters from `$5`.
         let fence: String
         let fenceParameters: [any PostgresBindable]
@@ -18,14 +20,15 @@ extension TransferLeases {
         /// The worker that streams `segment`.
         public static func segment(_ segment: ClaimedSegment) -> Reporter {
             Reporter(
-                transferID: segment.transferID, generation: segment.generation,
+                transferID: segment.transferID, generation: segment.generation, retryCommand: segment.transfer.retryCommand,
                 fence: "EXISTS (SELECT 1 FROM segments s WHERE s.id = $5 AND s.lease_token = $6::uuid AND s.state = 'running')",
                 fenceParameters: [segment.id, segment.leaseToken])
         }
 
         /// The worker that finalizes `claim`.
         public static func finalizer(_ claim: Claim) -> Reporter {
-            Reporter(transferID: claim.info.id, generation: claim.generation, fence: "lease_token = $5::uuid", fenceParameters: [claim.leaseToken])
+            Reporter(
+                transferID: claim.info.id, generation: claim.generation, retryCommand: claim.info.retryCommand, fence: "lease_token = $5::uuid", fenceParameters: [claim.leaseToken])
         }
     }
 
@@ -47,7 +50,7 @@ extension TransferLeases {
         try startOver(
             reporter, code: .originChanged, note: "origin changed",
             startedOver: "origin changed while downloading, started over: \(reason)",
-            failed: "origin changed while downloading (\(reason)); run 'haul retry \(reporter.transferID)' to start over")
+            failed: "origin changed while downloading (\(reason)); run \(reporter.retryCommand) to start over")
     }
 
     /// The bytes a transfer downloaded so far are gone from storage: its partial file (removed by
@@ -59,7 +62,7 @@ extension TransferLeases {
     public func downloadLost(by reporter: Reporter, code: HaulError.Code, reason: String) throws -> StartOver {
         try startOver(
             reporter, code: code, note: "downloaded bytes gone",
-            startedOver: "\(reason), started over", failed: "\(reason) again; run 'haul retry \(reporter.transferID)' to start over")
+            startedOver: "\(reason), started over", failed: "\(reason) again; run \(reporter.retryCommand) to start over")
     }
 
     /// Starts the reporter's generation of its transfer over as a new generation, once

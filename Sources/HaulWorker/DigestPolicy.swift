@@ -15,7 +15,7 @@ extension TransferInfo {
         if let expected = expectedChecksum, actual != expected {
             throw HaulError(
                 .checksumMismatch, "checksum mismatch: expected \(expected) but the downloaded file is \(actual)",
-                hint: "check the published digest; 'haul retry \(id)' downloads it again")
+                hint: "check the published digest; \(retryCommand) downloads it again")
         }
         return actual.description
     }

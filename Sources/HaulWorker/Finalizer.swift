@@ -84,7 +84,7 @@ struct Finalizer: LaneRole {
         let segments = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).segments(of: claim) }
         let size = claim.info.size ?? segments.reduce(0) { $0 + $1.bytesDone }
         if let short = segments.first(where: { $0.bytesDone != $0.length }) {
-            throw HaulError(.incomplete, "segment \(short.index) holds \(short.bytesDone) of \(short.length) bytes", hint: "run 'haul retry \(claim.info.id)'")
+            throw HaulError(.incomplete, "segment \(short.index) holds \(short.bytesDone) of \(short.length) bytes", hint: "run \(claim.info.retryCommand)")
         }
         let source: String
         if segments.isEmpty {
@@ -113,7 +113,7 @@ struct Finalizer: LaneRole {
         if actual > size { try Assembler.truncate(source, to: size, root: config.storage) }
         guard actual >= size else {
             throw HaulError(
-                .sizeMismatch, "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run 'haul retry \(claim.info.id)'")
+                .sizeMismatch, "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run \(claim.info.retryCommand)")
         }
         let digest = try verifyDigest(claim, path: source, keepAlive: keepAlive.check)
         try OthersFiles.refuse(dest, of: claim, config: config, database: database)

@@ -85,7 +85,7 @@ struct FinalizerStages {
             }
         } catch let error as HaulError {
             throw HaulError(
-                error.code, "upload to \(Redaction.url(url)) failed: \(error.message)", hint: "'haul retry \(claim.info.id)' retries just the upload",
+                error.code, "upload to \(Redaction.url(url)) failed: \(error.message)", hint: "\(claim.info.retryCommand) retries just the upload",
                 transient: false)
         }
         let result = "\(response.statusLine)\n\(String(decoding: response.body, as: UTF8.self))"
@@ -98,7 +98,7 @@ struct FinalizerStages {
         do {
             result = try ObjectUpload.send(file, to: target) { shared.isStopping() || keeper.isLost }
         } catch let error as HaulError {
-            throw HaulError(error.code, "upload to \(target) failed: \(error.message)", hint: "'haul retry \(claim.info.id)' retries just the upload")
+            throw HaulError(error.code, "upload to \(target) failed: \(error.message)", hint: "\(claim.info.retryCommand) retries just the upload")
         }
         try database.run(patient: true) { conn in try leases(conn).recordUpload(claim, result: result) }
         Log.info("uploaded", [("transfer", String(claim.info.id)), ("to", target)])

@@ -49,7 +49,7 @@ struct ObjectFinalizer {
         } else if let uploadID = claim.info.objectUploadID {
             let recorded = parts.compactMap { part in part.etag.map { (number: part.index + 1, etag: $0) } }
             guard recorded.count == parts.count else {
-                throw HaulError(.s3PartMissing, "a segment of \(dest) was completed without an S3 part", hint: "run 'haul retry \(claim.info.id)'")
+                throw HaulError(.s3PartMissing, "a segment of \(dest) was completed without an S3 part", hint: "run \(claim.info.retryCommand)")
             }
             try OthersFiles.refuse(dest, of: claim, config: config, database: database)
             do {
@@ -72,14 +72,14 @@ struct ObjectFinalizer {
             guard head != nil, itsOwn else {
                 throw HaulError(
                     .s3UploadLost, "the object s3://\(bucket)/\(key) this transfer stored is gone or was replaced",
-                    hint: "it starts over; or run 'haul retry \(claim.info.id)'", transient: true)
+                    hint: "it starts over; or run \(claim.info.retryCommand)", transient: true)
             }
         }
         let stored = try (head ?? store.client.objectHead(bucket: bucket, key: key))?.size
         guard stored == size else {
             throw HaulError(
                 .sizeMismatch, "s3://\(bucket)/\(key) holds \(stored.map(String.init) ?? "no") bytes but the origin announced \(size)",
-                hint: "run 'haul retry \(claim.info.id)'")
+                hint: "run \(claim.info.retryCommand)")
         }
         let digest: String?
         do {

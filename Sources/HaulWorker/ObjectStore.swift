@@ -114,7 +114,7 @@ enum ObjectPart {
         }
         guard let uploadID = segment.transfer.objectUploadID, let length = segment.length else {
             throw HaulError(.s3NoUpload, "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
-                            hint: "was it planned by a worker on other storage? run 'haul retry \(segment.transferID)'")
+                            hint: "was it planned by a worker on other storage? run \(segment.transfer.retryCommand)")
         }
         return try PartStream(client: store.client, bucket: store.location.bucket, key: key, uploadID: uploadID, number: segment.index + 1, length: length)
     }

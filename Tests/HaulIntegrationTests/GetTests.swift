@@ -51,6 +51,21 @@ struct GetTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
     }
 
+    /// A get's transfer is run again by its own command, not by `haul retry` (which only
+    /// prepares it for that command): its failures' hints say so.
+    @Test("a get whose file fails its checksum says the same get downloads it again, not 'haul retry'")
+    func failureHintNamesTheGet() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("fail-hint")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("get/hint.bin", size: 50_000)
+        let wrong = "sha256:" + String(repeating: "0", count: 64)
+        let result = try Run.haul(["get", Harness.origin + file.path, "--checksum", wrong], database: database.url, directory: work)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("checksum mismatch") && result.stderr.contains("the same 'haul get' command downloads it again"), "\(result.stderr)")
+        #expect(!result.stderr.contains("haul retry"), "\(result.stderr)")
+    }
+
     @Test("a get looks up earlier gets of its URL through their own index, not by reading every transfer of the fleet")
     func earlierGetsIndexed() throws {
         let database = try TestDatabase()
