@@ -22,6 +22,30 @@ struct TransferStoreTests {
         #expect(wait.stderr.contains("there is no transfer 999999"), "\(wait.stderr)")
     }
 
+    /// Where the storage keeps no marks (NFSv3), a re-mirror asks the history whether Haul
+    /// published the file at each explicit `--dest`, by destination alone: through an index, not by
+    /// reading every done transfer (`pg_stat_xact_user_tables` counts this transaction's scans).
+    @Test("whether Haul published a destination is read through an index, not by reading every done transfer")
+    func publishedDestinationIndexed() throws {
+        let database = try TestDatabase()
+        _ = try database.scalar(
+            """
+            INSERT INTO transfers (url, host, dest, segment_size, state)
+            SELECT 'http://mirror.example/f' || i, 'mirror.example', 'f' || i, 8388608, 'done' FROM generate_series(1, 20000) i;
+            ANALYZE transfers
+            """)
+        let connection = try PostgresConnection(conninfo: database.url)
+        _ = try TransferStore(connection).enqueue(NewTransfer(url: "http://mirror.example/renamed", dest: "f77", segmentSize: 4 << 20))
+        let leases = TransferLeases(connection, workerID: "lookup-test")
+        let claim = try #require(try leases.claimPlanning(lease: 30, limit: 1, connections: 1).claims.first)
+        try connection.query("BEGIN")
+        #expect(try leases.destWrittenBefore("f77", of: claim), "another URL's done transfer wrote f77")
+        #expect(try !leases.destWrittenBefore("mine.txt", of: claim))
+        let scans = try connection.query("SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'transfers'").first?["seq_scan"]
+        try connection.query("ROLLBACK")
+        #expect(scans == "0", "the table was read whole \(scans ?? "?") times")
+    }
+
     /// Two downloads of one name share a partial file (`haul get`s of two URLs into one path).
     /// The stopped one's last write is its segments' last checkpoint, and the other's writes are
     /// its segments' too: neither is its row's `updated_at`, which housekeeping moves (the
