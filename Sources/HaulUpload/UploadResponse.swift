@@ -48,8 +48,10 @@ public struct UploadResponse: Sendable {
         return String(decoding: body, as: UTF8.self)
     }
 
-    /// The server's own explanation: a JSON `detail`/`message`/`error`/`title` string, else the
-    /// first line of the body, at most 200 characters; empty when there is none.
+    /// The server's own explanation: a JSON `detail`/`message`/`error`/`title` string; for an
+    /// HTML error page, its `<title>` (else its `<h1>`) unless that only repeats the status line
+    /// (nginx's `413 Request Entity Too Large`); else the first line of the body. At most 200
+    /// characters; empty when there is none.
     public var serverMessage: String {
         if let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] {
             for key in ["detail", "message", "error", "title"] {
@@ -57,7 +59,23 @@ public struct UploadResponse: Sendable {
             }
         }
         let text = String(decoding: body, as: UTF8.self)
+        if text.trimmingWhitespace().hasPrefix("<") {
+            let heading = Self.oneLine(Self.element("title", in: text) ?? Self.element("h1", in: text) ?? "")
+            return heading.hasSuffix(statusLine) || heading == String(status) ? "" : heading
+        }
         return Self.oneLine(String(text.split(whereSeparator: \.isNewline).first ?? ""))
+    }
+
+    /// The text inside the first `<name>` element of an HTML page, its tags removed and its
+    /// runs of white space made one space.
+    private static func element(_ name: String, in html: String) -> String? {
+        guard let open = html.range(of: "<\(name)", options: .caseInsensitive),
+            let start = html[open.upperBound...].firstIndex(of: ">"),
+            let close = html[start...].range(of: "</\(name)", options: .caseInsensitive)
+        else { return nil }
+        let inner = html[html.index(after: start)..<close.lowerBound]
+        return inner.replacingOccurrences(of: "<[^>]*>", with: "", options: .regularExpression)
+            .replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression).trimmingWhitespace()
     }
 
     /// Seconds the server asked to wait (`Retry-After`), if it did.

@@ -76,6 +76,22 @@ import Testing
         #expect(UploadResponse(status: 429).failure(for: "upload", redactor: redactor).isTransient)
     }
 
+    /// An HTML error page says nothing on its first line (`<html>`): its title does, unless it
+    /// only repeats the status (as nginx's pages do).
+    @Test func htmlErrorPagesGiveTheirTitle() {
+        let redactor = Redactor(url: "http://h/", headers: [])
+        let nginx = UploadResponse(
+            status: 413, reason: "Request Entity Too Large",
+            body: Data("<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n</body>\r\n</html>\r\n".utf8))
+        #expect(nginx.failure(for: "upload", redactor: redactor).message == "upload failed with 413 Request Entity Too Large")
+        let quota = UploadResponse(
+            status: 403, reason: "Forbidden",
+            body: Data("<!DOCTYPE html>\n<html><head><TITLE>Quota <b>exceeded</b>\n for team-a</TITLE></head></html>".utf8))
+        #expect(quota.failure(for: "upload", redactor: redactor).message == "upload failed with 403 Forbidden: Quota exceeded for team-a")
+        let heading = UploadResponse(status: 400, reason: "Bad Request", body: Data("<html><body><h1>Missing field 'file'</h1></body></html>".utf8))
+        #expect(heading.failure(for: "upload", redactor: redactor).message == "upload failed with 400 Bad Request: Missing field 'file'")
+    }
+
     @Test func jsonBodiesArePrettyPrinted() {
         let response = UploadResponse(status: 200, body: Data(#"{"b":[1,2],"a":"x/y"}"#.utf8))
         #expect(response.prettyBody == "{\n  \"a\" : \"x/y\",\n  \"b\" : [\n    1,\n    2\n  ]\n}")
