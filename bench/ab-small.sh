@@ -16,6 +16,11 @@
 # pg_stat_statements (total times include waiting for the CPU, so read them as shares).
 # Each binary has a database of its own (migrated by it), so a schema change is compared too.
 # Its own PostgreSQL (AB_PG_PORT, 15800) and nginx (AB_HTTP_PORT, 18800) under AB_WORK.
+# AB_S3_BUCKET=NAME stores into that existing bucket of the S3 service the AWS_* variables
+# name (AWS_ENDPOINT_URL, keys, AWS_REGION), a fresh prefix per run, instead of tmpfs; the
+# files are then checked by their count done, and AB_REMIRROR=1 also times the same manifest
+# enqueued again into the same prefix (every file a 304), printed as a fifth figure (the CPU
+# figures then include it).
 set -euo pipefail
 if (($# < 2)) || ! [[ $1 =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: bench/ab-small.sh ROUNDS BINARY... (ROUNDS a whole number from 1; one or more haul binaries)" >&2
@@ -84,8 +89,10 @@ run() {
     fi
     DATABASE_URL=$url "$haul" host-limit set "127.0.0.1:$http_port" "${AB_HOST_LIMIT:-8}" >/dev/null
     out=$(mktemp -d /dev/shm/haul-ab-small-XXXX)
+    local storage=$out
+    [[ -n ${AB_S3_BUCKET:-} ]] && storage=s3://$AB_S3_BUCKET/ab-${out##*-}-$RANDOM
     for w in 1 2; do
-        DATABASE_URL=$url "$haul" worker --storage "$out" --concurrency "${AB_CONCURRENCY:-4}" ${AB_WORKER_ARGS:-} >"$work/worker-$w.log" 2>&1 &
+        DATABASE_URL=$url "$haul" worker --storage "$storage" --concurrency "${AB_CONCURRENCY:-4}" ${AB_WORKER_ARGS:-} >"$work/worker-$w.log" 2>&1 &
         pids="$pids $!"
     done
     sleep 1.5
@@ -96,15 +103,28 @@ run() {
     DATABASE_URL=$url "$haul" enqueue --manifest "$work/manifest.txt" --batch "$batch" >/dev/null
     DATABASE_URL=$url "$haul" wait --batch "$batch" --timeout 10m 2>/dev/null
     t1=$(date +%s.%N)
+    local again=""
+    if [[ ${AB_REMIRROR:-0} == 1 ]]; then
+        local r0
+        r0=$(date +%s.%N)
+        DATABASE_URL=$url "$haul" enqueue --manifest "$work/manifest.txt" --batch "$batch-again" >/dev/null
+        DATABASE_URL=$url "$haul" wait --batch "$batch-again" --timeout 10m 2>/dev/null
+        again=$(awk -v a="$r0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+    fi
     local workers_cpu=0
     for w in $pids; do workers_cpu=$((workers_cpu + $(awk '{ print $14 + $15 }' "/proc/$w/stat"))); done
     kill $pids && wait $pids 2>/dev/null || true
     sleep 0.3   # the backends exit after their workers: their CPU joins the postmaster's children's
     engine=$(psql -X -At "$url" -c "SELECT extract(epoch FROM max(t.finished_at) - min(t.created_at)) FROM transfers t JOIN batches b ON b.id = t.batch_id WHERE b.name = '$batch'")
-    diff -rq -x .complete "$data" "$out" >/dev/null || { echo "ab-small: $haul did not reproduce the files" >&2; exit 1; }
+    if [[ -n ${AB_S3_BUCKET:-} ]]; then
+        [[ $(psql -X -At "$url" -c "SELECT count(*) FROM transfers t JOIN batches b ON b.id = t.batch_id WHERE b.name = '$batch' AND t.state = 'done'") == "$files" ]] ||
+            { echo "ab-small: $haul did not store every file" >&2; exit 1; }
+    else
+        diff -rq -x .complete "$data" "$out" >/dev/null || { echo "ab-small: $haul did not reproduce the files" >&2; exit 1; }
+    fi
     rm -rf "$out"
-    awk -v a="$t0" -v b="$t1" -v e="$engine" -v c0="$cpu0" -v c1="$(postgres_cpu)" -v hz="$(getconf CLK_TCK)" -v w="$workers_cpu" \
-        'BEGIN { printf "%.3f %.3f %.2f %.2f\n", b - a, e, (c1 - c0) / hz, w / hz }' >>"$work/runs/$tag"
+    awk -v a="$t0" -v b="$t1" -v e="$engine" -v c0="$cpu0" -v c1="$(postgres_cpu)" -v hz="$(getconf CLK_TCK)" -v w="$workers_cpu" -v r="$again" \
+        'BEGIN { printf "%.3f %.3f %.2f %.2f %s\n", b - a, e, (c1 - c0) / hz, w / hz, r }' >>"$work/runs/$tag"
     if [[ ${AB_STATEMENTS:-0} == 1 ]]; then
         psqlq -At -F ' | ' -c "SELECT calls, round(total_exec_time::numeric, 1), left(regexp_replace(query, '\s+', ' ', 'g'), 110)
             FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 8" >"$work/runs/$tag.statements"
@@ -120,8 +140,8 @@ i=0
 for haul in "$@"; do
     i=$((i + 1))
     f=$work/runs/$i
-    printf '%s: wall %s s, engine %s s, PostgreSQL CPU %s s, workers CPU %s s (medians of %s runs)\n' "$haul" \
+    printf '%s: wall %s s, engine %s s, PostgreSQL CPU %s s, workers CPU %s s%s (medians of %s runs)\n' "$haul" \
         "$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" "$(cut -d' ' -f3 "$f" | median)" \
-        "$(cut -d' ' -f4 "$f" | median)" "$(wc -l <"$f")"
+        "$(cut -d' ' -f4 "$f" | median)" "$([[ ${AB_REMIRROR:-0} == 1 ]] && echo ", re-mirror $(cut -d' ' -f5 "$f" | median) s")" "$(wc -l <"$f")"
     [[ -f $f.statements ]] && sed 's/^/    /' "$f.statements"
 done

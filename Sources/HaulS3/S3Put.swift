@@ -9,6 +9,14 @@ public enum S3Precondition: Sendable, Equatable {
     /// The object must still have this ETag (`If-Match`).
     case etag(String)
 
+    /// The precondition of an object as a lookup saw it (`nil`: none there); `nil` when the
+    /// answer had no ETag to hold it to.
+    public static func seen(_ head: S3Client.ObjectHead?) -> S3Precondition? {
+        guard let head else { return .absent }
+        guard let etag = head.etag, !etag.isEmpty else { return nil }
+        return .etag(etag)
+    }
+
     /// The header line that states it.
     var header: String {
         switch self {
@@ -47,14 +55,15 @@ extension S3Client {
 }
 
 extension PartStream {
-    /// Starts a `PutObject` of `key`, exactly `length` bytes, that first looks the object up and
-    /// then puts only if it did not change meanwhile (see `S3Precondition`). `sha256`: the expected
-    /// digest of the whole body, checked by the store.
+    /// Starts a `PutObject` of `key`, exactly `length` bytes, that puts only if the object did not
+    /// change since it was seen (see `S3Precondition`): as `seen` says, when the caller looked it
+    /// up already, else as a lookup first finds it. `sha256`: the expected digest of the whole
+    /// body, checked by the store.
     public static func putObject(
-        client: S3Client, bucket: String, key: String, length: Int64, sha256: [UInt8]? = nil, metadata: [String] = []
+        client: S3Client, bucket: String, key: String, length: Int64, seen: S3Precondition? = nil, sha256: [UInt8]? = nil, metadata: [String] = []
     ) throws -> PartStream {
         try PartStream { feed in
-            let now = try client.currentState(bucket: bucket, key: key)
+            let now = try seen ?? client.currentState(bucket: bucket, key: key)
             return try client.putObject(bucket: bucket, key: key, length: length, feed: feed, precondition: now, sha256: sha256, metadata: metadata)
         }
     }

@@ -25,7 +25,8 @@ struct BatchProbe: LaneRole {
         let config = shared.config
         let leases = BatchLeases(claims: claims, database: database, config: config)
         if let store = config.objectStore {
-            try probe(claims, connections: connections, storage: ObjectBatchStorage(store: store, leases: leases), leases: leases)
+            let storage = ObjectBatchStorage(store: store, leases: leases, config: config, database: database)
+            try probe(claims, connections: connections, storage: storage, leases: leases)
         } else {
             try probe(claims, connections: connections, storage: FileBatchStorage(root: OpenedRoot(config.storage), database: database, config: config), leases: leases)
         }
@@ -40,11 +41,11 @@ struct BatchProbe: LaneRole {
         // A file already at a destination that its transfer may not replace (`OthersFiles`)
         // fails that transfer before anything is fetched; the file stays as it was.
         var claims = claims
-        var onStorage = claims.map { Planner.fileOnStorage($0.info, config: config) }
+        var onStorage = storage.lookUp(claims)
         for index in claims.indices.reversed() {
             guard onStorage[index] != nil, let dest = claims[index].info.dest else { continue }
             do {
-                try OthersFiles.refuse(dest, of: claims[index], config: config, database: database)
+                try storage.refuseOthers(dest, of: claims[index])
             } catch {
                 planner.planningFailed(claims[index], error: error)
                 claims.remove(at: index)

@@ -13,6 +13,13 @@ protocol BatchStorage {
     var storing: String { get }
     /// Whether the batch finishes a file of `size` bytes itself (else the fetchers do).
     func takesWhole(size: Int64) -> Bool
+    /// Looks once, for the whole batch, at what is at each claim's destination: its size, `nil`
+    /// when nothing is there or the origin is to name the file. What it saw is kept for
+    /// `refuseOthers` (and on S3 for each `PutObject`'s precondition).
+    func lookUp(_ claims: [TransferLeases.Claim]) -> [Int64?]
+    /// - Throws: `destination-exists` when what `lookUp` found at `dest` is not `claim`'s to
+    ///   replace (`OthersFiles`); it stays as it was.
+    func refuseOthers(_ dest: String, of claim: TransferLeases.Claim) throws
     /// Where the body of `claim`'s file goes, once its head said that the response holds it whole.
     func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> Sink
     /// Stores the batch's whole files for good (one that cannot be is discarded and its

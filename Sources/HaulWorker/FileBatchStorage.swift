@@ -22,6 +22,15 @@ struct FileBatchStorage: BatchStorage {
         size <= Self.wholeFileLimit
     }
 
+    /// A `stat` per file: the names are on this host.
+    func lookUp(_ claims: [TransferLeases.Claim]) -> [Int64?] {
+        claims.map { Planner.fileOnStorage($0.info, config: config) }
+    }
+
+    func refuseOthers(_ dest: String, of claim: TransferLeases.Claim) throws {
+        try OthersFiles.refuse(dest, of: claim, config: config, database: database)
+    }
+
     func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> PartialFile {
         try PartialFile(root: root, relative: plan.dest, generation: claim.generation, url: claim.info.url)
     }

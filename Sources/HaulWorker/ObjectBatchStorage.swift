@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulQueue
 import HaulS3
+import Synchronization
 
 /// `BatchProbe` on S3 storage: a file below S3's part minimum that its probe's response holds
 /// whole streams from that response straight into one `PutObject` (nothing spooled, a few
@@ -12,10 +13,19 @@ import HaulS3
 /// ago (`BatchLeases.isHeld`, on the monotonic clock: a worker that was frozen finds its renewal
 /// stale, asks again and learns that the lease is gone). The request's precondition
 /// (`S3Precondition`) covers a freeze between that check and the last byte: it never replaces
-/// an object it did not see at its start.
+/// an object other than the one the batch's lookup saw, the one its ownership was checked on.
 struct ObjectBatchStorage: BatchStorage {
     let store: ObjectStore
     let leases: BatchLeases
+    let config: WorkerConfig
+    let database: ResilientConnection
+    /// What `lookUp` found, by transfer id.
+    private let seen = SeenObjects()
+
+    /// How many lookups run at once: each is a round trip to the store that waits on the
+    /// network, a few milliseconds each even on a local network, so one after another a batch
+    /// of a thousand files would wait seconds before its first request.
+    static let lookupWidth = 16
 
     var noun: String { "object" }
     var storing: String { "storing the object" }
@@ -24,8 +34,30 @@ struct ObjectBatchStorage: BatchStorage {
         size < S3PartRules.minimumPart
     }
 
+    /// A `HeadObject` per named destination, `lookupWidth` at a time. The one answer serves the
+    /// size, the ownership check (`refuseOthers`) and the `PutObject`'s precondition (`sink`).
+    /// A lookup that fails counts as nothing seen: the `PutObject` then looks the object up itself.
+    func lookUp(_ claims: [TransferLeases.Claim]) -> [Int64?] {
+        let store = store
+        let found = Concurrently.map(claims.count, width: Self.lookupWidth) { index -> SeenObjects.Seen? in
+            guard let dest = claims[index].info.dest, let key = try? store.key(for: dest) else { return nil }
+            do {
+                return SeenObjects.Seen(dest: dest, head: try store.client.objectHead(bucket: store.location.bucket, key: key))
+            } catch {
+                return nil
+            }
+        }
+        seen.keep(zip(claims, found).compactMap { claim, seen in seen.map { (claim.info.id, $0) } })
+        return found.map { $0?.head?.size }
+    }
+
+    func refuseOthers(_ dest: String, of claim: TransferLeases.Claim) throws {
+        try OthersFiles.refuse(dest, of: claim, config: config, database: database, seen: seen.at(dest, of: claim.info.id)?.head)
+    }
+
     func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> ObjectPut {
-        try ObjectPut(plan: plan, of: claim, store: store, leases: leases)
+        let object = seen.at(plan.dest, of: claim.info.id)
+        return try ObjectPut(plan: plan, of: claim, store: store, leases: leases, seen: object.flatMap { S3Precondition.seen($0.head) })
     }
 
     /// Waits for the `PutObject`s' answers.
@@ -43,6 +75,27 @@ struct ObjectBatchStorage: BatchStorage {
     }
 }
 
+/// The objects a batch's lookup found at its destinations (`ObjectBatchStorage.lookUp`),
+/// written by the lookup's threads and read by the lane.
+final class SeenObjects: Sendable {
+    /// The object at `dest` as a lookup answered: its head, `nil` when there was none.
+    struct Seen: Sendable {
+        let dest: String
+        let head: S3Client.ObjectHead?
+    }
+
+    private let seen = Mutex<[Int64: Seen]>([:])
+
+    func keep(_ found: [(Int64, Seen)]) {
+        seen.withLock { seen in for (id, object) in found { seen[id] = object } }
+    }
+
+    /// What the lookup saw at `dest` for transfer `id`; `nil` when it did not look there.
+    func at(_ dest: String, of id: Int64) -> Seen? {
+        seen.withLock { $0[id] }.flatMap { $0.dest == dest ? $0 : nil }
+    }
+}
+
 /// A whole file streaming into its `PutObject`, which keeps the object's last byte back until
 /// the lease is confirmed (an empty file's request starts only then).
 final class ObjectPut: WholeFileSink {
@@ -50,18 +103,21 @@ final class ObjectPut: WholeFileSink {
     private let store: ObjectStore
     private let leases: BatchLeases
     private let key: String
+    /// The object as the batch's lookup saw it, which the request must still find; `nil`: it looks first.
+    private let seen: S3Precondition?
     private var upload: PartStream?
     private var heldByte: UInt8?
 
-    init(plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, leases: BatchLeases) throws {
+    init(plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, leases: BatchLeases, seen: S3Precondition?) throws {
         self.claim = claim
         self.store = store
         self.leases = leases
+        self.seen = seen
         key = try store.key(for: plan.dest)
         if let size = plan.size, size > 0 {
             upload = try PartStream.putObject(
-                client: store.client, bucket: store.location.bucket, key: key, length: size, sha256: ObjectPart.expectedSHA256(claim.info),
-                metadata: ObjectSourceMark.metadata(for: claim.info.url))
+                client: store.client, bucket: store.location.bucket, key: key, length: size, seen: seen,
+                sha256: ObjectPart.expectedSHA256(claim.info), metadata: ObjectSourceMark.metadata(for: claim.info.url))
         }
     }
 
@@ -83,7 +139,8 @@ final class ObjectPut: WholeFileSink {
             try withUnsafeBytes(of: byte) { bytes in try upload?.write(bytes) { true } }
         } else {
             upload = try PartStream.putObject(
-                client: store.client, bucket: store.location.bucket, key: key, length: 0, metadata: ObjectSourceMark.metadata(for: claim.info.url))
+                client: store.client, bucket: store.location.bucket, key: key, length: 0, seen: seen,
+                metadata: ObjectSourceMark.metadata(for: claim.info.url))
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HaulCore
 import HaulQueue
+import HaulS3
 import HaulStorage
 
 /// A transfer must not replace a file on the storage that is not its own to replace. Which URL
@@ -36,7 +37,10 @@ public enum OthersFiles {
 
     /// - Throws: `destination-exists` when something is at `dest` that `claim`'s transfer may not
     ///   replace (`protection`); the file stays as it was. A get's refusal is `getRefusal`.
-    static func refuse(_ dest: String, of claim: TransferLeases.Claim, config: WorkerConfig, database: ResilientConnection) throws {
+    /// - Parameter seen: on S3 storage, the object at `dest` as a lookup just found it (not asked again).
+    static func refuse(
+        _ dest: String, of claim: TransferLeases.Claim, config: WorkerConfig, database: ResilientConnection, seen: S3Client.ObjectHead? = nil
+    ) throws {
         let info = claim.info
         guard let protection = protection(of: info) else { return }
         // Where there are no marks: a get's file is its URL's if an earlier get saved it; a fleet
@@ -51,7 +55,7 @@ public enum OthersFiles {
         }
         guard
             let target = try at(
-                dest, url: info.url, storage: config.storage, store: config.objectStore, replacing: protection, wroteBefore: wroteBefore)
+                dest, url: info.url, storage: config.storage, store: config.objectStore, replacing: protection, seen: seen, wroteBefore: wroteBefore)
         else { return }
         if isGet { throw getRefusal(target) }
         if protection == .anyHaulFile {
@@ -77,13 +81,15 @@ public enum OthersFiles {
     /// `.anyHaulFile`, from any URL. A symlink counts as something there. `wroteBefore` (whether
     /// the history says Haul wrote the file) is asked only where the file system keeps no marks:
     /// where it keeps them, a file without the mark is not Haul's, whatever the history says (a
-    /// file put in its place since). A failed object-store lookup throws rather than answer `nil`.
+    /// file put in its place since). A failed object-store lookup throws rather than answer `nil`;
+    /// `seen` is the object's head when the caller looked it up already.
     public static func at(
-        _ dest: String, url: String, storage: StorageRoot, store: ObjectStore?, replacing: Replacing = .sameURL, wroteBefore: () throws -> Bool
+        _ dest: String, url: String, storage: StorageRoot, store: ObjectStore?, replacing: Replacing = .sameURL, seen: S3Client.ObjectHead? = nil,
+        wroteBefore: () throws -> Bool
     ) throws -> String? {
         if let store {
             let key = try store.key(for: dest)
-            guard let head = try store.client.objectHead(bucket: store.location.bucket, key: key) else { return nil }
+            guard let head = try seen ?? store.client.objectHead(bucket: store.location.bucket, key: key) else { return nil }
             let replaceable = replacing == .anyHaulFile ? ObjectSourceMark.isMarked(head) : ObjectSourceMark.says(head, cameFrom: url)
             return replaceable ? nil : "s3://\(store.location.bucket)/\(key)"
         }
