@@ -48,8 +48,10 @@ extension TransferStore {
         let what = ids.count == 1 ? "transfer \(ids[0]) is" : "some of these \(ids.count) transfers are"
         return HaulError(
             .conflict,
-            "\(what) locked by another database session that has not let go for \(lockWait) (a process paused or frozen inside a transaction?); nothing was changed",
-            hint: "\(action.rawValue) again in a minute: PostgreSQL ends such a session of haul after \(PostgresConnection.idleTransactionTimeout); 'haul workers' shows a worker that stopped heartbeating")
+            "\(what) locked by another database session that has not let go for \(lockWait)"
+                + " (a process paused or frozen inside a transaction?); nothing was changed",
+            hint: "\(action.rawValue) again in a minute: PostgreSQL ends such a session of haul after \(PostgresConnection.idleTransactionTimeout);"
+                + " 'haul workers' shows a worker that stopped heartbeating")
     }
 
     /// `apply`, its rows locked, waiting at most `lockWait` for each.

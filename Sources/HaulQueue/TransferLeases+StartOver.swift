@@ -28,7 +28,8 @@ extension TransferLeases {
         /// The worker that finalizes `claim`.
         public static func finalizer(_ claim: Claim) -> Reporter {
             Reporter(
-                transferID: claim.info.id, generation: claim.generation, retryCommand: claim.info.retryCommand, fence: "lease_token = $5::uuid", fenceParameters: [claim.leaseToken])
+                transferID: claim.info.id, generation: claim.generation, retryCommand: claim.info.retryCommand,
+                fence: "lease_token = $5::uuid", fenceParameters: [claim.leaseToken])
         }
     }
 

@@ -28,7 +28,8 @@ struct BatchProbe: LaneRole {
             let storage = ObjectBatchStorage(store: store, leases: leases, config: config, database: database)
             try probe(claims, connections: connections, storage: storage, leases: leases)
         } else {
-            try probe(claims, connections: connections, storage: FileBatchStorage(root: OpenedRoot(config.storage), database: database, config: config), leases: leases)
+            let storage = FileBatchStorage(root: OpenedRoot(config.storage), database: database, config: config)
+            try probe(claims, connections: connections, storage: storage, leases: leases)
         }
     }
 

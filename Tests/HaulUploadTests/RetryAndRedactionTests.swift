@@ -82,7 +82,9 @@ import Testing
         let redactor = Redactor(url: "http://h/", headers: [])
         let nginx = UploadResponse(
             status: 413, reason: "Request Entity Too Large",
-            body: Data("<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n</body>\r\n</html>\r\n".utf8))
+            body: Data(
+                "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n"
+                    .utf8))
         #expect(nginx.failure(for: "upload", redactor: redactor).message == "upload failed with 413 Request Entity Too Large")
         let quota = UploadResponse(
             status: 403, reason: "Forbidden",

@@ -21,8 +21,8 @@ enum BatchStatus {
         let counts = TransferState.allCases.compactMap { state in summary.countsByState[state].map { "\(state.rawValue) \($0)" } }.joined(separator: ", ")
         Output.line("batch \(name): \(WaitCommand.done(done, of: summary.total, unchanged: summary.unchanged)); \(counts)")
         if summary.unchanged < summary.total {  // a bar of nothing to fetch says nothing
-            Output.line(
-                ProgressBar.render(bytes: summary.bytesDone, size: max(summary.bytesKnown, summary.bytesDone), rate: summary.rate ?? 0, segments: "", state: ""))
+            let size = max(summary.bytesKnown, summary.bytesDone)
+            Output.line(ProgressBar.render(bytes: summary.bytesDone, size: size, rate: summary.rate ?? 0, segments: "", state: ""))
         }
         for failure in summary.failures { Output.line("  failed \(failure.id): \(failure.error)") }
         if !summary.isFinished, let warning = try WorkerRegistry(session.connection).noLiveWorkerWarning() { Output.line("  warning: \(warning)") }
