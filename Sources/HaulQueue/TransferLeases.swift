@@ -358,7 +358,9 @@ public struct TransferLeases {
     }
 
     /// The newest earlier done transfer of the same URL into the same place, for a conditional
-    /// probe (incremental re-mirror).
+    /// probe (incremental re-mirror). The same place: the same destination on the fleet's
+    /// storage, or for a `haul get`, the same local file (`options.localTarget`); a get of the
+    /// URL into another folder, whose copy may be a newer version, says nothing of this one.
     public func previousVersion(of claim: Claim) throws -> PreviousVersion? {
         try previousVersions(of: [claim])[claim.info.id]
     }
@@ -370,11 +372,16 @@ public struct TransferLeases {
         let rows = try db.query(
             """
             SELECT DISTINCT ON (c.id) c.id, t.etag, t.last_modified, t.size
-            FROM unnest($1::bigint[], $2::text[], $3::text[]) AS c(id, url, dest)
+            FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS c(id, url, dest, target)
             JOIN transfers t ON t.url = c.url AND t.dest = c.dest AND t.state = 'done' AND t.id <> c.id
+                 AND t.options->>'local_target' IS NOT DISTINCT FROM c.target
                  AND t.size IS NOT NULL AND (t.etag IS NOT NULL OR t.last_modified IS NOT NULL)
             ORDER BY c.id, t.finished_at DESC
-            """, [named.map { $0.info.id }, named.map { $0.info.url }, named.map { $0.info.dest ?? "" }]
+            """,
+            [
+                named.map { $0.info.id }, named.map { $0.info.url }, named.map { $0.info.dest ?? "" },
+                named.map { $0.info.options.localTarget as String? },
+            ]
         ).rows
         var versions: [Int64: PreviousVersion] = [:]
         for row in rows {

@@ -66,6 +66,29 @@ struct GetTests {
         #expect(!result.stderr.contains("haul retry"), "\(result.stderr)")
     }
 
+    /// A rerun asks the origin for a version newer than the one its own earlier get saved; the
+    /// validators of a newer copy the URL left in another folder would have the origin answer
+    /// 304 for this folder's older file, which would then be kept as current.
+    @Test("a rerun into one folder is judged by its own earlier copy, not by a newer one the URL left in another folder")
+    func previousVersionPerFolder() throws {
+        let database = try TestDatabase()
+        let first = Harness.temporaryDirectory("version-a"), other = Harness.temporaryDirectory("version-b")
+        defer { for folder in [first, other] { try? FileManager.default.removeItem(atPath: folder) } }
+        let name = "get/version-\(UUID().uuidString.prefix(6)).bin"
+        let old = try Origin.file(name, size: 40_000)
+        #expect(try Run.haul(["get", Harness.origin + old.path, "-o", first + "/x.bin"], database: database.url).status == 0)
+        usleep(1_100_000)  // Last-Modified has one-second resolution.
+        // A new version of the same size: only the validators tell the versions apart.
+        try Data(repeating: 0x5A, count: 40_000).write(to: URL(fileURLWithPath: Harness.docroot + old.path))
+        let newSHA = try #require(Origin.sha256(file: Harness.docroot + old.path))
+        #expect(newSHA != old.sha256)
+        #expect(try Run.haul(["get", Harness.origin + old.path, "-o", other + "/x.bin"], database: database.url).status == 0)
+        let again = try Run.haul(["get", Harness.origin + old.path, "-o", first + "/x.bin"], database: database.url)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(Origin.sha256(file: first + "/x.bin") == newSHA, "the older copy was replaced: \(again.stderr)")
+        #expect(again.stderr.contains("saved "), "\(again.stderr)")
+    }
+
     @Test("a get looks up earlier gets of its URL through their own index, not by reading every transfer of the fleet")
     func earlierGetsIndexed() throws {
         let database = try TestDatabase()
