@@ -68,14 +68,15 @@ extension TransferLeases {
     }
 
     /// Marks probed files done in one transaction, with a done segment row for each file that
-    /// was fetched, fenced by each planning lease.
+    /// was fetched, fenced by each planning lease. A file the origin names and answered `304`
+    /// for takes the name of the version kept (`PreviousVersion.dest`).
     /// - Returns: the ids finished; the others' leases were lost (cancelled, or taken over).
     public func finish(probed files: [ProbedFile]) throws -> Set<Int64> {
         guard !files.isEmpty else { return [] }
         return try db.transaction(awaitDurableCommit: true) {
             let finished = try db.query(
                 """
-                UPDATE transfers t SET state = 'done', dest = f.dest, size = f.size, etag = f.etag, last_modified = f.last_modified,
+                UPDATE transfers t SET state = 'done', dest = f.dest, options = \(Self.namingOrigin("t.")), size = f.size, etag = f.etag, last_modified = f.last_modified,
                        content_type = coalesce(f.content_type, t.content_type), accepts_ranges = CASE WHEN f.unchanged THEN t.accepts_ranges ELSE f.accepts_ranges END,
                        computed_digest = coalesce(f.digest, t.computed_digest), unchanged = f.unchanged, error = NULL, error_code = NULL,
                        lease_token = NULL, lease_expires_at = NULL, published_at = now(), finished_at = now(), updated_at = now()

@@ -112,9 +112,9 @@ final class BatchedProbe<Storage: BatchStorage> {
         let info = claim.info
         let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: info.url)
         if outcome == .notModified || ConditionalProbe.notNewer(head, than: previous, info: info) {
-            let kept = try ConditionalProbe.unchanged(head, previous: info.dest == nil ? nil : previous)
+            let kept = try ConditionalProbe.unchanged(head, previous: previous)
             plan = TransferLeases.Plan(
-                dest: info.dest ?? "", host: info.host, size: kept.size, etag: kept.etag,
+                dest: info.dest ?? kept.dest, host: info.host, size: kept.size, etag: kept.etag,
                 lastModified: kept.lastModified, contentType: nil, acceptsRanges: false, ranges: [], unknownLength: false)
             verdict = .unchanged
             return

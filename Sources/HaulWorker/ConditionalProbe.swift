@@ -7,25 +7,51 @@ import HaulQueue
 /// request asks only for a version newer than the one on storage, and a `304` keeps it.
 enum ConditionalProbe {
     /// The version to ask against: the one an earlier transfer recorded, if its file is still on
-    /// storage at that size; for `haul get -N`, the file on storage as it is now (its size, and
-    /// its modification time as `If-Modified-Since`, as `wget -N` compares).
+    /// storage at that size (for a transfer the origin names, at the name that transfer saved,
+    /// and still its URL's: `isKept`); for `haul get -N`, the file on storage as it is now (its
+    /// size, and its modification time as `If-Modified-Since`, as `wget -N` compares).
     /// - Parameter onStorage: the size of the file on storage now (`Planner.fileOnStorage`).
     static func baseline(
         recorded: TransferLeases.PreviousVersion?, onStorage: Int64?, info: TransferInfo, config: WorkerConfig
     ) -> TransferLeases.PreviousVersion? {
-        guard info.options.timestamping == true else { return onStorage == recorded?.size ? recorded : nil }
+        guard info.options.timestamping == true else {
+            guard info.dest != nil else { return recorded.flatMap { isKept($0, url: info.url, config: config) ? $0 : nil } }
+            return onStorage == recorded?.size ? recorded : nil
+        }
         // -N compares with the file as it is now, whoever wrote it.
         guard let size = onStorage, config.objectStore == nil, let dest = info.dest else { return nil }
         var attributes = stat()
         guard stat(config.storage.path + "/" + dest, &attributes) == 0 else { return nil }
-        return TransferLeases.PreviousVersion(etag: nil, lastModified: httpDate(attributes.st_mtim.tv_sec), size: size)
+        return TransferLeases.PreviousVersion(etag: nil, lastModified: httpDate(attributes.st_mtim.tv_sec), size: size, dest: dest)
+    }
+
+    /// Whether the file `version` was saved as is still on storage at its size and still its
+    /// URL's (`OthersFiles.at`: by its mark; where there are none, the history that found the
+    /// version said no other URL saved a file there since). A lookup that fails counts as no.
+    static func isKept(_ version: TransferLeases.PreviousVersion, url: String, config: WorkerConfig) -> Bool {
+        guard let dest = try? SafePath.validate(version.dest) else { return false }
+        do {
+            if let store = config.objectStore {
+                guard let head = try store.client.objectHead(bucket: store.location.bucket, key: store.key(for: dest)), head.size == version.size
+                else { return false }
+                return try OthersFiles.at(dest, url: url, storage: config.storage, store: store, seen: head) { true } == nil
+            }
+            var attributes = stat()
+            guard stat(config.storage.path + "/" + dest, &attributes) == 0, Int64(attributes.st_size) == version.size,
+                attributes.st_mode & S_IFMT == S_IFREG
+            else { return false }
+            return try OthersFiles.at(dest, url: url, storage: config.storage, store: nil) { true } == nil
+        } catch {
+            return false
+        }
     }
 
     /// Whether `baseline` would use an earlier transfer's recorded version: not for `-N` (the file
     /// itself is compared), nor when no file is on storage (it is fetched whole whatever was
-    /// recorded). Saves looking the record up for files that are new.
+    /// recorded). Saves looking the record up for files that are new. A transfer the origin
+    /// names looks it up to learn where its file would be.
     static func usesRecord(_ info: TransferInfo, onStorage: Int64?) -> Bool {
-        info.options.timestamping != true && onStorage != nil
+        info.options.timestamping != true && (onStorage != nil || info.dest == nil)
     }
 
     /// `seconds` since the epoch as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
@@ -77,14 +103,15 @@ enum ConditionalProbe {
 
     /// The version a `304` confirms: the earlier one, with whatever validators the answer
     /// refreshed. A `304` to a request that asked nothing is the origin's fault (retried).
-    static func unchanged(
-        _ head: ResponseHead, previous: TransferLeases.PreviousVersion?
-    ) throws -> (size: Int64, etag: String?, lastModified: String?) {
+    static func unchanged(_ head: ResponseHead, previous: TransferLeases.PreviousVersion?) throws -> TransferLeases.PreviousVersion {
         guard let previous else {
             throw HaulError(.originStatus, "origin answered 304 Not Modified to an unconditional request", transient: true)
         }
         // A file kept by -N is not the origin's: it keeps no validators of the origin's copy.
-        guard previous.etag != nil || head.status == 304 else { return (previous.size, nil, previous.lastModified) }
-        return (previous.size, head.etag ?? previous.etag, head["last-modified"] ?? previous.lastModified)
+        guard previous.etag != nil || head.status == 304 else {
+            return TransferLeases.PreviousVersion(etag: nil, lastModified: previous.lastModified, size: previous.size, dest: previous.dest)
+        }
+        return TransferLeases.PreviousVersion(
+            etag: head.etag ?? previous.etag, lastModified: head["last-modified"] ?? previous.lastModified, size: previous.size, dest: previous.dest)
     }
 }

@@ -66,10 +66,7 @@ struct Planner: LaneRole {
                     let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: info.url)
                     if outcome == .notModified || ConditionalProbe.notNewer(head, than: previous, info: info) {
                         let kept = try ConditionalProbe.unchanged(head, previous: previous)
-                        unchanged = try database.run { conn in
-                            try TransferLeases(conn, workerID: config.workerID).finishUnchanged(
-                                claim, size: kept.size, etag: kept.etag, lastModified: kept.lastModified)
-                        }
+                        unchanged = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).finishUnchanged(claim, kept: kept) }
                         return
                     }
                     let plan = try ObjectPlanning.fit(

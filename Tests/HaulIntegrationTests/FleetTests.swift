@@ -129,6 +129,37 @@ struct FleetTests {
         #expect(cluster.sha256("r.bin") == changed.sha256)
     }
 
+    /// A transfer enqueued without `--dest` learns its name from its probe: enqueued again, it
+    /// asks the origin for a newer version than the file its last such transfer saved.
+    @Test("a re-mirror of a URL the origin names keeps the file the origin answers 304 for, under its name")
+    func originNamedRemirror() throws {
+        let cluster = try Cluster("remirror-named")
+        let tag = UUID().uuidString.prefix(6)
+        let file = try Origin.file("fleet/named-\(tag).bin", size: 400_000)
+        try cluster.startWorker()
+        let one = try cluster.enqueue(Harness.origin + file.path)
+        #expect(try cluster.waitFinal([one]) == ["done"])
+        let inode = try FileManager.default.attributesOfItem(atPath: cluster.storage + "/named-\(tag).bin")[.systemFileNumber] as? Int
+
+        let two = try cluster.enqueue(Harness.origin + file.path)
+        #expect(try cluster.waitFinal([two]) == ["done"])
+        let status = try cluster.status(two)
+        #expect(status["unchanged"] as? Bool == true && status["dest"] as? String == "named-\(tag).bin", "\(status)")
+        #expect(Origin.requests(for: file.path).last?.contains("\" 304 ") == true)
+        #expect(try FileManager.default.attributesOfItem(atPath: cluster.storage + "/named-\(tag).bin")[.systemFileNumber] as? Int == inode)
+
+        // Its own unchanged transfer is the version the next re-mirror asks against.
+        let three = try cluster.enqueue(Harness.origin + file.path)
+        #expect(try cluster.waitFinal([three]) == ["done"])
+        #expect(try cluster.status(three)["unchanged"] as? Bool == true)
+        usleep(1_100_000)  // Last-Modified has one-second resolution.
+        let changed = try Origin.file("fleet/named-\(tag).bin", size: 500_000)
+        let four = try cluster.enqueue(Harness.origin + file.path)
+        #expect(try cluster.waitFinal([four]) == ["done"])
+        #expect(try cluster.status(four)["unchanged"] as? Bool == false)
+        #expect(cluster.sha256("named-\(tag).bin") == changed.sha256)
+    }
+
     @Test("higher priority runs first; FIFO within a priority (one by one, and in probe batches of two)", arguments: [1, 2])
     func priorities(batch: Int) throws {
         let cluster = try Cluster("priority-\(batch)")

@@ -89,6 +89,44 @@ struct GetTests {
         #expect(again.stderr.contains("saved "), "\(again.stderr)")
     }
 
+    /// A get the origin names has no file name before its probe: its rerun finds the file the
+    /// last get of the URL saved in the folder and asks the origin for a newer version than it,
+    /// as a rerun with `-o FILE` does, alone (the lone probe) and in a list (the probe batch).
+    @Test("a rerun of a get the origin names asks for a newer version than the file it saved, alone and in a list")
+    func originNamedRerun() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("origin-named")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let tag = UUID().uuidString.prefix(6)
+        let big = try Origin.file("get/named-\(tag).bin", size: 300_000)
+        let small = try Origin.file("get/listed-\(tag).bin", size: 5_000)
+        let bigName = work + "/named-\(tag).bin", smallName = work + "/listed-\(tag).bin"
+        let get = { (files: [(path: String, sha256: String)]) in
+            try Run.haul(["get"] + files.map { Harness.origin + $0.path } + ["-o", work + "/"], database: database.url)
+        }
+        #expect(try get([big]).status == 0)
+        let inode = try FileManager.default.attributesOfItem(atPath: bigName)[.systemFileNumber] as? Int
+
+        let again = try get([big])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("\(bigName) is up to date: unchanged at the origin"), "\(again.stderr)")
+        #expect(Origin.requests(for: big.path).last?.contains("\" 304 ") == true, "\(Origin.requests(for: big.path))")
+        #expect(try FileManager.default.attributesOfItem(atPath: bigName)[.systemFileNumber] as? Int == inode, "the file was left as it was")
+
+        #expect(try get([big, small]).status == 0)
+        let listed = try get([big, small])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        for name in [bigName, smallName] { #expect(listed.stderr.contains("\(name) is up to date"), "\(listed.stderr)") }
+        #expect(Origin.requests(for: small.path).last?.contains("\" 304 ") == true, "\(Origin.requests(for: small.path))")
+        #expect(try database.scalar("SELECT count(*) FROM transfers WHERE unchanged AND dest IS NOT NULL") == "4")
+
+        usleep(1_100_000)  // Last-Modified has one-second resolution.
+        let changed = try Origin.file("get/named-\(tag).bin", size: 300_000)
+        let fetched = try get([big])
+        #expect(fetched.status == 0 && fetched.stderr.contains("saved \(bigName)"), "\(fetched.stderr)")
+        #expect(Origin.sha256(file: bigName) == changed.sha256)
+    }
+
     @Test("a get looks up earlier gets of its URL through their own index, not by reading every transfer of the fleet")
     func earlierGetsIndexed() throws {
         let database = try TestDatabase()

@@ -50,6 +50,29 @@ struct NoMarksStorageTests {
         }
     }
 
+    /// The history alone says whose file is at a name the origin gives: one another URL saved
+    /// there since (same size, so only the history tells) is no earlier version of this URL's.
+    @Test("a re-mirror of a URL the origin names is not kept as unchanged when another URL saved a file under that name since")
+    func originNamedAfterAnotherURL() throws {
+        let cluster = try Cluster("nomarks-named")
+        let tag = UUID().uuidString.prefix(6)
+        let first = try Origin.file("nomarks/a-\(tag)/same.bin", size: 7000)
+        let other = try Origin.file("nomarks/b-\(tag)/same.bin", size: 7000)
+        try onRamfs(cluster.storage) {
+            defer { cluster.stopWorkers() }
+            try cluster.startWorker()
+            let one = try cluster.enqueue(Harness.origin + first.path)
+            #expect(try cluster.waitFinal([one]) == ["done"])
+            let replaced = try cluster.enqueue(Harness.origin + other.path, ["--force"])
+            #expect(try cluster.waitFinal([replaced]) == ["done"])
+            #expect(cluster.sha256("same.bin") == other.sha256)
+            let again = try cluster.enqueue(Harness.origin + first.path)
+            #expect(try cluster.waitFinal([again]) == ["done"])
+            #expect(try cluster.status(again)["unchanged"] as? Bool == false, "another URL's file was taken for this URL's")
+            #expect(cluster.sha256("same.bin") == first.sha256)
+        }
+    }
+
     @Test("haul get keeps a file it did not save, replaces one it saved from the same URL, and a rerun after another URL's get starts over")
     func get() throws {
         let database = try TestDatabase()
