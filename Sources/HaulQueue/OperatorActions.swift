@@ -108,6 +108,22 @@ extension TransferStore {
     /// older version, or gone.
     static let restartCodes: Set<String> = ["origin-changed", "partial-missing", "s3-no-upload", "s3-upload-lost"]
 
+    /// Of the retried `ids`, the files that failed their checksum are fetched again from their
+    /// first byte (every segment queued anew, part files forgotten), unless the digest expected
+    /// now is the one their bytes have (`failChecksum` recorded it): the expected one was wrong,
+    /// and the finalizer verifies and publishes the bytes kept. Before the retry clears the error.
+    private func refetchMismatched(_ ids: [Int64]) throws {
+        try db.query(
+            """
+            WITH again AS (
+                SELECT id, generation FROM transfers
+                WHERE id = ANY($1::bigint[]) AND error_code = 'checksum-mismatch' AND expected_digest IS DISTINCT FROM computed_digest),
+            parts AS (DELETE FROM segment_parts p USING segments s, again a WHERE p.segment_id = s.id AND s.transfer_id = a.id)
+            UPDATE segments s SET state = 'queued', bytes_done = 0, attempts = 0, lease_token = NULL, last_error = 'checksum mismatch'
+            FROM again a WHERE s.transfer_id = a.id AND s.generation = a.generation
+            """, [ids])
+    }
+
     /// The UPDATEs of an action on rows already locked and judged allowed.
     private func write(_ action: OperatorAction, ids: [Int64], restart: [Int64]) throws {
         switch action {
@@ -122,12 +138,14 @@ extension TransferStore {
         case .retry:
             if !restart.isEmpty { try startOver(restart) }
             guard !ids.isEmpty else { return }
+            try refetchMismatched(ids)
             try db.query(
                 """
                 UPDATE transfers SET state = CASE WHEN NOT EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = transfers.id AND s.generation = transfers.generation)
                                                   THEN (CASE WHEN size = 0 THEN 'finalizing' ELSE 'pending' END)
                                                   WHEN EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = transfers.id AND s.generation = transfers.generation AND s.state <> 'done') THEN 'downloading'
                                                   ELSE 'finalizing' END,
+                    computed_digest = CASE WHEN error_code = 'checksum-mismatch' THEN NULL ELSE computed_digest END,
                     error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0, restarts = 0,
                     next_attempt_at = now(), updated_at = now()
                 WHERE id = ANY($1::bigint[])

@@ -18,21 +18,18 @@ extension TransferLeases {
             """, [claim.info.id, claim.leaseToken, error.description, error.code, retryAfter])
     }
 
-    /// The finished file's digest did not match: fail the transfer and queue every segment
-    /// again from its first byte, so that `haul retry` downloads a fresh copy.
-    public func failChecksum(_ claim: Claim, message: String) throws {
-        let failed = try db.transaction { () -> Bool in
-            let fenced = try db.query(
-                "UPDATE transfers SET state = 'failed', error = $3, error_code = 'checksum-mismatch', lease_token = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid",
-                [claim.info.id, claim.leaseToken, message]
-            ).affectedRows
-            guard fenced == 1 else { return false }
-            try db.query(
-                "UPDATE segments SET state = 'queued', bytes_done = 0, attempts = 0, lease_token = NULL, last_error = 'checksum mismatch' WHERE transfer_id = $1 AND generation = $2",
-                [claim.info.id, claim.generation])
-            try db.query("DELETE FROM segment_parts p USING segments s WHERE p.segment_id = s.id AND s.transfer_id = $1", [claim.info.id])
-            return true
-        }
+    /// The finished file's digest did not match: fail the transfer, keeping its bytes and
+    /// recording their digest (`computed`, when the finalizer kept them). A retry that expects
+    /// that digest (the one expected was wrong: a get run again with the right `--checksum`)
+    /// publishes them as they are; any other fetches them again (`TransferStore.apply`).
+    public func failChecksum(_ claim: Claim, message: String, computed: String?) throws {
+        let failed = try db.query(
+            """
+            UPDATE transfers SET state = 'failed', error = $3, error_code = 'checksum-mismatch', computed_digest = $4, lease_token = NULL,
+                   finished_at = now(), updated_at = now()
+            WHERE id = $1 AND lease_token = $2::uuid
+            """, [claim.info.id, claim.leaseToken, message, computed]
+        ).affectedRows == 1
         if failed { Self.logFailure(claim.info.id, code: "checksum-mismatch", message: message) }
     }
 

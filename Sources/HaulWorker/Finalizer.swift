@@ -32,9 +32,10 @@ struct Finalizer: LaneRole {
             Log.warning("part files are missing from storage; their segments are fetched again", fields + [("error", error.description)])
         } catch let error as HaulError where StartingOver.applies(to: error) {
             StartingOver.report(error, by: .finalizer(claim), database: database, workerID: config.workerID, fields: fields)
+        } catch let mismatch as KeptMismatch {
+            failChecksum(claim, error: mismatch.error, computed: mismatch.actual, fields: fields)
         } catch let error as HaulError where error.code == .checksumMismatch {
-            database.bestEffort("record the checksum failure") { conn in try TransferLeases(conn, workerID: config.workerID).failChecksum(claim, message: error.description) }
-            Log.error("checksum mismatch", fields + [("error", error.description)])
+            failChecksum(claim, error: error, computed: nil, fields: fields)
         } catch {
             // A transient failure is retried with backoff, but not forever: the transfer's claims
             // (planning and finalizing) count against its attempts.
@@ -152,8 +153,30 @@ struct Finalizer: LaneRole {
         let digest: String?
     }
 
+    /// The digest of the file at `path`, checked against the expected one.
+    /// - Throws: `KeptMismatch` when they differ.
     private func verifyDigest(_ claim: TransferLeases.Claim, path: String, keepAlive: () throws -> Void) throws -> String? {
         guard let algorithm = claim.info.digestAlgorithm else { return nil }
-        return try claim.info.verified(Assembler.digest(of: path, algorithm: algorithm, root: shared.config.storage, keepAlive: keepAlive))
+        let actual = try Assembler.digest(of: path, algorithm: algorithm, root: shared.config.storage, keepAlive: keepAlive)
+        do {
+            return try claim.info.verified(actual)
+        } catch let error as HaulError where error.code == .checksumMismatch {
+            throw KeptMismatch(error: error, actual: actual.description)
+        }
+    }
+
+    /// A finished file whose digest is not the one expected, its bytes kept on storage.
+    private struct KeptMismatch: Error {
+        let error: HaulError
+        /// The digest the bytes have (`algorithm:hex`).
+        let actual: String
+    }
+
+    /// Fails `claim` for its digest; `computed`: the digest of the bytes kept, if they were.
+    private func failChecksum(_ claim: TransferLeases.Claim, error: HaulError, computed: String?, fields: [(String, String)]) {
+        database.bestEffort("record the checksum failure") { conn in
+            try TransferLeases(conn, workerID: shared.config.workerID).failChecksum(claim, message: error.description, computed: computed)
+        }
+        Log.error("checksum mismatch", fields + [("error", error.description)])
     }
 }

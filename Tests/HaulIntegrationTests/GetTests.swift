@@ -66,6 +66,34 @@ struct GetTests {
         #expect(!result.stderr.contains("haul retry"), "\(result.stderr)")
     }
 
+    /// The bytes of a file that failed its checksum are kept: run again with the digest they
+    /// have (the one given was wrong), the get verifies and publishes them without fetching a
+    /// byte; run again as it was, it fetches the file again from its first byte.
+    @Test("a get that failed its checksum keeps its bytes: the right --checksum publishes them unfetched, the same one fetches them again")
+    func checksumCorrected() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("checksum-fixed")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("get/corrected-\(UUID().uuidString.prefix(6)).bin", size: 3 * 1_048_576)
+        let get = { (digest: String) in
+            try Run.haul(
+                ["get", Harness.origin + file.path, "-o", work + "/c.bin", "--segment-size", "1MiB", "--checksum", digest], database: database.url)
+        }
+        let wrong = "sha256:" + String(repeating: "0", count: 64)
+        #expect(try get(wrong).status == 1)
+        let firstTry = Origin.requests(for: file.path).count
+        let same = try get(wrong)
+        #expect(same.status == 1 && same.stderr.contains("checksum mismatch"), "\(same.stderr)")
+        #expect(Origin.requests(for: file.path).count >= firstTry + 3, "the same digest fetches every segment again")
+
+        let before = Origin.requests(for: file.path).count
+        let right = try get("sha256:" + file.sha256)
+        #expect(right.status == 0, "\(right.stderr)")
+        #expect(Origin.sha256(file: work + "/c.bin") == file.sha256)
+        #expect(Origin.requests(for: file.path).count == before, "the bytes kept were published without a request")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work) == ["c.bin"])
+    }
+
     /// A rerun asks the origin for a version newer than the one its own earlier get saved; the
     /// validators of a newer copy the URL left in another folder would have the origin answer
     /// 304 for this folder's older file, which would then be kept as current.

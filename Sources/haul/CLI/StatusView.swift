@@ -35,7 +35,7 @@ enum StatusView {
             lines.append("  segments:  \(status.segmentsDone)/\(status.segmentCount) done, \(status.segmentsRunning) running  [\(map(segments, width: 60))]")
         }
         if let digest = status.computedDigest { lines.append("  digest:    \(digest)") }
-        if let expected = status.expectedDigest, status.computedDigest == nil { lines.append("  expected:  \(expected)") }
+        if let expected = status.expectedDigest, status.computedDigest != expected { lines.append("  expected:  \(expected)") }
         if status.hasNoValidator == true {
             let digest = status.expectedDigest == nil ? "" : " and the digest"
             lines.append("  validator: none (no ETag, no Last-Modified): a new version is noticed only by its size\(digest)")
