@@ -29,9 +29,13 @@ extension TransferStore {
     /// statements, so a batch of 100 000 costs the same handful of round trips as one.
     /// - Parameter replacingExisting: `retry --force`: the fleet transfers retried replace
     ///   whatever is at their destinations from now on, also a file Haul did not write.
-    public func apply(_ action: OperatorAction, to ids: [Int64], replacingExisting: Bool = false) throws -> ActionOutcome {
+    /// - Parameter expecting: `retry --checksum`: the digest the retried transfers' files must
+    ///   have from now on (bytes that failed the old one and have it are kept).
+    public func apply(
+        _ action: OperatorAction, to ids: [Int64], replacingExisting: Bool = false, expecting checksum: Checksum? = nil
+    ) throws -> ActionOutcome {
         do {
-            return try applyLocked(action, to: ids, replacingExisting: replacingExisting)
+            return try applyLocked(action, to: ids, replacingExisting: replacingExisting, expecting: checksum)
         } catch let error as PostgresError where error.isLockTimeout {
             throw Self.locked(action, ids)
         }
@@ -55,7 +59,7 @@ extension TransferStore {
     }
 
     /// `apply`, its rows locked, waiting at most `lockWait` for each.
-    private func applyLocked(_ action: OperatorAction, to ids: [Int64], replacingExisting: Bool) throws -> ActionOutcome {
+    private func applyLocked(_ action: OperatorAction, to ids: [Int64], replacingExisting: Bool, expecting checksum: Checksum?) throws -> ActionOutcome {
         var outcome = ActionOutcome()
         try db.transaction {
             try db.query("SET LOCAL lock_timeout = '\(Self.lockWait)'")
@@ -90,6 +94,9 @@ extension TransferStore {
             }
             outcome.missing = ids.filter { !found.contains($0) }
             let restartSet = Set(restart)
+            if action == .retry, let checksum, !outcome.changed.isEmpty {
+                try db.query("UPDATE transfers SET expected_digest = $2 WHERE id = ANY($1::bigint[])", [outcome.changed, checksum.description])
+            }
             try write(action, ids: outcome.changed.filter { !restartSet.contains($0) }, restart: restart)
             if action == .retry && replacingExisting && !outcome.changed.isEmpty {
                 try db.query(

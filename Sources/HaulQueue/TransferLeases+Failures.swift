@@ -29,8 +29,8 @@ extension TransferLeases {
                    finished_at = now(), updated_at = now()
             WHERE id = $1 AND lease_token = $2::uuid
             """, [claim.info.id, claim.leaseToken, message, computed]
-        ).affectedRows == 1
-        if failed { Self.logFailure(claim.info.id, code: "checksum-mismatch", message: message) }
+        ).affectedRows
+        if failed == 1 { Self.logFailure(claim.info.id, code: "checksum-mismatch", message: message) }
     }
 
     /// The one ERROR line a transfer's failure gets, written once its row says `failed`.

@@ -15,10 +15,13 @@ extension TransferInfo {
         if let expected = expectedChecksum, actual != expected {
             throw HaulError(
                 .checksumMismatch, "checksum mismatch: expected \(expected) but the downloaded file is \(actual)",
-                hint: "check the published digest; \(retryCommand) downloads it again")
+                hint: "check the published digest; \(retryCommand) downloads it again (\(correction) if the one expected is wrong)")
         }
         return actual.description
     }
 
     private var expectedChecksum: Checksum? { expectedDigest.flatMap { try? Checksum(parsing: $0) } }
+
+    /// How the command that runs this transfer again is given the right digest.
+    private var correction: String { options.localTarget == nil ? "add --checksum ALGO:HEX" : "with the right --checksum" }
 }

@@ -160,6 +160,34 @@ struct FleetTests {
         #expect(cluster.sha256("named-\(tag).bin") == changed.sha256)
     }
 
+    /// A fleet transfer whose expected digest was wrong keeps its bytes: `retry --checksum` with
+    /// the digest they have publishes them unfetched; a plain `retry` fetches the file again.
+    @Test("haul retry --checksum with the digest the kept bytes have publishes them unfetched; a plain retry fetches the file again")
+    func retryWithTheRightChecksum() throws {
+        let cluster = try Cluster("retry-checksum")
+        let file = try Origin.file("fleet/retry-sum-\(UUID().uuidString.prefix(6)).bin", size: 2 * 1_048_576 + 7)
+        try cluster.startWorker()
+        let wrong = "sha256:" + String(repeating: "0", count: 64)
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "sum.bin", "--segment-size", "1MiB", "--checksum", wrong])
+        #expect(try cluster.waitFinal([id]) == ["failed"])
+        let error = try cluster.status(id)["error"] as? String ?? ""
+        #expect(error.contains("'haul retry \(id)' downloads it again (add --checksum ALGO:HEX if the one expected is wrong)"), "\(error)")
+        let firstTry = Origin.requests(for: file.path).count
+        #expect(try cluster.haul(["retry", String(id)]).status == 0)
+        #expect(try cluster.waitFinal([id]) == ["failed"])
+        #expect(Origin.requests(for: file.path).count >= firstTry + 3, "a plain retry fetches every segment again")
+
+        let right = "sha256:" + file.sha256.uppercased()
+        let two = try cluster.haul(["retry", String(id), "1", "--checksum", right])
+        #expect(two.status == 2 && two.stderr.contains("name one transfer id"), "\(two.stderr)")
+        let before = Origin.requests(for: file.path).count
+        let fixed = try cluster.haul(["retry", String(id), "--checksum", right])
+        #expect(fixed.status == 0, "\(fixed.stderr)")
+        #expect(try cluster.waitFinal([id]) == ["done"])
+        #expect(cluster.sha256("sum.bin") == file.sha256)
+        #expect(Origin.requests(for: file.path).count == before, "the bytes kept were published without a request")
+    }
+
     @Test("higher priority runs first; FIFO within a priority (one by one, and in probe batches of two)", arguments: [1, 2])
     func priorities(batch: Int) throws {
         let cluster = try Cluster("priority-\(batch)")

@@ -22,17 +22,30 @@ struct ControlCommand {
         the action applies to; the others are skipped and counted. The count is shown
         and confirmed first: on a terminal you are asked, --yes skips the question, and
         without a terminal the command refuses (exit status 2) unless --yes is given.
-          -y, --yes    act without asking\(action == .retry ? "\n  --force      replace files at the destinations that haul did not write (default: kept)" : "")
+          -y, --yes    act without asking\(action == .retry ? Self.retryOptions : "")
           --json       print {"changed": [...], "unchanged": [...], "refused": [...], "missing": [...]}
         """
     }
 
+    /// The options only `retry` takes, as its help lists them.
+    private static let retryOptions = """
+
+          --force      replace files at the destinations that haul did not write (default: kept)
+          --checksum ALGO:HEX
+                       the digest the file must have from now on (one named transfer); a file
+                       that failed its checksum and has it is published without a byte fetched
+        """
+
     func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
-            words.map { $0 == "-y" ? "--yes" : $0 }, options: ["--batch", "--state", "--host"],
+            words.map { $0 == "-y" ? "--yes" : $0 }, options: Set(["--batch", "--state", "--host"] + (action == .retry ? ["--checksum"] : [])),
             flags: Set(["--yes", "--json"] + (action == .retry ? ["--force"] : [])))
         let force = arguments.has("--force")
+        let checksum = try arguments.value("--checksum").map { try Checksum(parsing: $0) }
         let ids = try arguments.positionals.map(StatusCommand.transferID)
+        if checksum != nil && ids.count != 1 {
+            throw HaulError.usage("--checksum gives the digest of one file: name one transfer id", hint: "e.g. 'haul retry 12 --checksum sha256:…'")
+        }
         let batch = arguments.value("--batch"), host = arguments.value("--host")
         let state = try ListCommand.state(arguments.value("--state"))
         let selecting = batch != nil || state != nil || host != nil
@@ -45,7 +58,7 @@ struct ControlCommand {
         defer { session.close() }
         let store = TransferStore(session.connection)
         guard selecting else {
-            var outcome = try store.apply(action, to: ids, replacingExisting: force)
+            var outcome = try store.apply(action, to: ids, replacingExisting: force, expecting: checksum)
             try followUp(outcome.changed, store)
             if action == .cancel { try finishCleanups(&outcome, store) }
             return report(outcome, json: arguments.has("--json"), named: true)
