@@ -57,11 +57,14 @@ struct BatchProbe: LaneRole {
         let asked = zip(claims, onStorage).filter { ConditionalProbe.usesRecord($0.0.info, onStorage: $0.1) }.map(\.0)
         let previous =
             asked.isEmpty ? [:] : try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersions(of: asked) }
-        let probes = zip(claims, onStorage).map { claim, onStorage in
-            BatchedProbe(
-                claim: claim, storage: storage, leases: leases,
-                previous: ConditionalProbe.baseline(recorded: previous[claim.info.id], onStorage: onStorage, info: claim.info, config: config))
+        // A file the origin names is looked for where its earlier version was saved: on S3 a
+        // round trip each, side by side as the batch's lookups are.
+        let looksUp = config.objectStore != nil && claims.contains { $0.info.dest == nil && previous[$0.info.id] != nil }
+        let (known, sizes) = (claims, onStorage)
+        let baselines = Concurrently.map(claims.count, width: looksUp ? ObjectBatchStorage.lookupWidth : 1) { index in
+            ConditionalProbe.baseline(recorded: previous[known[index].info.id], onStorage: sizes[index], info: known[index].info, config: config)
         }
+        let probes = claims.indices.map { BatchedProbe(claim: claims[$0], storage: storage, leases: leases, previous: baselines[$0]) }
         lane.multi.run(
             probes.map { $0.job(shared: shared) }, connections: connections,
             shouldContinue: {

@@ -33,6 +33,29 @@ struct S3GetTests {
         #expect(try database.scalar("SELECT count(*) FROM transfers WHERE object_upload_id IS NOT NULL") == "0")
     }
 
+    /// Run again, a get the origin names finds the objects the last one saved under the prefix
+    /// (looked up side by side in a batch) and asks the origin only for newer versions.
+    @Test("a get into an s3:// prefix run again asks for newer versions than the objects it saved, alone and in a list")
+    func originNamedRerun() throws {
+        let bucket = try S3Bucket("again")
+        let database = try TestDatabase()
+        let tag = UUID().uuidString.prefix(6)
+        let files = [try Origin.file("s3/again-\(tag)-a.bin", size: 100_003), try Origin.file("s3/again-\(tag)-b.bin", size: 7 * Self.mib)]
+        for list in [[files[1]], files] {
+            let urls = list.map { Harness.origin + $0.path }
+            let get = { try Run.haul(["get"] + urls + ["-o", "s3://\(bucket.name)/p/"], database: database.url, environment: S3Bucket.environment) }
+            #expect(try get().status == 0)
+            let again = try get()
+            #expect(again.status == 0, "\(again.stderr)")
+            for file in list {
+                let name = String(file.path.split(separator: "/").last!)
+                #expect(again.stderr.contains("s3://\(bucket.name)/p/\(name) is up to date"), "\(again.stderr)")
+                #expect(Origin.requests(for: file.path).last?.contains("\" 304 ") == true, "\(Origin.requests(for: file.path))")
+                #expect(try bucket.object("p/" + name)?.sha256 == file.sha256)
+            }
+        }
+    }
+
     @Test(
         "haul get -o s3:// keeps an object it did not write (named by the key or by the origin): exit 2; --force replaces it; its own it fetches again, also after haul prune"
     )
