@@ -114,7 +114,7 @@ final class BatchedProbe<Storage: BatchStorage> {
         if outcome == .notModified || ConditionalProbe.notNewer(head, than: previous, info: info) {
             let kept = try ConditionalProbe.unchanged(head, previous: previous)
             plan = TransferLeases.Plan(
-                dest: info.dest ?? kept.dest, host: info.host, size: kept.size, etag: kept.etag,
+                dest: kept.dest, host: info.host, size: kept.size, etag: kept.etag,
                 lastModified: kept.lastModified, contentType: nil, acceptsRanges: false, ranges: [], unknownLength: false)
             verdict = .unchanged
             return
