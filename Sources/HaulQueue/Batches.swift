@@ -161,7 +161,8 @@ public struct Batches {
         /// Done transfers the origin answered `304 Not Modified` for: their files were kept
         /// whole and nothing was fetched.
         public let unchanged: Int
-        /// Bytes per second since the batch's first transfer started.
+        /// Bytes per second over the time any of the batch's transfers ran (`busySeconds`): the
+        /// hours between a batch's night and the retry of its failures the next day do not count.
         public let rate: Double?
         /// Failed transfers' ids and reasons (at most 20).
         public let failures: [(id: Int64, error: String)]
@@ -184,7 +185,8 @@ public struct Batches {
 
     /// The summary of batch `name`, or `nil` if there is no such batch. One scan of the batch's
     /// rows: a file done (not kept by a `304`) counts its size, others their segments' bytes; a
-    /// file kept by a `304` is counted apart, its size in neither.
+    /// file kept by a `304` is counted apart, its size in neither. A second reads how long the
+    /// batch was busy, for its rate.
     public func summary(_ name: String) throws -> Summary? {
         guard let batch = try db.query("SELECT id FROM batches WHERE name = $1", [name]).first else { return nil }
         let id = try batch.int64("id")
@@ -193,8 +195,7 @@ public struct Batches {
             SELECT t.state, count(*) AS n, count(*) FILTER (WHERE t.unchanged) AS unchanged, coalesce(sum(t.size) FILTER (WHERE NOT t.unchanged), 0) AS known,
                    coalesce(sum(CASE WHEN t.state = 'done' AND NOT t.unchanged AND t.size IS NOT NULL THEN t.size
                                      ELSE (SELECT coalesce(sum(s.bytes_done), 0) FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation)
-                                END), 0) AS done,
-                   extract(epoch FROM min(t.started_at)) AS first_start, extract(epoch FROM max(coalesce(t.finished_at, now()))) AS last_end
+                                END), 0) AS done
             FROM transfers t WHERE t.batch_id = $1 GROUP BY t.state
             """, [id]
         ).rows
@@ -202,17 +203,13 @@ public struct Batches {
         var known: Int64 = 0
         var done: Int64 = 0
         var unchanged = 0
-        var firstStart: Double?
-        var lastEnd: Double?
         for row in groups {
             if let state = TransferState(rawValue: try row.string("state")) { counts[state] = try row.int("n") }
             known += try row.int64("known")
             unchanged += try row.int("unchanged")
             done += try row.int64("done")
-            if let start = try row.optionalDouble("first_start") { firstStart = min(firstStart ?? start, start) }
-            if let end = try row.optionalDouble("last_end") { lastEnd = max(lastEnd ?? end, end) }
         }
-        let seconds = firstStart.flatMap { start in lastEnd.map { $0 - start } }
+        let seconds = try busySeconds(id)
         let failures =
             counts[.failed, default: 0] == 0
             ? []
@@ -223,5 +220,20 @@ public struct Batches {
         return Summary(
             name: name, countsByState: counts, total: counts.values.reduce(0, +), bytesDone: done, bytesKnown: known, unchanged: unchanged,
             rate: seconds.flatMap { $0 > 0 ? Double(done) / $0 : nil }, failures: failures)
+    }
+
+    /// Seconds during which at least one transfer of batch `id` ran: the union of its transfers'
+    /// current runs (from their start, or their last retry or resume, to their end; a paused
+    /// one's to its pause; an unfinished one's to now). `nil` before any started.
+    private func busySeconds(_ id: Int64) throws -> Double? {
+        try db.query(
+            """
+            SELECT extract(epoch FROM sum(upper(r) - lower(r)))::float8 AS busy
+            FROM unnest((
+                SELECT range_agg(tstzrange(t.started_at, greatest(t.started_at, CASE WHEN t.state = 'paused' THEN t.updated_at ELSE coalesce(t.finished_at, now()) END)))
+                FROM transfers t WHERE t.batch_id = $1 AND t.started_at IS NOT NULL
+            )) r
+            """, [id]
+        ).first.flatMap { try $0.optionalDouble("busy") }
     }
 }

@@ -14,6 +14,13 @@ public struct ActionOutcome: Sendable {
 }
 
 extension TransferStore {
+    /// The assignments that start a transfer's new run (a retry, a resume, a `haul get` rerun
+    /// adopting it), in an `UPDATE transfers`: its rate counts from now, and only the bytes
+    /// fetched from now on.
+    static let newRun = """
+        started_at = now(), run_base = (SELECT coalesce(sum(s.bytes_done), 0) FROM segments s WHERE s.transfer_id = transfers.id AND s.generation = transfers.generation)
+        """
+
     /// Applies an operator action to one transfer: no-op when it is already there, an
     /// `invalid-transition` or `no-such-transfer` error when its state does not allow it.
     public func apply(_ action: OperatorAction, to id: Int64) throws {
@@ -154,7 +161,7 @@ extension TransferStore {
                                                   ELSE 'finalizing' END,
                     computed_digest = CASE WHEN error_code = 'checksum-mismatch' THEN NULL ELSE computed_digest END,
                     error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0, restarts = 0,
-                    next_attempt_at = now(), updated_at = now()
+                    next_attempt_at = now(), updated_at = now(), \(Self.newRun)
                 WHERE id = ANY($1::bigint[])
                 """, [ids])
             try db.query(
@@ -168,7 +175,7 @@ extension TransferStore {
         case .resume:
             guard !ids.isEmpty else { return }
             try db.query(
-                "UPDATE transfers SET state = CASE WHEN paused_from = 'planning' THEN 'pending' ELSE coalesce(paused_from, 'pending') END, paused_from = NULL, lease_token = NULL, updated_at = now() WHERE id = ANY($1::bigint[])",
+                "UPDATE transfers SET state = CASE WHEN paused_from = 'planning' THEN 'pending' ELSE coalesce(paused_from, 'pending') END, paused_from = NULL, lease_token = NULL, updated_at = now(), \(Self.newRun) WHERE id = ANY($1::bigint[])",
                 [ids])
         }
     }

@@ -48,7 +48,7 @@ public struct TransferStatus: Sendable {
                coalesce(g.bytes_done, 0) AS bytes_done, coalesce(g.segments, 0) AS segments, coalesce(g.done, 0) AS done,
                coalesce(g.running, 0) AS running, coalesce(g.attempts, 0) AS attempts,
                CASE WHEN t.started_at IS NOT NULL AND extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) > 0
-                    THEN coalesce(g.bytes_done, 0) / extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) END AS rate,
+                    THEN greatest(0, coalesce(g.bytes_done, 0) - t.run_base) / extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) END AS rate,
                CASE WHEN t.state = 'pending' AND t.error IS NOT NULL AND t.next_attempt_at > now()
                     THEN extract(epoch FROM t.next_attempt_at - now())::float8 ELSE r.retry_in END AS retry_in,
                CASE WHEN t.state = 'pending' AND t.error IS NOT NULL AND t.next_attempt_at > now() THEN t.error ELSE r.reason END AS retry_reason

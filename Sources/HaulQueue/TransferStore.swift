@@ -47,7 +47,7 @@ public struct TransferStore {
 
     /// Hands a transfer to a new owner (a rerun of `haul get` adopting its earlier, unfinished transfer).
     public func adopt(_ id: Int64, owner: String) throws {
-        try db.query("UPDATE transfers SET owner = $2, lease_token = NULL, updated_at = now() WHERE id = $1", [id, owner])
+        try db.query("UPDATE transfers SET owner = $2, lease_token = NULL, updated_at = now(), \(Self.newRun) WHERE id = $1", [id, owner])
         try db.query("UPDATE segments SET state = 'queued', lease_token = NULL WHERE transfer_id = $1 AND state = 'running'", [id])
     }
 

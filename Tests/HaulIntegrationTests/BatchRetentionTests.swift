@@ -68,4 +68,33 @@ struct BatchRetentionTests {
         #expect(second.inserted == 1 && second.batchID == first.batchID)
         #expect(try database.scalar("SELECT string_agg(dest || ':' || priority, ',' ORDER BY id) FROM transfers") == "a:0,b:0,a2:0,c:0")
     }
+
+    /// `haul status --batch` and `haul wait --batch`: a batch whose failures are retried the
+    /// next day showed its bytes spread over the whole day between.
+    @Test("a batch's rate is over the time its transfers ran, not the hours between its night and the retry of its failures")
+    func rateOverBusyTime() throws {
+        let database = try TestDatabase()
+        let conn = try PostgresConnection(conninfo: database.url)
+        let batches = Batches(conn)
+        _ = try batches.enqueue(["a", "b", "c"].map { NewTransfer(url: "http://h.test/\($0)", dest: $0) }, batch: "nightly")
+        // a and b fetched 100 MiB each in the first hour, a day ago (b in its second half); c
+        // failed then and, retried 10 s ago, has 20 MiB.
+        try conn.query(
+            """
+            UPDATE transfers SET size = 104857600,
+                   state = CASE WHEN dest = 'c' THEN 'downloading' ELSE 'done' END,
+                   started_at = now() - CASE dest WHEN 'a' THEN interval '24 hours' WHEN 'b' THEN interval '23 hours 30 minutes' ELSE interval '10 s' END,
+                   finished_at = CASE WHEN dest <> 'c' THEN now() - interval '23 hours' END
+            """)
+        try conn.query(
+            """
+            INSERT INTO segments (transfer_id, idx, generation, host, byte_offset, length, bytes_done, state)
+            SELECT id, 0, 0, 'h.test', 0, 104857600, 20971520, 'running' FROM transfers WHERE dest = 'c'
+            """)
+        let summary = try #require(try batches.summary("nightly"))
+        #expect(summary.bytesDone == 220 << 20)
+        let rate = try #require(summary.rate)
+        let expected = Double(220 << 20) / 3610
+        #expect(abs(rate - expected) < expected / 20, "\(rate) B/s, not 220 MiB over the hour and 10 s the batch ran")
+    }
 }

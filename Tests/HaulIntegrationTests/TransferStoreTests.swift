@@ -81,4 +81,44 @@ struct TransferStoreTests {
         try arrange(otherPlanned: "9.5 s", otherWrote: "9 s")
         #expect(try store.partialsWrittenByOthers(among: [stopped]).isEmpty, "the other's last write came before this one's")
     }
+
+    /// `haul status`' rate and the dashboard's ETA: a transfer retried (or resumed) a day after it
+    /// stopped showed its bytes spread over that day. Its rate is its current run's now.
+    @Test("a transfer's rate counts its current run: after a retry or a resume, neither the time it sat still nor the bytes fetched before")
+    func rateOfTheCurrentRun() throws {
+        let database = try TestDatabase()
+        let connection = try PostgresConnection(conninfo: database.url)
+        let store = TransferStore(connection)
+        let mib: Int64 = 1 << 20
+        // Two transfers that fetched 60 of 100 MiB in the hour after they started, a day ago:
+        // one failed then, the other was paused.
+        let failed = try store.enqueue(NewTransfer(url: "http://rate.test/failed", dest: "failed.bin", segmentSize: 4 << 20))
+        let paused = try store.enqueue(NewTransfer(url: "http://rate.test/paused", dest: "paused.bin", segmentSize: 4 << 20))
+        try connection.query(
+            """
+            UPDATE transfers SET size = 104857600, started_at = now() - interval '1 day',
+                   state = CASE WHEN id = $1 THEN 'failed' ELSE 'paused' END, paused_from = CASE WHEN id = $2 THEN 'downloading' END,
+                   error = CASE WHEN id = $1 THEN 'connection refused' END, finished_at = CASE WHEN id = $1 THEN now() - interval '23 hours' END
+            WHERE id = ANY(ARRAY[$1, $2]::bigint[])
+            """, [failed, paused])
+        try connection.query(
+            """
+            INSERT INTO segments (transfer_id, idx, generation, host, byte_offset, length, bytes_done, state)
+            SELECT id, 0, 0, 'rate.test', 0, 104857600, 62914560, CASE WHEN id = $1 THEN 'failed' ELSE 'queued' END
+            FROM transfers WHERE id = ANY(ARRAY[$1, $2]::bigint[])
+            """, [failed, paused])
+        #expect(try store.status(paused)?.rate ?? .infinity < 1024, "before: 60 MiB over a day")
+        try store.apply(.retry, to: failed)
+        try store.apply(.resume, to: paused)
+        // Ten seconds into the new runs, 20 MiB more each.
+        try connection.query("UPDATE transfers SET started_at = started_at - interval '10 s' WHERE id = ANY(ARRAY[$1, $2]::bigint[])", [failed, paused])
+        try connection.query("UPDATE segments SET bytes_done = bytes_done + 20971520")
+        for id in [failed, paused] {
+            let status = try #require(try store.status(id))
+            #expect(status.state == .downloading)
+            #expect(status.bytesDone == 80 * mib)
+            let rate = try #require(status.rate)
+            #expect(abs(rate - Double(2 * mib)) < Double(mib) / 10, "transfer \(id): \(rate) B/s, not 20 MiB over 10 s")
+        }
+    }
 }
