@@ -80,7 +80,7 @@ extension TransferLeases {
                     """
                     UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = restarts + 1, size = NULL, etag = NULL,
                            last_modified = NULL, accepts_ranges = NULL, error = $3, error_code = $4, lease_token = NULL,
-                           next_attempt_at = now(), updated_at = now(), run_base = 0
+                           next_attempt_at = now(), updated_at = now(), started_at = now(), run_base = 0
                     WHERE \(held) AND restarts = 0
                     """, [id, reporter.generation, startedOver, code] + reporter.fenceParameters
                 ).affectedRows == 1
