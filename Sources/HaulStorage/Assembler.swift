@@ -96,7 +96,7 @@ public enum Assembler {
         return digester.finish()
     }
 
-    /// Marks the finished file at `source` as downloaded from `url` (`SourceMark`), renames it to
+    /// Marks the finished file at `source` as downloaded from `url` and seals it (`SourceMark`), renames it to
     /// its destination and syncs the folder, atomically replacing any earlier version. Removes the
     /// generation's parts afterwards. A symlink planted where `source` should be is refused, never
     /// published; so is a destination that is a device, a FIFO or a socket (`SpecialFile`).
@@ -104,6 +104,7 @@ public enum Assembler {
         try SpecialFile.refuse(files.destination, hint: SpecialFile.downloadHint)
         let fd = try files.root.openFile(source, O_RDONLY, doing: "publish")
         SourceMark.write(fd, url: url)
+        SourceMark.seal(fd)
         fsync(fd)
         close(fd)
         guard rename(source, files.destination) == 0 else { throw Errno.storageError(errno, "rename \(source) to \(files.destination)") }

@@ -19,9 +19,16 @@ import HaulCore
 /// A mark is honoured only on a regular file that is not a symlink, and only for its own URL: it
 /// lets Haul replace what it wrote, never what it did not. Setting it needs write permission on
 /// the file, which is enough to destroy the file anyway.
+///
+/// A published file is also sealed: a second attribute, `user.haul.sealed`, holds its
+/// modification time as Haul left it. A file written since (edited in place, or copied over,
+/// which keeps the attributes of the file it overwrites) has another time, so an incremental
+/// re-mirror does not take it for the origin's unchanged version (`changedSinceSealed`).
 public enum SourceMark {
     /// The attribute's name.
     static let attribute = "user.haul.source"
+    /// The name of the attribute that holds a published file's modification time (`seal`).
+    static let sealAttribute = "user.haul.sealed"
 
     /// What the mark holds for `url`: its SHA-256, in hex (on S3, the object's metadata holds
     /// the same: `ObjectSourceMark`).
@@ -65,5 +72,31 @@ public enum SourceMark {
         case ENOTSUP: return .unsupported
         default: return .unmarked
         }
+    }
+
+    /// Records the open file `fd`'s modification time, once its last byte is written (as it is
+    /// published). Like the mark, a help: a file system that keeps no attributes records nothing.
+    public static func seal(_ fd: Int32) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return }
+        let value = Array(stamp(info).utf8)
+        _ = value.withUnsafeBytes { fsetxattr(fd, sealAttribute, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// Whether the regular file at `path` was written since Haul sealed it: its modification time
+    /// is not the one recorded (`touch` counts too). A file with no seal (a file system that
+    /// keeps no attributes, a file published by an older Haul) counts as unchanged: nothing tells.
+    public static func changedSinceSealed(_ path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        var found = [UInt8](repeating: 0, count: 64)
+        let count = found.withUnsafeMutableBytes { lgetxattr(path, sealAttribute, $0.baseAddress, $0.count) }
+        guard count > 0 else { return false }
+        return Array(found.prefix(count)) != Array(stamp(info).utf8)
+    }
+
+    /// A modification time as the seal holds it: seconds and nanoseconds.
+    private static func stamp(_ info: stat) -> String {
+        "\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
     }
 }

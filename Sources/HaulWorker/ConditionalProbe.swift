@@ -2,21 +2,22 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulQueue
+import HaulStorage
 
 /// An incremental re-mirror's probe, shared by the lone planner and the batch probe: the
 /// request asks only for a version newer than the one on storage, and a `304` keeps it.
 enum ConditionalProbe {
     /// The version to ask against: the one an earlier transfer recorded, if its file is still on
-    /// storage at that size (for a transfer the origin names, at the name that transfer saved,
-    /// and still its URL's: `isKept`); for `haul get -N`, the file on storage as it is now (its
+    /// storage at that size, unwritten since it was published (for a transfer the origin names,
+    /// at the name that transfer saved, and still its URL's: `isKept`); for `haul get -N`, the file on storage as it is now (its
     /// size, and its modification time as `If-Modified-Since`, as `wget -N` compares).
     /// - Parameter onStorage: the size of the file on storage now (`Planner.fileOnStorage`).
     static func baseline(
         recorded: TransferLeases.PreviousVersion?, onStorage: Int64?, info: TransferInfo, config: WorkerConfig
     ) -> TransferLeases.PreviousVersion? {
         guard info.options.timestamping == true else {
-            guard info.dest != nil else { return recorded.flatMap { isKept($0, url: info.url, config: config) ? $0 : nil } }
-            return onStorage == recorded?.size ? recorded : nil
+            guard let dest = info.dest else { return recorded.flatMap { isKept($0, url: info.url, config: config) ? $0 : nil } }
+            return onStorage == recorded?.size && !changedSinceSealed(dest, config: config) ? recorded : nil
         }
         // -N compares with the file as it is now, whoever wrote it.
         guard let size = onStorage, config.objectStore == nil, let dest = info.dest else { return nil }
@@ -38,12 +39,19 @@ enum ConditionalProbe {
             }
             var attributes = stat()
             guard stat(config.storage.path + "/" + dest, &attributes) == 0, Int64(attributes.st_size) == version.size,
-                attributes.st_mode & S_IFMT == S_IFREG
+                attributes.st_mode & S_IFMT == S_IFREG, !changedSinceSealed(dest, config: config)
             else { return false }
             return try OthersFiles.at(dest, url: url, storage: config.storage, store: nil) { true } == nil
         } catch {
             return false
         }
+    }
+
+    /// Whether the file at `dest` on POSIX storage was written since Haul published it
+    /// (`SourceMark.changedSinceSealed`): then it is not the version the record describes, and
+    /// is fetched whole (an object in a bucket is never changed in place).
+    private static func changedSinceSealed(_ dest: String, config: WorkerConfig) -> Bool {
+        config.objectStore == nil && SourceMark.changedSinceSealed(config.storage.path + "/" + dest)
     }
 
     /// Whether `baseline` would use an earlier transfer's recorded version: not for `-N` (the file

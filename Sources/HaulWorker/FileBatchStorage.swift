@@ -117,10 +117,11 @@ final class PartialFile: WholeFileSink {
     /// lock, until the batch syncs and publishes it.
     func complete() {}
 
-    /// Renames the synced file into place (replacing an earlier version atomically), removes what
-    /// earlier attempts of this transfer may have left, and closes it (a file that could not be
-    /// published stays open, and locked, for `discard`).
+    /// Seals the synced file (`SourceMark.seal`), renames it into place (replacing an earlier
+    /// version atomically), removes what earlier attempts of this transfer may have left, and
+    /// closes it (a file that could not be published stays open, and locked, for `discard`).
     func publish() throws {
+        SourceMark.seal(descriptor)
         try Assembler.place(path, as: files, generation: generation)
         closeDescriptor()
     }

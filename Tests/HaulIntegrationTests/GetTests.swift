@@ -155,6 +155,47 @@ struct GetTests {
         #expect(Origin.sha256(file: bigName) == changed.sha256)
     }
 
+    /// A file edited in place after its get (same size, its mark kept, as `cp` over it keeps it
+    /// too) is not the origin's version any more: the rerun fetches it whole again rather than
+    /// reporting it up to date, for a file named with -o and for one the origin names.
+    @Test("a rerun fetches again a file written since its get, rather than calling it up to date")
+    func editedFileFetchedAgain() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("edited")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let tag = UUID().uuidString.prefix(6)
+        let file = try Origin.file("get/edited-\(tag).bin", size: 300_000)
+        for output in [work + "/mine.bin", work + "/"] {
+            let path = output.hasSuffix("/") ? work + "/edited-\(tag).bin" : output
+            let get = { try Run.haul(["get", Harness.origin + file.path, "-o", output], database: database.url) }
+            #expect(try get().status == 0)
+            let handle = try #require(FileHandle(forUpdatingAtPath: path))
+            try handle.seek(toOffset: 1000)
+            try handle.write(contentsOf: Data("edited".utf8))
+            try handle.close()
+            #expect(Origin.sha256(file: path) != file.sha256)
+
+            let again = try get()
+            #expect(again.status == 0 && again.stderr.contains("saved \(path)"), "\(output): \(again.stderr)")
+            #expect(Origin.requests(for: file.path).last?.contains("\" 304 ") == false, "\(Origin.requests(for: file.path))")
+            #expect(Origin.sha256(file: path) == file.sha256, "\(output): the origin's bytes again")
+            // Unwritten since, it is up to date again.
+            let third = try get()
+            #expect(third.stderr.contains("\(path) is up to date"), "\(output): \(third.stderr)")
+        }
+
+        // Small files in a list, which the probe batch fetches and publishes: only the edited one again.
+        let small = try (0..<2).map { try Origin.file("get/edited-small-\(tag)-\($0).bin", size: 5_000) }
+        let folder = work + "/list/"
+        let list = { try Run.haul(["get"] + small.map { Harness.origin + $0.path } + ["-o", folder], database: database.url) }
+        #expect(try list().status == 0)
+        let edited = folder + "edited-small-\(tag)-0.bin", untouched = folder + "edited-small-\(tag)-1.bin"
+        try Data(repeating: 0x41, count: 5_000).write(to: URL(fileURLWithPath: edited))
+        let again = try list()
+        #expect(again.status == 0 && again.stderr.contains("saved \(edited)") && again.stderr.contains("\(untouched) is up to date"), "\(again.stderr)")
+        #expect(Origin.sha256(file: edited) == small[0].sha256)
+    }
+
     @Test("a get looks up earlier gets of its URL through their own index, not by reading every transfer of the fleet")
     func earlierGetsIndexed() throws {
         let database = try TestDatabase()
