@@ -96,10 +96,11 @@ public enum Assembler {
         return digester.finish()
     }
 
-    /// Marks the finished file at `source` as downloaded from `url` and seals it (`SourceMark`), renames it to
-    /// its destination and syncs the folder, atomically replacing any earlier version. Removes the
-    /// generation's parts afterwards. A symlink planted where `source` should be is refused, never
-    /// published; so is a destination that is a device, a FIFO or a socket (`SpecialFile`).
+    /// Marks the finished file at `source` as downloaded from `url` and seals it (`SourceMark`),
+    /// renames it to its destination and syncs the folder, atomically replacing any earlier
+    /// version. Removes the generation's parts afterwards. A symlink planted where `source`
+    /// should be is refused, never published; so is a destination that is a device, a FIFO or a
+    /// socket (`SpecialFile`).
     public static func publish(_ source: String, from url: String, as files: TransferFiles, generation: Int) throws {
         try SpecialFile.refuse(files.destination, hint: SpecialFile.downloadHint)
         let fd = try files.root.openFile(source, O_RDONLY, doing: "publish")

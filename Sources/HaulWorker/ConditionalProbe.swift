@@ -9,8 +9,9 @@ import HaulStorage
 enum ConditionalProbe {
     /// The version to ask against: the one an earlier transfer recorded, if its file is still on
     /// storage at that size, unwritten since it was published (for a transfer the origin names,
-    /// at the name that transfer saved, and still its URL's: `isKept`); for `haul get -N`, the file on storage as it is now (its
-    /// size, and its modification time as `If-Modified-Since`, as `wget -N` compares).
+    /// at the name that transfer saved, and still its URL's: `isKept`); for `haul get -N`, the
+    /// file on storage as it is now (its size, and its modification time as `If-Modified-Since`,
+    /// as `wget -N` compares).
     /// - Parameter onStorage: the size of the file on storage now (`Planner.fileOnStorage`).
     static func baseline(
         recorded: TransferLeases.PreviousVersion?, onStorage: Int64?, info: TransferInfo, config: WorkerConfig
