@@ -32,6 +32,15 @@ public struct HaulError: Error, CustomStringConvertible, Sendable, Equatable {
         guard let hint else { return message }
         return "\(message); \(hint)"
     }
+
+    /// This transient error as the final one, once `attempts` attempts failed: the message says
+    /// how many were made. (Whether an error is retried is never its hint's to say: the caller
+    /// retrying it says so while it does, and after the last attempt nothing promises another.)
+    public func givenUp(after attempts: Int) -> HaulError {
+        var final = self
+        final.message += " (gave up after \(attempts) attempt\(attempts == 1 ? "" : "s"))"
+        return final
+    }
 }
 
 extension HaulError {

@@ -49,6 +49,13 @@ public enum CurlFailure {
             return HaulError(.connectionReset, "connection to \(host) was reset after \(bytes) bytes: \(why)", transient: true)
         case CURLE_ABORTED_BY_CALLBACK:
             return HaulError(.interrupted, "\(what) was interrupted", transient: true)
+        case CURLE_OUT_OF_MEMORY where bytes == 0:
+            // libcurl's own limit on one response header line (100 KiB) ends a response so.
+            return HaulError(
+                .badOrigin, "\(peer) sent a response header line longer than libcurl accepts (100 KiB), or this machine ran out of memory",
+                hint: "check the \(direction == .download ? "URL" : "upload target") with curl -sI", transient: true)
+        case CURLE_WEIRD_SERVER_REPLY:
+            return HaulError(.badOrigin, "\(peer) sent a malformed HTTP response: \(why)", transient: true)
         default:
             return HaulError(direction == .download ? .http : .network, "\(what) failed: \(why)", transient: true)
         }

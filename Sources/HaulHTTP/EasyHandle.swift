@@ -152,7 +152,7 @@ private let headerCallback: haul_data_callback = { data, size, count, userdata i
     context.headBytes += length
     guard context.headBytes <= TransferContext.headLimit else {
         context.failure = HaulError(
-            .badOrigin, "the origin sent more than \(TransferContext.headLimit >> 10) KiB of response headers", hint: "it will be retried", transient: true)
+            .badOrigin, "the origin sent more than \(TransferContext.headLimit >> 10) KiB of response headers", transient: true)
         return 0
     }
     let line = UnsafeRawBufferPointer(start: data, count: length)

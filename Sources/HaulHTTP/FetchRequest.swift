@@ -32,7 +32,7 @@ public struct BodyLimit: Sendable, Equatable {
     var error: HaulError {
         isFreeSpace
             ? HaulError(
-                .storageFull, "storage is full: the origin's answer is larger than the \(bytes) bytes free", hint: "free space on the storage root; it will be retried",
+                .storageFull, "storage is full: the origin's answer is larger than the \(bytes) bytes free", hint: "free space on the storage root",
                 transient: true)
             : HaulError(.tooLarge, "the origin's answer is larger than the maximum file size of \(bytes) bytes", hint: "raise --max-file-size if the file is really wanted")
     }

@@ -52,7 +52,7 @@ public struct PlanLimits: Sendable, Equatable {
         if let freeSpace, size > freeSpace {
             throw HaulError(
                 .storageFull, "storage is full: the origin announced \(size) bytes and \(freeSpace) bytes are free",
-                hint: "free space on the storage root; it will be retried", transient: true)
+                hint: "free space on the storage root", transient: true)
         }
     }
 

@@ -276,7 +276,8 @@ public struct SegmentLeases {
     /// seconds until `maxAttempts`; then, or for a permanent failure, the transfer fails.
     public func fail(_ segment: ClaimedSegment, error: HaulError, retryAfter: Double, maxAttempts: Int) throws {
         let retry = error.isTransient && segment.attempts < maxAttempts
-        let message = retry ? error.message : (error.isTransient ? "\(error.message) (gave up after \(segment.attempts) attempts)" : error.message)
+        let final = retry || !error.isTransient ? error : error.givenUp(after: segment.attempts)
+        let message = final.message
         let updated = try db.queryWithoutDurableCommit(
             """
             UPDATE segments SET state = CASE WHEN $4 THEN 'queued' ELSE 'failed' END, last_error = $3, lease_token = NULL, lease_expires_at = NULL,
@@ -286,7 +287,7 @@ public struct SegmentLeases {
         ).affectedRows
         guard updated == 1, !retry else { return }
         try TransferLeases(db, workerID: workerID).failTransfer(
-            segment.transferID, code: error.code, message: describe(message, hint: error.hint, segment: segment))
+            segment.transferID, code: error.code, message: describe(message, hint: final.hint, segment: segment))
     }
 
     private func describe(_ message: String, hint: String?, segment: ClaimedSegment) -> String {

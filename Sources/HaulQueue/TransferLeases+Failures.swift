@@ -6,8 +6,7 @@ extension TransferLeases {
     /// Retries a transient planning or finalizing failure later, or fails the transfer after `maxAttempts`.
     public func postpone(_ claim: Claim, error: HaulError, retryAfter: Double, attempts: Int, maxAttempts: Int) throws {
         guard error.isTransient, attempts < maxAttempts else {
-            let gaveUp = error.isTransient ? " (gave up after \(attempts) attempts)" : ""
-            try failTransfer(claim.info.id, code: error.code, message: error.message + gaveUp + (error.hint.map { "; \($0)" } ?? ""))
+            try failTransfer(claim.info.id, code: error.code, message: (error.isTransient ? error.givenUp(after: attempts) : error).description)
             return
         }
         try db.query(

@@ -167,7 +167,7 @@ private final class CurlCall {
         if sinkStopped { throw HaulError(.interrupted, "reading from S3 was stopped", transient: true) }
         guard code == CURLE_OK else {
             let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
-            throw HaulError(.network, "cannot reach \(config.endpoint): \(detail)", hint: "it will be retried", transient: true)
+            throw HaulError(.network, "cannot reach \(config.endpoint): \(detail)", transient: true)
         }
         var status = 0
         haul_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)

@@ -31,11 +31,11 @@ public enum S3Failure {
                 .s3Auth, "cannot \(doing): \(endpoint) refused \(config.credentials) (\(said))",
                 hint: "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the key's permissions on bucket '\(bucket)'")
         case (500...599, _), (_, "SlowDown"), (_, "InternalError"), (_, "RequestTimeout"), (_, "ServiceUnavailable"):
-            return HaulError(.s3Unavailable, "cannot \(doing): \(endpoint) answered \(said)", hint: "it will be retried", transient: true)
+            return HaulError(.s3Unavailable, "cannot \(doing): \(endpoint) answered \(said)", transient: true)
         case (412, _), (_, "PreconditionFailed"):
             return HaulError(
                 .s3ObjectChanged, "cannot \(doing): the object changed while it was being written (\(said))",
-                hint: "another writer stored it meanwhile; it will be retried", transient: true)
+                hint: "another writer stored it meanwhile", transient: true)
         case (_, "BadDigest"), (_, "XAmzContentChecksumMismatch"), (_, "InvalidDigest"):
             return HaulError(
                 .checksumMismatch, "checksum mismatch: \(endpoint) refused the bytes for \(doing.replacingOccurrences(of: "put ", with: "")) (\(said))",

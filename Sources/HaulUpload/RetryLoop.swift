@@ -19,11 +19,7 @@ struct RetryLoop {
     mutating func failed(_ error: HaulError) throws {
         failures += 1
         guard error.isTransient else { throw error }
-        guard failures < policy.attempts else {
-            var final = error
-            final.message += " (gave up after \(failures) attempt\(failures == 1 ? "" : "s"))"
-            throw final
-        }
+        guard failures < policy.attempts else { throw error.givenUp(after: failures) }
         var remaining = policy.delay(forAttempt: failures, retryAfter: error.retryAfter, jitter: .random(in: 0..<1))
         while remaining > 0 {
             if shouldCancel() { throw HaulError(.canceled, "upload was canceled while waiting to retry") }
