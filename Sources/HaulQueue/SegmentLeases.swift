@@ -276,18 +276,17 @@ public struct SegmentLeases {
     /// seconds until `maxAttempts`; then, or for a permanent failure, the transfer fails.
     public func fail(_ segment: ClaimedSegment, error: HaulError, retryAfter: Double, maxAttempts: Int) throws {
         let retry = error.isTransient && segment.attempts < maxAttempts
-        let final = retry || !error.isTransient ? error : error.givenUp(after: segment.attempts)
-        let message = final.message
+        let final = error.isTransient && !retry ? error.givenUp(after: segment.attempts) : error
         let updated = try db.queryWithoutDurableCommit(
             """
             UPDATE segments SET state = CASE WHEN $4 THEN 'queued' ELSE 'failed' END, last_error = $3, lease_token = NULL, lease_expires_at = NULL,
                    worker_id = NULL, next_attempt_at = now() + make_interval(secs => $5), updated_at = now()
             WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
-            """, [segment.id, segment.leaseToken, message, retry, retryAfter]
+            """, [segment.id, segment.leaseToken, final.message, retry, retryAfter]
         ).affectedRows
         guard updated == 1, !retry else { return }
         try TransferLeases(db, workerID: workerID).failTransfer(
-            segment.transferID, code: error.code, message: describe(message, hint: final.hint, segment: segment))
+            segment.transferID, code: error.code, message: describe(final.message, hint: final.hint, segment: segment))
     }
 
     private func describe(_ message: String, hint: String?, segment: ClaimedSegment) -> String {
