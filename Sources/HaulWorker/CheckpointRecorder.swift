@@ -64,12 +64,13 @@ final class CheckpointRecorder: @unchecked Sendable {
         let ticket: Ticket
     }
 
-    /// - Parameter wakeup: signalled when a completion makes a transfer ready to finalize.
-    init(config: WorkerConfig, wakeup: Wakeup) {
+    /// - Parameters:
+    ///   - database: patient (its writes are owed: completions, last checkpoints); `stop(timeout:)`
+    ///     bounds how long a stopping worker waits for it.
+    ///   - wakeup: signalled when a completion makes a transfer ready to finalize.
+    init(config: WorkerConfig, database: ResilientConnection, wakeup: Wakeup) {
         self.wakeup = wakeup
-        // Its writes are owed (completions, last checkpoints): it keeps retrying through an
-        // outage, and `stop(timeout:)` bounds how long a stopping worker waits for it.
-        database = ResilientConnection(conninfo: config.conninfo, stopping: { false })
+        self.database = database
         workerID = config.workerID
         lease = config.lease
     }

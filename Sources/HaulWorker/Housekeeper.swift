@@ -16,7 +16,7 @@ final class Housekeeper {
 
     init(shared: WorkerShared) {
         self.shared = shared
-        database = ResilientConnection(conninfo: shared.config.conninfo, stopping: shared.isStopping)
+        database = shared.database()
     }
 
     /// One round of housekeeping. - Returns: whether anything was rescued.

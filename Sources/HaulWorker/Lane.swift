@@ -15,7 +15,7 @@ final class Lane {
 
     init(shared: WorkerShared) {
         self.shared = shared
-        database = ResilientConnection(conninfo: shared.config.conninfo, stopping: shared.isStopping)
+        database = shared.database()
         stream = SegmentStream(shared: shared, database: database)
     }
 

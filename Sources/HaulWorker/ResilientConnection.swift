@@ -2,41 +2,35 @@ import Foundation
 import HaulCore
 import HaulPostgres
 
-/// A thread's own database connection that rides out outages: statements that fail because
-/// the connection broke are retried after a capped backoff until they succeed or the worker
+/// A thread's way to the database that rides out outages: statements that fail because the
+/// connection broke are retried after a capped backoff until they succeed or the worker
 /// stops. One line is logged when an outage starts and one when it ends.
+///
+/// Each one has a connection of its own, or shares one `DatabaseLink` with the other threads of
+/// its worker (`WorkerConfig.sharedConnection`): then statements run one `run` at a time.
 final class ResilientConnection {
-    private let conninfo: String
+    private let link: DatabaseLink
     private let stopping: @Sendable () -> Bool
-    private var connection: PostgresConnection?
-    private var outageSince: Date?
 
-    init(conninfo: String, stopping: @escaping @Sendable () -> Bool) {
-        self.conninfo = conninfo
+    /// - Parameters:
+    ///   - link: the connection shared with other threads; `nil`: one of its own to `conninfo`,
+    ///     opened at the first statement.
+    ///   - stopping: when this thread gives up retrying (see `run`).
+    init(sharing link: DatabaseLink?, conninfo: String, stopping: @escaping @Sendable () -> Bool) {
+        self.link = link ?? DatabaseLink(conninfo: conninfo)
         self.stopping = stopping
     }
 
     /// Runs `body` with a live connection, retrying it while the database is unreachable.
     /// `body` must be safe to repeat: every statement Haul retries is fenced or guarded by state.
+    /// A shared connection is free for the other threads while this one waits to retry.
     /// - Parameter patient: when false, gives up (rethrows) as soon as the worker is stopping.
     func run<T>(patient: Bool = false, _ body: (PostgresConnection) throws -> T) throws -> T {
         var attempt = 0
         while true {
             do {
-                let conn = try connection ?? PostgresConnection(conninfo: conninfo)
-                connection = conn
-                let value = try body(conn)
-                if let since = outageSince {
-                    Log.info("database is back", [("outage_seconds", String(Int(Date().timeIntervalSince(since))))])
-                    outageSince = nil
-                }
-                return value
+                return try link.withConnection(body)
             } catch let error as PostgresError where error.connectionLost {
-                connection = nil
-                if outageSince == nil {
-                    outageSince = Date()
-                    Log.warning("database unreachable, retrying", [("target", ConnectionTarget.describe(conninfo)), ("error", error.message)])
-                }
                 attempt += 1
                 if stopping() && (!patient || attempt > 20) { throw error }
                 Thread.sleep(forTimeInterval: min(5, 0.2 * Double(attempt)))
@@ -47,8 +41,7 @@ final class ResilientConnection {
     /// Opens the connection now if none is open, once, so that the first statement does not
     /// wait for it (a failure is left for that statement's retries).
     func connectAhead() {
-        guard connection == nil else { return }
-        connection = try? PostgresConnection(conninfo: conninfo)
+        link.connectAhead()
     }
 
     /// Runs `body` patiently for a write whose loss is survivable (a release, a recorded failure):
@@ -60,5 +53,53 @@ final class ResilientConnection {
         } catch {
             Log.warning("could not \(what); its lease will expire and be rescued", [("error", "\(error)")])
         }
+    }
+}
+
+/// One database connection, opened when first needed and again after it broke, used by one
+/// thread at a time: the threads sharing it take turns, a whole `withConnection` each (so a
+/// transaction inside one is never interleaved with another thread's statements). A thread
+/// may nest its own turns.
+final class DatabaseLink: @unchecked Sendable {
+    private let conninfo: String
+    /// Guards `connection` and `outageSince`, and the connection's use.
+    private let lock = NSRecursiveLock()
+    private var connection: PostgresConnection?
+    private var outageSince: Date?
+
+    init(conninfo: String) {
+        self.conninfo = conninfo
+    }
+
+    /// Runs `body` on the connection, opened first if none is open, alone on it. A connection
+    /// that broke is dropped (the next turn opens another), and the first loss of an outage is
+    /// logged.
+    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            let conn = try connection ?? PostgresConnection(conninfo: conninfo)
+            connection = conn
+            let value = try body(conn)
+            if let since = outageSince {
+                Log.info("database is back", [("outage_seconds", String(Int(Date().timeIntervalSince(since))))])
+                outageSince = nil
+            }
+            return value
+        } catch let error as PostgresError where error.connectionLost {
+            connection = nil
+            if outageSince == nil {
+                outageSince = Date()
+                Log.warning("database unreachable, retrying", [("target", ConnectionTarget.describe(conninfo)), ("error", error.message)])
+            }
+            throw error
+        }
+    }
+
+    /// Opens the connection if none is open (a failure is left for the next statement).
+    func connectAhead() {
+        lock.lock()
+        defer { lock.unlock() }
+        if connection == nil { connection = try? PostgresConnection(conninfo: conninfo) }
     }
 }

@@ -26,11 +26,19 @@ final class WorkerShared: Sendable {
     let stopSignal = StopSignal()
     private let stopping = Atomic<Bool>(false)
 
+    /// The connection every thread uses when `config.sharedConnection`.
+    private let link: DatabaseLink?
+
     init(config: WorkerConfig, progress: ProgressCounter) {
         self.config = config
         self.progress = progress
         pacer = config.limitRate.map(SharedRatePacer.init)
-        checkpoints = CheckpointRecorder(config: config, wakeup: wakeup)
+        let link = config.sharedConnection ? DatabaseLink(conninfo: config.conninfo) : nil
+        self.link = link
+        // Its writes are owed (completions, last checkpoints): it keeps retrying through an
+        // outage, and `stop(timeout:)` bounds how long a stopping worker waits for it.
+        checkpoints = CheckpointRecorder(
+            config: config, database: ResilientConnection(sharing: link, conninfo: config.conninfo, stopping: { false }), wakeup: wakeup)
     }
 
     /// Where `info`'s partial file stays locked between writes: `heldPartials` for a `haul get`'s
@@ -38,6 +46,18 @@ final class WorkerShared: Sendable {
     /// (the database keeps those apart).
     func heldPartials(for info: TransferInfo) -> HeldPartials? {
         info.options.localTarget != nil ? heldPartials : nil
+    }
+
+    /// A thread's way to the database: the worker's shared connection, or one of its own.
+    /// - Parameter patient: keep retrying through an outage after a stop (writes that are owed).
+    func database(patient: Bool = false) -> ResilientConnection {
+        let stopping: @Sendable () -> Bool
+        if patient {
+            stopping = { false }
+        } else {
+            stopping = { [self] in isStopping() }
+        }
+        return ResilientConnection(sharing: link, conninfo: config.conninfo, stopping: stopping)
     }
 
     /// Whether a graceful stop was asked for.
@@ -171,7 +191,7 @@ public final class Worker: Sendable {
     /// its own (`haul get` calls it after its worker stopped, so a failed get leaves no upload open).
     public func abortStoppedUploads() {
         guard let store = shared.config.objectStore else { return }
-        let database = ResilientConnection(conninfo: shared.config.conninfo, stopping: { false })
+        let database = shared.database(patient: true)
         do { try store.abortAbandoned(database, config: shared.config) } catch { Log.warning("could not abort S3 uploads of stopped transfers", [("error", "\(error)")]) }
     }
 
@@ -179,7 +199,7 @@ public final class Worker: Sendable {
     /// own. `haul get` calls it after its worker stopped: a get canceled from elsewhere holds its
     /// partial file locked while it runs, so `haul cancel` leaves the file to it.
     public func removeCanceledData() {
-        let database = ResilientConnection(conninfo: shared.config.conninfo, stopping: { false })
+        let database = shared.database(patient: true)
         do {
             try Housekeeper.removeCanceledData(shared: shared, database: database)
         } catch {

@@ -59,6 +59,11 @@ public struct WorkerConfig: Sendable {
     /// poll interval, instead of all looking for work at once: `haul get` knows its own work,
     /// and a lane that never starts opens no database connection.
     public var lanesOnDemand: Bool = false
+    /// All the worker's threads share one database connection, taking turns, instead of one
+    /// each: for a short-lived process (`haul get`), where starting a server process for each
+    /// thread and planning its statements afresh there costs more than the turns; a fleet
+    /// worker's threads keep their own.
+    public var sharedConnection: Bool = false
     /// Checkpoint at least this often, in seconds…
     public var checkpointInterval: Double = 1
     /// …and at least every this many bytes.

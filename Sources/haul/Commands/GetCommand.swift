@@ -101,6 +101,8 @@ enum GetCommand: Command {
         // lanes past the first start when there is work for them (one small file needs one lane).
         config.pollOnly = true
         config.lanesOnDemand = true
+        // A get lives for its files: one connection for all its threads, not one each.
+        config.sharedConnection = true
         config.concurrency = try arguments.positiveInt("--connections") ?? 4
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up))
         config.lease = try arguments.duration("--lease") ?? config.lease
