@@ -238,19 +238,23 @@ struct GetTests {
         #expect(try database.scalar("SELECT cleanup_pending FROM transfers WHERE id = \(canceledID)") == "t", "its clean-up is left to the fleet's workers")
     }
 
-    @Test("a get of one small file opens few database sessions: lanes with nothing to do never connect")
-    func idleLanesStayUnconnected() throws {
+    @Test("a get opens two database sessions whatever its --connections: the command's, and one that its worker's threads share")
+    func twoSessions() throws {
         let database = try TestDatabase()
         let work = Harness.temporaryDirectory("sessions")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let file = try Origin.file("get/sessions.bin", size: 4096)
+        let small = try Origin.file("get/sessions.bin", size: 4096)
+        // Twelve segments for eight lanes, each of which used to open a session of its own.
+        let large = try Origin.file("get/sessions-large.bin", size: 24 << 20)
         let sessions = "SELECT sessions FROM pg_stat_database WHERE datname = current_database()"
-        let before = Int(try database.scalar(sessions)) ?? 0
-        let result = try Run.haul(["get", Harness.origin + file.path, "-o", work + "/s.bin", "-x", "8"], database: database.url)
-        #expect(result.status == 0, "\(result.stderr)")
-        // Counted as each session ends: the get's, and the psql session that read `before`.
-        let opened = (Int(try database.scalar(sessions)) ?? 0) - before - 1
-        // The command's own, the checkpoint recorder's, the housekeeper's and one lane's; not eight lanes and a listener.
-        #expect(opened <= 4, "the get opened \(opened) sessions")
+        for (file, flags) in [(small, ["-x", "8"]), (large, ["-x", "8", "--segment-size", "2M"])] {
+            let before = Int(try database.scalar(sessions)) ?? 0
+            let result = try Run.haul(["get", Harness.origin + file.path, "-o", work + "/"] + flags, database: database.url)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(Origin.sha256(file: work + "/" + (file.path as NSString).lastPathComponent) == file.sha256)
+            // Counted as each session ends: the get's, and the psql session that read `before`.
+            let opened = (Int(try database.scalar(sessions)) ?? 0) - before - 1
+            #expect(opened == 2, "the get of \(file.path) opened \(opened) sessions")
+        }
     }
 }
