@@ -105,7 +105,7 @@ public struct Batches {
     /// rows rather than 30 000. Best effort, in a savepoint: a role that does not own the table
     /// cannot ANALYZE it, and an autovacuum of the table (which holds the lock ANALYZE needs)
     /// must not hold up the enqueue's commit for more than a moment.
-    private func analyzeNewRows() {
+    func analyzeNewRows() {
         do {
             try db.query("SAVEPOINT haul_analyze")
             try db.query("SET LOCAL default_statistics_target = 10")

@@ -51,17 +51,6 @@ public struct TransferStore {
         try db.query("UPDATE segments SET state = 'queued', lease_token = NULL WHERE transfer_id = $1 AND state = 'running'", [id])
     }
 
-    /// The newest unfinished transfer of `url` that `haul get` started for the same local file.
-    public func unfinishedGet(url: String, localTarget: String) throws -> Int64? {
-        try db.query(
-            """
-            SELECT id FROM transfers WHERE url = $1 AND options ? 'local_target' AND options->>'local_target' = $2 AND state NOT IN ('done','canceled')
-            ORDER BY id DESC LIMIT 1
-            """,
-            [url, localTarget]
-        ).first?.int64("id")
-    }
-
     /// One transfer with its progress, or `nil` if there is none with that id.
     public func status(_ id: Int64) throws -> TransferStatus? {
         try db.query(TransferStatus.selectSQL + " WHERE t.id = $1", [id]).first.map(TransferStatus.init)

@@ -22,6 +22,26 @@ struct TransferStoreTests {
         #expect(wait.stderr.contains("there is no transfer 999999"), "\(wait.stderr)")
     }
 
+    @Test("a get's list is recorded in one insert, ids in the list's order, and its unfinished earlier gets are found in one query")
+    func getListInOrder() throws {
+        let database = try TestDatabase()
+        let store = TransferStore(try PostgresConnection(conninfo: database.url))
+        // Origins and names in no sorted order, some named by the origin (no dest).
+        let requests = (0..<300).map { index in
+            var request = NewTransfer(url: "http://host-\(index % 7).test/\(String(index * 7919 % 300))", dest: index % 3 == 0 ? nil : "f-\(300 - index)")
+            request.owner = "get-1"
+            request.options.localTarget = "/data/" + (request.dest ?? "")
+            return request
+        }
+        let ids = try store.enqueueOwned(requests)
+        let rows = try store.statuses(ids)
+        #expect(rows.map(\.url) == requests.map(\.url))
+        #expect(rows.map(\.dest) == requests.map(\.dest))
+        try store.apply(.cancel, to: ids[1])
+        let wanted = [(requests[0].url, "/data/"), (requests[1].url, "/data/" + requests[1].dest!), (requests[2].url, "/elsewhere/"), (requests[5].url, "/data/" + requests[5].dest!)]
+        #expect(try store.unfinishedGets(wanted) == [ids[0], nil, nil, ids[5]])
+    }
+
     /// Where the storage keeps no marks (NFSv3), a re-mirror asks the history whether Haul
     /// published the file at each explicit `--dest`, by destination alone: through an index, not by
     /// reading every done transfer (`pg_stat_xact_user_tables` counts this transaction's scans).

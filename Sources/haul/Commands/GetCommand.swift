@@ -120,12 +120,17 @@ enum GetCommand: Command {
             // may be fetched again (one query for the whole list).
             let folderTarget = object.map { ObjectTarget.describe($0.store, dest: "") } ?? storage.path + "/"
             let saved = dest == nil && !force ? try store.namesSavedByGets(urls: requests.map(\.url), localTarget: folderTarget) : [:]
-            var ids: [Int64] = []
-            for var request in requests {
-                let localTarget = object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (request.dest ?? "")
-                request.options.localTarget = localTarget
+            let localTargets = requests.map { request in
+                object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (request.dest ?? "")
+            }
+            let unfinished = try store.unfinishedGets(zip(requests, localTargets).map { ($0.url, $1) })
+            // In the order of the URLs; `nil` for a new transfer, inserted with the others at the end.
+            var ids: [Int64?] = []
+            var fresh: [NewTransfer] = []
+            for (index, var request) in requests.enumerated() {
+                request.options.localTarget = localTargets[index]
                 if request.dest == nil, request.options.keepExisting == true { request.options.replaceable = saved[ExactText(request.url)] }
-                let earlier = try store.unfinishedGet(url: request.url, localTarget: localTarget).flatMap { ids.contains($0) ? nil : $0 }
+                let earlier = unfinished[index]
                 let earlierStatus = try earlier.flatMap(store.status)
                 // A file at the name must be this URL's, for a get that resumes as for a new one:
                 // a file put there while the get was stopped is kept as well.
@@ -155,10 +160,12 @@ enum GetCommand: Command {
                     ids.append(earlier)
                 } else {
                     request.owner = config.workerID
-                    ids.append(try store.enqueue(request))
+                    fresh.append(request)
+                    ids.append(nil)
                 }
             }
-            return ids
+            var inserted = try store.enqueueOwned(fresh).makeIterator()
+            return ids.map { $0 ?? inserted.next()! }
         }
         if !arguments.has("--quiet") {
             for id in resumed { Output.error("resuming transfer \(id)") }

@@ -1,0 +1,65 @@
+import HaulCore
+import HaulPostgres
+
+/// `haul get`'s side of the queue: a list of URLs is looked up and recorded a few statements
+/// at a time, not a few per URL (a thousand URLs took most of a second, one by one).
+extension TransferStore {
+    /// Rows per insert: a statement's arrays stay well within what one message carries.
+    static let getChunk = 20_000
+
+    /// For each `(url, localTarget)`, the newest unfinished transfer that `haul get` started
+    /// for the same URL and local file, in the order given.
+    public func unfinishedGets(_ wanted: [(url: String, localTarget: String)]) throws -> [Int64?] {
+        guard !wanted.isEmpty else { return [] }
+        let rows = try db.query(
+            """
+            SELECT (SELECT t.id FROM transfers t
+                    WHERE t.url = w.url AND t.options ? 'local_target' AND t.options->>'local_target' = w.target AND t.state NOT IN ('done','canceled')
+                    ORDER BY t.id DESC LIMIT 1) AS id
+            FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS w(url, target, n)
+            ORDER BY w.n
+            """,
+            [wanted.map(\.url), wanted.map(\.localTarget)]
+        ).rows
+        return try rows.map { try $0.optionalInt64("id") }
+    }
+
+    /// Inserts pending transfers that a `haul get` owns (each request names its `owner`), one
+    /// statement per 20 000. Nobody is notified (the owner's worker alone takes them on), and no
+    /// destination is checked for another transfer's use (the get has checked its own files).
+    /// - Returns: their ids, in the order of `requests`.
+    public func enqueueOwned(_ requests: [NewTransfer]) throws -> [Int64] {
+        precondition(requests.allSatisfy { $0.owner != nil }, "a get's transfers are owned by its worker")
+        guard !requests.isEmpty else { return [] }
+        let hosts = OriginURL.hostKeys(requests.map(\.url))
+        try db.query("INSERT INTO origin_hosts (host) SELECT DISTINCT unnest($1::text[]) ON CONFLICT DO NOTHING", [hosts])
+        var ids: [Int64] = []
+        ids.reserveCapacity(requests.count)
+        var start = 0
+        while start < requests.count {
+            let range = start..<min(requests.count, start + Self.getChunk)
+            let chunk = requests[range]
+            // Rows are inserted, and returned, in the order the ordered select gives them.
+            let rows = try db.query(
+                """
+                INSERT INTO transfers (url, host, dest, segment_size, expected_digest, priority, layout, headers, options, owner)
+                SELECT u, k, d, s, c, p, l, h::jsonb, o::jsonb, w
+                FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+                     WITH ORDINALITY AS e(u, d, s, c, p, l, h, o, w, k, n)
+                ORDER BY n
+                RETURNING id
+                """,
+                [
+                    chunk.map(\.url), chunk.map(\.dest), chunk.map(\.segmentSize), chunk.map { $0.checksum?.description }, chunk.map(\.priority),
+                    chunk.map(\.layout), Batches.encodeRuns(chunk.map(\.headers), Header.json), Batches.encodeRuns(chunk.map(\.options), \.json),
+                    chunk.map(\.owner), Array(hosts[range]),
+                ]
+            ).rows
+            ids += try rows.map { try $0.int64("id") }
+            start = range.upperBound
+        }
+        guard ids.count == requests.count else { throw HaulError(.database, "recorded \(ids.count) of \(requests.count) transfers") }
+        if ids.count >= Batches.analyzeAfter { Batches(db).analyzeNewRows() }
+        return ids
+    }
+}
