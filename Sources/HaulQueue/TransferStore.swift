@@ -65,6 +65,14 @@ public struct TransferStore {
         return ids.compactMap { byID[$0] }
     }
 
+    /// Those of `ids` whose transfers are not final yet (done, failed, canceled), in no order;
+    /// ids with no transfer are left out. Index lookups only: cheap to ask often of a long list.
+    public func unsettled(_ ids: [Int64]) throws -> [Int64] {
+        guard !ids.isEmpty else { return [] }
+        return try db.query("SELECT id FROM transfers WHERE id = ANY($1::bigint[]) AND state NOT IN ('done','failed','canceled')", [ids])
+            .rows.map { try $0.int64("id") }
+    }
+
     /// Transfers, newest first, optionally only those in `state`, of batch `batch` and of origin
     /// host `host` (`HOST` or `HOST:PORT`, as `host-limit` names it).
     public func list(state: TransferState?, batch: String? = nil, host: String? = nil, limit: Int = 1000) throws -> [TransferStatus] {

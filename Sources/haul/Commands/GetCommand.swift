@@ -254,9 +254,20 @@ enum GetCommand: Command {
         worker.start()
         var bar = ProgressBar(terminal: Output.stderrIsTerminal)
         var mark = progress.settledMark()
-        var statuses = try store.statuses(ids)
-        while !statuses.allSatisfy(\.state.isFinal), !Signals.stopRequested {
-            if !quiet {
+        // Only the transfers not final yet are read again: the final ones of a long list cost
+        // nothing more, and without a progress display only whether they are final is read.
+        var settled: [Int64: TransferStatus] = [:]
+        var open = ids
+        while !open.isEmpty, !Signals.stopRequested {
+            if quiet {
+                open = try store.unsettled(open)
+            } else {
+                let current = try store.statuses(open)
+                for status in current where status.state.isFinal { settled[status.id] = status }
+                open = current.filter { !$0.state.isFinal }.map(\.id)
+                guard !open.isEmpty else { break }
+                let byID = Dictionary(uniqueKeysWithValues: current.map { ($0.id, $0) })
+                let statuses = ids.compactMap { settled[$0] ?? byID[$0] }
                 let segments = ids.count == 1 ? StatusView.map(try store.segmentStates(ids[0]), width: 20) : ""
                 let bytes = statuses.map { min($0.size ?? .max, max($0.bytesDone, progress.bytes(for: $0.id))) }.reduce(0, +)
                 let sizes = statuses.compactMap(\.size)
@@ -268,13 +279,15 @@ enum GetCommand: Command {
                     note: waiting.flatMap(StatusView.retrying).map { "retrying \($0)" },
                     until: waiting?.retryIn.map { Date().addingTimeInterval($0) })
             }
+            guard !open.isEmpty else { break }
             // The in-process worker says when it settled a transfer; the poll is the backstop
-            // (and the progress bar's pace).
-            progress.waitForSettled(since: mark, timeout: 0.2)
+            // (and the progress bar's pace), less often while many are open (each costs the
+            // database a few microseconds a transfer).
+            progress.waitForSettled(since: mark, timeout: max(0.2, Double(open.count) / 10_000))
             mark = progress.settledMark()
-            statuses = try store.statuses(ids)
         }
         if !quiet { bar.finish() }
+        let statuses = try store.statuses(ids)
         worker.stop()
         let drained = worker.waitUntilStopped(timeout: 10, markingStoppedOn: connection)
         if statuses.allSatisfy(\.state.isFinal) {
