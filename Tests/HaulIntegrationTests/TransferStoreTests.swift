@@ -38,7 +38,10 @@ struct TransferStoreTests {
         #expect(rows.map(\.url) == requests.map(\.url))
         #expect(rows.map(\.dest) == requests.map(\.dest))
         try store.apply(.cancel, to: ids[1])
-        let wanted = [(requests[0].url, "/data/"), (requests[1].url, "/data/" + requests[1].dest!), (requests[2].url, "/elsewhere/"), (requests[5].url, "/data/" + requests[5].dest!)]
+        let wanted = [
+            (requests[0].url, "/data/"), (requests[1].url, "/data/" + requests[1].dest!), (requests[2].url, "/elsewhere/"),
+            (requests[5].url, "/data/" + requests[5].dest!),
+        ]
         #expect(try store.unfinishedGets(wanted) == [ids[0], nil, nil, ids[5]])
     }
 
