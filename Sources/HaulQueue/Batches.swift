@@ -48,7 +48,7 @@ public struct Batches {
             var inserted = 0
             var start = 0
             while start < entries.count {
-                let range = start..<min(entries.count, start + 20_000)
+                let range = start..<min(entries.count, start + Self.rowsPerInsert)
                 let chunk = entries[range]
                 inserted += try db.query(
                     """
@@ -87,6 +87,10 @@ public struct Batches {
         let url: ExactText
         let dest: ExactText
     }
+
+    /// Rows a bulk insert of transfers writes per statement (a manifest's, a `haul get` list's):
+    /// its array parameters stay well within what one message carries.
+    static let rowsPerInsert = 20_000
 
     /// Bulk inserts of at least this many rows refresh the planner's statistics at once.
     static let analyzeAfter = 1000

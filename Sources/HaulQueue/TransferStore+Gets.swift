@@ -4,9 +4,6 @@ import HaulPostgres
 /// `haul get`'s side of the queue: a list of URLs is looked up and recorded a few statements
 /// at a time, not a few per URL (a thousand URLs took most of a second, one by one).
 extension TransferStore {
-    /// Rows per insert: a statement's arrays stay well within what one message carries.
-    static let getChunk = 20_000
-
     /// For each `(url, localTarget)`, the newest unfinished transfer that `haul get` started
     /// for the same URL and local file, in the order given.
     public func unfinishedGets(_ wanted: [(url: String, localTarget: String)]) throws -> [Int64?] {
@@ -25,8 +22,9 @@ extension TransferStore {
     }
 
     /// Inserts pending transfers that a `haul get` owns (each request names its `owner`), one
-    /// statement per 20 000. Nobody is notified (the owner's worker alone takes them on), and no
-    /// destination is checked for another transfer's use (the get has checked its own files).
+    /// statement per `Batches.rowsPerInsert`. Nobody is notified (the owner's worker alone takes
+    /// them on), and no destination is checked for another transfer's use (the get has checked
+    /// its own files).
     /// - Returns: their ids, in the order of `requests`.
     public func enqueueOwned(_ requests: [NewTransfer]) throws -> [Int64] {
         precondition(requests.allSatisfy { $0.owner != nil }, "a get's transfers are owned by its worker")
@@ -37,7 +35,7 @@ extension TransferStore {
         ids.reserveCapacity(requests.count)
         var start = 0
         while start < requests.count {
-            let range = start..<min(requests.count, start + Self.getChunk)
+            let range = start..<min(requests.count, start + Batches.rowsPerInsert)
             let chunk = requests[range]
             // Rows are inserted, and returned, in the order the ordered select gives them.
             let rows = try db.query(
