@@ -32,8 +32,8 @@ public struct BodyLimit: Sendable, Equatable {
     var error: HaulError {
         isFreeSpace
             ? HaulError(
-                .storageFull, "storage is full: the origin's answer is larger than the \(bytes) bytes free", hint: "free space on the storage root",
-                transient: true)
+                .storageFull, "not enough free space: the origin's answer is larger than the \(ByteSize.format(bytes)) free on the storage",
+                hint: "free space on the storage root", transient: true)
             : HaulError(.tooLarge, "the origin's answer is larger than the maximum file size of \(bytes) bytes", hint: "raise --max-file-size if the file is really wanted")
     }
 }

@@ -51,8 +51,9 @@ public struct PlanLimits: Sendable, Equatable {
         }
         if let freeSpace, size > freeSpace {
             throw HaulError(
-                .storageFull, "storage is full: the origin announced \(size) bytes and \(freeSpace) bytes are free",
-                hint: "free space on the storage root", transient: true)
+                .storageFull,
+                "not enough free space: the origin announced \(ByteSize.format(size)) (\(size) bytes) and \(ByteSize.format(freeSpace)) are free on the storage",
+                hint: "free \(ByteSize.format(size - freeSpace)) more on the storage root", transient: true)
         }
     }
 

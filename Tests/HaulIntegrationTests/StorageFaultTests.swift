@@ -13,7 +13,7 @@ struct StorageFaultTests {
         ([try cluster.error(id)] + (try cluster.database.segments(id).map(\.lastError))).joined(separator: " | ")
     }
 
-    @Test("a full disk fails the attempt with 'storage is full' and is retried once space is freed", arguments: ["inplace", "parts"])
+    @Test("storage without room for the file fails the attempt with 'not enough free space' and is retried once space is freed", arguments: ["inplace", "parts"])
     func diskFull(layout: String) throws {
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
@@ -28,10 +28,10 @@ struct StorageFaultTests {
         var seen = ""
         let full = try Harness.waitUntil(timeout: 30) {
             seen = try Self.reasons(cluster, id)
-            return seen.contains("storage is full")
+            return seen.contains("not enough free space")
         }
-        #expect(full, "the reason says the storage is full: \(seen)")
-        #expect(try cluster.state(id) != "failed", "a full disk is retried, not fatal at once")
+        #expect(full, "the reason says there is not enough free space: \(seen)")
+        #expect(try cluster.state(id) != "failed", "storage without room is retried, not fatal at once")
         try FileManager.default.removeItem(atPath: filler)
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"], "\((try? Self.reasons(cluster, id)) ?? "")")
         #expect(cluster.sha256("out.bin") == served.sha256)

@@ -39,7 +39,9 @@ struct PlanLimitsTests {
         #expect(never?.message.contains("more than the whole storage holds") == true)
         let full = #expect(throws: HaulError.self) { try PlanLimits(freeSpace: 1 << 30, capacity: 2 << 30).check(size: 3 << 29) }
         #expect(full?.code == "storage-full" && full?.isTransient == true)
-        #expect(full?.message.hasPrefix("storage is full") == true)
+        // Not "full": the storage has room, only not enough; the message says how much, and the hint how much more is needed.
+        #expect(full?.message == "not enough free space: the origin announced 1.5 GiB (1610612736 bytes) and 1.0 GiB are free on the storage")
+        #expect(full?.hint == "free 512.0 MiB more on the storage root")
         try PlanLimits().check(size: Int64.max)
         #expect(limits.bodyLimit?.bytes == 10 << 20 && limits.bodyLimit?.transient == false)
         #expect(PlanLimits(maxFileSize: 9, freeSpace: 7).bodyLimit?.bytes == 7 && PlanLimits(freeSpace: 7).bodyLimit?.transient == true)
