@@ -23,7 +23,11 @@ final class Wakeup: @unchecked Sendable {
         condition.lock()
         // Bounded: signals while every thread is busy leave only a few spare wake-ups behind.
         singles = min(singles + 1, 4)
-        condition.signal()
+        // Every waiter wakes and the first to take the lock takes the wake-up; the others sleep
+        // on. `signal` woke one waiter of the condition's choosing, which could be a thread that
+        // takes none (`wait(takingSingles: false)`): the wake-up then stayed unseen until a lane's
+        // next timeout.
+        condition.broadcast()
         condition.unlock()
     }
 
@@ -36,11 +40,13 @@ final class Wakeup: @unchecked Sendable {
 
     /// Sleeps until a `signal` after `mark` (at once if there was one), a `signalOne` this thread
     /// takes, or `timeout` seconds, whichever comes first.
-    func wait(since mark: Int, timeout: Double) {
+    /// - Parameter takingSingles: `false` for a thread that is not after work (a pause, which
+    ///   only a stop ends early): it leaves `signalOne`'s wake-ups to the threads that are.
+    func wait(since mark: Int, timeout: Double, takingSingles: Bool = true) {
         condition.lock()
         let deadline = Date(timeIntervalSinceNow: timeout)
-        while generation == mark, singles == 0, condition.wait(until: deadline) {}
-        if generation == mark, singles > 0 { singles -= 1 }
+        while generation == mark, !takingSingles || singles == 0, condition.wait(until: deadline) {}
+        if takingSingles, generation == mark, singles > 0 { singles -= 1 }
         condition.unlock()
     }
 }

@@ -68,7 +68,7 @@ final class WorkerShared: Sendable {
         let until = Date(timeIntervalSinceNow: seconds)
         var seen = mark
         while !isStopping(), case let left = until.timeIntervalSinceNow, left > 0 {
-            wakeup.wait(since: seen, timeout: left)
+            wakeup.wait(since: seen, timeout: left, takingSingles: false)
             seen = wakeup.mark()
         }
     }

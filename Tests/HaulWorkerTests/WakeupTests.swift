@@ -37,6 +37,31 @@ struct WakeupTests {
         #expect(shared.isStopping())
     }
 
+    @Test("work for one lane wakes a lane, never a thread pausing between housekeeping rounds", .timeLimit(.minutes(10)))
+    func workForOneReachesALane() throws {
+        let folder = NSTemporaryDirectory() + "haul-wakeup-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var config = WorkerConfig(conninfo: "host=/nonexistent", storage: try StorageRoot(folder))
+        config.pollInterval = 3600
+        let shared = WorkerShared(config: config, progress: ProgressCounter())
+        // The housekeeper pauses between rounds on the same wake-ups as the lanes, and waits
+        // first here: the one thread a plain signal woke, which then took the lane's wake-up.
+        let paused = DispatchSemaphore(value: 0)
+        Thread {
+            shared.pause(3600, since: shared.wakeup.mark())
+            paused.signal()
+        }.start()
+        Thread.sleep(forTimeInterval: 0.3)
+        // An idle lane waits; a batch gives its host slots back and announces work for one.
+        let mark = shared.wakeup.mark()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { shared.announceWorkForOne() }
+        // With the wake-up taken by the pause, this would sleep for the hour.
+        shared.wakeup.wait(since: mark, timeout: config.pollInterval)
+        #expect(!shared.isStopping(), "the lane woke for work, not for a stop")
+        shared.requestStop()
+        paused.wait()
+    }
+
     @Test("a stop signal makes its descriptor readable for every poller")
     func stopSignalIsReadable() {
         let stop = StopSignal()
