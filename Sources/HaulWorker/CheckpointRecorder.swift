@@ -67,7 +67,7 @@ final class CheckpointRecorder: @unchecked Sendable {
     /// - Parameters:
     ///   - database: patient (its writes are owed: completions, last checkpoints); `stop(timeout:)`
     ///     bounds how long a stopping worker waits for it.
-    ///   - wakeup: signalled when a completion makes a transfer ready to finalize.
+    ///   - wakeup: one idle lane is woken when a completion makes a transfer ready to finalize.
     init(config: WorkerConfig, database: ResilientConnection, wakeup: Wakeup) {
         self.wakeup = wakeup
         self.database = database
@@ -185,7 +185,9 @@ final class CheckpointRecorder: @unchecked Sendable {
                     case .leaseLost: return .leaseLost
                     case .recorded: return .recorded
                     case .transferReady:
-                        wakeup.signal()
+                        // One lane finalizes it: waking them all had the others race for the
+                        // claim, their empty rounds queued behind the finalizer's statements.
+                        wakeup.signalOne()
                         return .recorded
                     }
                 }
