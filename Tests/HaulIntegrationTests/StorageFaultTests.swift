@@ -13,7 +13,7 @@ struct StorageFaultTests {
         ([try cluster.error(id)] + (try cluster.database.segments(id).map(\.lastError))).joined(separator: " | ")
     }
 
-    @Test("storage without room for the file fails the attempt with 'not enough free space' and is retried once space is freed", arguments: ["inplace", "parts"])
+    @Test("storage without room for the file fails the attempt with 'not enough free space', retried once space is freed", arguments: ["inplace", "parts"])
     func diskFull(layout: String) throws {
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
