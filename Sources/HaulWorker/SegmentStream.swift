@@ -30,8 +30,18 @@ final class SegmentStream {
     /// Where a `haul get`'s partial files stay locked (`WorkerShared.heldPartials(for:)`).
     private let heldPartials: (TransferInfo) -> HeldPartials?
     private var segment: ClaimedSegment? {
-        // A stop reason belongs to its segment and never outlives it.
-        didSet { if segment == nil { stopReason = nil } }
+        didSet {
+            extent = segment.map { Extent(length: $0.length) }
+            // A stop reason belongs to its segment and never outlives it.
+            if segment == nil { stopReason = nil }
+        }
+    }
+    /// What every chunk reads of the current segment (`nil`: no segment), kept apart from it so
+    /// that no 16 KiB chunk copies the segment (retaining each of its transfer's strings).
+    private var extent: Extent?
+    private struct Extent {
+        /// `nil`: a body of unknown length, read to its end.
+        let length: Int64?
     }
     private var partPath: String?
     /// On S3 storage, the part upload the segment streams into (instead of `writer`).
@@ -46,6 +56,12 @@ final class SegmentStream {
     private var ticket: CheckpointRecorder.Ticket?
     /// The progress tally of the segment's transfer, when `haul get` watches it.
     private var tally: ProgressCounter.Tally?
+    /// Bytes received but not yet added to `tally` and the metrics, which every lane shares:
+    /// added per 16 KiB chunk, the lanes of one file took turns at their cache lines with every
+    /// chunk. They are added every `reportBytes` and at every checkpoint (at least once a
+    /// second, `keepAlive`), so a progress bar still moves on a slow link.
+    private var unreported = 0
+    private static let reportBytes = 1 << 20
     /// Whether an idle worker split this segment while it streamed.
     private var shortened = false
     /// Why the stream must stop, learned while no bytes were arriving (lease lost, paused…).
@@ -109,22 +125,21 @@ final class SegmentStream {
             ticket = nil
             try check(settled)
         }
-        guard let segment else { return }
-        if let length = segment.length, position + Int64(bytes.count) > length {
+        guard let extent else { return }
+        if let length = extent.length, position + Int64(bytes.count) > length {
             guard shortened else {
                 throw HaulError(
-                    .longBody, "origin sent more than the \(length) bytes of segment \(segment.index)",
+                    .longBody, "origin sent more than the \(length) bytes of segment \(segment?.index ?? 0)",
                     hint: "the origin's range support is broken", transient: true)
             }
             try write(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(max(0, length - position))]))
             throw SegmentEnded()
         }
         try write(bytes)
-        tally?.add(bytes.count)
-        metrics.bytesFetched.add(bytes.count)
-        if position - bytesAtCheckpoint >= config.checkpointBytes
-            || Date().timeIntervalSince(lastCheckpoint) >= min(config.checkpointInterval, config.heartbeat)
-        {
+        unreported += bytes.count
+        if unreported >= Self.reportBytes { report() }
+        // A checkpoint due by time is `keepAlive`'s, which libcurl has called before every chunk.
+        if position - bytesAtCheckpoint >= config.checkpointBytes {
             ticket = try submit(completes: false)
         }
     }
@@ -178,7 +193,16 @@ final class SegmentStream {
         heldByte = nil
     }
 
+    /// Adds the bytes received since the last report to the progress tally and the metrics.
+    private func report() {
+        guard unreported > 0 else { return }
+        tally?.add(unreported)
+        metrics.bytesFetched.add(unreported)
+        unreported = 0
+    }
+
     private func submit(completes: Bool, etag: String? = nil) throws -> CheckpointRecorder.Ticket? {
+        report()
         guard let segment else { return nil }
         if objectPart == nil { try writer.flush() }
         let done = min(position, segment.length ?? position)
@@ -267,6 +291,7 @@ final class SegmentStream {
 
     /// Drops the segment without touching its row (its lease is gone).
     func abandon() {
+        report()
         dropObjectPart()
         writer.close()
         segment = nil
