@@ -58,10 +58,12 @@ final class SegmentStream {
     private var tally: ProgressCounter.Tally?
     /// Bytes received but not yet added to `tally` and the metrics, which every lane shares:
     /// added per 16 KiB chunk, the lanes of one file took turns at their cache lines with every
-    /// chunk. They are added every `reportBytes` and at every checkpoint (at least once a
-    /// second, `keepAlive`), so a progress bar still moves on a slow link.
+    /// chunk. They are added every `reportBytes`, and every `reportInterval` by `keepAlive`, so
+    /// that a progress bar (its rate sampled every half second) moves evenly on a slow link.
     private var unreported = 0
+    private var lastReport = Date()
     private static let reportBytes = 1 << 20
+    private static let reportInterval = 0.2
     /// Whether an idle worker split this segment while it streamed.
     private var shortened = false
     /// Why the stream must stop, learned while no bytes were arriving (lease lost, paused…).
@@ -144,18 +146,21 @@ final class SegmentStream {
         }
     }
 
-    /// Called about once a second by libcurl even when the origin sends nothing: renews the lease
+    /// Called by libcurl before every chunk, and about once a second even when the origin sends
+    /// nothing: reports the bytes received when `reportInterval` has passed, renews the lease
     /// with a checkpoint when one is due, and says whether to go on (`false` once the latest
     /// checkpoint found the lease gone or the transfer stopped; the reason is in `stopReason`).
     func keepAlive() -> Bool {
-        guard segment != nil else { return true }
+        guard extent != nil else { return true }
         guard stopReason == nil else { return false }
         do {
             if let settled = ticket?.settlement {
                 ticket = nil
                 try check(settled)
             }
-            if Date().timeIntervalSince(lastCheckpoint) >= min(config.checkpointInterval, config.heartbeat) {
+            let now = Date()
+            if now.timeIntervalSince(lastReport) >= Self.reportInterval { report() }
+            if now.timeIntervalSince(lastCheckpoint) >= min(config.checkpointInterval, config.heartbeat) {
                 ticket = try submit(completes: false)
             }
         } catch {
@@ -195,6 +200,7 @@ final class SegmentStream {
 
     /// Adds the bytes received since the last report to the progress tally and the metrics.
     private func report() {
+        lastReport = Date()
         guard unreported > 0 else { return }
         tally?.add(unreported)
         metrics.bytesFetched.add(unreported)
