@@ -97,8 +97,10 @@ struct DestinationSafetyTests {
         // Through /slow/ (4 MB/s a connection) each get runs for seconds: the second starts while the first writes.
         let names = shape == .batch ? ["s1.bin", "s2.bin"] : ["big.bin"]
         let size = shape == .batch ? 12 << 20 : 24 << 20
-        let first = try names.map { try Origin.file("safety/two-gets/a/\($0)", size: size) }
-        let second = try names.map { try Origin.file("safety/two-gets/b/\($0)", size: size) }
+        // Files of this case's own: the cases run at once, and one rewriting another's origin
+        // file (a new Last-Modified) would make that one start over.
+        let first = try names.map { try Origin.file("safety/two-gets/\(shape.rawValue)/a/\($0)", size: size) }
+        let second = try names.map { try Origin.file("safety/two-gets/\(shape.rawValue)/b/\($0)", size: size) }
         let options = shape == .batch ? ["-o", work + "/"] : ["-o", work + "/big.bin", "--segment-size", "8MiB"]
         func get(_ files: [(path: String, sha256: String)]) -> [String] { ["get", "-q"] + files.map { Harness.origin + "/slow" + $0.path } + options }
         let partial = work + "/" + names[0] + ".haul-partial"
@@ -125,7 +127,7 @@ struct DestinationSafetyTests {
         #expect(refused.status == 2 && refused.stderr.contains("another haul process is saving \(work)/\(names[0]) right now"), "\(shape): \(refused.stderr)")
         // Canceling the refused transfers leaves the file the first get writes alone (the batch's
         // refused files were never named, so their cancel has no file to look at).
-        let refusedIDs = try database.scalar("SELECT string_agg(id::text, ' ') FROM transfers WHERE url LIKE '%/two-gets/b/%' AND state = 'failed'")
+        let refusedIDs = try database.scalar("SELECT string_agg(id::text, ' ') FROM transfers WHERE url LIKE '%/two-gets/\(shape.rawValue)/b/%' AND state = 'failed'")
         let cancel = try Run.haul(["cancel"] + refusedIDs.split(separator: " ").map(String.init), database: database.url)
         #expect(cancel.status == 0 && (shape == .batch || cancel.stderr.contains("left \(partial)")), "\(shape): \(cancel.stderr)")
         #expect(writer.wait(timeout: 60) && writer.exitStatus == 0, "\(shape): \(writer.stderr)")

@@ -271,7 +271,9 @@ struct RangeServerTests {
         let url = try server.put("moving.bin", old)
         let cluster = try Cluster("range-moving")
         let id = try cluster.enqueue(url, ["--dest", "out.bin", "--segment-size", "1MiB"])
-        try cluster.startWorker(["--concurrency", "1"])
+        // Paced (64 MiB take four seconds), so that the pause finds the transfer downloading: at
+        // loopback speed it could finish between the poll below and the pause (a CI run did).
+        try cluster.startWorker(["--concurrency", "1", "--limit-rate", "16M"])
         // Pause once some segments are done, replace the file (one day later), resume.
         let paused = try Harness.waitUntil(timeout: 30) {
             (Int(try cluster.database.scalar("SELECT count(*) FROM segments WHERE transfer_id = \(id) AND state = 'done'")) ?? 0) >= 2

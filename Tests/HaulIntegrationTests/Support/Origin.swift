@@ -23,7 +23,8 @@ enum Origin {
                 }
             }
         }
-        let temporary = path + ".tmp-\(getpid())"
+        // A name of this call's own: two tests making one file at once must not write into one temporary file.
+        let temporary = path + ".tmp-" + UUID().uuidString
         try data.write(to: URL(fileURLWithPath: temporary))
         chmod(temporary, 0o644)
         rename(temporary, path)
