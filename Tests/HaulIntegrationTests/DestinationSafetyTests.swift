@@ -127,7 +127,8 @@ struct DestinationSafetyTests {
         #expect(refused.status == 2 && refused.stderr.contains("another haul process is saving \(work)/\(names[0]) right now"), "\(shape): \(refused.stderr)")
         // Canceling the refused transfers leaves the file the first get writes alone (the batch's
         // refused files were never named, so their cancel has no file to look at).
-        let refusedIDs = try database.scalar("SELECT string_agg(id::text, ' ') FROM transfers WHERE url LIKE '%/two-gets/\(shape.rawValue)/b/%' AND state = 'failed'")
+        let refusedIDs = try database.scalar(
+            "SELECT string_agg(id::text, ' ') FROM transfers WHERE url LIKE '%/two-gets/\(shape.rawValue)/b/%' AND state = 'failed'")
         let cancel = try Run.haul(["cancel"] + refusedIDs.split(separator: " ").map(String.init), database: database.url)
         #expect(cancel.status == 0 && (shape == .batch || cancel.stderr.contains("left \(partial)")), "\(shape): \(cancel.stderr)")
         #expect(writer.wait(timeout: 60) && writer.exitStatus == 0, "\(shape): \(writer.stderr)")
