@@ -8,19 +8,22 @@
 # ANALYZE) unless AB_KEEP=1 (rows of earlier runs stay, as in bench/run), two `haul worker`s
 # (`--concurrency AB_CONCURRENCY`, default 4; host limit AB_HOST_LIMIT, default 8) started
 # untimed (AB_WORKER_ARGS: more `haul worker` options, e.g. "--probe-batch 512"), then
-# `enqueue --manifest` + `wait --batch` timed, writing AB_FILES (5000) files of
-# 4 KiB into tmpfs. Printed per binary, medians: wall seconds, engine seconds (first created_at
-# to last finished_at), the CPU seconds PostgreSQL spent in the run (its postmaster's and
-# exited children's /proc times), and the two workers' CPU seconds (from their start, idle
-# 1.5 s included). AB_STATEMENTS=1 adds each binary's top statements from
+# `enqueue --manifest` + `wait --batch` timed, writing AB_FILES (5000) files of 4 KiB into tmpfs.
+# Printed per binary, medians: wall seconds, engine seconds (first created_at to last
+# finished_at), and the CPU seconds of the run's parts: PostgreSQL (its postmaster's and exited
+# children's /proc times), the two workers (from their start, idle 1.5 s included), nginx, and
+# the two commands. Each round first runs the reference, `curl -Z --parallel-max 16` into tmpfs
+# (AB_CURL=0 leaves it out): its wall time, its CPU and nginx's, each binary's ratio to it, and
+# the CPU-seconds a run may spend on this machine's cores to finish within 2.0× curl.
+# AB_STATEMENTS=1 adds each binary's top statements from
 # pg_stat_statements (total times include waiting for the CPU, so read them as shares).
 # Each binary has a database of its own (migrated by it), so a schema change is compared too.
 # Its own PostgreSQL (AB_PG_PORT, 15800) and nginx (AB_HTTP_PORT, 18800) under AB_WORK.
 # AB_S3_BUCKET=NAME stores into that existing bucket of the S3 service the AWS_* variables
-# name (AWS_ENDPOINT_URL, keys, AWS_REGION), a fresh prefix per run, instead of tmpfs; the
-# files are then checked by their count done, and AB_REMIRROR=1 also times the same manifest
-# enqueued again into the same prefix (every file a 304), printed as a fifth figure (the CPU
-# figures then include it).
+# name (AWS_ENDPOINT_URL, keys, AWS_REGION), a fresh prefix per run, instead of tmpfs (and runs
+# no curl reference); the files are then checked by their count done, and AB_REMIRROR=1 also
+# times the same manifest enqueued again into the same prefix (every file a 304), printed as
+# "re-mirror" (the CPU figures then include it).
 set -euo pipefail
 if (($# < 2)) || ! [[ $1 =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: bench/ab-small.sh ROUNDS BINARY... (ROUNDS a whole number from 1; one or more haul binaries)" >&2
@@ -76,8 +79,34 @@ for f in "$data"/f-*; do f=${f##*/}; echo "http://127.0.0.1:$http_port/${data##*
 cat "$data"/f-* >/dev/null
 
 postgres_cpu() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$(head -1 "$work/pg/postmaster.pid")/stat"; }
+# nginx's master and workers, in clock ticks (its workers live as long as the script).
+nginx_cpu() {
+    local master pid sum=0
+    master=$(cat "$work/nginx/nginx.pid")
+    for pid in "$master" $(pgrep -P "$master"); do sum=$((sum + $(awk '{ print $14 + $15 }' "/proc/$pid/stat"))); done
+    echo "$sum"
+}
+hz=$(getconf CLK_TCK)
+awk '{ print "url = \"" $1 "\"\noutput = \"" $2 "\"" }' "$work/manifest.txt" >"$work/curl.cfg"
 
-# run BINARY TAG: one timed run on database small$TAG; appends "wall engine pg_cpu_s" to $work/runs/TAG
+# run_curl: the reference, `curl -Z --parallel-max 16` into a fresh tmpfs folder; appends
+# "wall curl_cpu_s nginx_cpu_s" to $work/runs/curl
+run_curl() {
+    local out n0 t0 t1
+    out=$(mktemp -d /dev/shm/haul-ab-small-XXXX)
+    n0=$(nginx_cpu)
+    t0=$(date +%s.%N)
+    (cd "$out" && /usr/bin/time -f '%U %S' -o "$work/curl.time" curl -sS --fail --parallel --parallel-max 16 -K "$work/curl.cfg" 2>"$work/curl.err") ||
+        { echo "ab-small: curl failed: $(tail -1 "$work/curl.err")" >&2; exit 1; }
+    t1=$(date +%s.%N)
+    diff -rq -x .complete "$data" "$out" >/dev/null || { echo "ab-small: curl did not reproduce the files" >&2; exit 1; }
+    rm -rf "$out"
+    awk -v a="$t0" -v b="$t1" -v n0="$n0" -v n1="$(nginx_cpu)" -v hz="$hz" '{ printf "%.3f %.2f %.2f\n", b - a, $1 + $2, (n1 - n0) / hz }' \
+        "$work/curl.time" >>"$work/runs/curl"
+}
+
+# run BINARY TAG: one timed run on database small$TAG; appends "wall engine pg_cpu_s workers_cpu_s
+# nginx_cpu_s commands_cpu_s [re-mirror wall]" to $work/runs/TAG
 run() {
     local haul=$1 tag=$2 out pids="" batch=b$RANDOM$RANDOM w
     local url=postgresql://postgres@127.0.0.1:$pg_port/small$tag
@@ -97,11 +126,12 @@ run() {
     done
     sleep 1.5
     [[ ${AB_STATEMENTS:-0} == 1 ]] && psqlq -c "SELECT pg_stat_statements_reset()" >/dev/null
-    local cpu0 t0 t1 engine
+    local cpu0 nginx0 t0 t1 engine
     cpu0=$(postgres_cpu)
+    nginx0=$(nginx_cpu)
     t0=$(date +%s.%N)
-    DATABASE_URL=$url "$haul" enqueue --manifest "$work/manifest.txt" --batch "$batch" >/dev/null
-    DATABASE_URL=$url "$haul" wait --batch "$batch" --timeout 10m 2>/dev/null
+    DATABASE_URL=$url /usr/bin/time -f '%U %S' -o "$work/commands.time" bash -c \
+        '"$1" enqueue --manifest "$2" --batch "$3" >/dev/null && "$1" wait --batch "$3" --timeout 10m 2>/dev/null' _ "$haul" "$work/manifest.txt" "$batch"
     t1=$(date +%s.%N)
     local again=""
     if [[ ${AB_REMIRROR:-0} == 1 ]]; then
@@ -111,8 +141,9 @@ run() {
         DATABASE_URL=$url "$haul" wait --batch "$batch-again" --timeout 10m 2>/dev/null
         again=$(awk -v a="$r0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
     fi
-    local workers_cpu=0
+    local workers_cpu=0 nginx1
     for w in $pids; do workers_cpu=$((workers_cpu + $(awk '{ print $14 + $15 }' "/proc/$w/stat"))); done
+    nginx1=$(nginx_cpu)
     kill $pids && wait $pids 2>/dev/null || true
     sleep 0.3   # the backends exit after their workers: their CPU joins the postmaster's children's
     engine=$(psql -X -At "$url" -c "SELECT extract(epoch FROM max(t.finished_at) - min(t.created_at)) FROM transfers t JOIN batches b ON b.id = t.batch_id WHERE b.name = '$batch'")
@@ -123,8 +154,8 @@ run() {
         diff -rq -x .complete "$data" "$out" >/dev/null || { echo "ab-small: $haul did not reproduce the files" >&2; exit 1; }
     fi
     rm -rf "$out"
-    awk -v a="$t0" -v b="$t1" -v e="$engine" -v c0="$cpu0" -v c1="$(postgres_cpu)" -v hz="$(getconf CLK_TCK)" -v w="$workers_cpu" -v r="$again" \
-        'BEGIN { printf "%.3f %.3f %.2f %.2f %s\n", b - a, e, (c1 - c0) / hz, w / hz, r }' >>"$work/runs/$tag"
+    awk -v a="$t0" -v b="$t1" -v e="$engine" -v c0="$cpu0" -v c1="$(postgres_cpu)" -v hz="$hz" -v w="$workers_cpu" -v n="$((nginx1 - nginx0))" -v r="$again" \
+        '{ printf "%.3f %.3f %.2f %.2f %.2f %.2f %s\n", b - a, e, (c1 - c0) / hz, w / hz, n / hz, $1 + $2, r }' "$work/commands.time" >>"$work/runs/$tag"
     if [[ ${AB_STATEMENTS:-0} == 1 ]]; then
         psqlq -At -F ' | ' -c "SELECT calls, round(total_exec_time::numeric, 1), left(regexp_replace(query, '\s+', ' ', 'g'), 110)
             FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 8" >"$work/runs/$tag.statements"
@@ -132,16 +163,29 @@ run() {
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+column() { cut -d' ' -f"$1" "$2" | median; }
+with_curl=${AB_CURL:-1}
+[[ -n ${AB_S3_BUCKET:-} ]] && with_curl=0   # the reference writes to tmpfs
 for ((r = 1; r <= rounds; r++)); do
+    [[ $with_curl == 1 ]] && run_curl
     i=0
     for haul in "$@"; do i=$((i + 1)); run "$haul" "$i"; done
 done
+cores=$(nproc)
+if [[ $with_curl == 1 ]]; then
+    curl_wall=$(column 1 "$work/runs/curl")
+    printf 'curl -Z --parallel-max 16: wall %s s, its CPU %s s, nginx CPU %s s (medians of %s runs); at 2.0x curl a run may spend %s CPU-seconds on these %s cores\n' \
+        "$curl_wall" "$(column 2 "$work/runs/curl")" "$(column 3 "$work/runs/curl")" "$(wc -l <"$work/runs/curl")" \
+        "$(awk -v w="$curl_wall" -v c="$cores" 'BEGIN { printf "%.2f", 2 * w * c }')" "$cores"
+fi
 i=0
 for haul in "$@"; do
     i=$((i + 1))
     f=$work/runs/$i
-    printf '%s: wall %s s, engine %s s, PostgreSQL CPU %s s, workers CPU %s s%s (medians of %s runs)\n' "$haul" \
-        "$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" "$(cut -d' ' -f3 "$f" | median)" \
-        "$(cut -d' ' -f4 "$f" | median)" "$([[ ${AB_REMIRROR:-0} == 1 ]] && echo ", re-mirror $(cut -d' ' -f5 "$f" | median) s")" "$(wc -l <"$f")"
+    wall=$(column 1 "$f")
+    printf '%s: wall %s s%s, engine %s s, CPU: PostgreSQL %s s, workers %s s, nginx %s s, enqueue + wait %s s%s (medians of %s runs)\n' "$haul" "$wall" \
+        "$([[ $with_curl == 1 ]] && awk -v a="$wall" -v b="$curl_wall" 'BEGIN { printf " (%.2fx curl)", a / b }')" \
+        "$(column 2 "$f")" "$(column 3 "$f")" "$(column 4 "$f")" "$(column 5 "$f")" "$(column 6 "$f")" \
+        "$([[ ${AB_REMIRROR:-0} == 1 ]] && echo ", re-mirror $(column 7 "$f") s")" "$(wc -l <"$f")"
     [[ -f $f.statements ]] && sed 's/^/    /' "$f.statements"
 done
