@@ -10,9 +10,8 @@
 # untimed (AB_WORKER_ARGS: more `haul worker` options, e.g. "--probe-batch 512"), then
 # `enqueue --manifest` + `wait --batch` timed, writing AB_FILES (5000) files of 4 KiB into tmpfs.
 # Printed per binary, medians: wall seconds, engine seconds (first created_at to last
-# finished_at), and the CPU seconds of the run's parts: PostgreSQL (its postmaster's and exited
-# children's /proc times), the two workers (from their start, idle 1.5 s included), nginx, and
-# the two commands. Each round first runs the reference, `curl -Z --parallel-max 16` into tmpfs
+# finished_at), and the CPU seconds each part of the run spent while it was timed (/proc
+# times): PostgreSQL (all its processes), the two workers, nginx, and the two commands. Each round first runs the reference, `curl -Z --parallel-max 16` into tmpfs
 # (AB_CURL=0 leaves it out): its wall time, its CPU and nginx's, each binary's ratio to it, and
 # the CPU-seconds a run may spend on this machine's cores to finish within 2.0× curl.
 # AB_STATEMENTS=1 adds each binary's top statements from
@@ -78,13 +77,24 @@ done
 for f in "$data"/f-*; do f=${f##*/}; echo "http://127.0.0.1:$http_port/${data##*/}/$f $f"; done >"$work/manifest.txt"
 cat "$data"/f-* >/dev/null
 
-postgres_cpu() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$(head -1 "$work/pg/postmaster.pid")/stat"; }
-# nginx's master and workers, in clock ticks (its workers live as long as the script).
-nginx_cpu() {
-    local master pid sum=0
-    master=$(cat "$work/nginx/nginx.pid")
-    for pid in "$master" $(pgrep -P "$master"); do sum=$((sum + $(awk '{ print $14 + $15 }' "/proc/$pid/stat"))); done
+# CPU of processes, in clock ticks: `cpu_of PID...` (own time), PostgreSQL (the postmaster's own
+# and its exited children's, and its live backends': a backend's work counts when it is done,
+# not when its client exits), nginx (master and workers). A process that ends between two
+# readings moves its time from one term to another, within a few ticks.
+cpu_of() {
+    local pid sum=0
+    for pid in "$@"; do sum=$((sum + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0))); done
     echo "$sum"
+}
+postgres_cpu() {
+    local master
+    master=$(head -1 "$work/pg/postmaster.pid")
+    echo $(($(awk '{ print $16 + $17 }' "/proc/$master/stat") + $(cpu_of "$master" $(pgrep -P "$master"))))
+}
+nginx_cpu() {
+    local master
+    master=$(cat "$work/nginx/nginx.pid")
+    cpu_of "$master" $(pgrep -P "$master")
 }
 hz=$(getconf CLK_TCK)
 awk '{ print "url = \"" $1 "\"\noutput = \"" $2 "\"" }' "$work/manifest.txt" >"$work/curl.cfg"
@@ -126,8 +136,9 @@ run() {
     done
     sleep 1.5
     [[ ${AB_STATEMENTS:-0} == 1 ]] && psqlq -c "SELECT pg_stat_statements_reset()" >/dev/null
-    local cpu0 nginx0 t0 t1 engine
+    local cpu0 workers0 nginx0 t0 t1 engine
     cpu0=$(postgres_cpu)
+    workers0=$(cpu_of $pids)
     nginx0=$(nginx_cpu)
     t0=$(date +%s.%N)
     DATABASE_URL=$url /usr/bin/time -f '%U %S' -o "$work/commands.time" bash -c \
@@ -141,11 +152,11 @@ run() {
         DATABASE_URL=$url "$haul" wait --batch "$batch-again" --timeout 10m 2>/dev/null
         again=$(awk -v a="$r0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
     fi
-    local workers_cpu=0 nginx1
-    for w in $pids; do workers_cpu=$((workers_cpu + $(awk '{ print $14 + $15 }' "/proc/$w/stat"))); done
+    local cpu1 workers1 nginx1
+    cpu1=$(postgres_cpu)
+    workers1=$(cpu_of $pids)
     nginx1=$(nginx_cpu)
     kill $pids && wait $pids 2>/dev/null || true
-    sleep 0.3   # the backends exit after their workers: their CPU joins the postmaster's children's
     engine=$(psql -X -At "$url" -c "SELECT extract(epoch FROM max(t.finished_at) - min(t.created_at)) FROM transfers t JOIN batches b ON b.id = t.batch_id WHERE b.name = '$batch'")
     if [[ -n ${AB_S3_BUCKET:-} ]]; then
         [[ $(psql -X -At "$url" -c "SELECT count(*) FROM transfers t JOIN batches b ON b.id = t.batch_id WHERE b.name = '$batch' AND t.state = 'done'") == "$files" ]] ||
@@ -154,7 +165,7 @@ run() {
         diff -rq -x .complete "$data" "$out" >/dev/null || { echo "ab-small: $haul did not reproduce the files" >&2; exit 1; }
     fi
     rm -rf "$out"
-    awk -v a="$t0" -v b="$t1" -v e="$engine" -v c0="$cpu0" -v c1="$(postgres_cpu)" -v hz="$hz" -v w="$workers_cpu" -v n="$((nginx1 - nginx0))" -v r="$again" \
+    awk -v a="$t0" -v b="$t1" -v e="$engine" -v c0="$cpu0" -v c1="$cpu1" -v hz="$hz" -v w="$((workers1 - workers0))" -v n="$((nginx1 - nginx0))" -v r="$again" \
         '{ printf "%.3f %.3f %.2f %.2f %.2f %.2f %s\n", b - a, e, (c1 - c0) / hz, w / hz, n / hz, $1 + $2, r }' "$work/commands.time" >>"$work/runs/$tag"
     if [[ ${AB_STATEMENTS:-0} == 1 ]]; then
         psqlq -At -F ' | ' -c "SELECT calls, round(total_exec_time::numeric, 1), left(regexp_replace(query, '\s+', ' ', 'g'), 110)
