@@ -11,9 +11,10 @@
 # `enqueue --manifest` + `wait --batch` timed, writing AB_FILES (5000) files of 4 KiB into tmpfs.
 # Printed per binary, medians: wall seconds, engine seconds (first created_at to last
 # finished_at), and the CPU seconds each part of the run spent while it was timed (/proc
-# times): PostgreSQL (all its processes), the two workers, nginx, and the two commands. Each round first runs the reference, `curl -Z --parallel-max 16` into tmpfs
-# (AB_CURL=0 leaves it out): its wall time, its CPU and nginx's, each binary's ratio to it, and
-# the CPU-seconds a run may spend on this machine's cores to finish within 2.0× curl.
+# times): PostgreSQL (all its processes), the two workers, nginx, and the two commands. Each
+# round first runs the reference, `curl -Z --parallel-max 16` into tmpfs (AB_CURL=0 leaves it
+# out): its wall time, its CPU and nginx's, each binary's ratio to it, and the CPU-seconds a
+# run may spend on this machine's cores to finish within 2.0× curl.
 # AB_STATEMENTS=1 adds each binary's top statements from
 # pg_stat_statements (total times include waiting for the CPU, so read them as shares).
 # Each binary has a database of its own (migrated by it), so a schema change is compared too.
@@ -22,7 +23,7 @@
 # name (AWS_ENDPOINT_URL, keys, AWS_REGION), a fresh prefix per run, instead of tmpfs (and runs
 # no curl reference); the files are then checked by their count done, and AB_REMIRROR=1 also
 # times the same manifest enqueued again into the same prefix (every file a 304), printed as
-# "re-mirror" (the CPU figures then include it).
+# "re-mirror" (the CPU figures then include it, but for the commands').
 set -euo pipefail
 if (($# < 2)) || ! [[ $1 =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: bench/ab-small.sh ROUNDS BINARY... (ROUNDS a whole number from 1; one or more haul binaries)" >&2
@@ -174,7 +175,7 @@ run() {
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-column() { cut -d' ' -f"$1" "$2" | median; }
+median_of() { cut -d' ' -f"$1" "$2" | median; }   # median_of FIELD FILE
 with_curl=${AB_CURL:-1}
 [[ -n ${AB_S3_BUCKET:-} ]] && with_curl=0   # the reference writes to tmpfs
 for ((r = 1; r <= rounds; r++)); do
@@ -184,19 +185,19 @@ for ((r = 1; r <= rounds; r++)); do
 done
 cores=$(nproc)
 if [[ $with_curl == 1 ]]; then
-    curl_wall=$(column 1 "$work/runs/curl")
+    curl_wall=$(median_of 1 "$work/runs/curl")
     printf 'curl -Z --parallel-max 16: wall %s s, its CPU %s s, nginx CPU %s s (medians of %s runs); at 2.0x curl a run may spend %s CPU-seconds on these %s cores\n' \
-        "$curl_wall" "$(column 2 "$work/runs/curl")" "$(column 3 "$work/runs/curl")" "$(wc -l <"$work/runs/curl")" \
+        "$curl_wall" "$(median_of 2 "$work/runs/curl")" "$(median_of 3 "$work/runs/curl")" "$(wc -l <"$work/runs/curl")" \
         "$(awk -v w="$curl_wall" -v c="$cores" 'BEGIN { printf "%.2f", 2 * w * c }')" "$cores"
 fi
 i=0
 for haul in "$@"; do
     i=$((i + 1))
     f=$work/runs/$i
-    wall=$(column 1 "$f")
+    wall=$(median_of 1 "$f")
     printf '%s: wall %s s%s, engine %s s, CPU: PostgreSQL %s s, workers %s s, nginx %s s, enqueue + wait %s s%s (medians of %s runs)\n' "$haul" "$wall" \
         "$([[ $with_curl == 1 ]] && awk -v a="$wall" -v b="$curl_wall" 'BEGIN { printf " (%.2fx curl)", a / b }')" \
-        "$(column 2 "$f")" "$(column 3 "$f")" "$(column 4 "$f")" "$(column 5 "$f")" "$(column 6 "$f")" \
-        "$([[ ${AB_REMIRROR:-0} == 1 ]] && echo ", re-mirror $(column 7 "$f") s")" "$(wc -l <"$f")"
+        "$(median_of 2 "$f")" "$(median_of 3 "$f")" "$(median_of 4 "$f")" "$(median_of 5 "$f")" "$(median_of 6 "$f")" \
+        "$([[ ${AB_REMIRROR:-0} == 1 ]] && echo ", re-mirror $(median_of 7 "$f") s")" "$(wc -l <"$f")"
     [[ -f $f.statements ]] && sed 's/^/    /' "$f.statements"
 done
