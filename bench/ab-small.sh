@@ -90,7 +90,7 @@ cpu_of() {
 postgres_cpu() {
     local master
     master=$(head -1 "$work/pg/postmaster.pid")
-    echo $(($(awk '{ print $16 + $17 }' "/proc/$master/stat") + $(cpu_of "$master" $(pgrep -P "$master"))))
+    echo $(($(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$master/stat") + $(cpu_of $(pgrep -P "$master"))))
 }
 nginx_cpu() {
     local master
