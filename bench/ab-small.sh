@@ -98,6 +98,8 @@ nginx_cpu() {
     cpu_of "$master" $(pgrep -P "$master")
 }
 hz=$(getconf CLK_TCK)
+# check_files DIR WHO: DIR holds exactly the source files, or the run stops saying WHO failed
+check_files() { diff -rq -x .complete "$data" "$1" >/dev/null || { echo "ab-small: $2 did not reproduce the files" >&2; exit 1; }; }
 awk '{ print "url = \"" $1 "\"\noutput = \"" $2 "\"" }' "$work/manifest.txt" >"$work/curl.cfg"
 
 # run_curl: the reference, `curl -Z --parallel-max 16` into a fresh tmpfs folder; appends
@@ -110,7 +112,7 @@ run_curl() {
     (cd "$out" && /usr/bin/time -f '%U %S' -o "$work/curl.time" curl -sS --fail --parallel --parallel-max 16 -K "$work/curl.cfg" 2>"$work/curl.err") ||
         { echo "ab-small: curl failed: $(tail -1 "$work/curl.err")" >&2; exit 1; }
     t1=$(date +%s.%N)
-    diff -rq -x .complete "$data" "$out" >/dev/null || { echo "ab-small: curl did not reproduce the files" >&2; exit 1; }
+    check_files "$out" curl
     rm -rf "$out"
     awk -v a="$t0" -v b="$t1" -v n0="$n0" -v n1="$(nginx_cpu)" -v hz="$hz" '{ printf "%.3f %.2f %.2f\n", b - a, $1 + $2, (n1 - n0) / hz }' \
         "$work/curl.time" >>"$work/runs/curl"
@@ -163,7 +165,7 @@ run() {
         [[ $(psql -X -At "$url" -c "SELECT count(*) FROM transfers t JOIN batches b ON b.id = t.batch_id WHERE b.name = '$batch' AND t.state = 'done'") == "$files" ]] ||
             { echo "ab-small: $haul did not store every file" >&2; exit 1; }
     else
-        diff -rq -x .complete "$data" "$out" >/dev/null || { echo "ab-small: $haul did not reproduce the files" >&2; exit 1; }
+        check_files "$out" "$haul"
     fi
     rm -rf "$out"
     awk -v a="$t0" -v b="$t1" -v e="$engine" -v c0="$cpu0" -v c1="$cpu1" -v hz="$hz" -v w="$((workers1 - workers0))" -v n="$((nginx1 - nginx0))" -v r="$again" \
