@@ -14,6 +14,8 @@ public final class SegmentWriter {
     private var position: Int64 = 0
     /// The file being written.
     public private(set) var path = ""
+    /// The open file being written, for the thread that makes it durable (nil when closed).
+    public private(set) var syncHandle: SyncHandle?
 
     /// Bytes handed to `write` since `open` (buffered or written).
     public private(set) var bytesAccepted: Int64 = 0
@@ -38,6 +40,12 @@ public final class SegmentWriter {
         guard fd >= 0 else {
             if errno == ENOENT && !create { throw TransferFiles.partialGone(path) }
             throw StorageRoot.openFailure(errno, doing: "open", path)
+        }
+        do {
+            syncHandle = try SyncHandle(duplicating: fd, path: path)
+        } catch {
+            close()
+            throw error
         }
         self.path = path
         position = offset
@@ -86,6 +94,7 @@ public final class SegmentWriter {
     public func close() {
         if fd >= 0 { Foundation.close(fd) }
         fd = -1
+        syncHandle = nil
         buffered = 0
     }
 }

@@ -13,7 +13,7 @@ import Synchronization
 /// lease fence. A fetcher never waits for a checkpoint — it reads the outcome of its latest one
 /// on the next chunk — except to complete or release a segment, which must be settled first.
 final class CheckpointRecorder: @unchecked Sendable {
-    // `condition` guards `queue`, `stopping` and `thread`; `database` and `descriptors` belong to the syncer thread.
+    // `condition` guards `queue`, `stopping` and `thread`; `database` belongs to the syncer thread.
     private let condition = NSCondition()
     private var queue: [Request] = []
     private var stopping = false
@@ -21,7 +21,6 @@ final class CheckpointRecorder: @unchecked Sendable {
     private let workerID: String
     private let lease: Double
     private let wakeup: Wakeup
-    private var descriptors: [ExactText: Int32] = [:]
     private var thread: ServiceThread?
 
     /// What a fetcher learns about one checkpoint or completion.
@@ -56,7 +55,7 @@ final class CheckpointRecorder: @unchecked Sendable {
 
     private struct Request {
         let segment: ClaimedSegment
-        let path: String
+        let file: SyncHandle?
         let bytesDone: Int64
         let part: PartRecord?
         let etag: String?
@@ -94,10 +93,11 @@ final class CheckpointRecorder: @unchecked Sendable {
     }
 
     /// Queues a checkpoint (or the completion) of `segment` at `bytesDone`, whose bytes are
-    /// already written to `path` (empty: an S3 part, nothing to sync). A queued checkpoint of the
-    /// same segment not yet taken is replaced. `etag` is a completed S3 part's.
-    func submit(_ segment: ClaimedSegment, path: String, bytesDone: Int64, part: PartRecord?, etag: String? = nil, completes: Bool) -> Ticket {
-        let request = Request(segment: segment, path: path, bytesDone: bytesDone, part: part, etag: etag, completes: completes, ticket: Ticket())
+    /// already written to `file` (nil: an S3 part, nothing to sync). The file is synced through
+    /// that open file, never by its name, which may since name another. A queued checkpoint of
+    /// the same segment not yet taken is replaced. `etag` is a completed S3 part's.
+    func submit(_ segment: ClaimedSegment, file: SyncHandle?, bytesDone: Int64, part: PartRecord?, etag: String? = nil, completes: Bool) -> Ticket {
+        let request = Request(segment: segment, file: file, bytesDone: bytesDone, part: part, etag: etag, completes: completes, ticket: Ticket())
         condition.lock()
         if let index = queue.firstIndex(where: { $0.segment.id == segment.id && !$0.completes }) {
             queue[index].ticket.settle(.recorded)
@@ -123,22 +123,22 @@ final class CheckpointRecorder: @unchecked Sendable {
             if exit { break }
             settle(batch)
         }
-        descriptors.values.forEach { close($0) }
     }
 
     private func settle(_ batch: [Request]) {
-        var syncErrors: [ExactText: HaulError] = [:]
-        let paths = Set(batch.map { ExactText($0.path) }.filter { !$0.text.isEmpty })
-        if paths.count >= Flush.fileSystemThreshold, let any = paths.first, let error = Flush.fileSystem(containing: any.text) {
+        var files: [SyncHandle.Identity: SyncHandle] = [:]
+        for case let file? in batch.map(\.file) { files[file.identity] = file }
+        var syncErrors: [SyncHandle.Identity: HaulError] = [:]
+        if files.count >= Flush.fileSystemThreshold, let any = files.values.first {
             // Many small files at once: one syncfs instead of one fdatasync per file.
-            for path in paths { syncErrors[path] = error }
-        } else if paths.count < Flush.fileSystemThreshold {
-            for path in paths {
-                if let error = flush(path) { syncErrors[path] = error }
+            if let error = any.syncFileSystem() { for identity in files.keys { syncErrors[identity] = error } }
+        } else {
+            for (identity, file) in files {
+                if let error = file.sync() { syncErrors[identity] = error }
             }
         }
         for request in batch {
-            let settlement = syncErrors[ExactText(request.path)].map(Settlement.failed) ?? record(request)
+            let settlement = request.file.flatMap { syncErrors[$0.identity] }.map(Settlement.failed) ?? record(request)
             if request.completes { report(settlement, completing: request.segment) }
             request.ticket.settle(settlement)
         }
@@ -155,25 +155,6 @@ final class CheckpointRecorder: @unchecked Sendable {
         case .failed(let error):
             Log.error("completed segment could not be made durable; it will be fetched again after its lease", fields + [("error", error.description)])
         }
-    }
-
-    private func flush(_ path: ExactText) -> HaulError? {
-        let fd: Int32
-        if let open = descriptors[path] {
-            fd = open
-        } else {
-            fd = open(path.text, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return Errno.storageError(errno, "open \(path) to sync it") }
-            if descriptors.count >= 64 { descriptors.removeAll(closing: { close($0) }) }
-            descriptors[path] = fd
-        }
-        guard fdatasync(fd) == 0 else {
-            let error = Errno.storageError(errno, "sync \(path)")
-            close(fd)
-            descriptors[path] = nil
-            return error
-        }
-        return nil
     }
 
     private func record(_ request: Request) -> Settlement {
@@ -201,12 +182,5 @@ final class CheckpointRecorder: @unchecked Sendable {
         } catch {
             return .failed(HaulError(.database, "could not record progress: \(error)", transient: true))
         }
-    }
-}
-
-extension Dictionary where Value == Int32 {
-    fileprivate mutating func removeAll(closing: (Int32) -> Void) {
-        values.forEach(closing)
-        removeAll()
     }
 }

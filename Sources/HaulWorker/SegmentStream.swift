@@ -214,8 +214,8 @@ final class SegmentStream {
         let done = min(position, segment.length ?? position)
         bytesAtCheckpoint = position
         lastCheckpoint = Date()
-        let path = objectPart == nil ? writer.path : ""
-        return checkpoints.submit(segment, path: path, bytesDone: done, part: part(length: done), etag: etag, completes: completes)
+        let file = objectPart == nil ? writer.syncHandle : nil
+        return checkpoints.submit(segment, file: file, bytesDone: done, part: part(length: done), etag: etag, completes: completes)
     }
 
     /// Stops the S3 part upload, if any, without completing it.
