@@ -188,12 +188,15 @@ public struct SegmentLeases {
     }
 
     /// Marks the segment done (no wait for the WAL flush); returns `bytes_done`, no row if the lease was lost.
+    /// The fence is the lease token, not the clock: a segment whose lease ran out (a worker cut
+    /// off from the database while it finished) and that the rescuer put back in the queue still
+    /// carries its holder's token until another worker claims it, so the finished work counts.
     private func markDone(_ segment: ClaimedSegment, bytesDone: Int64, etag: String?) -> PipelinedStatement {
         PipelinedStatement(
             """
             UPDATE segments SET state = 'done', bytes_done = least($3, coalesce(length, $3)), length = coalesce(length, $3), lease_token = NULL,
                    lease_expires_at = NULL, last_error = NULL, updated_at = now(), part_etag = $4
-            WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
+            WHERE id = $1 AND lease_token = $2::uuid AND state IN ('running', 'queued')
             RETURNING bytes_done
             """, [segment.id, segment.leaseToken, bytesDone, etag], awaitDurableCommit: false, prepared: true, genericPlan: true)
     }
@@ -294,7 +297,9 @@ public struct SegmentLeases {
         return hint.map { "\(base); \($0)" } ?? base
     }
 
-    /// Puts segments whose lease ran out back in the queue, keeping checkpointed bytes.
+    /// Puts segments whose lease ran out back in the queue, keeping checkpointed bytes and the
+    /// lease token: until another worker claims the segment (a new token), its holder may still
+    /// complete it (`markDone`).
     /// - Returns: how many were rescued.
     public static func rescueExpired(on db: PostgresConnection) throws -> Int {
         // One host per statement. Every release locks its segment rows, then (by trigger, at the
@@ -305,7 +310,7 @@ public struct SegmentLeases {
         while true {
             let count = try db.queryWithoutDurableCommit(
                 """
-                UPDATE segments SET state = 'queued', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
+                UPDATE segments SET state = 'queued', lease_expires_at = NULL, worker_id = NULL,
                        last_error = coalesce(last_error, 'lease expired'), updated_at = now()
                 WHERE state = 'running' AND lease_expires_at < now()
                   AND host = (SELECT host FROM segments WHERE state = 'running' AND lease_expires_at < now() ORDER BY host LIMIT 1)

@@ -62,6 +62,29 @@ struct LeaseProtocolTests {
         #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "finalizing")
     }
 
+    @Test("a completion after the lease ran out and was rescued, while nobody took the segment, is recorded: the token fences, not the clock")
+    func completionAfterAnUntakenExpiry() throws {
+        let database = try TestDatabase()
+        _ = try Self.downloading(database, segments: 2)
+        let connection = try PostgresConnection(conninfo: database.url)
+        let leases = SegmentLeases(connection, workerID: "a")
+        let claimed = try leases.claim(limit: 2, lease: 60)
+        try #require(claimed.count == 2)
+        // The worker was cut off from the database (an outage) while it fetched both; meanwhile
+        // their leases ran out and a rescuer, back first, put them in the queue.
+        try Self.expireLeases(connection)
+        #expect(try SegmentLeases.rescueExpired(on: connection) == 2)
+        #expect(try leases.complete(claimed[0], bytesDone: 1 << 20, part: nil) == .recorded, "nobody took it: the finished bytes count")
+        // The other was taken over before the first holder came back: that one is fenced.
+        let taken = try #require(try SegmentLeases(connection, workerID: "b").claim(limit: 1, lease: 60).first)
+        #expect(taken.id == claimed[1].id)
+        #expect(try leases.complete(claimed[1], bytesDone: 1 << 20, part: nil) == .leaseLost)
+        #expect(try SegmentLeases(connection, workerID: "b").complete(taken, bytesDone: 1 << 20, part: nil) == .transferReady)
+        #expect(try connection.query("SELECT state FROM transfers").first?["state"] == "finalizing")
+        let running = try connection.query("SELECT busy FROM origin_hosts").first?.int64("busy")
+        #expect(running == 0, "no connection slot is left counted")
+    }
+
     @Test("a worker whose lease moved on cannot start the transfer over: only the holder's report counts")
     func startOverNeedsTheLease() throws {
         let database = try TestDatabase()
