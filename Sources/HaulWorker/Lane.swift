@@ -19,19 +19,21 @@ final class Lane {
         stream = SegmentStream(shared: shared, database: database)
     }
 
-    /// One unit of work: a queued segment first (finishing started files), else a transfer to
-    /// finalize, else a pending transfer to plan, else half of a straggling segment. A stop
-    /// asked for meanwhile ends the search before the next role's query.
+    /// One unit of work: a transfer to finalize first (a file whose bytes are all in is
+    /// published before more of the backlog is fetched, so it never waits for the queue to
+    /// empty), else a queued segment (finishing started files), else a pending transfer to
+    /// plan, else half of a straggling segment. A stop asked for meanwhile ends the search
+    /// before the next role's query.
     /// - Returns: whether there was work.
     func step() throws -> Bool {
         let roles = shared.config.roles
         let fetcher = Fetcher(lane: self)
-        if roles.contains(.fetcher), try fetcher.fetchOne() { return true }
         // A finalized or planned transfer may be final now (done, failed): `haul get` hears of it at once.
         if roles.contains(.finalizer), !shared.isStopping(), try Finalizer(lane: self).finalizeOne() {
             shared.progress.announceSettled()
             return true
         }
+        if roles.contains(.fetcher), !shared.isStopping(), try fetcher.fetchOne() { return true }
         if roles.contains(.planner), !shared.isStopping(), try Planner(lane: self).planOne() {
             shared.progress.announceSettled()
             return true
