@@ -84,8 +84,9 @@ enum GetCommand: Command {
         // -N replaces an older file, as wget -N does: it is the point of asking.
         let force = arguments.has("--force") || timestamping
         // Every URL and flag is checked before anything is written.
+        let secrets = try TransferFlags.secrets(arguments)
         let requests = try urls.map { url in
-            var request = try TransferFlags.build(url: url, dest: timestamping ? try dest ?? Self.nameFromURL(url) : dest, arguments)
+            var request = try TransferFlags.build(url: url, dest: timestamping ? try dest ?? Self.nameFromURL(url) : dest, arguments, secrets)
             request.options.keepExisting = force ? nil : true
             request.options.timestamping = timestamping ? true : nil
             return request
