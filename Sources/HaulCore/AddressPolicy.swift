@@ -1,8 +1,9 @@
 import Foundation
 
 /// Which peer addresses a worker may connect to: with `denyPrivate`, none of loopback,
-/// link-local, private, shared (CGNAT), multicast or reserved ranges, IPv4 or IPv6 (IPv4-mapped
-/// and NAT64 addresses are judged by the IPv4 address inside), unless a network in `allowed`
+/// link-local, private, shared (CGNAT), multicast or reserved ranges, IPv4 or IPv6 (IPv4-mapped,
+/// -compatible, NAT64, 6to4 and Teredo addresses are judged by the IPv4 addresses inside; the
+/// local-use NAT64 prefix `64:ff9b:1::/48` is refused whole), unless a network in `allowed`
 /// contains it. Checked on the resolved address of every connection, redirects included, so a
 /// public name resolving to 10.0.0.5 or a redirect to http://169.254.169.254/ is refused alike.
 public struct AddressPolicy: Sendable, Equatable {
@@ -61,10 +62,14 @@ public struct AddressPolicy: Sendable, Equatable {
         return "\(Self.format(address)) is \(range)"
     }
 
-    /// The kind of non-public range holding `address`, or `nil` for a public address.
+    /// The kind of non-public range holding `address`, or `nil` for a public address. An IPv6
+    /// address that carries an IPv4 one (``embeddedIPv4(_:)``) is judged by the IPv4 address too.
     public static func nonPublicRange(_ address: [UInt8]) -> String? {
         if address.count == 16 {
-            if let inner = embeddedIPv4(address) { return nonPublicRange(inner) }
+            for (inner, form) in embeddedIPv4(address) {
+                guard let range = nonPublicRange(inner) else { continue }
+                return "\(range) (\(format(inner)) in \(form) form)"
+            }
             for (network, name) in ipv6Ranges where network.contains(address) { return name }
             return nil
         }
@@ -72,17 +77,22 @@ public struct AddressPolicy: Sendable, Equatable {
         return nil
     }
 
-    /// The IPv4 address inside an IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible or NAT64
-    /// (`64:ff9b::a.b.c.d`) IPv6 address.
-    static func embeddedIPv4(_ address: [UInt8]) -> [UInt8]? {
+    /// The IPv4 addresses an IPv6 address carries, each with the form's name: IPv4-mapped
+    /// (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`), 6to4
+    /// (`2002:AABB:CCDD::/48`, bits 16-47) and Teredo (`2001:0:SSSS:SSSS::/32`: the server at
+    /// bits 32-63, the client in the last 32 bits with every bit flipped). Packets to any of
+    /// them may end up at that IPv4 address, so a non-public one refuses the IPv6 address.
+    static func embeddedIPv4(_ address: [UInt8]) -> [(address: [UInt8], form: String)] {
         let head = Array(address[0..<12])
-        let mapped: [UInt8] = Array(repeating: 0, count: 10) + [0xff, 0xff]
-        let nat64: [UInt8] = [0, 0x64, 0xff, 0x9b] + Array(repeating: 0, count: 8)
-        let compatible = Array(repeating: UInt8(0), count: 12)
-        guard head == mapped || head == nat64 || (head == compatible && address[12...] != [0, 0, 0, 0] && address[12...] != [0, 0, 0, 1]) else {
-            return nil
+        let last = Array(address[12..<16])
+        if head == Array(repeating: 0, count: 10) + [0xff, 0xff] { return [(last, "IPv4-mapped")] }
+        if head == [0, 0x64, 0xff, 0x9b] + Array(repeating: 0, count: 8) { return [(last, "NAT64")] }
+        if head == Array(repeating: 0, count: 12) && last != [0, 0, 0, 0] && last != [0, 0, 0, 1] { return [(last, "IPv4-compatible")] }
+        if address[0] == 0x20 && address[1] == 0x02 { return [(Array(address[2..<6]), "6to4")] }
+        if address[0..<4] == [0x20, 0x01, 0, 0] {
+            return [(Array(address[4..<8]), "Teredo server"), (last.map { $0 ^ 0xff }, "Teredo client")]
         }
-        return Array(address[12..<16])
+        return []
     }
 
     private static let ipv4Ranges: [(Network, String)] = [
@@ -95,6 +105,9 @@ public struct AddressPolicy: Sendable, Equatable {
     private static let ipv6Ranges: [(Network, String)] = [
         ("::/128", "the unspecified address"), ("::1/128", "a loopback address"), ("fc00::/7", "a unique local (private) address"),
         ("fe80::/10", "a link-local address"), ("fec0::/10", "a site-local address"), ("ff00::/8", "a multicast address"),
+        // Local-use NAT64 (RFC 8215): where the IPv4 address sits depends on the network's own
+        // prefix length, so the whole prefix is refused.
+        ("64:ff9b:1::/48", "a local-use NAT64 address"),
     ].map { (try! Network(parsing: $0.0), $0.1) }
 
     /// The bytes of a textual IPv4 or IPv6 address.

@@ -206,8 +206,8 @@ private let openSocketCallback: haul_opensocket_callback = { userdata, _, addres
     let count = Int(haul_sockaddr_bytes(address, &bytes))
     if count > 0, let why = context.addressPolicy.refusal(Array(bytes.prefix(count))) {
         context.addressRefusal = HaulError(
-            .addressRefused, "the worker's address policy refused to connect: \(why)",
-            hint: "the worker runs with --deny-private-addresses; add the network with --allow-network if it is meant to be reached")
+            .addressRefused, "the address policy refused to connect: \(why)",
+            hint: "haul runs with --deny-private-addresses (or HAUL_DENY_PRIVATE_ADDRESSES=1); add the network with --allow-network if it is meant to be reached")
         return haul_socket_bad()
     }
     return socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)

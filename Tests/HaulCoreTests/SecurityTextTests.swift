@@ -53,6 +53,45 @@ struct AddressPolicyRuleTests {
     ]
     static let allowed = ["1.1.1.1", "8.8.8.8", "172.32.0.1", "192.0.2.1", "2606:4700::1111", "::ffff:8.8.8.8", "100.128.0.1"]
 
+    /// IPv6 addresses carrying a non-public IPv4 one, with the range and form the refusal names.
+    static let embedded: [(String, String)] = [
+        ("::ffff:127.0.0.1", "a loopback address (127.0.0.1 in IPv4-mapped form)"),
+        ("0:0:0:0:0:ffff:7f00:1", "a loopback address (127.0.0.1 in IPv4-mapped form)"),
+        ("::ffff:169.254.169.254", "a link-local address (169.254.169.254 in IPv4-mapped form)"),
+        ("::127.0.0.1", "a loopback address (127.0.0.1 in IPv4-compatible form)"),
+        ("::10.0.0.1", "a private address (10.0.0.1 in IPv4-compatible form)"),
+        ("64:ff9b::7f00:1", "a loopback address (127.0.0.1 in NAT64 form)"),
+        ("64:ff9b::192.168.0.1", "a private address (192.168.0.1 in NAT64 form)"),
+        ("2002:7f00:1::", "a loopback address (127.0.0.1 in 6to4 form)"),
+        ("2002:a9fe:a9fe:1:2:3:4:5", "a link-local address (169.254.169.254 in 6to4 form)"),
+        ("2002:c0a8:101::1", "a private address (192.168.1.1 in 6to4 form)"),
+        ("2001:0:7f00:1::f7f7:f7f7", "a loopback address (127.0.0.1 in Teredo server form)"),
+        // Teredo's client address is stored with every bit flipped: 80ff:fffe is 127.0.0.1.
+        ("2001:0:808:808::80ff:fffe", "a loopback address (127.0.0.1 in Teredo client form)"),
+        ("2001:0:808:808:8000:ffff:f5ff:fffe", "a private address (10.0.0.1 in Teredo client form)"),
+        ("2001:0:808:808::5601:5601", "a link-local address (169.254.169.254 in Teredo client form)"),
+        ("64:ff9b:1::808:808", "a local-use NAT64 address"),
+        ("64:ff9b:1:ffff::1", "a local-use NAT64 address"),
+    ]
+
+    /// IPv6 addresses carrying public IPv4 ones, or looking like such forms without being one.
+    static let embeddedPublic = [
+        "::8.8.8.8", "64:ff9b::808:808", "2002:808:808::1", "2001:0:808:808::f7f7:f7f7", "2001:4860:4860::8888", "2003:7f00:1::",
+        "64:ff9b:2::7f00:1",
+    ]
+
+    @Test("IPv6 forms carrying a non-public IPv4 address are refused, naming it", arguments: embedded)
+    func embeddedIPv4(text: String, range: String) throws {
+        let bytes = try #require(AddressPolicy.parse(text))
+        #expect(AddressPolicy.nonPublicRange(bytes) == range)
+        #expect(AddressPolicy(denyPrivate: true).refusal(bytes) == "\(AddressPolicy.format(bytes)) is \(range)")
+    }
+
+    @Test("IPv6 forms carrying a public IPv4 address pass", arguments: embeddedPublic)
+    func embeddedPublicIPv4(text: String) throws {
+        #expect(AddressPolicy(denyPrivate: true).refusal(try #require(AddressPolicy.parse(text))) == nil)
+    }
+
     @Test("non-public addresses are refused", arguments: refused)
     func refusedAddresses(text: String) throws {
         let policy = AddressPolicy(denyPrivate: true)

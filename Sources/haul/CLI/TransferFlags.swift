@@ -9,8 +9,9 @@ enum TransferFlags {
     static let options: Set<String> = [
         "--segment-size", "--max-file-size", "--checksum", "--priority", "--layout", "--header", "--ca-cert", "--max-attempts",
         "--extract-to", "--extract-max-size", "--extract-max-ratio", "--upload-to", "--field", "--upload-protocol", "--upload-ca-cert", "--user-agent",
+        "--netrc-file",
     ]
-    static let flags: Set<String> = ["--insecure", "--record-digest", "--extract", "--delete-after-upload", "--allow-downgrade", "--upload-insecure"]
+    static let flags: Set<String> = ["--netrc", "--insecure", "--record-digest", "--extract", "--delete-after-upload", "--allow-downgrade", "--upload-insecure"]
 
     static let help = """
           --segment-size SIZE   bytes per segment (64KiB, 512KiB, 8MiB, 1GiB); default: the first
@@ -22,6 +23,12 @@ enum TransferFlags {
           --checksum ALGO:HEX   verify the finished file (sha256, sha512, sha1, md5)
           --record-digest       record the file's sha256 even without --checksum
           --header 'Name: value'  extra request header (repeatable; values never shown)
+          --header @FILE        the headers in FILE, one 'Name: value' a line ('#' comments):
+                                a secret there is not in the command line, which ps shows
+          --netrc               log in with the entry for the URL's host in $NETRC or
+                                ~/.netrc (machine HOST login USER password PASS, or default);
+                                sent only to that host, never to a redirect's other host
+          --netrc-file FILE     the same from FILE
           --user-agent TEXT     the User-Agent sent to the origin (default haul/VERSION)
           --priority N          higher runs first (default 0)
           --layout inplace|parts  storage layout (default inplace; parts for object-store mounts)
@@ -45,8 +52,61 @@ enum TransferFlags {
           --upload-insecure     do not verify the upload target's TLS certificate
         """
 
+    /// What the flags say that is read from files once for every URL of a command: the
+    /// headers (`--header @FILE` read, `--user-agent` in), and the netrc (`--netrc`, `--netrc-file`).
+    struct Secrets {
+        var headers: [Header]
+        var netrc: Netrc?
+    }
+
+    /// Reads the header files and the netrc the flags name; one that cannot be read, or a
+    /// header that is not one, is a usage error.
+    static func secrets(_ arguments: Arguments) throws -> Secrets {
+        var headers = try HeaderFile.expand(arguments.all("--header"), read: HeaderFile.read)
+        if let agent = arguments.value("--user-agent") {
+            guard !agent.isEmpty, !agent.contains(where: \.isNewline) else { throw HaulError.usage("--user-agent must be one non-empty line") }
+            headers.removeAll { $0.name.lowercased() == "user-agent" }
+            headers.append(Header(name: "User-Agent", value: agent))
+        }
+        return Secrets(headers: headers, netrc: try netrc(arguments))
+    }
+
+    /// The netrc of `--netrc-file FILE`, or of `--netrc` ($NETRC, else ~/.netrc), if asked for.
+    private static func netrc(_ arguments: Arguments) throws -> Netrc? {
+        let environment = ProcessInfo.processInfo.environment
+        let path: String
+        if let file = arguments.value("--netrc-file") {
+            path = file
+        } else if arguments.has("--netrc") {
+            guard let chosen = environment["NETRC"].flatMap({ $0.isEmpty ? nil : $0 }) ?? environment["HOME"].map({ $0 + "/.netrc" }) else {
+                throw HaulError.usage("--netrc finds no netrc: HOME is not set", hint: "give --netrc-file FILE")
+            }
+            path = chosen
+        } else {
+            return nil
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw HaulError.usage("cannot read the netrc file '\(path)'", hint: "create it (machine HOST login USER password PASS), or give --netrc-file FILE")
+        }
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & 0o077 != 0 {
+            Output.error("haul: warning: \(path) can be read by other users; chmod 600 it")
+        }
+        return Netrc(parsing: String(decoding: data, as: UTF8.self))
+    }
+
+    /// Adds the netrc's login for `request`'s host as an `Authorization` header, which goes to
+    /// that origin only (redirects elsewhere drop it), unless the URL has its own `user@` or
+    /// an `Authorization` header was given: those win, as they do for curl.
+    static func authorize(_ request: inout NewTransfer, from netrc: Netrc?) {
+        guard let netrc, let components = URLComponents(string: request.url), components.user == nil, let host = components.host,
+            !request.headers.contains(where: { $0.name.lowercased() == "authorization" }), let entry = netrc.entry(for: host)
+        else { return }
+        request.headers.append(Header(name: "Authorization", value: entry.basicAuthorization))
+    }
+
     /// Validates the URL and every shared flag; nothing touches the database.
-    static func build(url: String, dest: String?, _ arguments: Arguments) throws -> NewTransfer {
+    static func build(url: String, dest: String?, _ arguments: Arguments, _ secrets: Secrets) throws -> NewTransfer {
         let url = try OriginURL.validate(url)
         let dest = try dest.map { try SafePath.validateDestination($0) }
         let segmentSize = try arguments.size("--segment-size")
@@ -61,12 +121,8 @@ enum TransferFlags {
             throw HaulError.usage("--layout '\(layout)' is not a layout", hint: "use inplace (default) or parts")
         }
         request.layout = layout
-        request.headers = try arguments.all("--header").map(Header.parse)
-        if let agent = arguments.value("--user-agent") {
-            guard !agent.isEmpty, !agent.contains(where: \.isNewline) else { throw HaulError.usage("--user-agent must be one non-empty line") }
-            request.headers.removeAll { $0.name.lowercased() == "user-agent" }
-            request.headers.append(Header(name: "User-Agent", value: agent))
-        }
+        request.headers = secrets.headers
+        authorize(&request, from: secrets.netrc)
         request.options.insecure = arguments.has("--insecure") ? true : nil
         request.options.allowDowngrade = arguments.has("--allow-downgrade") ? true : nil
         request.options.recordDigest = arguments.has("--record-digest") ? true : nil

@@ -38,7 +38,7 @@ enum EnqueueCommand: Command {
             return try enqueueManifest(arguments)
         }
         let url = try arguments.expect(1, "URL")[0]
-        var request = try TransferFlags.build(url: url, dest: arguments.value("--dest"), arguments)
+        var request = try TransferFlags.build(url: url, dest: arguments.value("--dest"), arguments, try TransferFlags.secrets(arguments))
         request.options.replaceExisting = arguments.has("--force") ? true : nil
         let session = try DatabaseSession()
         defer { session.close() }
@@ -62,9 +62,15 @@ extension EnqueueCommand {
         guard !batch.trimmingWhitespace().isEmpty else { throw HaulError.usage("--batch needs a name") }
         guard arguments.value("--dest") == nil else { throw HaulError.usage("--dest does not go with --manifest; put DEST on each line") }
         let text = try readManifest(source)
-        var base = try TransferFlags.build(url: "http://manifest.invalid/", dest: nil, arguments)
+        var secrets = try TransferFlags.secrets(arguments)
+        let netrc = secrets.netrc
+        // The netrc's logins go to each line's own host, not to the placeholder's.
+        secrets.netrc = nil
+        var base = try TransferFlags.build(url: "http://manifest.invalid/", dest: nil, arguments, secrets)
         base.options.replaceExisting = arguments.has("--force") ? true : nil
-        let (numbered, invalid) = Manifest.parseNumbered(text, base: base)
+        let (parsed, invalid) = Manifest.parseNumbered(text, base: base)
+        var numbered = parsed
+        for index in numbered.indices { TransferFlags.authorize(&numbered[index].transfer, from: netrc) }
         try report(invalid, source: source, arguments)
         let session = try DatabaseSession()
         defer { session.close() }

@@ -38,6 +38,11 @@ enum GetCommand: Command {
           --json                print the result on stdout: {"id", "url", "state", "path",
                                 "size", "digest", "error"} ({"transfers": [...]} for several)
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
+          --deny-private-addresses  refuse to connect to loopback, link-local, private and
+                                other non-public addresses, checked after DNS on every
+                                connection and redirect, as haul worker does (or
+                                HAUL_DENY_PRIVATE_ADDRESSES=1): for URLs someone else gave
+          --allow-network CIDR  a network reachable even so (repeatable, or HAUL_ALLOW_NETWORKS)
           -q, --quiet           no progress bar; only errors
           -v, --verbose         also print the in-process worker's log lines
         On a terminal the progress line is redrawn in place and fits its width (TERM=dumb:
@@ -50,8 +55,8 @@ enum GetCommand: Command {
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
             words,
-            options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease", "--input-file", "--proxy", "--limit-rate"]),
-            flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json", "--force", "--timestamping"]),
+            options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease", "--input-file", "--proxy", "--limit-rate", "--allow-network"]),
+            flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json", "--force", "--timestamping", "--deny-private-addresses"]),
             short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file", "N": "--timestamping"])
         // A URL given twice (on the command line, or in a list) is one download into one file.
         var seen = Set<ExactText>()
@@ -79,12 +84,14 @@ enum GetCommand: Command {
         // -N replaces an older file, as wget -N does: it is the point of asking.
         let force = arguments.has("--force") || timestamping
         // Every URL and flag is checked before anything is written.
+        let secrets = try TransferFlags.secrets(arguments)
         let requests = try urls.map { url in
-            var request = try TransferFlags.build(url: url, dest: timestamping ? try dest ?? Self.nameFromURL(url) : dest, arguments)
+            var request = try TransferFlags.build(url: url, dest: timestamping ? try dest ?? Self.nameFromURL(url) : dest, arguments, secrets)
             request.options.keepExisting = force ? nil : true
             request.options.timestamping = timestamping ? true : nil
             return request
         }
+        let addressPolicy = try WorkerCommand.addressPolicy(arguments)
         if let proxy = arguments.value("--proxy") { try useProxy(proxy) }
         // `-o /dev/null` is a curl habit: refused before anything is recorded, --force or not.
         if object == nil, let dest { try SpecialFile.refuse(root + "/" + dest, hint: SpecialFile.downloadHint) }
@@ -110,6 +117,7 @@ enum GetCommand: Command {
             config.objectStore = object.store
         }
         config.limitRate = try arguments.size("--limit-rate")
+        config.addressPolicy = addressPolicy
 
         let store = TransferStore(session.connection)
         // One transaction for the whole list: one durable commit instead of one per URL.

@@ -23,6 +23,8 @@ enum UploadCommand: Command {
           --type MIME          Content-Type of the file parts (default: looked up by extension
                                in /etc/mime.types, else application/octet-stream)
           --header 'Name: v'   extra request header (repeatable; credentials never printed)
+          --header @FILE       the headers in FILE, one 'Name: value' a line ('#' comments):
+                               a secret there is not in the command line, which ps shows
           --protocol P         multipart (default) or tus
           --chunk-size SIZE    tus PATCH size (default 8MiB)
           --resume URL         tus: continue this recorded upload URL
@@ -42,10 +44,7 @@ enum UploadCommand: Command {
         _ = try OriginURL.validate(url, uploading: true)
         let files = Array(arguments.positionals.dropLast())
         for file in files { try PathArguments.readableFile(file, role: "FILE", hint: "upload regular files you can read") }
-        let headers = try arguments.all("--header").map { line -> String in
-            _ = try Header.parse(line)
-            return line
-        }
+        let headers = try HeaderFile.expand(arguments.all("--header"), read: HeaderFile.read).map { "\($0.name): \($0.value)" }
         var retry = RetryPolicy()
         retry.attempts = try arguments.positiveInt("--retries") ?? retry.attempts
         let caBundle = arguments.value("--ca-cert") ?? ProcessInfo.processInfo.environment["HAUL_CA_BUNDLE"]

@@ -8,8 +8,11 @@
     GET /endless              200 without a length: 64 MiB of zeros, then the connection closes
     GET /bighead              200 with 1 MiB of response headers
     GET /redirect?to=URL      302 Location: URL (&code=301|303|307|308)
+    GET /auth/NAME?size=N     as /file/, but 401 without one of AUTHORIZATIONS
+    POST /upload              reads the body and answers 200 {} (logged like a GET)
     GET /_log                 JSON: every request so far as {"path", "headers"} (this endpoint excluded)
 """
+import base64
 import json
 import random
 import re
@@ -19,6 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 HUGE = 2**63 - 1
+# What /auth/ accepts: the bearer token and the netrc login (netrc-user:netrc-pass) of the tests.
+AUTHORIZATIONS = {"Bearer s3cr3t-bearer-token", "Basic " + base64.b64encode(b"netrc-user:netrc-pass").decode()}
 LOG = []
 LOCK = threading.Lock()
 
@@ -92,7 +97,9 @@ class Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             return
-        if url.path.startswith("/file/"):
+        if url.path.startswith("/auth/") and self.headers.get("Authorization") not in AUTHORIZATIONS:
+            return self.answer(401, [("WWW-Authenticate", 'Basic realm="haul"')], b"who are you?\n")
+        if url.path.startswith("/file/") or url.path.startswith("/auth/"):
             size = int(query.get("size", ["1000"])[0])
             data = content(url.path, size)
             found = self.requested_range(size)
@@ -101,6 +108,19 @@ class Handler(BaseHTTPRequestHandler):
                 return self.answer(206, [("Content-Range", "bytes %d-%d/%d" % (first, last, size)), ("ETag", '"f"')], data[first : last + 1])
             return self.answer(200, [("ETag", '"f"')], data)
         self.answer(404, [], b"not here\n")
+
+    def do_POST(self):
+        with LOCK:
+            LOG.append({"path": self.path, "headers": {k: v for k, v in self.headers.items()}})
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                self.rfile.read(size + 2)
+                if size == 0:
+                    break
+        else:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.answer(200, [("Content-Type", "application/json")], b"{}")
 
     def answer(self, status, headers, body):
         self.send_response(status)
