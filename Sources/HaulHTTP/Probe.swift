@@ -17,7 +17,7 @@ public enum ProbeOutcome: Equatable, Sendable {
         case 206:
             guard let range = head.contentRange, range.first == 0, let last = range.last else {
                 throw HaulError(
-                    .badContentRange, "origin answered 206 with Content-Range '\(head["content-range"] ?? "")' to a request for bytes 0-\(requestedLast)",
+                    .badContentRange, "origin answered 206 with Content-Range '\(SafeText.cleanLine(head["content-range"] ?? ""))' to a request for bytes 0-\(requestedLast)",
                     hint: "the origin's range support is broken", transient: true)
             }
             guard let total = range.total else {

@@ -22,13 +22,35 @@ struct SecurityTextTests {
         #expect(Redaction.url(url) == shown)
     }
 
-    @Test func controlAndBidiCharactersAreStripped() {
-        #expect(SafeText.clean("invoice\u{202E}fdp.exe") == "invoicefdp.exe")
-        #expect(SafeText.clean("a\u{2066}b\u{2069}c\u{202A}d\u{202B}e\u{202C}f\u{202D}g\u{2067}h\u{2068}") == "abcdefgh")
-        #expect(SafeText.clean("bell\u{07}esc\u{1B}[31mnul\u{0}del\u{7F}c1\u{85}\u{9B}end") == "bellesc[31mnuldelc1end")
-        #expect(SafeText.clean("line\nbreak\ttab") == "linebreaktab")
-        #expect(SafeText.clean("Grüße 日本 🚀.txt") == "Grüße 日本 🚀.txt")
-        #expect(SafeText.cleanLine("two\nlines\r\nand\u{202E}more") == "two lines  andmore")
+    /// Text a hostile peer may send, and how it is shown on one line: every control, escape
+    /// and direction character becomes U+FFFD (tabs and line breaks a space); nothing else changes.
+    static let hostileLines: [(String, String)] = [
+        ("Not \u{1B}]52;c;aGk=\u{07}Found", "Not \u{FFFD}]52;c;aGk=\u{FFFD}Found"),
+        ("\u{1B}[2J\u{1B}[31mred", "\u{FFFD}[2J\u{FFFD}[31mred"),
+        ("c1 \u{9B}31m \u{85}\u{80}\u{9F}", "c1 \u{FFFD}31m \u{FFFD}\u{FFFD}\u{FFFD}"),
+        ("invoice\u{202E}fdp.exe", "invoice\u{FFFD}fdp.exe"),
+        ("\u{202A}\u{202B}\u{202C}\u{202D}\u{2066}\u{2067}\u{2068}\u{2069}\u{200E}\u{200F}\u{061C}", String(repeating: "\u{FFFD}", count: 11)),
+        ("bell\u{07}nul\u{0}del\u{7F}bs\u{08}", "bell\u{FFFD}nul\u{FFFD}del\u{FFFD}bs\u{FFFD}"),
+        ("two\nlines\r\nand\ttab", "two lines  and tab"),
+        ("Grüße 日本 🚀 «ok» \u{A0}\u{200B}", "Grüße 日本 🚀 «ok» \u{A0}\u{200B}"),
+    ]
+
+    @Test("control, escape and direction characters are replaced visibly", arguments: hostileLines)
+    func cleanLine(text: String, shown: String) {
+        #expect(SafeText.cleanLine(text) == shown)
+        #expect(!SafeText.cleanLine(text).unicodeScalars.contains(where: SafeText.isUnsafe))
+    }
+
+    @Test func cleanTextKeepsLinesAndTabs() {
+        #expect(SafeText.cleanText("{\n\t\"a\": 1\r\n}") == "{\n\t\"a\": 1\n}")
+        #expect(SafeText.cleanText("x\u{1B}[2Jy\rz\u{9B}\u{202E}\r") == "x\u{FFFD}[2Jy\u{FFFD}z\u{FFFD}\u{FFFD}\u{FFFD}")
+        #expect(SafeText.cleanText("plain\ntext") == "plain\ntext")
+    }
+
+    @Test func namesLoseTheirControlAndBidiCharacters() {
+        #expect(SafeText.strip("invoice\u{202E}fdp.exe") == "invoicefdp.exe")
+        #expect(SafeText.strip("bell\u{07}esc\u{1B}[31mnul\u{0}del\u{7F}c1\u{85}\u{9B}end\ttab") == "bellesc[31mnuldelc1endtab")
+        #expect(SafeText.strip("Grüße 日本 🚀.txt") == "Grüße 日本 🚀.txt")
     }
 
     @Test func originsCompareSchemeHostAndPort() throws {
