@@ -22,6 +22,44 @@ struct SecurityTextTests {
         #expect(Redaction.url(url) == shown)
     }
 
+    /// Query parameter names whose values are secrets, in the forms they are met: any name
+    /// holding token, secret, sig, key, auth, session, pass, pwd, jwt, credential or policy.
+    static let secretNames = [
+        "token", "access_token", "access-token", "accessToken", "auth_token", "refresh_token", "id_token", "private_token",
+        "X-Amz-Security-Token", "x-amz-signature", "X-Amz-Credential", "X-Goog-Signature", "x-goog-credential", "sig", "sv-sig",
+        "Signature", "key", "api-key", "api_key", "apikey", "API_KEY", "access_key", "AccessKeyId", "Key-Pair-Id", "secret",
+        "client_secret", "password", "passwd", "pass", "pwd", "jwt", "session", "sessionid", "SESSION_ID", "auth", "Authorization",
+        "Policy", "credential", "credentials", "%74oken", "X%2DAmz%2DSignature", "api%5Fkey", "my+secret",
+    ]
+    /// Names that must stay readable: nothing in them says secret.
+    static let plainNames = ["page", "sort", "q", "sv", "se", "sp", "X-Amz-Algorithm", "X-Amz-Date", "X-Amz-Expires", "Expires", "id", "name", "v"]
+
+    @Test("a query parameter whose name says secret has its value hidden", arguments: secretNames)
+    func secretParameter(name: String) {
+        let url = "https://h.example/f.iso?page=2&\(name)=s3cr3tV4lue&sort=asc"
+        #expect(Redaction.isSecretQueryKey(name))
+        #expect(Redaction.url(url) == "https://h.example/f.iso?page=2&\(name)=***&sort=asc")
+        #expect(!Redaction.url(url).contains("s3cr3tV4lue"))
+        #expect(Redaction.secrets(in: url).contains("s3cr3tV4lue"))
+    }
+
+    @Test("a query parameter whose name says nothing secret is shown", arguments: plainNames)
+    func plainParameter(name: String) {
+        #expect(!Redaction.isSecretQueryKey(name))
+        #expect(Redaction.url("https://h.example/f?\(name)=visible") == "https://h.example/f?\(name)=visible")
+    }
+
+    @Test func secretsInEveryFormOfQuery() {
+        // `;` separates pairs for some servers; an empty value has nothing to hide but is marked alike.
+        #expect(Redaction.url("https://h/x?a=1;token=abc;b=2") == "https://h/x?a=1;token=***;b=2")
+        #expect(Redaction.url("https://h/x?token=") == "https://h/x?token=***")
+        #expect(Redaction.url("https://h/x?token") == "https://h/x?token")
+        #expect(Redaction.url("https://h/x?&&jwt=a.b.c&") == "https://h/x?&&jwt=***&")
+        #expect(Redaction.url("https://u:p4ss@h/x?Policy=eyJ&Key-Pair-Id=K2&Signature=Zm9v") == "https://***@h/x?Policy=***&Key-Pair-Id=***&Signature=***")
+        #expect(Redaction.secrets(in: "https://bob:pa55@h/x?access-token=a%2Bb&q=1") == ["bob:pa55", "bob", "pa55", "a%2Bb", "a+b"])
+        #expect(Redaction.secrets(in: "https://h/x?q=1") == [])
+    }
+
     /// Text a hostile peer may send, and how it is shown on one line: every control, escape
     /// and direction character becomes U+FFFD (tabs and line breaks a space); nothing else changes.
     static let hostileLines: [(String, String)] = [

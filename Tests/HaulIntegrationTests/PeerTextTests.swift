@@ -2,9 +2,9 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// What a peer says reaches a terminal, a log or JSON only made safe: a hostile origin or
-/// upload server drives no terminal.
-@Suite("security: peer text")
+/// What a peer says and what a URL carries reach a terminal, a log or JSON only made safe: a
+/// hostile origin, upload server or S3 drives no terminal, and no secret of a URL is shown.
+@Suite("security: peer text and secrets in URLs")
 struct PeerTextTests {
     /// The scalars that must never reach a terminal raw: C0 controls but line feed and tab,
     /// DEL, C1 controls, bidi embeddings, overrides, isolates and marks.
@@ -110,5 +110,48 @@ struct PeerTextTests {
         let status = try Run.haul(["status", try Self.id(ofGet: get.stdout), "--json"], database: database.url)
         #expect(status.stdout.contains("InvalidArgument: Not"), "\(status.stdout)")
         for value in try Self.strings(inJSON: status.stdout) { Self.expectInert(value, "a string of haul status --json") }
+    }
+
+    /// A query parameter of each kind a signed URL or an API puts its secret in, none of which
+    /// is on a list: the value is hidden because the name says what it is.
+    static let secretParameters = [
+        "access-token", "auth_token", "api-key", "refresh_token", "id_token", "passwd", "pwd", "jwt", "session", "auth", "access_key",
+        "Policy", "Key-Pair-Id", "sv-sig", "X-Amz-Security-Token", "client_secret", "Credential",
+    ]
+
+    @Test("no secret of a URL's query is shown by get, its worker's log, status, list, --json or the dashboard")
+    func secretsInURLs() throws {
+        let origin = try HostileOrigin()
+        let served = try DashboardTests.Served("url-secrets", token: nil)
+        let database = served.cluster.database.url
+        let work = Harness.temporaryDirectory("url-secrets")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let secrets = Self.secretParameters.indices.map { "S3CR3T\($0)x" }
+        let query = zip(Self.secretParameters, secrets).map { "\($0)=\($1)" }.joined(separator: "&")
+        let url = origin.base + "/hostile?code=404&page=2&" + query
+
+        // -v: the in-process worker's log lines too.
+        let get = try Run.haul(["get", url, "-o", work + "/", "--json", "-v"], database: database, directory: work)
+        #expect(get.status == 1)
+        #expect(get.stderr.contains("/hostile?code=404&page=2&access-token=***"), "the URL is shown, its secrets hidden: \(get.stderr)")
+        let id = try Self.id(ofGet: get.stdout)
+        var outputs = [("haul get", get.stdout + get.stderr)]
+        for arguments in [["status", id], ["list"], ["status", id, "--json"], ["list", "--json"]] {
+            let shown = try Run.haul(arguments, database: database)
+            #expect(shown.status == 0, "\(arguments): \(shown.stderr)")
+            #expect(shown.stdout.contains("page=2&access-token=***&auth_token=***"), "\(arguments) shows the URL: \(shown.stdout)")
+            outputs.append(("haul \(arguments.joined(separator: " "))", shown.stdout + shown.stderr))
+        }
+        for path in ["/", "/transfers", "/transfers/\(id)", "/api/transfers", "/api/transfers/\(id)"] {
+            let page = try served.request("GET", path)
+            #expect(page.status == 200, "\(path)")
+            outputs.append(("the dashboard's \(path)", page.body))
+        }
+        #expect(outputs.contains { $0.1.contains("Key-Pair-Id=***&sv-sig=***") }, "the dashboard and the CLI show the URL")
+        for (what, text) in outputs {
+            for (name, secret) in zip(Self.secretParameters, secrets) {
+                #expect(!text.contains(secret), "\(what) shows the value of \(name): \(text)")
+            }
+        }
     }
 }
