@@ -23,13 +23,7 @@ public enum Redaction {
     /// combining mark is one `Character` that is none of them, yet a server splits there.
     public static func url(_ text: String) -> String {
         var result = text
-        if let schemeEnd = result.range(of: "://") {
-            let authority = result.unicodeScalars[schemeEnd.upperBound...]
-            let authorityEnd = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? result.endIndex
-            if let at = result.unicodeScalars[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
-                result.replaceSubrange(schemeEnd.upperBound..<at, with: "***")
-            }
-        }
+        if let userinfo = userinfoRange(in: text) { result.replaceSubrange(userinfo, with: "***") }
         guard let question = result.unicodeScalars.firstIndex(of: "?") else { return result }
         var shown = String(Substring(result.unicodeScalars[...question]))
         for (pair, separator) in queryPairs(result.unicodeScalars[result.unicodeScalars.index(after: question)...]) {
@@ -41,6 +35,14 @@ public enum Redaction {
             if let separator { shown.unicodeScalars.append(separator) }
         }
         return shown
+    }
+
+    /// Where the `user:password` before an `@` of the authority is, if there is one.
+    private static func userinfoRange(in url: String) -> Range<String.Index>? {
+        guard let schemeEnd = url.range(of: "://") else { return nil }
+        let authority = url.unicodeScalars[schemeEnd.upperBound...]
+        let authorityEnd = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? url.endIndex
+        return url.unicodeScalars[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@").map { schemeEnd.upperBound..<$0 }
     }
 
     /// The query's `name=value` pairs, each with the separator after it (`&`, or `;` as some
@@ -76,14 +78,10 @@ public enum Redaction {
     public static func secrets(in url: String) -> [String] {
         var found: [String] = []
         let scalars = url.unicodeScalars
-        if let schemeEnd = url.range(of: "://") {
-            let authority = scalars[schemeEnd.upperBound...]
-            let authorityEnd = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? url.endIndex
-            if let at = scalars[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
-                let userinfo = String(Substring(scalars[schemeEnd.upperBound..<at]))
-                found.append(userinfo)
-                found += userinfo.unicodeScalars.split(separator: ":").map { String(Substring($0)) }
-            }
+        if let range = userinfoRange(in: url) {
+            let userinfo = String(Substring(scalars[range]))
+            found.append(userinfo)
+            found += userinfo.unicodeScalars.split(separator: ":").map { String(Substring($0)) }
         }
         guard let question = scalars.firstIndex(of: "?") else { return found }
         for (pair, _) in queryPairs(scalars[scalars.index(after: question)...]) {
