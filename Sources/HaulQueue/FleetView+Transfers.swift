@@ -117,7 +117,10 @@ extension FleetView {
             SELECT at::text AS at, from_state, to_state, error FROM (
                 SELECT * FROM transfer_events WHERE transfer_id = $1 ORDER BY id DESC LIMIT $2) e ORDER BY id
             """, [id, limit]
-        ).rows.map { TransferEvent(at: try $0.string("at"), from: try $0.string("from_state"), to: try $0.string("to_state"), error: $0["error"].map(SafeText.cleanLine)) }
+        ).rows.map {
+            TransferEvent(
+                at: try $0.string("at"), from: try $0.string("from_state"), to: try $0.string("to_state"), error: $0["error"].map(SafeText.cleanLine))
+        }
     }
 
     /// Where transfer `id` belongs: its origin host and batch name.

@@ -87,7 +87,8 @@ struct PeerTextTests {
         for protocolName in ["multipart", "tus"] {
             let upload = try Run.haul(["upload", file, origin.base + "/hostile?code=403", "--protocol", protocolName], database: nil)
             #expect(upload.status == 1, "\(protocolName): \(upload.stderr)")
-            #expect(upload.stderr.contains("403 Not") && upload.stderr.contains("refused: Not"), "the status and the server's message are shown: \(upload.stderr)")
+            #expect(
+                upload.stderr.contains("403 Not") && upload.stderr.contains("refused: Not"), "the status and the server's message are shown: \(upload.stderr)")
             Self.expectInert(upload.stdout + upload.stderr, "haul upload --protocol \(protocolName)")
         }
     }
