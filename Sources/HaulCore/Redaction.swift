@@ -4,40 +4,92 @@ import Foundation
 /// `Proxy-Authorization` and `Cookie` header values, and secret-looking query parameters.
 public enum Redaction {
     private static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token"]
-    private static let secretQueryKeys: Set<String> = [
-        "token", "signature", "sig", "key", "secret", "password", "access_token", "api_key", "apikey", "client_secret", "private_token",
-        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
+    /// A query parameter whose name holds one of these (case-insensitively, after
+    /// percent-decoding) carries a secret: a rule by pattern rather than a list of names, so
+    /// `access-token`, `X-Amz-Security-Token`, `sv-sig`, `Key-Pair-Id`, `Policy`, `passwd` or
+    /// `jwt` are caught alike, and a name never seen before is caught when it says what it is.
+    /// It errs towards hiding: `author` or `keyword` are hidden too.
+    public static let secretQueryWords = [
+        "token", "secret", "sig", "key", "auth", "session", "pass", "pwd", "jwt", "credential", "policy",
     ]
 
-    /// The URL with any `user:password@` replaced by `***@` and secret query values by `***`
-    /// (signed-URL keys such as `X-Amz-Signature` or `sig`, API keys and tokens), keys compared
-    /// case-insensitively after percent-decoding, so `X%2DAmz%2DSignature` is caught too.
+    /// The URL with any `user:password@` replaced by `***@` and the value of every secret query
+    /// parameter (``isSecretQueryKey(_:)``: signed-URL keys such as `X-Amz-Signature` or `sig`,
+    /// API keys, tokens, passwords, sessions) by `***`; names are compared case-insensitively
+    /// after percent-decoding, so `X%2DAmz%2DSignature` is caught too. The one function every
+    /// URL Haul shows (in a message, a log line, `haul list`/`status`, the dashboard) goes through.
     ///
     /// The delimiters are found among scalars, not `Character`s: a `@`, `&` or `=` followed by a
     /// combining mark is one `Character` that is none of them, yet a server splits there.
     public static func url(_ text: String) -> String {
         var result = text
-        if let schemeEnd = result.range(of: "://") {
-            let authority = result.unicodeScalars[schemeEnd.upperBound...]
-            let authorityEnd = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? result.endIndex
-            if let at = result.unicodeScalars[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
-                result.replaceSubrange(schemeEnd.upperBound..<at, with: "***")
-            }
-        }
+        if let userinfo = userinfoRange(in: text) { result.replaceSubrange(userinfo, with: "***") }
         guard let question = result.unicodeScalars.firstIndex(of: "?") else { return result }
-        let pairs = result.unicodeScalars[result.unicodeScalars.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false)
-        let query = pairs.map { pair -> String in
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String(Substring($0)) }
-            guard parts.count == 2, isSecretQueryKey(parts[0]) else { return String(Substring(pair)) }
-            return "\(parts[0])=***"
+        var shown = String(Substring(result.unicodeScalars[...question]))
+        for (pair, separator) in queryPairs(result.unicodeScalars[result.unicodeScalars.index(after: question)...]) {
+            if let (key, _) = secretPair(pair) {
+                shown += key + "=***"
+            } else {
+                shown += String(Substring(pair))
+            }
+            if let separator { shown.unicodeScalars.append(separator) }
         }
-        return String(Substring(result.unicodeScalars[...question])) + query.joined(separator: "&")
+        return shown
     }
 
-    /// Whether a query parameter named `key` (as written in the URL) carries a secret.
+    /// Where the `user:password` before an `@` of the authority is, if there is one.
+    private static func userinfoRange(in url: String) -> Range<String.Index>? {
+        guard let schemeEnd = url.range(of: "://") else { return nil }
+        let authority = url.unicodeScalars[schemeEnd.upperBound...]
+        let authorityEnd = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? url.endIndex
+        return url.unicodeScalars[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@").map { schemeEnd.upperBound..<$0 }
+    }
+
+    /// The query's `name=value` pairs, each with the separator after it (`&`, or `;` as some
+    /// servers take it too; `nil` after the last).
+    private static func queryPairs(_ query: Substring.UnicodeScalarView) -> [(Substring.UnicodeScalarView, Unicode.Scalar?)] {
+        var pairs: [(Substring.UnicodeScalarView, Unicode.Scalar?)] = []
+        var start = query.startIndex
+        for index in query.indices where query[index] == "&" || query[index] == ";" {
+            pairs.append((query[start..<index], query[index]))
+            start = query.index(after: index)
+        }
+        pairs.append((query[start...], nil))
+        return pairs
+    }
+
+    /// The name and value of a pair whose value is a secret, as written.
+    private static func secretPair(_ pair: Substring.UnicodeScalarView) -> (key: String, value: String)? {
+        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map { String(Substring($0)) }
+        guard parts.count == 2, isSecretQueryKey(parts[0]) else { return nil }
+        return (parts[0], parts[1])
+    }
+
+    /// Whether a query parameter named `key` (as written in the URL) carries a secret: its
+    /// name holds one of ``secretQueryWords``.
     public static func isSecretQueryKey(_ key: String) -> Bool {
         let decoded = (key.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? key).lowercased()
-        return secretQueryKeys.contains(decoded)
+        return secretQueryWords.contains { decoded.contains($0) }
+    }
+
+    /// The secrets a URL carries, as written in it: its userinfo (whole, and the user and the
+    /// password apart) and the values of its secret query parameters, percent-encoded and
+    /// decoded. For scrubbing free text that may echo them (a server's error message).
+    public static func secrets(in url: String) -> [String] {
+        var found: [String] = []
+        let scalars = url.unicodeScalars
+        if let range = userinfoRange(in: url) {
+            let userinfo = String(Substring(scalars[range]))
+            found.append(userinfo)
+            found += userinfo.unicodeScalars.split(separator: ":").map { String(Substring($0)) }
+        }
+        guard let question = scalars.firstIndex(of: "?") else { return found }
+        for (pair, _) in queryPairs(scalars[scalars.index(after: question)...]) {
+            guard let (_, value) = secretPair(pair), !value.isEmpty else { continue }
+            found.append(value)
+            if let decoded = value.replacingOccurrences(of: "+", with: " ").removingPercentEncoding, decoded != value { found.append(decoded) }
+        }
+        return found
     }
 
     /// Whether a header's value must never be shown.

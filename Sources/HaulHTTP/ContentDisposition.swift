@@ -33,7 +33,7 @@ public enum ContentDisposition {
     /// that is neither (see `PathText`).
     public static func sanitize(_ name: String) -> String? {
         let base = name.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map { String($0) } ?? ""
-        var cleaned = SafeText.clean(base)
+        var cleaned = SafeText.strip(base)
         cleaned = cleaned.trimmingWhitespace()
         while cleaned.unicodeScalars.first == "." { cleaned.unicodeScalars.removeFirst() }
         cleaned = shortened(cleaned, toBytes: 200)

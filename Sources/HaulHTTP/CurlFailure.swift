@@ -13,11 +13,12 @@ public enum CurlFailure {
     }
 
     /// The error for `code` on a request to `url` after `bytes` body bytes; `detail` is
-    /// libcurl's error buffer (empty: its generic text for the code).
+    /// libcurl's error buffer (empty: its generic text for the code), which may quote what the
+    /// peer sent and is made safe to show (`SafeText.cleanLine`).
     public static func error(_ code: CURLcode, detail: String, url: String, bytes: Int64, direction: Direction = .download) -> HaulError {
         let host = OriginURL.hostKey(url)
         let shown = Redaction.url(url)
-        let why = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        let why = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : SafeText.cleanLine(detail)
         let peer = direction == .download ? "origin \(host)" : "upload target \(host)"
         let what = direction == .download ? "download from \(host)" : "upload to \(shown)"
         switch code {

@@ -16,8 +16,9 @@ public enum ProbeOutcome: Equatable, Sendable {
         switch head.status {
         case 206:
             guard let range = head.contentRange, range.first == 0, let last = range.last else {
+                let sent = SafeText.cleanLine(head["content-range"] ?? "")
                 throw HaulError(
-                    .badContentRange, "origin answered 206 with Content-Range '\(head["content-range"] ?? "")' to a request for bytes 0-\(requestedLast)",
+                    .badContentRange, "origin answered 206 with Content-Range '\(sent)' to a request for bytes 0-\(requestedLast)",
                     hint: "the origin's range support is broken", transient: true)
             }
             guard let total = range.total else {

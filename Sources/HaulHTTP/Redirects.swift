@@ -23,7 +23,7 @@ extension FetchRequest {
         }
         guard let resolved = Origin.resolve(location, against: url), let to = Origin(url: resolved), let from = Origin(url: url) else {
             throw HaulError(
-                .redirectScheme, "\(shown) redirected to '\(SafeText.clean(Redaction.url(location)))', which is not http or https",
+                .redirectScheme, "\(shown) redirected to '\(SafeText.cleanLine(Redaction.url(location)))', which is not http or https",
                 hint: "haul follows redirects only to http and https")
         }
         if from.scheme == "https" && to.scheme == "http" {

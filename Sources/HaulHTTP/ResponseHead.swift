@@ -4,7 +4,8 @@ import HaulCore
 public struct ResponseHead: Sendable, Equatable {
     /// The HTTP status code.
     public var status: Int
-    /// The reason phrase, e.g. `Not Found` (empty under HTTP/2).
+    /// The reason phrase, e.g. `Not Found` (empty under HTTP/2), made safe to show
+    /// (`SafeText.cleanLine`): the origin chooses it, escape sequences included.
     public var reason: String
     /// Header fields by lowercased name; a repeated field keeps its last value.
     public var headers: [String: String]
@@ -14,7 +15,7 @@ public struct ResponseHead: Sendable, Equatable {
     /// Creates a head.
     public init(status: Int, reason: String = "", headers: [String: String] = [:], url: String? = nil) {
         self.status = status
-        self.reason = reason
+        self.reason = SafeText.cleanLine(reason)
         self.headers = headers
         self.url = url
     }
@@ -57,7 +58,7 @@ public struct ResponseHead: Sendable, Equatable {
         if trimmed.starts(with: "HTTP/".utf8) {
             let parts = String(decoding: trimmed, as: UTF8.self).split(separator: " ", maxSplits: 2)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            reason = parts.count > 2 ? String(parts[2]) : ""
+            reason = parts.count > 2 ? SafeText.cleanLine(String(parts[2])) : ""
             headers = Dictionary(minimumCapacity: 16)
         } else if let colon = trimmed.firstIndex(of: UInt8(ascii: ":")) {
             let value = UnsafeRawBufferPointer(rebasing: trimmed[(colon + 1)...].trimmingASCIIWhitespace())

@@ -220,7 +220,7 @@ public struct Batches {
             : try db.query(
                 "SELECT id, coalesce(error, '') AS error FROM transfers WHERE batch_id = $1 AND state = 'failed' ORDER BY id LIMIT 20", [id]
             )
-            .rows.map { (try $0.int64("id"), try $0.string("error")) }
+            .rows.map { (try $0.int64("id"), SafeText.cleanLine(try $0.string("error"))) }
         return Summary(
             name: name, countsByState: counts, total: counts.values.reduce(0, +), bytesDone: done, bytesKnown: known, unchanged: unchanged,
             rate: seconds.flatMap { $0 > 0 ? Double(done) / $0 : nil }, failures: failures)

@@ -82,6 +82,7 @@ extension FleetView {
         public let attempts: Int
         /// The worker holding it (running) or that last held it.
         public let worker: String?
+        /// Why its last attempt failed, made safe to show (`SafeText.cleanLine`).
         public let lastError: String?
     }
 
@@ -96,7 +97,7 @@ extension FleetView {
             SegmentDetail(
                 index: try $0.int("idx"), state: SegmentState(rawValue: try $0.string("state")) ?? .failed, offset: try $0.int64("byte_offset"),
                 length: try $0.optionalInt64("length"), bytesDone: try $0.int64("bytes_done"), attempts: try $0.int("attempts"),
-                worker: $0["worker_id"], lastError: $0["last_error"])
+                worker: $0["worker_id"], lastError: $0["last_error"].map(SafeText.cleanLine))
         }
     }
 
@@ -105,6 +106,7 @@ extension FleetView {
         public let at: String
         public let from: String
         public let to: String
+        /// Why it failed, made safe to show (`SafeText.cleanLine`).
         public let error: String?
     }
 
@@ -115,7 +117,10 @@ extension FleetView {
             SELECT at::text AS at, from_state, to_state, error FROM (
                 SELECT * FROM transfer_events WHERE transfer_id = $1 ORDER BY id DESC LIMIT $2) e ORDER BY id
             """, [id, limit]
-        ).rows.map { TransferEvent(at: try $0.string("at"), from: try $0.string("from_state"), to: try $0.string("to_state"), error: $0["error"]) }
+        ).rows.map {
+            TransferEvent(
+                at: try $0.string("at"), from: try $0.string("from_state"), to: try $0.string("to_state"), error: $0["error"].map(SafeText.cleanLine))
+        }
     }
 
     /// Where transfer `id` belongs: its origin host and batch name.

@@ -1,7 +1,10 @@
 import HaulCore
 import HaulPostgres
 
-/// What `haul status` and `haul list` show of a transfer. Secrets are already redacted.
+/// What `haul status`, `haul list`, `haul get` and the dashboard show of a transfer. Secrets
+/// are already redacted (`Redaction.url`), and the text a peer chose (an origin's reason
+/// phrase in `error`, its `ETag`) or a row recorded by an older version holds is made safe to
+/// show (`SafeText.cleanLine`). `dest` is kept as recorded: it names the file.
 public struct TransferStatus: Sendable {
     public let id: Int64
     public let url: String
@@ -69,7 +72,7 @@ public struct TransferStatus: Sendable {
 
     init(_ row: PostgresRow) throws {
         id = try row.int64("id")
-        url = Redaction.url(try row.string("url"))
+        url = SafeText.cleanLine(Redaction.url(try row.string("url")))
         dest = row["dest"]
         state = TransferState(rawValue: try row.string("state")) ?? .failed
         unchanged = try row.bool("unchanged")
@@ -78,12 +81,12 @@ public struct TransferStatus: Sendable {
         segmentCount = try row.int("segments")
         segmentsDone = try row.int("done")
         segmentsRunning = try row.int("running")
-        error = row["error"]
+        error = row["error"].map(SafeText.cleanLine)
         errorCode = row["error_code"]
         expectedDigest = row["expected_digest"]
         computedDigest = row["computed_digest"]
-        etag = row["etag"]
-        lastModified = row["last_modified"]
+        etag = row["etag"].map(SafeText.cleanLine)
+        lastModified = row["last_modified"].map(SafeText.cleanLine)
         priority = try row.int("priority")
         layout = try row.string("layout")
         attempts = try row.int("attempts")
@@ -92,6 +95,6 @@ public struct TransferStatus: Sendable {
         createdAt = try row.string("created_at")
         finishedAt = row["finished_at"]
         retryIn = try row.optionalDouble("retry_in")
-        retryReason = row["retry_reason"]
+        retryReason = row["retry_reason"].map(SafeText.cleanLine)
     }
 }

@@ -166,7 +166,7 @@ private final class CurlCall {
         if feed?.isCanceled == true { throw HaulError(.interrupted, "the upload to S3 was stopped", transient: true) }
         if sinkStopped { throw HaulError(.interrupted, "reading from S3 was stopped", transient: true) }
         guard code == CURLE_OK else {
-            let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+            let detail = errorBuffer[0] != 0 ? SafeText.cleanLine(String(cString: errorBuffer)) : String(cString: curl_easy_strerror(code))
             throw HaulError(.network, "cannot reach \(config.endpoint): \(detail)", transient: true)
         }
         var status = 0

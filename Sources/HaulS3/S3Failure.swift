@@ -4,10 +4,14 @@ import HaulCore
 public enum S3Failure {
     /// The error for an answer of `status` with S3 error `code` (`nil` for a body-less HEAD
     /// answer) to `doing` (e.g. "create an upload for s3://b/k"). `bucketRegion` is the
-    /// `x-amz-bucket-region` header, when the server sent one.
+    /// `x-amz-bucket-region` header, when the server sent one. The server chooses `code`,
+    /// `message` and `bucketRegion`: they are made safe to show (`SafeText.cleanLine`) here.
     public static func error(
         status: Int, code: String?, message: String?, bucketRegion: String?, doing: String, bucket: String, config: S3Config
     ) -> HaulError {
+        let code = code.map(SafeText.cleanLine)
+        let message = message.map(SafeText.cleanLine)
+        let bucketRegion = bucketRegion.map(SafeText.cleanLine)
         let detail = [code, message].compactMap { $0 }.joined(separator: ": ")
         let said = detail.isEmpty ? "HTTP \(status)" : "HTTP \(status) \(detail)"
         let endpoint = config.endpoint

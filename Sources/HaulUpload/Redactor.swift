@@ -5,7 +5,8 @@ import HaulCore
 /// messages and the server's replies, which may echo a token back.
 ///
 /// It collects the values of credential headers (``HaulCore/Redaction/isSecretHeader(_:)``) and
-/// the URL's userinfo, and replaces them wherever they appear. URLs and header lines themselves
+/// the URL's secrets (``HaulCore/Redaction/secrets(in:)``: its userinfo and secret query
+/// values), and replaces them wherever they appear. URLs and header lines themselves
 /// go through ``HaulCore/Redaction`` instead.
 public struct Redactor: Sendable {
     /// What a secret is replaced with, as ``HaulCore/Redaction`` does.
@@ -25,14 +26,7 @@ public struct Redactor: Sendable {
             found.append(value)
             found += value.split(separator: " ").dropFirst().map(String.init)
         }
-        if let scheme = url.range(of: "://") {
-            let authority = url[scheme.upperBound...].prefix { !"/?#".contains($0) }
-            if let at = authority.lastIndex(of: "@") {
-                let userinfo = authority[..<at]
-                found.append(String(userinfo))
-                found += userinfo.split(separator: ":").map(String.init)
-            }
-        }
+        found += Redaction.secrets(in: url)
         secrets = found.filter { $0.count >= Self.shortestScrubbed }.sorted { $0.count > $1.count }
     }
 

@@ -28,7 +28,7 @@ public enum TusLocation {
 
     private static func refused(_ url: String, _ endpoint: String, why: String) -> HaulError {
         HaulError(
-            .badServer, "the tus upload URL '\(SafeText.clean(Redaction.url(url)))' \(why)",
+            .badServer, "the tus upload URL '\(SafeText.cleanLine(Redaction.url(url)))' \(why)",
             hint: "the tus server at \(Redaction.url(endpoint)) must answer with a Location on its own scheme, host and port")
     }
 }

@@ -9,6 +9,7 @@ public struct UploadResponse: Sendable {
     /// The HTTP status code, such as 201.
     public var status: Int
     /// The reason phrase from the status line (`Created`); empty over HTTP/2, which has none.
+    /// Made safe to show (`SafeText.cleanLine`): the server chooses it, escape sequences included.
     public var reason: String
     /// The response headers in the order received, names as the server spelled them.
     public var headers: [(name: String, value: String)]
@@ -20,7 +21,7 @@ public struct UploadResponse: Sendable {
     /// An answer; `reason` and `headers` as parsed from the wire.
     public init(status: Int, reason: String = "", headers: [(name: String, value: String)] = [], body: Data = Data(), bodyTruncated: Bool = false) {
         self.status = status
-        self.reason = reason
+        self.reason = SafeText.cleanLine(reason)
         self.headers = headers
         self.body = body
         self.bodyTruncated = bodyTruncated
@@ -51,7 +52,7 @@ public struct UploadResponse: Sendable {
     /// The server's own explanation: a JSON `detail`/`message`/`error`/`title` string; for an
     /// HTML error page, its `<title>` (else its `<h1>`) unless that only repeats the status line
     /// (nginx's `413 Request Entity Too Large`); else the first line of the body. At most 200
-    /// characters; empty when there is none.
+    /// characters, made safe to show (`SafeText.cleanLine`); empty when there is none.
     public var serverMessage: String {
         if let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] {
             for key in ["detail", "message", "error", "title"] {
@@ -91,7 +92,7 @@ public struct UploadResponse: Sendable {
             switch status {
             case 401, 403: "check the credentials given with --header"
             case 413: "the server refuses files this large"
-            case 300..<400: "uploads do not follow redirects; use the URL it points to (\(Redaction.url(header("Location") ?? "?")))"
+            case 300..<400: "uploads do not follow redirects; use the URL it points to (\(SafeText.cleanLine(Redaction.url(header("Location") ?? "?"))))"
             default: nil
             }
         let code: HaulError.Code = transient ? "server-error" : "upload-rejected"
@@ -101,7 +102,7 @@ public struct UploadResponse: Sendable {
     }
 
     private static func oneLine(_ text: String) -> String {
-        let flat = text.split(whereSeparator: \.isNewline).joined(separator: " ").trimmingWhitespace()
+        let flat = SafeText.cleanLine(text.split(whereSeparator: \.isNewline).joined(separator: " ").trimmingWhitespace())
         return flat.count > 200 ? String(flat.prefix(200)) + "…" : flat
     }
 }

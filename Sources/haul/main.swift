@@ -86,7 +86,8 @@ func main(_ arguments: [String]) -> Int32 {
     do {
         return try command.run(rest)
     } catch let error as HaulError {
-        Output.error("haul: \(error.description)")
+        // Peer text is cleaned where it enters; this is the last guard before the terminal.
+        Output.error("haul: \(SafeText.cleanLine(error.description))")
         // Refusals to overwrite, double-book or extract into a used destination are the user's
         // to resolve, like bad arguments.
         return ["usage", "destination-busy", "destination-exists", "destination-not-empty"].contains(error.code) ? ExitCode.usage : ExitCode.failure

@@ -22,13 +22,73 @@ struct SecurityTextTests {
         #expect(Redaction.url(url) == shown)
     }
 
-    @Test func controlAndBidiCharactersAreStripped() {
-        #expect(SafeText.clean("invoice\u{202E}fdp.exe") == "invoicefdp.exe")
-        #expect(SafeText.clean("a\u{2066}b\u{2069}c\u{202A}d\u{202B}e\u{202C}f\u{202D}g\u{2067}h\u{2068}") == "abcdefgh")
-        #expect(SafeText.clean("bell\u{07}esc\u{1B}[31mnul\u{0}del\u{7F}c1\u{85}\u{9B}end") == "bellesc[31mnuldelc1end")
-        #expect(SafeText.clean("line\nbreak\ttab") == "linebreaktab")
-        #expect(SafeText.clean("Grüße 日本 🚀.txt") == "Grüße 日本 🚀.txt")
-        #expect(SafeText.cleanLine("two\nlines\r\nand\u{202E}more") == "two lines  andmore")
+    /// Query parameter names whose values are secrets, in the forms they are met: any name
+    /// holding token, secret, sig, key, auth, session, pass, pwd, jwt, credential or policy.
+    static let secretNames = [
+        "token", "access_token", "access-token", "accessToken", "auth_token", "refresh_token", "id_token", "private_token",
+        "X-Amz-Security-Token", "x-amz-signature", "X-Amz-Credential", "X-Goog-Signature", "x-goog-credential", "sig", "sv-sig",
+        "Signature", "key", "api-key", "api_key", "apikey", "API_KEY", "access_key", "AccessKeyId", "Key-Pair-Id", "secret",
+        "client_secret", "password", "passwd", "pass", "pwd", "jwt", "session", "sessionid", "SESSION_ID", "auth", "Authorization",
+        "Policy", "credential", "credentials", "%74oken", "X%2DAmz%2DSignature", "api%5Fkey", "my+secret",
+    ]
+    /// Names that must stay readable: nothing in them says secret.
+    static let plainNames = ["page", "sort", "q", "sv", "se", "sp", "X-Amz-Algorithm", "X-Amz-Date", "X-Amz-Expires", "Expires", "id", "name", "v"]
+
+    @Test("a query parameter whose name says secret has its value hidden", arguments: secretNames)
+    func secretParameter(name: String) {
+        let url = "https://h.example/f.iso?page=2&\(name)=s3cr3tV4lue&sort=asc"
+        #expect(Redaction.isSecretQueryKey(name))
+        #expect(Redaction.url(url) == "https://h.example/f.iso?page=2&\(name)=***&sort=asc")
+        #expect(!Redaction.url(url).contains("s3cr3tV4lue"))
+        #expect(Redaction.secrets(in: url).contains("s3cr3tV4lue"))
+    }
+
+    @Test("a query parameter whose name says nothing secret is shown", arguments: plainNames)
+    func plainParameter(name: String) {
+        #expect(!Redaction.isSecretQueryKey(name))
+        #expect(Redaction.url("https://h.example/f?\(name)=visible") == "https://h.example/f?\(name)=visible")
+    }
+
+    @Test func secretsInEveryFormOfQuery() {
+        // `;` separates pairs for some servers; an empty value has nothing to hide but is marked alike.
+        #expect(Redaction.url("https://h/x?a=1;token=abc;b=2") == "https://h/x?a=1;token=***;b=2")
+        #expect(Redaction.url("https://h/x?token=") == "https://h/x?token=***")
+        #expect(Redaction.url("https://h/x?token") == "https://h/x?token")
+        #expect(Redaction.url("https://h/x?&&jwt=a.b.c&") == "https://h/x?&&jwt=***&")
+        #expect(Redaction.url("https://u:p4ss@h/x?Policy=eyJ&Key-Pair-Id=K2&Signature=Zm9v") == "https://***@h/x?Policy=***&Key-Pair-Id=***&Signature=***")
+        #expect(Redaction.secrets(in: "https://bob:pa55@h/x?access-token=a%2Bb&q=1") == ["bob:pa55", "bob", "pa55", "a%2Bb", "a+b"])
+        #expect(Redaction.secrets(in: "https://h/x?q=1") == [])
+    }
+
+    /// Text a hostile peer may send, and how it is shown on one line: every control, escape
+    /// and direction character becomes U+FFFD (tabs and line breaks a space); nothing else changes.
+    static let hostileLines: [(String, String)] = [
+        ("Not \u{1B}]52;c;aGk=\u{07}Found", "Not \u{FFFD}]52;c;aGk=\u{FFFD}Found"),
+        ("\u{1B}[2J\u{1B}[31mred", "\u{FFFD}[2J\u{FFFD}[31mred"),
+        ("c1 \u{9B}31m \u{85}\u{80}\u{9F}", "c1 \u{FFFD}31m \u{FFFD}\u{FFFD}\u{FFFD}"),
+        ("invoice\u{202E}fdp.exe", "invoice\u{FFFD}fdp.exe"),
+        ("\u{202A}\u{202B}\u{202C}\u{202D}\u{2066}\u{2067}\u{2068}\u{2069}\u{200E}\u{200F}\u{061C}", String(repeating: "\u{FFFD}", count: 11)),
+        ("bell\u{07}nul\u{0}del\u{7F}bs\u{08}", "bell\u{FFFD}nul\u{FFFD}del\u{FFFD}bs\u{FFFD}"),
+        ("two\nlines\r\nand\ttab", "two lines  and tab"),
+        ("Grüße 日本 🚀 «ok» \u{A0}\u{200B}", "Grüße 日本 🚀 «ok» \u{A0}\u{200B}"),
+    ]
+
+    @Test("control, escape and direction characters are replaced visibly", arguments: hostileLines)
+    func cleanLine(text: String, shown: String) {
+        #expect(SafeText.cleanLine(text) == shown)
+        #expect(!SafeText.cleanLine(text).unicodeScalars.contains(where: SafeText.isUnsafe))
+    }
+
+    @Test func cleanTextKeepsLinesAndTabs() {
+        #expect(SafeText.cleanText("{\n\t\"a\": 1\r\n}") == "{\n\t\"a\": 1\n}")
+        #expect(SafeText.cleanText("x\u{1B}[2Jy\rz\u{9B}\u{202E}\r") == "x\u{FFFD}[2Jy\u{FFFD}z\u{FFFD}\u{FFFD}\u{FFFD}")
+        #expect(SafeText.cleanText("plain\ntext") == "plain\ntext")
+    }
+
+    @Test func namesLoseTheirControlAndBidiCharacters() {
+        #expect(SafeText.strip("invoice\u{202E}fdp.exe") == "invoicefdp.exe")
+        #expect(SafeText.strip("bell\u{07}esc\u{1B}[31mnul\u{0}del\u{7F}c1\u{85}\u{9B}end\ttab") == "bellesc[31mnuldelc1endtab")
+        #expect(SafeText.strip("Grüße 日本 🚀.txt") == "Grüße 日本 🚀.txt")
     }
 
     @Test func originsCompareSchemeHostAndPort() throws {

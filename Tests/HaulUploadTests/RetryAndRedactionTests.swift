@@ -62,6 +62,13 @@ import Testing
         #expect(Redactor(url: "http://h/", headers: ["Authorization: abc"]).scrub("abc") == "abc")
     }
 
+    @Test("a server echoing a secret query value of the URL has it scrubbed, as written and decoded")
+    func querySecretsAreScrubbedFromFreeText() {
+        let redactor = Redactor(url: "https://host/up?access-token=tok3n%2Bvalue&session=s3ss10n-id&page=2", headers: [])
+        let text = "denied: tok3n%2Bvalue (tok3n+value) in session s3ss10n-id, page 2"
+        #expect(redactor.scrub(text) == "denied: *** (***) in session ***, page 2")
+    }
+
     @Test func failuresNameTheStatusAndTheServersMessage() {
         let redactor = Redactor(url: "http://h/", headers: ["Authorization: Bearer tok-123456"])
         let forbidden = UploadResponse(status: 403, reason: "Forbidden", body: Data(#"{"detail":"tok-123456 lacks scope"}"#.utf8))

@@ -33,7 +33,7 @@ enum ListCommand: Command {
         Output.line(Output.cell("ID", 7) + Output.cell("STATE", 12) + Output.cell("PROGRESS", 30) + "DEST / ERROR")
         for status in transfers {
             let note = StatusView.retrying(status).map { "retrying \($0)" } ?? status.error
-            // A destination recorded before control characters were refused is shown without them.
+            // A destination recorded before control characters were refused shows them as U+FFFD.
             let dest = status.dest.map(SafeText.cleanLine) ?? "-"
             let tail = note.map { "\(dest)  \($0)" } ?? dest
             Output.line(Output.cell(String(status.id), 7) + Output.cell(status.state.rawValue, 12) + Output.cell(StatusView.progress(status), 30) + tail)

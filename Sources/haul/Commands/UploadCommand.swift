@@ -12,10 +12,11 @@ enum UploadCommand: Command {
 
         Sends the files to URL as one multipart/form-data POST (default; the way a browser
         form does), streamed from disk, or as a resumable tus 1.0.0 upload. Prints the
-        status line and the body (JSON pretty-printed on a terminal). Any 2xx succeeds;
-        4xx fails at once with the server's message; 5xx and network errors are retried
-        with backoff, honouring Retry-After (a multipart POST restarts from the start, a
-        tus upload continues from the server's offset).
+        status line and the body (on a terminal: JSON pretty-printed, control and escape
+        characters shown as �). Any 2xx succeeds; 4xx fails at once with the server's
+        message; 5xx and network errors are retried with backoff, honouring Retry-After
+        (a multipart POST restarts from the start, a tus upload continues from the
+        server's offset).
 
           --field NAME=VALUE   add a text field (repeatable; UTF-8 kept; tus: Upload-Metadata)
           --file-field NAME    form field name of the file parts (default: file)
@@ -76,7 +77,8 @@ enum UploadCommand: Command {
         }
         bar.finish()
         Output.line(response.statusLine)
-        let body = isatty(1) == 1 ? response.prettyBody : String(decoding: response.body, as: UTF8.self)
+        // A terminal gets the server's body with its escapes made visible; a pipe or file gets its bytes.
+        let body = isatty(1) == 1 ? SafeText.cleanText(response.prettyBody) : String(decoding: response.body, as: UTF8.self)
         if !body.isEmpty { Output.line(body) }
         return ExitCode.success
     }

@@ -4,6 +4,8 @@ not checked). Prints `PORT <n>` once listening on 127.0.0.1.
 
     HEAD /BUCKET               200; bucket `elsewhere`: 301 with x-amz-bucket-region: eu-west-1
     PUT  /BUCKET/KEY           the first PUT of each key: 503 SlowDown (body read and dropped); then stored
+    PUT  /hostile/KEY          400 InvalidArgument with a message that writes the clipboard (ESC]52),
+                               clears the screen (ESC[2J), uses the 8-bit CSI (U+009B) and U+202E
     HEAD, GET /BUCKET/KEY      the stored object (404 if none)
     GET  /BUCKET?uploads=      an empty ListMultipartUploadsResult
     GET  /_log                 JSON: every request so far as "METHOD /path?query"
@@ -87,6 +89,10 @@ class Handler(BaseHTTPRequestHandler):
             first = PUTS[(bucket, key)] == 1 and not HOLD_PUTS
             if not first and key:
                 OBJECTS[(bucket, key)] = body
+        if bucket == "hostile":
+            message = "Not \x1b]52;c;aGFja2Vk\x07 \x1b[2J \u009b31m \u202egnp.exe"
+            error = "<Error><Code>InvalidArgument</Code><Message>%s</Message></Error>" % message
+            return self.answer(400, [("Content-Type", "application/xml")], error.encode())
         if HOLD_PUTS and key:
             with LOCK:
                 LOG.append("HELD " + self.command + " " + self.path)

@@ -10,6 +10,9 @@
     GET /redirect?to=URL      302 Location: URL (&code=301|303|307|308)
     GET /auth/NAME?size=N     as /file/, but 401 without one of AUTHORIZATIONS
     POST /upload              reads the body and answers 200 {} (logged like a GET)
+    GET|POST /hostile?code=N  N (default 404) with a reason phrase and a JSON body that write the
+                              clipboard (ESC]52), clear the screen (ESC[2J), use the 8-bit CSI
+                              (U+009B) and turn text right to left (U+202E)
     GET /_log                 JSON: every request so far as {"path", "headers"} (this endpoint excluded)
 """
 import base64
@@ -30,6 +33,10 @@ LOCK = threading.Lock()
 
 def content(name, size):
     return random.Random(name).randbytes(size)
+
+
+# What a hostile peer says: a clipboard write, a screen clear, a C1 CSI, a bidi override.
+HOSTILE = "Not \x1b]52;c;aGFja2Vk\x07 \x1b[2J \u009b31m \u202egnp.exe Found"
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -55,6 +62,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(200, [("Content-Type", "application/json")], body)
         with LOCK:
             LOG.append({"path": self.path, "headers": {k: v for k, v in self.headers.items()}})
+        if url.path == "/hostile":
+            return self.hostile(query)
         if url.path == "/redirect":
             code = int(query.get("code", ["302"])[0])
             return self.answer(code, [("Location", query["to"][0])], b"")
@@ -120,7 +129,17 @@ class Handler(BaseHTTPRequestHandler):
                     break
         else:
             self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        url = urlsplit(self.path)
+        if url.path == "/hostile":
+            return self.hostile(parse_qs(url.query))
         self.answer(200, [("Content-Type", "application/json")], b"{}")
+
+    def hostile(self, query):
+        """The status line is written by hand: http.server encodes a reason phrase as Latin-1."""
+        code = int(query.get("code", ["404"])[0])
+        body = json.dumps({"detail": "refused: " + HOSTILE}).encode()
+        head = "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (code, HOSTILE, len(body))
+        self.wfile.write(head.encode() + body)
 
     def answer(self, status, headers, body):
         self.send_response(status)
