@@ -10,7 +10,7 @@ extension HaulError.Code {
     public static let duplicateEntry: Self = "duplicate-entry"
     /// Entry data overlapping another entry or the central directory (a non-recursive zip bomb).
     public static let overlappingEntries: Self = "overlapping-entries"
-    /// An entry that inflates past its declared size.
+    /// An entry that inflates past its declared size, or declares more than deflate could expand its data to.
     public static let zipBomb: Self = "zip-bomb"
     /// A compressed entry (or gzip stream) that expands more than the ratio limit.
     public static let compressionRatio: Self = "compression-ratio"

@@ -11,6 +11,9 @@ import Glibc
 public protocol EntrySink: AnyObject, Sendable {
     /// How many files may be written at once (zip entries are inflated in parallel).
     var concurrency: Int { get }
+    /// Whether a gap left between writes stays a hole that takes no space (a file on disk); otherwise
+    /// it is written out as zeros, and a sparse entry's holes count against the size limit.
+    var keepsHoles: Bool { get }
     /// A directory entry, or the parent of a file about to be created; a sink without directories
     /// only checks that no file stands where the directory would be.
     func makeDirectory(_ path: String, modificationTime: Int64?) throws
@@ -36,6 +39,7 @@ extension Staging: @unchecked Sendable {}
 
 extension Staging: EntrySink {
     var concurrency: Int { workerCount }
+    var keepsHoles: Bool { true }
 
     func createFile(_ path: String, sizeBound: Int64, executable: Bool, modificationTime: Int64) throws -> any EntryWriter {
         let full = self.path(path)

@@ -3,23 +3,30 @@ import HaulCore
 /// Limits that make a hostile or mistaken archive fail before it fills the disk.
 ///
 /// Both the total and the free-space cap apply whatever is asked for: an archive never leaves less than
-/// `reserve(fileSystemSize:)` free on the destination's file system.
+/// `reserve(fileSystemSize:)` free on the destination's file system. The defaults accept every archive
+/// that zip, tar and gzip make from ordinary data; bombs are caught by what no such archive does
+/// (overlapping zip entries, entries inflating past or declaring more than deflate could give them).
 public struct ExtractionLimits: Sendable, Equatable {
-    /// The most bytes the archive may expand to; `nil` means `defaultExpansion` times the archive's size.
+    /// The most bytes the archive may expand to; `nil` means `deflateCeiling` times the archive's size.
     public var maxSize: Int64?
     /// The most a compressed entry may expand, as a multiple of its compressed size: each zip entry, and
     /// the whole gzip stream of a `.gz` or `.tar.gz`. Entries under `ratioFloor` bytes are not judged.
-    public var maxRatio: Int64
+    /// `nil` (the default) judges none: deflate's own ceiling bounds them.
+    public var maxRatio: Int64?
     /// The most entries (files, directories and symlinks) the archive may hold.
     public var maxEntries: Int
 
-    /// The default total, as a multiple of the archive's size, and the default `maxRatio`.
-    public static let defaultExpansion: Int64 = 200
+    /// The most deflate can expand its input: 258 bytes for each match of at least 2 bits (a 1-bit
+    /// length code and a 1-bit distance code), 1032 bytes per byte read. A run of zeros compresses about
+    /// 1030:1, so no zip entry, gzip stream or archive of deflated data expands past this; it is the
+    /// default total, as a multiple of the archive's size.
+    public static let deflateCeiling: Int64 = 1032
     /// Entries (or gzip output) smaller than this are never refused for their ratio alone.
     public static let ratioFloor: Int64 = 1 << 20
 
-    /// Creates limits; the defaults are 200 times the archive's size, 200:1 per entry, one million entries.
-    public init(maxSize: Int64? = nil, maxRatio: Int64 = ExtractionLimits.defaultExpansion, maxEntries: Int = 1_000_000) {
+    /// Creates limits; the defaults are `deflateCeiling` times the archive's size, no ratio limit, one
+    /// million entries.
+    public init(maxSize: Int64? = nil, maxRatio: Int64? = nil, maxEntries: Int = 1_000_000) {
         self.maxSize = maxSize
         self.maxRatio = maxRatio
         self.maxEntries = maxEntries
@@ -37,10 +44,10 @@ public struct ExtractionLimits: Sendable, Equatable {
         max(0, min(askedMaxSize(archiveSize: archiveSize), free - Self.reserve(fileSystemSize: fileSystemSize)))
     }
 
-    /// `maxSize`, or else `defaultExpansion` times `archiveSize` (saturating). Pure.
+    /// `maxSize`, or else `deflateCeiling` times `archiveSize` (saturating). Pure.
     public func askedMaxSize(archiveSize: Int64) -> Int64 {
         if let maxSize { return maxSize }
-        let (product, overflow) = archiveSize.multipliedReportingOverflow(by: Self.defaultExpansion)
+        let (product, overflow) = archiveSize.multipliedReportingOverflow(by: Self.deflateCeiling)
         return overflow ? Int64.max : product
     }
 }
@@ -49,7 +56,7 @@ public struct ExtractionLimits: Sendable, Equatable {
 struct Limits {
     var maxSize: Int64
     var maxEntries: Int
-    var maxRatio: Int64 = ExtractionLimits.defaultExpansion
+    var maxRatio: Int64? = nil
     /// Why `maxSize` is what it is, for the refusal's hint.
     var sizeHint = "raise the limit (--max-size, --extract-max-size) if the archive is trusted"
 }
@@ -146,7 +153,7 @@ public enum Extractor {
             maxSize < limits.askedMaxSize(archiveSize: archiveSize)
             ? "that is the destination's free space less a reserve of \(reserve); free space on it"
             : limits.maxSize == nil
-                ? "the default is \(ExtractionLimits.defaultExpansion) times the archive's size; raise it (--max-size, --extract-max-size) if the archive is trusted"
+                ? "the default is \(ExtractionLimits.deflateCeiling) times the archive's size, the most deflate expands data (a sparse file's holes are written out where they cannot stay holes); raise it (--max-size, --extract-max-size) if the archive is trusted"
                 : "raise the limit (--max-size, --extract-max-size) if the archive is trusted"
         return Limits(maxSize: maxSize, maxEntries: limits.maxEntries, maxRatio: limits.maxRatio, sizeHint: hint)
     }

@@ -1,15 +1,17 @@
 import HaulCore
 
-/// Refuses compressed content that expands more than `Limits.maxRatio` times its compressed size: each
-/// zip entry (from the central directory, before anything is written) and the gzip stream of a `.tar.gz`
-/// (as it is read, so a bomb stops after at most `ratio` times what was read so far).
+/// Refuses compressed content that expands more than `Limits.maxRatio` times its compressed size, when
+/// a ratio limit is asked for (none by default): each zip entry (from the central directory, before
+/// anything is written) and the gzip stream of a `.tar.gz` (as it is read, so a bomb stops after at
+/// most `ratio` times what was read so far).
 enum RatioGuard {
     /// Checks every zip entry's declared sizes; inflating past the declared size is refused by the decoder.
     static func check(_ catalog: ZipCatalog, _ limits: Limits) throws {
+        guard let ratio = limits.maxRatio else { return }
         for entry in catalog.entries where entry.kind == .file && Int64(clamping: entry.size) > ExtractionLimits.ratioFloor {
             let compressed = max(Int64(clamping: entry.compressedSize), 1)
-            if exceeds(Int64(clamping: entry.size), compressed, limits.maxRatio) {
-                throw refusal("entry '\(HaulError.printable(entry.path))'", size: Int64(clamping: entry.size), compressed: compressed, limits)
+            if exceeds(Int64(clamping: entry.size), compressed, ratio) {
+                throw refusal("entry '\(HaulError.printable(entry.path))'", size: Int64(clamping: entry.size), compressed: compressed, ratio: ratio)
             }
         }
     }
@@ -21,8 +23,9 @@ enum RatioGuard {
 
     /// The decompressed bytes of gzip data read from `source`, refused as above.
     static func gzip(_ source: any ByteSource, _ limits: Limits) -> any ByteSource {
+        guard let ratio = limits.maxRatio else { return GzipSource(source) }
         let counted = CountingSource(source)
-        return LimitedSource(GzipSource(counted), counted: counted, limits: limits)
+        return LimitedSource(GzipSource(counted), counted: counted, ratio: ratio)
     }
 
     /// Whether `size` is more than `ratio` times `compressed`.
@@ -31,11 +34,11 @@ enum RatioGuard {
         return !overflow && size > bound
     }
 
-    static func refusal(_ what: String, size: Int64, compressed: Int64, _ limits: Limits) -> HaulError {
+    static func refusal(_ what: String, size: Int64, compressed: Int64, ratio: Int64) -> HaulError {
         HaulError(
             HaulError.Code.compressionRatio,
-            "refusing archive: \(what) expands \(size / compressed) times (\(ByteSize.format(compressed)) to at least \(ByteSize.format(size))), more than the limit of \(limits.maxRatio)",
-            hint: "nothing was kept; raise the ratio limit (--max-ratio, --extract-max-ratio) if the archive is trusted")
+            "refusing archive: \(what) expands \(size / compressed) times (\(ByteSize.format(compressed)) to at least \(ByteSize.format(size))), more than the limit of \(ratio)",
+            hint: "nothing was kept; raise or leave out the ratio limit (--max-ratio, --extract-max-ratio) if the archive is trusted")
     }
 }
 
@@ -57,21 +60,21 @@ final class CountingSource: ByteSource {
 final class LimitedSource: ByteSource {
     private let source: any ByteSource
     private let counted: CountingSource
-    private let limits: Limits
+    private let ratio: Int64
     private var produced: Int64 = 0
 
-    init(_ source: any ByteSource, counted: CountingSource, limits: Limits) {
+    init(_ source: any ByteSource, counted: CountingSource, ratio: Int64) {
         self.source = source
         self.counted = counted
-        self.limits = limits
+        self.ratio = ratio
     }
 
     func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
         let got = try source.read(into: buffer, count: count)
         produced += Int64(got)
         let compressed = max(counted.count, 1)
-        if produced > ExtractionLimits.ratioFloor && RatioGuard.exceeds(produced, compressed, limits.maxRatio) {
-            throw RatioGuard.refusal("the gzip stream", size: produced, compressed: compressed, limits)
+        if produced > ExtractionLimits.ratioFloor && RatioGuard.exceeds(produced, compressed, ratio) {
+            throw RatioGuard.refusal("the gzip stream", size: produced, compressed: compressed, ratio: ratio)
         }
         return got
     }

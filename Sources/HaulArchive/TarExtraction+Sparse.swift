@@ -6,16 +6,17 @@ extension TarExtraction {
     /// Writes a GNU sparse entry as the real file: each stored chunk at its offset, holes left as
     /// holes (zeros on a sink without holes), the file cut to its real size. Reads any map that precedes the data (old GNU extension
     /// blocks, the pax 1.0 map) and refuses a map that does not account for exactly the stored bytes.
+    /// Holes count against the size limit only where they are written out (`EntrySink.keepsHoles`).
     func extractSparse(
         _ path: String, header: TarHeader, pax: SparseMap.PaxSparse?, size: Int64, mtime: Int64, _ source: any ByteSource,
-        _ buffer: UnsafeMutableRawPointer, _ summary: inout ExtractionSummary
+        _ buffer: UnsafeMutableRawPointer, _ summary: inout ExtractionSummary, charged: inout Int64
     ) throws {
         let (map, dataSize) = try readMap(header: header, pax: pax, size: size, source, buffer)
         guard map.storedSize == dataSize else {
             throw HaulError.corrupt("the sparse map of '\(HaulError.printable(path))' lists \(map.storedSize) bytes but the entry stores \(dataSize)")
         }
         summary.bytes += map.realSize
-        if summary.bytes > limits.maxSize { throw ZipCatalog.tooLarge(declared: UInt64(summary.bytes), overflow: false, limits) }
+        try charge(sink.keepsHoles ? map.storedSize : map.realSize, to: &charged)
         if let parent = EntryPath.ancestors(of: path).last { try sink.makeDirectory(parent, modificationTime: nil) }
         let file = try sink.createFile(path, sizeBound: map.realSize, executable: header.mode & 0o111 != 0, modificationTime: mtime)
         do {

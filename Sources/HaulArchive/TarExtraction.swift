@@ -23,6 +23,8 @@ struct TarExtraction {
         var symlinks: [(path: String, target: String)] = []
         var entries = 0
         var metadata: Int64 = 0
+        // Bytes the sink will hold, for the size limit: `summary.bytes` less the holes a sink keeps.
+        var charged: Int64 = 0
         while let header = try nextHeader(source, buffer) {
             if [UInt8(ascii: "x"), UInt8(ascii: "g"), UInt8(ascii: "L"), UInt8(ascii: "K")].contains(header.type) {
                 // pax and GNU records before one entry: 1 MiB together, however many headers carry them.
@@ -71,13 +73,13 @@ struct TarExtraction {
                 throw HaulError(HaulError.Code.duplicateEntry, "refusing archive: entry '\(HaulError.printable(path))' appears twice")
             }
             if header.oldSparse != nil || (sparse != nil && [0, UInt8(ascii: "0"), UInt8(ascii: "7")].contains(header.type)) {
-                try extractSparse(path, header: header, pax: sparse, size: size, mtime: mtime, source, buffer, &summary)
+                try extractSparse(path, header: header, pax: sparse, size: size, mtime: mtime, source, buffer, &summary, charged: &charged)
                 continue
             }
             switch header.type {
             case 0, UInt8(ascii: "0"), UInt8(ascii: "7"):
                 summary.bytes += size
-                if summary.bytes > limits.maxSize { throw ZipCatalog.tooLarge(declared: UInt64(summary.bytes), overflow: false, limits) }
+                try charge(size, to: &charged)
                 if let parent = EntryPath.ancestors(of: path).last { try sink.makeDirectory(parent, modificationTime: nil) }
                 let file = try sink.createFile(path, sizeBound: size, executable: header.mode & 0o111 != 0, modificationTime: mtime)
                 do {
@@ -114,6 +116,12 @@ struct TarExtraction {
         for link in symlinks { try sink.createSymlink(link.path, target: link.target) }
         summary.symlinks = symlinks.count
         return summary
+    }
+
+    /// Adds `bytes` to `charged`, refusing the archive once that passes the size limit.
+    func charge(_ bytes: Int64, to charged: inout Int64) throws {
+        charged += bytes
+        if charged > limits.maxSize { throw ZipCatalog.tooLarge(declared: UInt64(charged), overflow: false, limits) }
     }
 
     /// The most pax and GNU long-name data allowed before one entry.

@@ -90,10 +90,24 @@ struct ZipCatalog {
             // content is a regular file's, and unzip writes it as one.
             throw HaulError(HaulError.Code.unsupportedEntry, "refusing archive: entry '\(shown)' is a device, FIFO or socket")
         }
+        try checkDeclaredSize(entry, shown)
         let mtime = entry.modificationTime ?? DOSTime.unixTime(date: entry.dosDate, time: entry.dosTime)
         return ZipEntryPlan(
             path: path, kind: kind, method: entry.method, crc: entry.crc, compressedSize: entry.compressedSize, size: entry.size,
             dataOffset: 0, isExecutable: (entry.unixMode ?? 0) & 0o111 != 0, modificationTime: mtime)
+    }
+
+    /// Refuses an entry that declares more bytes than its compressed data could hold at deflate's
+    /// ceiling (`ExtractionLimits.deflateCeiling` times; a stored entry holds exactly its own): no zip
+    /// writer makes one, and its declared size would otherwise count against the limits and size the
+    /// output before the inflater proves it false.
+    static func checkDeclaredSize(_ entry: CentralEntry, _ shown: String) throws {
+        let compressed = Int64(clamping: entry.compressedSize)
+        guard RatioGuard.exceeds(Int64(clamping: entry.size), compressed, ExtractionLimits.deflateCeiling) else { return }
+        throw HaulError(
+            HaulError.Code.zipBomb,
+            "refusing archive: entry '\(shown)' declares \(entry.size) bytes from \(compressed) compressed bytes, more than deflate can expand them (\(ExtractionLimits.deflateCeiling) times)",
+            hint: "the archive is damaged or a zip bomb; nothing was kept")
     }
 
     /// Refuses entries that would live inside a file or a symlink of the same archive.

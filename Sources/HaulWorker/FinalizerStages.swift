@@ -57,7 +57,7 @@ struct FinalizerStages {
     static func extractionLimits(_ options: TransferOptions, config: WorkerConfig) -> ExtractionLimits {
         var limits = ExtractionLimits()
         limits.maxSize = [options.extractMaxSize, config.extractMaxSize].compactMap { $0 }.min()
-        limits.maxRatio = [options.extractMaxRatio, config.extractMaxRatio].compactMap { $0 }.min() ?? limits.maxRatio
+        limits.maxRatio = [options.extractMaxRatio, config.extractMaxRatio].compactMap { $0 }.min()
         return limits
     }
 

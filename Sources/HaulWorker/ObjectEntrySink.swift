@@ -28,6 +28,8 @@ final class ObjectEntrySink: EntrySink, @unchecked Sendable {
     static let partSize: Int64 = 8 << 20
     /// Entries of a zip file written at once (each holds up to one part in memory).
     let concurrency = 2
+    /// An object has no holes: a sparse entry's are sent as zeros.
+    let keepsHoles = false
 
     init(client: S3Client, prefix: S3Location, journal: any ExtractionJournal, shouldCancel: @escaping @Sendable () -> Bool) {
         self.client = client

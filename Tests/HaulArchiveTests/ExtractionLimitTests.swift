@@ -4,14 +4,16 @@ import HaulArchive
 import HaulCore
 import Testing
 
-/// Archives cannot fill the volume they are extracted to: by default an archive may expand to 200 times
-/// its size and no compressed entry more than 200:1, whatever is asked never leaves less than a reserve
-/// free, and a refusal leaves nothing behind. Bombs come from Fixtures/bombs.py.
+/// Archives cannot fill the volume they are extracted to: by default an archive may expand to 1032 times
+/// its size (deflate's ceiling) and a compressed entry only as far as a ratio limit allows when one is
+/// given, whatever is asked never leaves less than a reserve free, and a refusal leaves nothing behind.
+/// Bombs come from Fixtures/bombs.py.
 @Suite struct ExtractionLimitTests {
-    @Test func theTotalDefaultsTo200TimesTheArchiveAndNeverEatsTheReserve() {
+    @Test func theTotalDefaultsToDeflatesCeilingTimesTheArchiveAndNeverEatsTheReserve() {
         let gib: Int64 = 1 << 30
         let defaults = ExtractionLimits()
-        #expect(defaults.resolvedMaxSize(archiveSize: 1 << 20, free: 100 * gib, fileSystemSize: 200 * gib) == 200 << 20)
+        #expect(defaults.maxRatio == nil, "no ratio limit unless asked for")
+        #expect(defaults.resolvedMaxSize(archiveSize: 1 << 20, free: 100 * gib, fileSystemSize: 200 * gib) == 1032 << 20)
         // Capped by the free space less 5 % of the file system (at most 1 GiB).
         #expect(defaults.resolvedMaxSize(archiveSize: gib, free: 50 * gib, fileSystemSize: 200 * gib) == 49 * gib)
         #expect(defaults.resolvedMaxSize(archiveSize: 1 << 20, free: 60 << 20, fileSystemSize: 64 << 20) == (60 << 20) - (64 << 20) / 20)
@@ -21,16 +23,23 @@ import Testing
     }
 
     @Test(arguments: ["zeros.tar.gz", "zeros.zip", "zeros.gz"])
-    func aBombIsRefusedByDefault(_ file: String) throws {
+    func zerosAreRefusedUnderARatioLimitGivenExplicitly(_ file: String) throws {
         let temp = try TemporaryDirectory()
         try runChecked(["python3", fixture("bombs.py"), temp.sub("bombs"), "40"])
         try FileManager.default.createDirectory(atPath: temp.sub("work"), withIntermediateDirectories: true)
-        let error = extractionError { _ = try Extractor.extract(archive: temp.sub("bombs/\(file)"), to: temp.sub("work/out")) }
-        #expect(["compression-ratio", "too-large"].contains(error?.code ?? ""), "\(error.map(String.init(describing:)) ?? "no error")")
+        let error = extractionError {
+            _ = try Extractor.extract(archive: temp.sub("bombs/\(file)"), to: temp.sub("work/out"), limits: ExtractionLimits(maxRatio: 200))
+        }
+        #expect(error?.code == "compression-ratio", "\(error.map(String.init(describing:)) ?? "no error")")
         #expect(try FileManager.default.contentsOfDirectory(atPath: temp.sub("work")).isEmpty, "no destination and no staging left")
-        // A trusted archive goes through when the limits are raised for it.
-        let summary = try Extractor.extract(
-            archive: temp.sub("bombs/\(file)"), to: temp.sub("work/trusted"), limits: ExtractionLimits(maxSize: 1 << 30, maxRatio: 10_000))
+        // Under a total given explicitly, refused as too large.
+        let capped = extractionError {
+            _ = try Extractor.extract(archive: temp.sub("bombs/\(file)"), to: temp.sub("work/out"), limits: ExtractionLimits(maxSize: 10 << 20))
+        }
+        #expect(capped?.code == "too-large", "\(capped.map(String.init(describing:)) ?? "no error")")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.sub("work")).isEmpty, "no destination and no staging left")
+        // With the defaults it is what zip, tar and gzip make of 40 MiB of zeros, and goes through.
+        let summary = try Extractor.extract(archive: temp.sub("bombs/\(file)"), to: temp.sub("work/trusted"))
         #expect(summary.bytes == 40 << 20)
     }
 
@@ -55,17 +64,18 @@ import Testing
         try runChecked(["python3", fixture("bombs.py"), temp.sub("large"), "200"])
         let free = try Self.freeSpace(volume)
 
-        // Default limits: 40 MiB from 40 KiB would fit the volume, but is far past 200:1.
-        var error = extractionError { _ = try Extractor.extract(archive: temp.sub("small/zeros.tar.gz"), to: volume + "/small") }
-        #expect(["compression-ratio", "too-large"].contains(error?.code ?? ""), "\(error.map(String.init(describing:)) ?? "no error")")
+        // A ratio limit asked for: 40 MiB from 40 KiB would fit the volume, but is far past 200:1.
+        var error = extractionError {
+            _ = try Extractor.extract(archive: temp.sub("small/zeros.tar.gz"), to: volume + "/small", limits: ExtractionLimits(maxRatio: 200))
+        }
+        #expect(error?.code == "compression-ratio", "\(error.map(String.init(describing:)) ?? "no error")")
         #expect(try FileManager.default.contentsOfDirectory(atPath: volume).isEmpty, "no destination and no staging left")
 
-        // Limits raised far past the volume: still capped by its free space less the reserve, refused
-        // as too large (not by a full disk), and the space is given back.
-        for file in ["zeros.tar.gz", "zeros.zip", "zeros.gz"] {
+        // The default limits, and limits raised far past the volume: capped by its free space less the
+        // reserve, refused as too large (not by a full disk), and the space is given back.
+        for (file, limits) in ["zeros.tar.gz", "zeros.zip", "zeros.gz"].flatMap({ [($0, ExtractionLimits()), ($0, ExtractionLimits(maxSize: 1 << 40))] }) {
             error = extractionError {
-                _ = try Extractor.extract(
-                    archive: temp.sub("large/\(file)"), to: volume + "/large", limits: ExtractionLimits(maxSize: 1 << 40, maxRatio: 1 << 40))
+                _ = try Extractor.extract(archive: temp.sub("large/\(file)"), to: volume + "/large", limits: limits)
             }
             #expect(error?.code == "too-large", "\(file): \(error.map(String.init(describing:)) ?? "no error")")
             #expect(error?.hint?.contains("free space") == true, "\(error?.hint ?? "")")

@@ -43,6 +43,7 @@ struct HostileCase: Sendable, CustomTestStringConvertible {
         HostileCase(file: "size-mismatch.zip", code: "header-mismatch"),
         HostileCase(file: "dot-with-data.zip", code: "unsafe-entry-name"),
         HostileCase(file: "inflates-past-size.zip", code: "zip-bomb"),
+        HostileCase(file: "declares-past-deflate.zip", code: "zip-bomb"),
         HostileCase(file: "crc-mismatch.zip", code: "corrupt-archive"),
         HostileCase(file: "unsupported-method.zip", code: "unsupported-method"),
         HostileCase(file: "encrypted.zip", code: "encrypted-entry"),

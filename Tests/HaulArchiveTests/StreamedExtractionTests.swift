@@ -11,6 +11,7 @@ private final class MemorySink: EntrySink, @unchecked Sendable {
     let files = Mutex<[String: Data]>([:])
     let names = EntryNames()
     let concurrency = 2
+    let keepsHoles = false
 
     func makeDirectory(_ path: String, modificationTime: Int64?) throws { try names.claimDirectory(path) }
 

@@ -118,11 +118,12 @@ struct StorageSafetyTests {
     }
 }
 
-/// Extraction limits through the fleet: the defaults refuse a bomb, a transfer may raise them unless
-/// its worker set a ceiling, and a refusal leaves nothing in the storage root but the archive.
+/// Extraction limits through the fleet: a transfer's ratio limit refuses 40 MiB of zeros that the
+/// defaults accept, a transfer may raise limits only up to its worker's ceiling, and a refusal
+/// leaves nothing in the storage root but the archive.
 @Suite("extraction limits in workers")
 struct WorkerExtractionLimitTests {
-    @Test("a tar.gz bomb is refused by default, accepted when its transfer raises the limits, refused again under a worker's ceiling")
+    @Test("a tar.gz of zeros is refused under the transfer's ratio limit, accepted by default and with raised limits, refused again under a worker's ceiling")
     func perTransferAndPerWorker() throws {
         let cluster = try Cluster("bomb")
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -131,14 +132,16 @@ struct WorkerExtractionLimitTests {
         #expect(generated.status == 0, "\(generated.stderr)")
         let url = Harness.origin + "/bombs/zeros.tar.gz"
         let raised = ["--extract-max-ratio", "5000", "--extract-max-size", "100MiB"]
-        let refused = try cluster.enqueue(url, ["--dest", "a/bomb.tgz", "--extract"])
+        let refused = try cluster.enqueue(url, ["--dest", "a/bomb.tgz", "--extract-max-ratio", "200"])
         let accepted = try cluster.enqueue(url, ["--dest", "b/bomb.tgz"] + raised)
+        let byDefault = try cluster.enqueue(url, ["--dest", "d/bomb.tgz", "--extract"])
         try cluster.startWorker()
-        #expect(try cluster.waitFinal([refused, accepted]) == ["failed", "done"])
+        #expect(try cluster.waitFinal([refused, accepted, byDefault]) == ["failed", "done", "done"])
         let error = try cluster.database.scalar("SELECT error FROM transfers WHERE id = \(refused)")
-        #expect(error.contains("expands") && error.contains("more than the limit"), "\(error)")
+        #expect(error.contains("expands") && error.contains("more than the limit of 200"), "\(error)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: cluster.storage + "/a") == ["bomb.tgz"], "no staging left")
         #expect(Self.size(cluster.storage + "/b/bomb/zeros") == 40 << 20)
+        #expect(Self.size(cluster.storage + "/d/bomb/zeros") == 40 << 20)
         cluster.stopWorkers()
 
         let capped = try cluster.enqueue(url, ["--dest", "c/bomb.tgz"] + raised)

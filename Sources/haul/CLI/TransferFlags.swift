@@ -39,9 +39,10 @@ enum TransferFlags {
                                 (with a checksum it is followed, and logged)
           --extract             extract the finished zip/tar/tar.gz/gz (refusing unsafe archives)
           --extract-to REL      where to extract (default: the file's name without .zip/.tar.gz/...)
-          --extract-max-size SIZE   refuse archives expanding past SIZE (default: 200 times the
+          --extract-max-size SIZE   refuse archives expanding past SIZE (default: 1032 times the
                                 archive; always capped by free space less a reserve)
-          --extract-max-ratio N  refuse a compressed entry expanding more than N times (default 200)
+          --extract-max-ratio N  refuse a compressed entry expanding more than N times (default:
+                                no limit)
           --upload-to URL       then upload the file as multipart/form-data (or tus) to URL,
                                 or as an object to s3://BUCKET/KEY
           --field NAME=VALUE    a text field sent with the upload (repeatable; tus: Upload-Metadata)

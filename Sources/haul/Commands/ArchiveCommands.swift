@@ -55,15 +55,19 @@ enum ExtractCommand: Command {
         when every entry is complete and verified; on failure DEST is left as it was.
         Unsafe archives are refused as a whole: absolute or '..' names, backslashes,
         duplicate names, overlapping entries (zip bombs), entries inflating past their
-        size, encrypted entries, unsupported methods, hard links and devices. Nested
-        archives are never extracted. Files get 0666 (0777 if executable) less the umask;
-        owners are not restored.
+        size or declaring more than deflate could give them, encrypted entries,
+        unsupported methods, hard links and devices. Nested archives are never
+        extracted. Files get 0666 (0777 if executable) less the umask; owners are not
+        restored.
 
           --max-size SIZE    refuse archives that expand past SIZE, e.g. 10GiB (default:
-                             200 times the archive's size); always capped by the free space
-                             of DEST's file system less a reserve (5%, at most 1GiB)
+                             1032 times the archive's size, the most deflate expands data);
+                             always capped by the free space of DEST's file system less a
+                             reserve (5%, at most 1GiB); a sparse file's holes stay holes
+                             and do not count
           --max-ratio N      refuse a compressed entry (a zip entry, the gzip stream of a
-                             .gz or .tar.gz) that expands more than N times (default 200)
+                             .gz or .tar.gz) past 1MiB that expands more than N times
+                             (default: no limit; zeros compress about 1000 times)
           --max-entries N    refuse archives with more than N entries (default 1000000)
           --allow-symlinks   create symlink entries that resolve inside DEST (checked on
                              disk, after everything else); default: refuse them
@@ -75,7 +79,7 @@ enum ExtractCommand: Command {
         var limits = ExtractionLimits()
         limits.maxSize = try arguments.size("--max-size")
         limits.maxEntries = try arguments.positiveInt("--max-entries") ?? limits.maxEntries
-        limits.maxRatio = try arguments.positiveInt("--max-ratio").map(Int64.init) ?? limits.maxRatio
+        limits.maxRatio = try arguments.positiveInt("--max-ratio").map(Int64.init)
         try PathArguments.readableFile(paths[0], role: "ARCHIVE", hint: "give the path of a zip, tar, tar.gz or gz file")
         try PathArguments.parentFolder(of: paths[1], role: "DEST")
         let summary = try Extractor.extract(archive: paths[0], to: paths[1], limits: limits, allowSymlinks: arguments.has("--allow-symlinks"))

@@ -43,11 +43,11 @@ enum WorkerCommand: Command {
           --metrics-addr HOST:PORT  serve Prometheus /metrics and /healthz there
                                 (healthz is 503 when the database stopped answering or
                                 the storage root stopped being writable)
-          --extract-max-size SIZE  refuse extractions past SIZE (default: 200 times the archive's
+          --extract-max-size SIZE  refuse extractions past SIZE (default: 1032 times the archive's
                                 size); a transfer may ask for less, never more; always capped
-                                by the storage's free space less a reserve (5%, at most 1GiB)
-          --extract-max-ratio N  refuse a compressed entry expanding more than N times (default
-                                200); a transfer may ask for less, never more
+                                by a POSIX storage's free space less a reserve (5%, at most 1GiB)
+          --extract-max-ratio N  refuse a compressed entry expanding more than N times (default:
+                                no limit); a transfer may ask for less, never more
           --log-format text|json  log line format (default text)
           -v, --verbose         log every segment
           -q, --quiet           log only warnings and errors

@@ -94,6 +94,8 @@ def cases():
     yield "size-mismatch.zip", build([entry(b"ok.txt", b"fine\n", local_usize=4, local_csize=4)])
     yield "dot-with-data.zip", build([ok, entry(b".", b"hidden data")])
     yield "inflates-past-size.zip", build([entry(b"bomb.bin", b"", method=8, data=bomb, usize=1000, crc=0)])
+    # Declares three times what its ~1 KiB of deflate data could hold at deflate's ceiling (1032:1).
+    yield "declares-past-deflate.zip", build([entry(b"bomb.bin", b"", method=8, data=bomb, usize=3_000_000, crc=0)])
     yield "crc-mismatch.zip", build([entry(b"ok.txt", b"fine\n", crc=1234)])
     yield "unsupported-method.zip", build([entry(b"x.bz2", b"data", method=12)])
     yield "encrypted.zip", build([entry(b"secret.txt", b"data", flags=0x801)])

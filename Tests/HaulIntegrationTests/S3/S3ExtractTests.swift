@@ -29,10 +29,30 @@ struct S3ExtractTests {
     }
 
     /// `haul get` of `name` from the origin's `folder` into `s3://bucket/dest`, extracting to `to`.
-    static func get(_ folder: String, _ name: String, bucket: S3Bucket, dest: String, to: String, database: TestDatabase) throws -> Run.Result {
+    static func get(
+        _ folder: String, _ name: String, bucket: S3Bucket, dest: String, to: String, database: TestDatabase, _ extra: [String] = []
+    ) throws -> Run.Result {
         try Run.haul(
-            ["get", Harness.origin + "/\(folder)/\(name)", "-o", "s3://\(bucket.name)/\(dest)", "--extract", "--extract-to", to], database: database.url,
-            environment: S3Bucket.environment)
+            ["get", Harness.origin + "/\(folder)/\(name)", "-o", "s3://\(bucket.name)/\(dest)", "--extract", "--extract-to", to] + extra,
+            database: database.url, environment: S3Bucket.environment)
+    }
+
+    @Test("an Info-ZIP zip of 64 MiB of zeros (about 1000:1) extracts on S3 with the default limits, byte for byte")
+    func zerosZip() throws {
+        let bucket = try S3Bucket("xzero")
+        let database = try TestDatabase()
+        let folder = "s3xz-" + UUID().uuidString.prefix(8)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("HaulArchiveTests/Fixtures/ordinary.sh").path
+        let made = try Run.program("/bin/sh", [script, "infozip.zip", Harness.docroot + "/" + folder], environment: [:])
+        #expect(made.status == 0, "\(made.stderr)")
+        defer { try? FileManager.default.removeItem(atPath: Harness.docroot + "/" + folder) }
+        let result = try Self.get(folder, "infozip.zip", bucket: bucket, dest: "z/zeros.zip", to: "out", database: database)
+        #expect(result.status == 0, "\(result.stderr)")
+        let stored = try bucket.object("z/out/zeros.bin")
+        #expect(stored?.size == 64 << 20 && stored?.sha256 == Origin.sha256(Data(count: 64 << 20)), "\(String(describing: stored))")
+        #expect(try bucket.keys("z/out/") == ["z/out/zeros.bin"])
+        #expect(try bucket.openUploads().isEmpty)
     }
 
     @Test(
@@ -142,7 +162,9 @@ struct S3ExtractTests {
             tar('long.tar', [('ok.bin', good), ('/'.join(['d' * 200] * 6), b'x')])
             print('{}')
             """)
-        let result = try Self.get(folder, name, bucket: bucket, dest: "in/\(name)", to: "out", database: database)
+        // 64 MiB of zeros compress about 1000:1, which the defaults accept: refused under a ratio limit asked for.
+        let limits = name == "bomb.tar.gz" ? ["--extract-max-ratio", "200"] : []
+        let result = try Self.get(folder, name, bucket: bucket, dest: "in/\(name)", to: "out", database: database, limits)
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.contains("was refused") && result.stderr.contains(says), "\(result.stderr)")
         #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("CURLE"), "\(result.stderr)")

@@ -193,7 +193,6 @@ struct S3GetTests {
         let source = Harness.temporaryDirectory("s3-extract")
         try FileManager.default.createDirectory(atPath: source + "/sub", withIntermediateDirectories: true)
         try "inside\n".write(toFile: source + "/note.txt", atomically: true, encoding: .utf8)
-        // Random bytes: a blob of one repeated byte would pass the default 200:1 expansion limit.
         var random = SplitMix64(seed: 7)
         try Data(random.bytes(200_000)).write(to: URL(fileURLWithPath: source + "/sub/blob.bin"))
         try FileManager.default.createDirectory(atPath: Harness.docroot + "/" + folder, withIntermediateDirectories: true)
