@@ -16,7 +16,7 @@ final class Housekeeper {
 
     init(shared: WorkerShared) {
         self.shared = shared
-        database = shared.database()
+        database = shared.maintenanceDatabase()
     }
 
     /// One round of housekeeping. - Returns: whether anything was rescued.

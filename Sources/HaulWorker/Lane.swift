@@ -1,6 +1,6 @@
 import HaulHTTP
 
-/// One worker thread's own resources: a database connection, a segment stream (with its
+/// One worker thread's own resources: a turn on the lanes' database connections, a segment stream (with its
 /// reusable write buffer) and a libcurl handle (which keeps connections to origins alive).
 /// A lane plays every role it is allowed: for a file that fits in one segment the probe is the
 /// whole download and finalizing follows at once, so thousands of small files go as fast as
@@ -15,7 +15,7 @@ final class Lane {
 
     init(shared: WorkerShared) {
         self.shared = shared
-        database = shared.database()
+        database = shared.laneDatabase()
         stream = SegmentStream(shared: shared, database: database)
     }
 

@@ -3,8 +3,8 @@ import HaulCore
 import HaulPostgres
 import HaulQueue
 
-/// Keeps a finalizer's lease on its transfer alive for as long as it works, from a thread and
-/// a database connection of its own: long copies, `fdatasync`s, digests, extractions and
+/// Keeps a finalizer's lease on its transfer alive for as long as it works, from a thread of
+/// its own (renewing on the worker's housekeeping connection, never the finalizer's): long copies, `fdatasync`s, digests, extractions and
 /// uploads block the finalizer's thread for longer than a lease, so renewing only between
 /// steps let the lease run out under load and another finalizer start over, again and again.
 /// The finalizer calls `check()` between steps (it throws once a renewal found the lease gone)
@@ -23,19 +23,17 @@ final class LeaseKeeper: @unchecked Sendable {
         self.lane = lane
         self.claim = claim
         let config = lane.shared.config
+        let link = lane.shared.leaseRenewalLink
         let service = ServiceThread("lease-keeper") { [self, claim] in
-            var connection: PostgresConnection?
             condition.lock()
             while !stopped {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: config.heartbeat))
                 if stopped { break }
                 condition.unlock()
                 // An unreachable database is not a lost lease: keep trying; the fenced writes decide.
-                let held: Bool? = try? {
-                    let open = try connection ?? PostgresConnection(conninfo: config.conninfo)
-                    connection = open
-                    return try TransferLeases(open, workerID: config.workerID).renew(claim, lease: config.lease)
-                }()
+                let held: Bool? = try? link.withConnection { conn in
+                    try TransferLeases(conn, workerID: config.workerID).renew(claim, lease: config.lease)
+                }
                 condition.lock()
                 if held == false { lost = true }
             }

@@ -6,18 +6,17 @@ import HaulPostgres
 /// connection broke are retried after a capped backoff until they succeed or the worker
 /// stops. One line is logged when an outage starts and one when it ends.
 ///
-/// Each one has a connection of its own, or shares one `DatabaseLink` with the other threads of
-/// its worker (`WorkerConfig.sharedConnection`): then statements run one `run` at a time.
+/// Several may share one `DatabaseLink` (see `DatabaseLinks`): their statements then run one
+/// `run` at a time.
 final class ResilientConnection {
     private let link: DatabaseLink
     private let stopping: @Sendable () -> Bool
 
     /// - Parameters:
-    ///   - link: the connection shared with other threads; `nil`: one of its own to `conninfo`,
-    ///     opened at the first statement.
+    ///   - link: the connection, perhaps shared with other threads, opened at the first statement.
     ///   - stopping: when this thread gives up retrying (see `run`).
-    init(sharing link: DatabaseLink?, conninfo: String, stopping: @escaping @Sendable () -> Bool) {
-        self.link = link ?? DatabaseLink(conninfo: conninfo)
+    init(link: DatabaseLink, stopping: @escaping @Sendable () -> Bool) {
+        self.link = link
         self.stopping = stopping
     }
 
@@ -67,8 +66,10 @@ final class DatabaseLink: @unchecked Sendable {
     private var connection: PostgresConnection?
     private var outageSince: Date?
 
-    init(conninfo: String) {
+    /// - Parameter connection: an open connection to use first (one is opened when needed).
+    init(conninfo: String, adopting connection: PostgresConnection? = nil) {
         self.conninfo = conninfo
+        self.connection = connection
     }
 
     /// Runs `body` on the connection, opened first if none is open, alone on it. A connection

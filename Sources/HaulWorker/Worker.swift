@@ -26,19 +26,18 @@ final class WorkerShared: Sendable {
     let stopSignal = StopSignal()
     private let stopping = Atomic<Bool>(false)
 
-    /// The connection every thread uses when `config.sharedConnection`.
-    private let link: DatabaseLink?
+    /// The worker's few database connections.
+    private let links: DatabaseLinks
 
-    init(config: WorkerConfig, progress: ProgressCounter) {
+    init(config: WorkerConfig, progress: ProgressCounter, adopting connection: PostgresConnection? = nil) {
         self.config = config
         self.progress = progress
         pacer = config.limitRate.map(SharedRatePacer.init)
-        let link = config.sharedConnection ? DatabaseLink(conninfo: config.conninfo) : nil
-        self.link = link
+        let links = DatabaseLinks(config: config, adopting: connection)
+        self.links = links
         // Its writes are owed (completions, last checkpoints): it keeps retrying through an
         // outage, and `stop(timeout:)` bounds how long a stopping worker waits for it.
-        checkpoints = CheckpointRecorder(
-            config: config, database: ResilientConnection(sharing: link, conninfo: config.conninfo, stopping: { false }), wakeup: wakeup)
+        checkpoints = CheckpointRecorder(config: config, database: ResilientConnection(link: links.recorder, stopping: { false }), wakeup: wakeup)
     }
 
     /// Where `info`'s partial file stays locked between writes: `heldPartials` for a `haul get`'s
@@ -48,17 +47,25 @@ final class WorkerShared: Sendable {
         info.options.localTarget != nil ? heldPartials : nil
     }
 
-    /// A thread's way to the database: the worker's shared connection, or one of its own.
+    /// A lane's way to the database: one of the connections the lanes share, in turn.
+    func laneDatabase() -> ResilientConnection {
+        ResilientConnection(link: links.forLane(), stopping: { [self] in isStopping() })
+    }
+
+    /// Housekeeping's way to the database (the connection lease renewals use too).
     /// - Parameter patient: keep retrying through an outage after a stop (writes that are owed).
-    func database(patient: Bool = false) -> ResilientConnection {
+    func maintenanceDatabase(patient: Bool = false) -> ResilientConnection {
         let stopping: @Sendable () -> Bool
         if patient {
             stopping = { false }
         } else {
             stopping = { [self] in isStopping() }
         }
-        return ResilientConnection(sharing: link, conninfo: config.conninfo, stopping: stopping)
+        return ResilientConnection(link: links.maintenance, stopping: stopping)
     }
+
+    /// The connection finalizers' lease keepers renew on (housekeeping's).
+    var leaseRenewalLink: DatabaseLink { links.maintenance }
 
     /// Whether a graceful stop was asked for.
     @Sendable func isStopping() -> Bool { stopping.load(ordering: .relaxed) }
@@ -121,10 +128,13 @@ public final class Worker: Sendable {
     private let metricsServer = Mutex<MetricsServer?>(nil)
 
     /// Prepares a worker; nothing runs until `run()`.
-    public init(config: WorkerConfig, progress: ProgressCounter = ProgressCounter()) {
+    /// - Parameter connection: an open connection the caller no longer uses while the worker
+    ///   runs (the command's own): the worker's housekeeping takes it over instead of opening
+    ///   one more. The caller may use it again once `waitUntilStopped` returned.
+    public init(config: WorkerConfig, progress: ProgressCounter = ProgressCounter(), adopting connection: PostgresConnection? = nil) {
         var config = config
         config.probeBatch = OpenFileLimit.batchLimit(requested: config.probeBatch, lanes: config.concurrency, openFiles: OpenFileLimit.raise())
-        shared = WorkerShared(config: config, progress: progress)
+        shared = WorkerShared(config: config, progress: progress, adopting: connection)
     }
 
     /// Starts every role thread, then blocks until they have all finished after `stop()`.
@@ -191,7 +201,7 @@ public final class Worker: Sendable {
     /// its own (`haul get` calls it after its worker stopped, so a failed get leaves no upload open).
     public func abortStoppedUploads() {
         guard let store = shared.config.objectStore else { return }
-        let database = shared.database(patient: true)
+        let database = shared.maintenanceDatabase(patient: true)
         do { try store.abortAbandoned(database, config: shared.config) } catch { Log.warning("could not abort S3 uploads of stopped transfers", [("error", "\(error)")]) }
     }
 
@@ -199,7 +209,7 @@ public final class Worker: Sendable {
     /// own. `haul get` calls it after its worker stopped: a get canceled from elsewhere holds its
     /// partial file locked while it runs, so `haul cancel` leaves the file to it.
     public func removeCanceledData() {
-        let database = shared.database(patient: true)
+        let database = shared.maintenanceDatabase(patient: true)
         do {
             try Housekeeper.removeCanceledData(shared: shared, database: database)
         } catch {

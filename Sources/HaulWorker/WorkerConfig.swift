@@ -59,11 +59,14 @@ public struct WorkerConfig: Sendable {
     /// poll interval, instead of all looking for work at once: `haul get` knows its own work,
     /// and a lane that never starts opens no database connection.
     public var lanesOnDemand: Bool = false
-    /// All the worker's threads share one database connection, taking turns, instead of one
-    /// each: for a short-lived process (`haul get`), where starting a server process for each
-    /// thread and planning its statements afresh there costs more than the turns; a fleet
-    /// worker's threads keep their own.
+    /// All the worker's threads share one database connection, taking turns: for a short-lived
+    /// process (`haul get`), where starting a server process for each connection and planning
+    /// its statements afresh there costs more than the turns. A fleet worker has a few
+    /// (`DatabaseLinks`).
     public var sharedConnection: Bool = false
+    /// Database connections the lanes share (`--db-connections`); the worker holds three more
+    /// (checkpoints, housekeeping, LISTEN).
+    public var laneConnections: Int = 2
     /// Checkpoint at least this often, in seconds…
     public var checkpointInterval: Double = 1
     /// …and at least every this many bytes.

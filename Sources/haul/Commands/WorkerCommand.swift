@@ -19,6 +19,8 @@ enum WorkerCommand: Command {
                                 s3://BUCKET[/PREFIX] stores in an S3-compatible bucket
           --create-storage      create the storage root when it does not exist
           -x, --concurrency N   segments fetched at once (default 4)
+          --db-connections N    database connections the lanes share (default 2); the
+                                worker holds 3 more (checkpoints, housekeeping, LISTEN)
           --probe-batch N       pending files of one origin claimed and probed as one batch
                                 over up to --concurrency connections (default 1024); files
                                 that fit in one segment finish in their probe, the batch
@@ -57,7 +59,7 @@ enum WorkerCommand: Command {
         let arguments = try Arguments(
             words,
             options: [
-                "--storage", "--concurrency", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval",
+                "--storage", "--concurrency", "--db-connections", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval",
                 "--max-file-size", "--allow-network",
                 "--log-format", "--limit-rate",
                 "--metrics-addr", "--extract-max-size", "--extract-max-ratio",
@@ -81,7 +83,7 @@ enum WorkerCommand: Command {
         if let store = storage.store {
             config.objectStore = store
         }
-        let worker = Worker(config: config)
+        let worker = Worker(config: config, adopting: session.connection)
         if let address = arguments.value("--metrics-addr") { try worker.serveMetrics(on: address) }
         return runUntilSignal(worker, grace: grace)
     }
@@ -100,6 +102,7 @@ enum WorkerCommand: Command {
     /// Applies the tuning flags shared by `worker` and `get`.
     static func apply(_ arguments: Arguments, to config: inout WorkerConfig) throws {
         config.concurrency = try arguments.positiveInt("--concurrency") ?? config.concurrency
+        config.laneConnections = try arguments.positiveInt("--db-connections") ?? config.laneConnections
         config.probeBatch = try arguments.positiveInt("--probe-batch") ?? config.probeBatch
         if let roles = arguments.value("--roles") { config.roles = try Role.parseList(roles) }
         config.lease = try arguments.duration("--lease") ?? config.lease
