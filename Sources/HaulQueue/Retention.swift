@@ -2,6 +2,13 @@ import HaulPostgres
 
 /// Removes finished transfers after a retention so the hot tables stay small.
 public enum Retention {
+    /// How often a worker prunes for `retention` seconds: a quarter of the retention, between
+    /// 10 seconds and 10 minutes, so a finished transfer outlives its retention by at most a
+    /// quarter of it (7 days: every 10 minutes; 1 hour: every 10 minutes; 1 minute: every 15 s).
+    public static func pruneInterval(retention: Double) -> Double {
+        min(600, max(10, retention / 4))
+    }
+
     /// The final states pruning removes.
     public static let prunableStates: [TransferState] = [.done, .failed, .canceled]
 

@@ -41,13 +41,14 @@ final class Housekeeper {
         return false
     }
 
-    /// Every ten minutes one worker of the fleet (an advisory lock picks it) deletes finished
-    /// transfers older than `HAUL_RETENTION` (default 7d; `off` disables it).
+    /// Now and then (`Retention.pruneInterval`: every 10 minutes for the default retention,
+    /// more often for a short one) one worker of the fleet (an advisory lock picks it) deletes
+    /// finished transfers older than `HAUL_RETENTION` (default 7d; `off` disables it).
     private func pruneNowAndThen() throws {
-        guard Date().timeIntervalSince(lastPrune) >= 600 else { return }
-        lastPrune = Date()
         let setting = ProcessInfo.processInfo.environment["HAUL_RETENTION"] ?? "7d"
         guard setting != "off", let retention = Duration.parseSeconds(setting) else { return }
+        guard Date().timeIntervalSince(lastPrune) >= Retention.pruneInterval(retention: retention) else { return }
+        lastPrune = Date()
         _ = try database.run { conn in try Retention.pruneIfFree(conn, olderThan: retention) }
     }
 
