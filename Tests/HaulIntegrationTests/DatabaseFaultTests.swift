@@ -91,6 +91,35 @@ extension WorkerFaultTests {
 
     // MARK: database restarts
 
+    @Test("haul wait rides out a PostgreSQL restart: it exits 0 when the transfer is done, not 1 as for a failure")
+    func waitAcrossRestart() throws {
+        let postgres = try PrivatePostgres()
+        defer { withExtendedLifetime(postgres) {} }
+        let url = try postgres.database()
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/wait-restart.bin", size: 8 * Self.mib, ["rate": 2 * Self.mib])
+        let enqueued = try Run.haul(["enqueue", served.url, "--dest", "w.bin", "--segment-size", "4MiB", "--json"], database: url)
+        try #require(enqueued.status == 0, "\(enqueued.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(enqueued.stdout.utf8)) as? [String: Any])
+        let id = try #require(object["id"] as? Int)
+        let storage = Harness.temporaryDirectory("wait-restart")
+        defer { try? FileManager.default.removeItem(atPath: storage) }
+        let worker = try Child(
+            Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms", "--concurrency", "2"], environment: ["DATABASE_URL": url])
+        defer { worker.signal(SIGTERM); _ = worker.wait(timeout: 15) }
+        let wait = try Child(Harness.haulBinary, ["wait", String(id), "--timeout", "120s"], environment: ["DATABASE_URL": url])
+        try #require(
+            try Harness.waitUntil(timeout: 30) {
+                Int(try Run.psql(url, "SELECT coalesce(sum(bytes_done), 0) FROM segments").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 > 0
+            })
+        try postgres.restart()
+        #expect(wait.wait(timeout: 120))
+        #expect(wait.exitStatus == 0, "haul wait exited \(String(describing: wait.exitStatus)):\n\(wait.stderr)")
+        #expect(wait.stderr.contains("lost the database") && wait.stderr.contains("the database is back"), "\(wait.stderr)")
+        #expect(Origin.sha256(file: storage + "/w.bin") == served.sha256)
+    }
+
     @Test("PostgreSQL restarts twice mid-transfer: the transfer completes, workers keep running, nothing is fetched twice")
     func databaseRestarts() throws {
         let postgres = try PrivatePostgres()

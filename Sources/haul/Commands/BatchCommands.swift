@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulPostgres
 import HaulQueue
 
 /// `haul status --batch NAME`: one batch's counts by state, bytes, rate, ETA and a bar.
@@ -40,8 +41,10 @@ enum WaitCommand: Command {
         Waits until every named transfer (or every transfer of the batch) is done,
         failed or canceled, printing progress (counts, bytes, rate) every few seconds on
         stderr, and a warning while no worker has heartbeaten for 30 s.
+        A restart or failover of PostgreSQL is waited out (one line when the
+        connection is lost, one when it is back).
         Exit status: 0 all done, 1 any failed or was canceled, 2 bad arguments,
-        124 the timeout passed first.
+        3 the database stayed unreachable for 5 minutes, 124 the timeout passed first.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -52,35 +55,90 @@ enum WaitCommand: Command {
         guard (batch == nil) != ids.isEmpty else { throw HaulError.usage("name transfer ids or one --batch, not both or neither") }
         let session = try DatabaseSession()
         defer { session.close() }
-        // Workers notify when transfers finish: a script waits for the last file by a round trip,
-        // not by a polling period, and the database is not polled often meanwhile.
-        try session.connection.listen(TransferStore.finishedChannel)
         let deadline = timeout.map { Date(timeIntervalSinceNow: $0) }
-        var lastReport = Date.distantPast
+        var waiting = Waiting(batch: batch, ids: ids, deadline: deadline)
+        var connection = session.connection
+        // A restart or failover of PostgreSQL is ridden out, as the workers ride it out: the
+        // transfers go on meanwhile, and a script must not read a lost connection as a failure.
+        var outageSince: Date?
         while true {
-            let polled = Date()
-            // Between reports a batch is checked with one cheap statement; the full summary only when it is done.
-            let due = Date().timeIntervalSince(lastReport) >= 5 || deadline.map { Date() >= $0 } == true
-            if let batch, !due, try Batches(session.connection).hasUnfinished(batch) == true {
-                try awaitFinished(session, cost: Date().timeIntervalSince(polled), until: deadline)
-                continue
+            do {
+                if outageSince != nil {
+                    connection = try PostgresConnection(conninfo: session.conninfo)
+                    Output.error("haul: the database is back; still waiting")
+                    outageSince = nil
+                }
+                return try waiting.run(on: connection)
+            } catch let error as PostgresError where error.connectionLost || outageSince != nil {
+                let since = outageSince ?? Date()
+                if outageSince == nil { Output.error("haul: lost the database (\(error.message)); waiting for it to come back") }
+                outageSince = since
+                if let deadline, Date() >= deadline {
+                    Output.error("haul: timed out waiting: the database was unreachable")
+                    return 124
+                }
+                guard Date().timeIntervalSince(since) < Self.outageLimit else {
+                    let error = HaulError(
+                        .databaseUnreachable, "the database was unreachable for \(Int(Self.outageLimit)) s while waiting",
+                        hint: "the transfers may still be running: 'haul wait' again once it is back")
+                    Output.error("haul: \(error.description)")
+                    return Self.databaseLost
+                }
+                Thread.sleep(forTimeInterval: 1)
             }
-            let (finished, failed, line) = try poll(batch: batch, ids: ids, session: session)
-            let cost = Date().timeIntervalSince(polled)
-            if finished {
-                Output.error(line)
-                return failed ? ExitCode.failure : ExitCode.success
+        }
+    }
+
+    /// How long `wait` keeps trying to reach a lost database before it gives up…
+    static let outageLimit: Double = 300
+    /// …with this exit status, which a script can tell from a failed transfer's.
+    static let databaseLost: Int32 = 3
+
+    /// One wait's progress across reconnections: what it waits for and when it last reported.
+    private struct Waiting {
+        let batch: String?
+        let ids: [Int64]
+        let deadline: Date?
+        var lastReport = Date.distantPast
+
+        init(batch: String?, ids: [Int64], deadline: Date?) {
+            self.batch = batch
+            self.ids = ids
+            self.deadline = deadline
+        }
+
+        /// Waits on `connection` until the transfers are final or the deadline passes.
+        /// - Returns: the exit status. - Throws: a lost connection, for the caller to reconnect.
+        mutating func run(on connection: PostgresConnection) throws -> Int32 {
+            // Workers notify when transfers finish: a script waits for the last file by a round trip,
+            // not by a polling period, and the database is not polled often meanwhile.
+            try connection.listen(TransferStore.finishedChannel)
+            defer { _ = try? connection.query("UNLISTEN *") }
+            while true {
+                let polled = Date()
+                // Between reports a batch is checked with one cheap statement; the full summary only when it is done.
+                let due = Date().timeIntervalSince(lastReport) >= 5 || deadline.map { Date() >= $0 } == true
+                if let batch, !due, try Batches(connection).hasUnfinished(batch) == true {
+                    try WaitCommand.awaitFinished(connection, cost: Date().timeIntervalSince(polled), until: deadline)
+                    continue
+                }
+                let (finished, failed, line) = try WaitCommand.poll(batch: batch, ids: ids, connection: connection)
+                let cost = Date().timeIntervalSince(polled)
+                if finished {
+                    Output.error(line)
+                    return failed ? ExitCode.failure : ExitCode.success
+                }
+                if let deadline, Date() >= deadline {
+                    Output.error("haul: timed out waiting: \(line)")
+                    return 124
+                }
+                if Date().timeIntervalSince(lastReport) >= 5 {
+                    let warning = try WorkerRegistry(connection).noLiveWorkerWarning()
+                    Output.error(line + (warning.map { "; warning: \($0)" } ?? ""))
+                    lastReport = Date()
+                }
+                try WaitCommand.awaitFinished(connection, cost: cost, until: deadline)
             }
-            if let deadline, Date() >= deadline {
-                Output.error("haul: timed out waiting: \(line)")
-                return 124
-            }
-            if Date().timeIntervalSince(lastReport) >= 5 {
-                let warning = try WorkerRegistry(session.connection).noLiveWorkerWarning()
-                Output.error(line + (warning.map { "; warning: \($0)" } ?? ""))
-                lastReport = Date()
-            }
-            try awaitFinished(session, cost: cost, until: deadline)
         }
     }
 
@@ -88,15 +146,15 @@ enum WaitCommand: Command {
     /// a quarter second, or ten times what the last poll cost (at most a tenth of the time on
     /// the database when the batch is big), at most a second, and never past `deadline`. The
     /// polls catch final states that nobody notified (an older worker, a path without a notice).
-    private static func awaitFinished(_ session: DatabaseSession, cost: Double, until deadline: Date?) throws {
+    private static func awaitFinished(_ connection: PostgresConnection, cost: Double, until deadline: Date?) throws {
         let period = min(1, max(0.25, cost * 10))
         let timeout = deadline.map { min(period, max(0, $0.timeIntervalSinceNow)) } ?? period
-        _ = try session.connection.waitForNotifications(timeout: timeout)
+        _ = try connection.waitForNotifications(timeout: timeout)
     }
 
-    private static func poll(batch: String?, ids: [Int64], session: DatabaseSession) throws -> (finished: Bool, failed: Bool, line: String) {
+    private static func poll(batch: String?, ids: [Int64], connection: PostgresConnection) throws -> (finished: Bool, failed: Bool, line: String) {
         if let batch {
-            guard let summary = try Batches(session.connection).summary(batch) else {
+            guard let summary = try Batches(connection).summary(batch) else {
                 throw BatchesCommand.noSuchBatch(batch)
             }
             let failed = (summary.countsByState[.failed] ?? 0) + (summary.countsByState[.canceled] ?? 0)
@@ -106,7 +164,7 @@ enum WaitCommand: Command {
                 "batch \(batch): \(done(summary.countsByState[.done] ?? 0, of: summary.total, unchanged: summary.unchanged)), \(failed) failed or canceled, \(bytes)"
             )
         }
-        let store = TransferStore(session.connection)
+        let store = TransferStore(connection)
         let statuses = try store.statuses(ids)
         let known = Set(statuses.map(\.id))
         if let missing = ids.first(where: { !known.contains($0) }) {
