@@ -24,6 +24,27 @@ struct WorkerPresenceTests {
         #expect(batchless.stdout.contains("warning:"))
     }
 
+    @Test("haul workers shows a dead worker's rate as 0, not the last one it reported")
+    func deadWorkerRate() throws {
+        let cluster = try Cluster("deadrate")
+        _ = try Run.psql(
+            cluster.database.url,
+            """
+            INSERT INTO workers (id, host, pid, roles, version, heartbeat_at, rate) VALUES
+                ('gone', 'h1', 1, 'fetcher', 'x', now() - interval '2 minutes', 5000000),
+                ('here', 'h2', 2, 'fetcher', 'x', now(), 3000000)
+            """)
+        let listed = try cluster.haul(["workers", "--json"])
+        let workers = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        let byID = Dictionary(uniqueKeysWithValues: workers.map { ($0["id"] as? String ?? "", $0) })
+        #expect(byID["gone"]?["state"] as? String == "dead")
+        #expect(byID["gone"]?["rate"] as? Double == 0, "\(workers)")
+        #expect(byID["here"]?["rate"] as? Double == 3_000_000, "\(workers)")
+        let text = try cluster.haul(["workers"])
+        let gone = text.stdout.split(separator: "\n").first { $0.hasPrefix("gone") }
+        #expect(gone?.contains("0 B/s") == true, "\(text.stdout)")
+    }
+
     @Test("with a live worker there is no warning, and wait reports bytes and a rate")
     func liveWorker() throws {
         let cluster = try Cluster("liveworker")
