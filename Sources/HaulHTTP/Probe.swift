@@ -70,18 +70,24 @@ public struct PinnedVersion: Equatable, Sendable {
 public enum RangeCheck {
     /// Throws `origin-changed` when the response belongs to another version of the file (an
     /// ETag, `Last-Modified` or total size other than the pinned one, or a whole-file 200), and a
-    /// transient `bad-content-range` when it is the same version but not the requested range.
+    /// transient `bad-content-range` when it is the same version but not the requested range
+    /// (another range, or a missing or malformed `Content-Range`).
     public static func validate(_ head: ResponseHead, first: Int64, last: Int64?, pinned: PinnedVersion, url: String) throws {
         switch head.status {
         case 206:
-            guard let range = head.contentRange else {
-                throw changed("answered 206 without a Content-Range")
-            }
             if let etag = pinned.etag, let now = head.etag, now != etag {
                 throw changed("ETag \(etag) became \(now)")
             }
             if let modified = pinned.lastModified, let now = head["last-modified"], now != modified {
                 throw changed("Last-Modified \(modified) became \(now)")
+            }
+            // Same validators: a missing or malformed range (one shifted past the file's end, say)
+            // is a faulty answer of this version, never a new version.
+            guard let range = head.contentRange else {
+                throw HaulError(
+                    .badContentRange,
+                    "origin answered 206 with \(head["content-range"].map { "a malformed Content-Range '\(SafeText.cleanLine($0))'" } ?? "no Content-Range") when asked for bytes \(first)-\(last.map(String.init) ?? ""); the response was discarded",
+                    hint: "the origin's range support is broken", transient: true)
             }
             if let expectedSize = pinned.size, range.total != expectedSize {
                 throw changed("size was \(expectedSize) bytes, now \(range.total.map(String.init) ?? "unknown")")
@@ -89,7 +95,7 @@ public enum RangeCheck {
             guard range.first == first, last == nil || range.last == last else {
                 throw HaulError(
                     .badContentRange,
-                    "origin sent \(head["content-range"] ?? "another range") when asked for bytes \(first)-\(last.map(String.init) ?? "") of the same version; the response was discarded",
+                    "origin sent \(head["content-range"].map(SafeText.cleanLine) ?? "another range") when asked for bytes \(first)-\(last.map(String.init) ?? "") of the same version; the response was discarded",
                     hint: "the origin's range support is broken", transient: true)
             }
         case 200:
