@@ -3,29 +3,55 @@ import HaulCore
 /// What an S3-compatible store answers that Haul tells apart.
 extension HaulError.Code {
     /// Any other S3 failure; the message names the operation and the store's own code.
+    ///
+    /// Read the operation and the store's own code in the message.
     public static let s3: Self = "s3"
     /// 403 or `SignatureDoesNotMatch`: the message names the key id and endpoint, never the secret.
+    ///
+    /// Check the key id (named in the message) and its secret, and that the key may use the bucket.
     public static let s3Auth: Self = "s3-auth"
     /// No credentials could be found in the environment or `~/.aws/credentials`.
+    ///
+    /// Set `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or a profile in `~/.aws/credentials`.
     public static let s3Credentials: Self = "s3-credentials"
     /// The bucket does not exist.
+    ///
+    /// Create the bucket, or fix its name in the `s3://` location.
     public static let s3NoBucket: Self = "s3-no-bucket"
     /// The multipart upload is gone (completed, aborted or expired).
+    ///
+    /// `haul retry ID` starts the upload over; check bucket lifecycle rules that abort incomplete uploads.
     public static let s3NoUpload: Self = "s3-no-upload"
     /// A `PutObject` found the object changed since it looked (412): another writer stored it meanwhile.
+    ///
+    /// Check who else writes that key; `--force` replaces the object.
     public static let s3ObjectChanged: Self = "s3-object-changed"
     /// A part the completion names is missing from the upload.
+    ///
+    /// `haul retry ID` uploads it again.
     public static let s3PartMissing: Self = "s3-part-missing"
     /// The bucket lives in another region than the one signed for.
+    ///
+    /// Set `AWS_REGION` to the bucket's region (the message names it when the store says).
     public static let s3Region: Self = "s3-region"
     /// The file cannot be cut into parts within S3's limits.
+    ///
+    /// Store the file on a folder instead: it exceeds S3's object size limits.
     public static let s3TooLarge: Self = "s3-too-large"
     /// `SlowDown`, 500 or 503: retried with backoff.
+    ///
+    /// Nothing unless it keeps happening: retried with backoff; then check the store's health.
     public static let s3Unavailable: Self = "s3-unavailable"
     /// The origin does not say how large the file is, and an S3 upload needs sizes.
+    ///
+    /// Download to a folder instead, or from an origin that sends `Content-Length`.
     public static let s3UnknownSize: Self = "s3-unknown-size"
     /// A feature that S3 storage does not offer yet.
+    ///
+    /// Use a folder as storage for this feature.
     public static let s3Unsupported: Self = "s3-unsupported"
     /// The upload was lost while the transfer ran.
+    ///
+    /// `haul retry ID` starts the upload over.
     public static let s3UploadLost: Self = "s3-upload-lost"
 }

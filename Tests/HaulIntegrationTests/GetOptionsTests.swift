@@ -113,6 +113,7 @@ struct GetOptionsTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: work) == ["afile"])
         // A folder this user may not write (root may write anywhere, so another user runs it).
         if getuid() == 0, getpwnam("nobody") != nil {
+            let haul = try Harness.haulBinaryForOtherUsers()
             let locked = work + "/locked"
             try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o555])
             for (output, says) in [
@@ -120,7 +121,7 @@ struct GetOptionsTests {
                 (locked + "/sub/x.bin", "permission denied: cannot create directory \(locked)/sub: Permission denied"),
             ] {
                 let result = try Run.program(
-                    "/usr/sbin/runuser", ["-u", "nobody", "--", Harness.haulBinary, "get", url, "-o", output],
+                    "/usr/sbin/runuser", ["-u", "nobody", "--", haul, "get", url, "-o", output],
                     environment: ["DATABASE_URL": database.url], directory: "/", timeout: 60)
                 #expect(result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1, "\(output): \(result.stderr)")
             }

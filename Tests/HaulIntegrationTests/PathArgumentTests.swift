@@ -43,18 +43,19 @@ struct PathArgumentTests {
 
         // Files this user may not read (root reads anything, so another user runs it).
         if getuid() == 0, getpwnam("nobody") != nil {
+            let haul = try Harness.haulBinaryForOtherUsers()
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: work + "/good.zip")
             try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: work)
             // That user reaches the folder: a file it may read gets as far as being read.
             let reached = try Run.program(
-                "/usr/sbin/runuser", ["-u", "nobody", "--", Harness.haulBinary, "extract", work + "/notes.txt", work + "/out"], environment: [:], directory: "/",
+                "/usr/sbin/runuser", ["-u", "nobody", "--", haul, "extract", work + "/notes.txt", work + "/out"], environment: [:], directory: "/",
                 timeout: 60)
             #expect(reached.status == 1 && reached.stderr.contains("is not a zip, tar, tar.gz or gz archive"), "\(reached.stderr)")
             for (words, says) in [
                 (["extract", work + "/good.zip", work + "/out"], "cannot read ARCHIVE '\(work)/good.zip': Permission denied"),
                 (["upload", work + "/good.zip", "http://127.0.0.1:9/up"], "cannot read FILE '\(work)/good.zip': Permission denied"),
             ] {
-                let result = try Run.program("/usr/sbin/runuser", ["-u", "nobody", "--", Harness.haulBinary] + words, environment: [:], directory: "/", timeout: 60)
+                let result = try Run.program("/usr/sbin/runuser", ["-u", "nobody", "--", haul] + words, environment: [:], directory: "/", timeout: 60)
                 #expect(result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1, "\(words): \(result.stderr)")
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: work).sorted() == before)

@@ -29,6 +29,23 @@ enum Harness {
         return root.appendingPathComponent(".build/debug/haul").path
     }
 
+    /// The `haul` binary as another local user (`nobody`) can run it: a copy in a folder of its
+    /// own under the temporary folder (which `bin/test` makes 1777), made once per test run. The
+    /// build itself may sit in a checkout only its owner may enter (a clone under `mktemp -d`, or
+    /// in /root), where another user cannot execute it.
+    static func haulBinaryForOtherUsers() throws -> String {
+        try otherUsersCopy.get()
+    }
+
+    private static let otherUsersCopy = Result<String, any Error> {
+        let folder = NSTemporaryDirectory() + "haul-test-bin-\(UUID().uuidString.prefix(8))"
+        let copy = folder + "/haul"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.copyItem(atPath: haulBinary, toPath: copy)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: copy)
+        return copy
+    }
+
     /// A fresh, empty folder that is removed when the process exits.
     static func temporaryDirectory(_ label: String) -> String {
         let path = NSTemporaryDirectory() + "haul-test-\(label)-\(UUID().uuidString.prefix(8))"
