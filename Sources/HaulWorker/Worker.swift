@@ -149,7 +149,7 @@ public final class Worker: Sendable {
         shared.checkpoints.start()
         if !config.roles.isDisjoint(with: [.planner, .fetcher, .finalizer]) {
             for index in 0..<config.concurrency {
-                spawn("lane-\(index)", onDemand: config.lanesOnDemand && index > 0) { [shared] in Lane(shared: shared).step }
+                spawn("lane-\(index)", onDemand: config.lanesOnDemand && index > 0, poller: index == 0) { [shared] in Lane(shared: shared).step }
             }
         }
         spawn("housekeeper", interval: config.heartbeat) { [shared] in Housekeeper(shared: shared).step }
@@ -222,11 +222,16 @@ public final class Worker: Sendable {
         shared.requestStop()
     }
 
-    /// Runs `makeStep()`'s step in a loop on its own thread until stopped, sleeping when idle.
-    /// - Parameter onDemand: wait for an announcement of work (or a poll interval) before the
-    ///   first step, which opens the thread's database connection.
+    /// Runs `makeStep()`'s step in a loop on its own thread until stopped, sleeping when idle
+    /// (`IdlePolling`).
+    /// - Parameters:
+    ///   - interval: run every `interval` seconds instead, worked or not (housekeeping).
+    ///   - onDemand: wait for an announcement of work (or a poll interval) before the first step.
+    ///   - poller: the lane that keeps polling while the worker is idle, and wakes the others
+    ///     when it finds work after a quiet spell.
     private func spawn(
-        _ name: String, interval: Double? = nil, onDemand: Bool = false, _ makeStep: @escaping @Sendable () -> () throws -> Bool
+        _ name: String, interval: Double? = nil, onDemand: Bool = false, poller: Bool = false,
+        _ makeStep: @escaping @Sendable () -> () throws -> Bool
     ) {
         // Taken before the thread exists: an announcement made before it runs is not missed.
         let startMark = shared.laneStart.mark()
@@ -234,6 +239,7 @@ public final class Worker: Sendable {
             if onDemand { shared.laneStart.wait(since: startMark, timeout: shared.config.pollInterval) }
             let step = makeStep()
             var failures = 0
+            var idleRounds = 0
             while !shared.isStopping() {
                 // Taken before the step: a wake-up (a stop above all) given while it ran is not missed.
                 let mark = shared.wakeup.mark()
@@ -242,8 +248,14 @@ public final class Worker: Sendable {
                     failures = 0
                     if let interval {
                         shared.pause(interval, since: mark)
-                    } else if !worked {
-                        shared.wakeup.wait(since: mark, timeout: shared.config.pollInterval)
+                    } else if worked {
+                        // Work found by polling after a quiet spell: the other lanes sleep until told.
+                        if poller && idleRounds > 0 { shared.announceWork() }
+                        idleRounds = 0
+                    } else {
+                        idleRounds += 1
+                        let delay = IdlePolling.delay(idleRounds: idleRounds, pollInterval: shared.config.pollInterval, poller: poller)
+                        shared.wakeup.wait(since: mark, timeout: delay)
                     }
                 } catch {
                     failures += 1

@@ -40,7 +40,8 @@ enum WorkerCommand: Command {
           --limit-rate RATE     most bytes per second this worker receives in all, shared
                                 by its --concurrency connections (10M, 1G, 10MiB)
           --grace DURATION      how long a graceful stop may take (default 10s)
-          --poll-interval DURATION  idle poll period (default 1s)
+          --poll-interval DURATION  idle poll period (default 1s); one lane polls, doubling
+                                up to 4 periods while nothing turns up
           --poll-only           do not LISTEN (for PgBouncer in transaction mode)
           --metrics-addr HOST:PORT  serve Prometheus /metrics and /healthz there
                                 (healthz is 503 when the database stopped answering or
