@@ -1,4 +1,5 @@
 import HaulHTTP
+import HaulQueue
 
 /// One worker thread's own resources: a turn on the lanes' database connections, a segment stream (with its
 /// reusable write buffer) and a libcurl handle (which keeps connections to origins alive).
@@ -13,6 +14,9 @@ final class Lane {
     /// For `BatchProbe`: many small files at once on this lane's thread.
     let multi = MultiClient()
 
+    /// Whether this lane's last step found nothing: its next one asks `WorkProbe` first.
+    private var idle = false
+
     init(shared: WorkerShared) {
         self.shared = shared
         database = shared.laneDatabase()
@@ -23,9 +27,16 @@ final class Lane {
     /// published before more of the backlog is fetched, so it never waits for the queue to
     /// empty), else a queued segment (finishing started files), else a pending transfer to
     /// plan, else half of a straggling segment. A stop asked for meanwhile ends the search
-    /// before the next role's query.
+    /// before the next role's query. After a step that found nothing, one cheap statement
+    /// (`WorkProbe`) tells first whether any of those queries could find something.
     /// - Returns: whether there was work.
     func step() throws -> Bool {
+        if idle, try !database.run({ conn in try WorkProbe.anythingToDo(conn) }) { return false }
+        idle = try !findWork()
+        return !idle
+    }
+
+    private func findWork() throws -> Bool {
         let roles = shared.config.roles
         let fetcher = Fetcher(lane: self)
         // A finalized or planned transfer may be final now (done, failed): `haul get` hears of it at once.
