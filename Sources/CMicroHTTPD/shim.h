@@ -116,6 +116,12 @@ static inline int haul_mhd_values(struct MHD_Connection *connection, int headers
     return MHD_get_connection_values(connection, headers ? MHD_HEADER_KIND : MHD_GET_ARGUMENT_KIND, iterator, context);
 }
 
+/// The client's address (`struct sockaddr_in` or `sockaddr_in6`), or NULL.
+static inline const struct sockaddr *haul_mhd_client_address(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? NULL : info->client_addr;
+}
+
 /// Queues a complete response (the body is copied) with `count` header fields.
 /// Returns MHD_NO when the connection should be closed.
 static inline enum MHD_Result haul_mhd_respond(struct MHD_Connection *connection, unsigned int status,

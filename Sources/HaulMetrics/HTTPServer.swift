@@ -18,11 +18,13 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The body was larger than the server accepts and was dropped.
     public var bodyTooLarge: Bool
+    /// The client's IP address (`127.0.0.1`, `::1`); empty when unknown.
+    public var clientAddress: String
 
     /// A request built in memory (tests, routers).
     public init(
         method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [],
-        bodyTooLarge: Bool = false
+        bodyTooLarge: Bool = false, clientAddress: String = ""
     ) {
         self.method = method
         self.path = path
@@ -30,6 +32,7 @@ public struct HTTPRequest: Sendable {
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
         self.body = body
         self.bodyTooLarge = bodyTooLarge
+        self.clientAddress = clientAddress
     }
 
     /// A header field by name, any case.
@@ -197,7 +200,8 @@ private func httpAccessHandler(
     let bytes = body.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
     let request = HTTPRequest(
         method: String(cString: method), path: String(cString: url), query: collect(connection, headers: false),
-        headers: collect(connection, headers: true), body: bytes, bodyTooLarge: tooLarge != 0)
+        headers: collect(connection, headers: true), body: bytes, bodyTooLarge: tooLarge != 0,
+        clientAddress: SocketAddress.text(haul_mhd_client_address(connection)))
     let response = box.handle(request)
     let names = response.headers.map { strdup($0.name) }
     let values = response.headers.map { strdup($0.value.replacingNewlines()) }
