@@ -36,7 +36,7 @@ enum SocketAddress {
             case AF_INET6: address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet_ntop(AF_INET6, [$0.pointee.sin6_addr], &buffer, socklen_t(buffer.count)) }
             default: nil
             }
-        return written == nil ? "" : String(cString: buffer)
+        return written == nil ? "" : String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Binds and closes a TCP socket on `address`; returns the errno of the step that
