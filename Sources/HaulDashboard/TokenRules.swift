@@ -11,7 +11,7 @@ public enum TokenRules {
     /// Why `token` is refused (from `source`, such as `HAUL_DASHBOARD_TOKEN`), or nil.
     public static func tokenProblem(_ token: String, source: String) -> String? {
         guard token.count < minimumLength else { return nil }
-        return "the dashboard token in \(source) has \(token.count) characters, fewer than \(minimumLength); "
+        return "the dashboard token in \(source) has \(token.count) character\(token.count == 1 ? "" : "s"), fewer than \(minimumLength); "
             + "use a long random one, such as the output of 'openssl rand -hex 24'"
     }
 
