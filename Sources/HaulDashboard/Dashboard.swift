@@ -3,6 +3,7 @@ import HaulCore
 import HaulMetrics
 import HaulPostgres
 import HaulQueue
+import Synchronization
 
 /// The operator dashboard: routes each request to a page, a JSON answer or an action, after
 /// the checks of `DashboardAuth`. Runs on the HTTP server's threads; thread-safe.
@@ -10,6 +11,8 @@ public final class Dashboard: Sendable {
     let auth: DashboardAuth
     let pool: ConnectionPool
     let clock: @Sendable () -> Double
+    let sessions = SessionStore()
+    let throttle = Mutex(LoginThrottle())
 
     /// Serves through `pool` with the checks of `auth`; `clock` gives Unix seconds (tests set it).
     public init(auth: DashboardAuth, pool: ConnectionPool, clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
@@ -52,8 +55,12 @@ public final class Dashboard: Sendable {
             return Assets.response(parts[1])
         }
         if parts == ["login"] { return login(request) }
-        let identity = auth.identify(cookie: request.header("cookie"), authorization: request.header("authorization"), now: clock())
         let isAPI = parts.first == "api"
+        let identity: DashboardAuth.Identity
+        switch self.identity(request) {
+        case .success(let known): identity = known
+        case .failure(let wait): return tooManyTries(wait, api: isAPI)
+        }
         if identity == .none {
             return isAPI ? Reply.json(401, ["ok": false, "error": "not logged in: send Authorization: Bearer TOKEN"]) : Reply.redirect("/login")
         }
@@ -66,6 +73,7 @@ public final class Dashboard: Sendable {
                 return form["return"] == nil ? Reply.json(403, ["ok": false, "error": refusal]) : Reply.page(403, Pages.message("Refused", refusal))
             }
             if parts == ["logout"] {
+                if case .session(let session) = identity { sessions.end(session) }
                 return Reply.redirect("/login", cookie: DashboardAuth.clearedCookie)
             }
             guard isAPI else { return Reply.text(404, "not found\n") }
@@ -76,6 +84,38 @@ public final class Dashboard: Sendable {
         }
         let view = PageContext(identity: identity, csrf: csrf(identity), readOnly: auth.isReadOnly)
         return read(parts, query: request.query, view: view)
+    }
+
+    /// Who sent `request`: a bearer token is a guess at the token like a login, so it is
+    /// throttled per client address in the same way (the failure says how long to wait); a
+    /// session cookie counts only while its session is live on this server.
+    private func identity(_ request: HTTPRequest) -> Result<DashboardAuth.Identity, Wait> {
+        let now = clock()
+        let authorization = request.header("authorization")
+        let bearer = authorization?.hasPrefix("Bearer ") == true && !auth.isReadOnly
+        if bearer, let wait = throttle.withLock({ $0.wait(request.clientAddress, now: now) }) { return .failure(Wait(seconds: wait)) }
+        let identity = auth.identify(cookie: request.header("cookie"), authorization: authorization, now: now)
+        switch identity {
+        case .bearer: throttle.withLock { $0.succeeded(request.clientAddress) }
+        case .none where bearer: throttle.withLock { $0.failed(request.clientAddress, now: now) }
+        case .session(let session) where !sessions.isLive(session, now: now): return .success(.none)
+        default: break
+        }
+        return .success(identity)
+    }
+
+    /// Seconds a client address must wait before its next token is examined.
+    struct Wait: Error {
+        let seconds: Double
+    }
+
+    /// 429 with `Retry-After` (whole seconds, rounded up) for a throttled address.
+    private func tooManyTries(_ wait: Wait, api: Bool) -> HTTPResponse {
+        let seconds = Int(wait.seconds.rounded(.up))
+        let text = "too many wrong tokens from your address: wait \(seconds) s before trying again"
+        var response = api ? Reply.json(429, ["ok": false, "code": "too-many-tries", "error": text]) : Reply.page(429, Pages.login(error: text))
+        response.headers.append(HTTPResponse.Header("Retry-After", String(seconds)))
+        return response
     }
 
     private func csrf(_ identity: DashboardAuth.Identity) -> String? {
@@ -90,12 +130,17 @@ public final class Dashboard: Sendable {
         if let origin = request.header("origin"), !DashboardAuth.originMatches(origin, host: request.header("host")) {
             return Reply.page(403, Pages.message("Refused", "cross-site login refused"))
         }
+        let now = clock()
+        if let wait = throttle.withLock({ $0.wait(request.clientAddress, now: now) }) { return tooManyTries(Wait(seconds: wait), api: false) }
         let form = HTML.formFields(request.body)
         guard let token = form["token"], auth.tokenMatches(token) else {
+            throttle.withLock { $0.failed(request.clientAddress, now: now) }
             return Reply.page(401, Pages.login(error: "That is not the dashboard token."))
         }
+        throttle.withLock { $0.succeeded(request.clientAddress) }
         var nonce = SystemRandomNumberGenerator()
-        let session = auth.newSession(now: clock(), nonce: String(nonce.next(), radix: 36) + String(nonce.next(), radix: 36))
+        let session = auth.newSession(now: now, nonce: String(nonce.next(), radix: 36) + String(nonce.next(), radix: 36))
+        sessions.start(session, expiry: now + DashboardAuth.sessionLifetime, now: now)
         return Reply.redirect("/", cookie: DashboardAuth.sessionCookie(session))
     }
 
@@ -172,12 +217,56 @@ public final class Dashboard: Sendable {
 
     private static let notFound = HaulError(.notFound, "no such action", hint: "POST /api/transfers/ID/ACTION, /api/batches/NAME/ACTION or /api/hosts/HOST/limit")
 
-    /// A path on this server (`/…`, never `//host…`) to send a form's browser back to. Judged by
-    /// bytes: as `Character`s, `/` then `/` with a combining mark is not `//` (see `PathText`).
+    /// A path on this server (`/…`, never `//host…`) to send a form's browser back to, or nil.
+    ///
+    /// `text` and each percent-decoding of it (browsers drop tabs and line breaks from a
+    /// `Location` and some decode it, so `/%09/evil.example` would become `//evil.example`)
+    /// must be `/` alone or `/` then a byte that is neither `/` nor `\`, and hold no control
+    /// byte (tab and line breaks included), no backslash and no `//`. Starting with a single
+    /// `/`, it can hold no scheme. Judged by bytes: as `Character`s, `/` then `/` with a
+    /// combining mark is not `//` (see `PathText`).
     static func localPath(_ text: String) -> String? {
-        guard text.startsWithSlash, text.utf8.dropFirst().first != UInt8(ascii: "/"), !text.utf8.contains(UInt8(ascii: "\\")), !text.contains(where: \.isNewline)
-        else { return nil }
-        return text
+        var bytes = Array(text.utf8)
+        for _ in 0..<4 {
+            guard localBytes(bytes) else { return nil }
+            let decoded = percentDecoded(bytes)
+            if decoded == bytes { return text }
+            bytes = decoded
+        }
+        return nil
+    }
+
+    private static func localBytes(_ bytes: [UInt8]) -> Bool {
+        let slash = UInt8(ascii: "/")
+        let backslash = UInt8(ascii: "\\")
+        guard bytes.first == slash, bytes.count == 1 || bytes[1] != slash && bytes[1] != backslash else { return false }
+        guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == backslash }) else { return false }
+        return !zip(bytes, bytes.dropFirst()).contains { $0 == slash && $1 == slash }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// `%XX` sequences replaced by their byte; anything else kept.
+    private static func percentDecoded(_ bytes: [UInt8]) -> [UInt8] {
+        var result: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+                result.append(high << 4 | low)
+                index += 3
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
+        }
+        return result
     }
 
     static func describe(_ error: Error) -> String {

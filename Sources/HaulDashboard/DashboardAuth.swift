@@ -4,9 +4,10 @@ import HaulCore
 /// Who may read and who may change things, decided from request headers only (pure, no I/O).
 ///
 /// With a token configured, a browser logs in once with it and then carries a session cookie:
-/// `expiry.nonce.mac`, where `mac` is an HMAC-SHA256 under a key drawn at start-up, so sessions
-/// need no storage and end when the dashboard restarts. The CSRF token of a session is another
-/// MAC of the session value. API clients send `Authorization: Bearer TOKEN` instead; a bearer
+/// `expiry.nonce.mac`, where `mac` is an HMAC-SHA256 under a key drawn at start-up, so a forged
+/// or foreign cookie is refused here and sessions end when the dashboard restarts; `Dashboard`
+/// also keeps the live ones (`SessionStore`), so that logging out ends a session for good.
+/// The CSRF token of a session is another MAC of the session value. API clients send `Authorization: Bearer TOKEN` instead; a bearer
 /// request cannot be forged by another site, so it needs no CSRF token or Origin.
 /// Without a token everyone may read and nobody may change anything.
 public struct DashboardAuth: Sendable {

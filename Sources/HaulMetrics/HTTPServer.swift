@@ -18,11 +18,13 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The body was larger than the server accepts and was dropped.
     public var bodyTooLarge: Bool
+    /// The client's IP address (`127.0.0.1`, `::1`); empty when unknown.
+    public var clientAddress: String
 
     /// A request built in memory (tests, routers).
     public init(
         method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [],
-        bodyTooLarge: Bool = false
+        bodyTooLarge: Bool = false, clientAddress: String = ""
     ) {
         self.method = method
         self.path = path
@@ -30,6 +32,7 @@ public struct HTTPRequest: Sendable {
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
         self.body = body
         self.bodyTooLarge = bodyTooLarge
+        self.clientAddress = clientAddress
     }
 
     /// A header field by name, any case.
@@ -74,6 +77,13 @@ public struct HTTPResponse: Sendable, Equatable {
 /// thread and answers from a pool of threads of its own: `handler` runs on those threads, never
 /// on the caller's or on the Swift concurrency pool, so it must be thread-safe; it may block
 /// (on the database, say) for as long as one request may take.
+///
+/// Slow clients cannot starve it (`ConnectionGuard`): the pool threads poll their connections
+/// with epoll and are busy only while a handler runs, so a connection that trickles its
+/// request costs a socket, not a thread; a connection must deliver its whole request within
+/// `requestDeadlineSeconds`; and when an address, or the server, holds too many connections,
+/// the one that has waited longest for its request is closed to make room. So `/healthz`
+/// answers at once while dozens of clients trickle headers, even from their own address.
 public final class HTTPServer: Sendable {
     /// Where the server listens.
     public let address: MetricsAddress
@@ -84,16 +94,23 @@ public final class HTTPServer: Sendable {
         let pointer: OpaquePointer
         let server: UnsafeMutablePointer<haul_mhd_server>
         let handler: Unmanaged<HandlerBox>
+        let watch: SlowClientWatch
     }
 
     /// How a server is run.
     public struct Limits: Sendable {
         /// Threads that answer requests.
         public var threads: UInt32
-        /// Seconds an idle connection stays open.
+        /// Seconds a connection that sends nothing stays open.
         public var idleTimeoutSeconds: UInt32 = 10
-        /// Connections open at once; more are refused rather than queued.
-        public var connectionLimit: UInt32 = 64
+        /// Seconds a connection may take to send a whole request (head and body), counted from
+        /// its opening or from its previous answer, however steadily it trickles bytes.
+        public var requestDeadlineSeconds: Double = 5
+        /// Connections open at once; one more closes the one that has waited longest for its request.
+        public var connectionLimit: UInt32 = 512
+        /// Connections one client address may hold; one more closes the one of that address
+        /// that has waited longest for its request (or the newcomer, if all are being answered).
+        public var perAddressLimit: UInt32 = 16
         /// Request bodies larger than this are dropped (the handler sees `bodyTooLarge`).
         public var maxBody: Int = 64 * 1024
 
@@ -112,18 +129,26 @@ public final class HTTPServer: Sendable {
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws(HaulError) {
         self.address = address
-        let box = Unmanaged.passRetained(HandlerBox(handler))
+        let watch = SlowClientWatch(
+            limits: .init(perAddress: Int(limits.perAddressLimit), total: Int(limits.connectionLimit), requestDeadline: limits.requestDeadlineSeconds))
+        guard watch.startSweeping() else {
+            throw HaulError(.metricsServer, "cannot serve \(purpose) on \(address.text): no thread could be started", transient: true)
+        }
+        let box = Unmanaged.passRetained(HandlerBox(handler, watch: watch))
         var server: UnsafeMutablePointer<haul_mhd_server>?
+        // libmicrohttpd may hold a few more connections than the guard allows: those being closed.
+        let hardLimit = limits.connectionLimit + limits.perAddressLimit
         let pointer = SocketAddress.withSockaddr(address) { sockaddr, _ in
             haul_mhd_start(
-                sockaddr, address.family == .ipv6 ? 1 : 0, limits.threads, limits.idleTimeoutSeconds, limits.connectionLimit, limits.maxBody,
-                httpAccessHandler, box.toOpaque(), &server)
+                sockaddr, address.family == .ipv6 ? 1 : 0, limits.threads, limits.idleTimeoutSeconds, hardLimit, limits.maxBody,
+                httpAccessHandler, httpEvent, box.toOpaque(), &server)
         }
         guard let pointer, let server else {
+            watch.stopSweeping()
             box.release()
             throw Self.startFailure(address, option: option, purpose: purpose)
         }
-        running = Mutex(Daemon(pointer: pointer, server: server, handler: box))
+        running = Mutex(Daemon(pointer: pointer, server: server, handler: box, watch: watch))
     }
 
     deinit {
@@ -134,6 +159,7 @@ public final class HTTPServer: Sendable {
     /// Safe to call more than once and from any thread except libmicrohttpd's own.
     public func stop() {
         guard let daemon = running.withLock({ $0.take() }) else { return }
+        daemon.watch.stopSweeping()
         haul_mhd_stop(daemon.pointer, daemon.server)
         daemon.handler.release()
     }
@@ -165,7 +191,17 @@ public final class HTTPServer: Sendable {
 /// The handler, boxed so that C can hold a pointer to it.
 private final class HandlerBox: Sendable {
     let handle: @Sendable (HTTPRequest) -> HTTPResponse
-    init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.handle = handle }
+    let watch: SlowClientWatch
+    init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse, watch: SlowClientWatch) {
+        self.handle = handle
+        self.watch = watch
+    }
+}
+
+/// The C event callback: hands a connection's event to the server's `SlowClientWatch`.
+private func httpEvent(context: UnsafeMutableRawPointer?, kind: Int32, socket: Int32, address: UnsafePointer<sockaddr>?) {
+    guard let context else { return }
+    Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue().watch.event(kind, socket: socket, address: address)
 }
 
 /// Collects header fields or query arguments through libmicrohttpd's iterator.
@@ -197,7 +233,8 @@ private func httpAccessHandler(
     let bytes = body.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
     let request = HTTPRequest(
         method: String(cString: method), path: String(cString: url), query: collect(connection, headers: false),
-        headers: collect(connection, headers: true), body: bytes, bodyTooLarge: tooLarge != 0)
+        headers: collect(connection, headers: true), body: bytes, bodyTooLarge: tooLarge != 0,
+        clientAddress: SocketAddress.text(haul_mhd_client_address(connection)))
     let response = box.handle(request)
     let names = response.headers.map { strdup($0.name) }
     let values = response.headers.map { strdup($0.value.replacingNewlines()) }

@@ -25,6 +25,20 @@ enum SocketAddress {
         }
     }
 
+    /// The IP address in `address` (`sockaddr_in` or `sockaddr_in6`) as text; empty for nil or another family.
+    static func text(_ address: UnsafePointer<sockaddr>?) -> String {
+        guard let address else { return "" }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = Int32(address.pointee.sa_family)
+        let written: UnsafePointer<CChar>? =
+            switch family {
+            case AF_INET: address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet_ntop(AF_INET, [$0.pointee.sin_addr], &buffer, socklen_t(buffer.count)) }
+            case AF_INET6: address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet_ntop(AF_INET6, [$0.pointee.sin6_addr], &buffer, socklen_t(buffer.count)) }
+            default: nil
+            }
+        return written == nil ? "" : String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Binds and closes a TCP socket on `address`; returns the errno of the step that
     /// failed, or nil when binding works.
     static func probeBind(_ address: MetricsAddress) -> Int32? {

@@ -49,6 +49,25 @@ import Testing
         #expect(auth.writeRefusal(identity: .anonymous, csrf: csrf, origin: "http://\(me)", host: me)?.contains("read-only") == true)
     }
 
+    @Test func tokenFilesOthersCouldRewriteAreRefused() {
+        typealias Owner = TokenRules.Owner
+        let me: UInt32 = 1000
+        func problem(_ file: Owner, _ folder: Owner) -> String? {
+            TokenRules.fileProblem("/srv/token", file: file, folder: folder, folderPath: "/srv", user: me)
+        }
+        #expect(problem(Owner(uid: me, mode: 0o600), Owner(uid: me, mode: 0o700)) == nil)
+        #expect(problem(Owner(uid: 0, mode: 0o644), Owner(uid: 0, mode: 0o755)) == nil, "root's file in root's folder")
+        #expect(problem(Owner(uid: me, mode: 0o600), Owner(uid: 0, mode: 0o1777)) == nil, "a sticky folder such as /tmp")
+        #expect(problem(Owner(uid: me, mode: 0o666), Owner(uid: me, mode: 0o700))?.contains("mode 0666") == true)
+        #expect(problem(Owner(uid: me, mode: 0o620), Owner(uid: me, mode: 0o700))?.contains("can be written by other users") == true)
+        #expect(problem(Owner(uid: 65534, mode: 0o600), Owner(uid: me, mode: 0o700))?.contains("belongs to user 65534") == true)
+        #expect(problem(Owner(uid: me, mode: 0o600), Owner(uid: me, mode: 0o777))?.contains("other users can write") == true)
+        #expect(problem(Owner(uid: me, mode: 0o600), Owner(uid: me, mode: 0o770))?.contains("other users can write") == true)
+        #expect(problem(Owner(uid: me, mode: 0o600), Owner(uid: 65534, mode: 0o700))?.contains("of user 65534") == true)
+        #expect(TokenRules.tokenProblem("x", source: "HAUL_DASHBOARD_TOKEN") == "the dashboard token in HAUL_DASHBOARD_TOKEN has 1 character, fewer than 16; use a long random one, such as the output of 'openssl rand -hex 24'")
+        #expect(TokenRules.tokenProblem(String(repeating: "a", count: 16), source: "x") == nil)
+    }
+
     @Test func loopbackHostNames() {
         for host in ["127.0.0.1:9470", "localhost:9470", "[::1]:9470", "127.1.2.3:80", "localhost"] {
             #expect(DashboardAuth.loopbackHost(host), "\(host)")

@@ -1,4 +1,5 @@
 import HaulMetrics
+import Synchronization
 import Testing
 
 @testable import HaulDashboard
@@ -8,18 +9,27 @@ import Testing
 @Suite struct RouterTests {
     static let now = 1_800_000_000.0
     let auth = DashboardAuth(token: "op-token", key: Array(repeating: 3, count: 32))
-    var dashboard: Dashboard {
-        Dashboard(auth: auth, pool: ConnectionPool(conninfo: "host=/nonexistent port=1 connect_timeout=1", keep: 1), clock: { Self.now })
-    }
+    /// The dashboard's time, which the throttle tests move on.
+    let clock = TestClock(Self.now)
+    let dashboard: Dashboard
     let host = "127.0.0.1:9470"
 
-    func request(_ method: String, _ path: String, headers: [String: String] = [:], body: String = "") -> HTTPRequest {
-        HTTPRequest(method: method, path: path, headers: ["Host": host].merging(headers) { $1 }, body: Array(body.utf8))
+    init() {
+        let clock = self.clock
+        dashboard = Dashboard(
+            auth: auth, pool: ConnectionPool(conninfo: "host=/nonexistent port=1 connect_timeout=1", keep: 1), clock: { clock.now })
     }
 
+    func request(_ method: String, _ path: String, headers: [String: String] = [:], body: String = "", from client: String = "127.0.0.1") -> HTTPRequest {
+        HTTPRequest(method: method, path: path, headers: ["Host": host].merging(headers) { $1 }, body: Array(body.utf8), clientAddress: client)
+    }
+
+    /// Logs in through the form and returns the cookie (`name=value`) and its CSRF token.
     func loggedIn() -> (cookie: String, csrf: String) {
-        let session = auth.newSession(now: Self.now, nonce: "t")
-        return ("haul_session=\(session)", auth.csrfToken(session: session))
+        let reply = dashboard.handle(request("POST", "/login", headers: ["Origin": "http://\(host)"], body: "token=op-token"))
+        let cookie = String((reply.header("Set-Cookie") ?? "").split(separator: ";")[0])
+        let session = String(cookie.dropFirst("haul_session=".count))
+        return (cookie, auth.csrfToken(session: session))
     }
 
     @Test func everyResponseCarriesTheSecurityHeaders() {
@@ -55,6 +65,7 @@ import Testing
         #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
         let value = String(cookie.split(separator: ";")[0])
         #expect(auth.identify(cookie: value, authorization: nil, now: Self.now) != .none)
+        #expect(dashboard.handle(request("GET", "/transfers", headers: ["Cookie": value])).status == 503, "the session is live")
         let crossSite = dashboard.handle(request("POST", "/login", headers: ["Origin": "http://evil.example"], body: "token=op-token"))
         #expect(crossSite.status == 403)
         #expect(crossSite.header("Set-Cookie") == nil)
@@ -106,6 +117,78 @@ import Testing
         #expect(Dashboard.localPath("/\u{301}/x") == "/\u{301}/x")
     }
 
+    @Test func returnPathsThatLeaveThisServerAreRefused() {
+        for hostile in [
+            "/%09/evil.example", "//evil", "/\\evil", "/%2F%2Fevil", "/%2f/evil", "https://evil", "/%0d%0a", "/x%0d%0aSet-Cookie:a=b",
+            "/%5Cevil", "/%255C%255Cevil", "/%252F%252Fevil", "/\t/evil.example", "/a//b", "/%7F", "", "evil", "javascript:alert(1)",
+            "%2F%2Fevil", "/%2525252F%2525252Fevil",
+        ] {
+            #expect(Dashboard.localPath(hostile) == nil, "\(hostile)")
+        }
+        for own in ["/", "/transfers", "/transfers?state=failed&page=2", "/transfers/12", "/hosts", "/batches?name=a%20b"] {
+            #expect(Dashboard.localPath(own) == own, "\(own)")
+        }
+    }
+
+    @Test func loggingOutEndsTheSessionOnTheServer() {
+        let (cookie, csrf) = loggedIn()
+        let origin = "http://\(host)"
+        // Logged in: the page answers (503 here: it reached the unreachable database).
+        #expect(dashboard.handle(request("GET", "/transfers", headers: ["Cookie": cookie])).status == 503)
+        let logout = dashboard.handle(request("POST", "/logout", headers: ["Cookie": cookie, "Origin": origin], body: "csrf=\(csrf)&return=/"))
+        #expect(logout.status == 303)
+        let again = dashboard.handle(request("GET", "/transfers", headers: ["Cookie": cookie]))
+        #expect(again.status == 303)
+        #expect(again.header("Location") == "/login")
+        let post = dashboard.handle(request("POST", "/api/transfers/1/cancel", headers: ["Cookie": cookie, "Origin": origin, "X-CSRF-Token": csrf]))
+        #expect(post.status == 401)
+        // A cookie this process signed but never started (or that another process started) is no session either.
+        let unstarted = "haul_session=" + auth.newSession(now: Self.now, nonce: "never-logged-in")
+        #expect(dashboard.handle(request("GET", "/transfers", headers: ["Cookie": unstarted])).status == 303)
+        // Other sessions live on.
+        let other = loggedIn()
+        #expect(dashboard.handle(request("GET", "/transfers", headers: ["Cookie": other.cookie])).status == 503)
+    }
+
+    /// 200 wrong tokens from one address, each tried as soon as the dashboard examines it again:
+    /// the dashboard's clock must move at least 10 s meanwhile. The clock is the test's, moved
+    /// half a second per refusal, so the bound is what the server enforces, not how long the
+    /// test took; each run of refusals proves the lock lasted 0.5 s per refusal after the first.
+    @Test func twoHundredWrongGuessesTakeAtLeastTenSeconds() {
+        let origin = ["Origin": "http://\(host)"]
+        var examined = 0
+        var provenLocked = 0.0
+        var refusalsInARow = 0
+        while examined < 200 {
+            let reply = dashboard.handle(request("POST", "/login", headers: origin, body: "token=guess\(examined)", from: "192.0.2.7"))
+            if reply.status == 429 {
+                #expect(Int(reply.header("Retry-After") ?? "") ?? 0 > 0)
+                if refusalsInARow > 0 { provenLocked += 0.5 }
+                refusalsInARow += 1
+                clock.advance(0.5)
+                continue
+            }
+            #expect(reply.status == 401)
+            refusalsInARow = 0
+            examined += 1
+            // Bearer guesses are guesses too, and share the address's record.
+            if examined == 100 {
+                #expect(dashboard.handle(request("GET", "/api/transfers", headers: ["Authorization": "Bearer guess"], from: "192.0.2.7")).status == 429)
+            }
+        }
+        #expect(provenLocked >= 10)
+        // While locked, even the right token is refused from that address, not examined.
+        let locked = dashboard.handle(request("POST", "/login", headers: origin, body: "token=op-token", from: "192.0.2.7"))
+        #expect(locked.status == 429)
+        // Another address is not slowed.
+        #expect(dashboard.handle(request("POST", "/login", headers: origin, body: "token=nope", from: "192.0.2.8")).status == 401)
+        #expect(dashboard.handle(request("POST", "/login", headers: origin, body: "token=op-token", from: "192.0.2.8")).status == 303)
+        #expect(dashboard.handle(request("GET", "/api/transfers", headers: ["Authorization": "Bearer op-token"], from: "192.0.2.9")).status == 503)
+        // After the lock-out, the right token works from the guessing address too.
+        clock.advance(LoginThrottle.maximumLock + 1)
+        #expect(dashboard.handle(request("POST", "/login", headers: origin, body: "token=op-token", from: "192.0.2.7")).status == 303)
+    }
+
     @Test func absurdPagesAreClamped() {
         #expect(Reader.paging([:]) == (1, 50, 0))
         #expect(Reader.paging(["page": "3", "per": "20"]) == (3, 20, 40))
@@ -121,4 +204,12 @@ import Testing
         #expect(Reader.pollAfter(0.3) == 3000)
         #expect(Reader.pollAfter(5) == 10_000)
     }
+}
+
+/// A clock that tests move on by hand.
+final class TestClock: Sendable {
+    private let time: Mutex<Double>
+    init(_ start: Double) { time = Mutex(start) }
+    var now: Double { time.withLock { $0 } }
+    func advance(_ seconds: Double) { time.withLock { $0 += seconds } }
 }

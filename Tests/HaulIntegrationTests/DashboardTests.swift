@@ -14,7 +14,7 @@ import Testing
         let jar = NSTemporaryDirectory() + "haul-dash-jar-\(UUID().uuidString.prefix(8))"
         var base: String { "http://127.0.0.1:\(port)" }
 
-        init(_ label: String, token: String? = "op-token") throws {
+        init(_ label: String, token: String? = DashboardTests.token) throws {
             cluster = try Cluster(label)
             port = try Self.freePort()
             var environment = ["DATABASE_URL": cluster.database.url]
@@ -47,7 +47,7 @@ import Testing
 
         /// Logs in as a browser does and returns the page's CSRF token.
         func logIn() throws -> String {
-            let login = try request("POST", "/login", headers: ["Origin: \(base)"], form: "token=op-token")
+            let login = try request("POST", "/login", headers: ["Origin: \(base)"], form: "token=\(DashboardTests.token)")
             guard login.status == 303 else { throw TestFailure("login answered \(login.status)") }
             let page = try request("GET", "/transfers").body
             guard let range = page.range(of: #"name="csrf-token" content="([0-9a-f]+)""#, options: .regularExpression) else {
@@ -63,13 +63,16 @@ import Testing
         }
     }
 
+    /// The operator token of these tests (at least 16 characters, as `haul dashboard` demands).
+    static let token = "op-token-for-tests-0123"
+
     /// A transfer no worker will touch (nothing listens on port 9), so it stays pending.
     static let idleURL = "http://127.0.0.1:9/idle.bin"
 
     @Test func actionsRefuseAndAnswerAsTheCLIDoes() throws {
         let served = try Served("dash-api")
         let id = try served.cluster.enqueue(Self.idleURL)
-        let bearer = "Authorization: Bearer op-token"
+        let bearer = "Authorization: Bearer \(DashboardTests.token)"
         let pause = try served.request("POST", "/api/transfers/\(id)/pause", headers: [bearer])
         #expect(pause.status == 200)
         #expect(pause.body.contains("transfer \(id): pause done"))
@@ -125,6 +128,37 @@ import Testing
         let genuine = try served.request("POST", "/api/transfers/\(id)/cancel", headers: ["Origin: \(served.base)", "X-CSRF-Token: \(csrf)"])
         #expect(genuine.status == 200)
         #expect(try served.cluster.state(id) == "canceled")
+    }
+
+    @Test func aLoggedOutCookieIsRefusedAndGuessesAreSlowedPerAddress() throws {
+        let served = try Served("dash-logout")
+        let csrf = try served.logIn()
+        let jar = try String(contentsOfFile: served.jar, encoding: .utf8)
+        guard let line = jar.split(separator: "\n").first(where: { $0.contains("haul_session") }), let value = line.split(separator: "\t").last else {
+            throw TestFailure("no session cookie in the jar: \(jar)")
+        }
+        let oldCookie = "Cookie: haul_session=\(value)"
+        #expect(try served.request("GET", "/api/overview", headers: [oldCookie]).status == 200)
+        let logout = try served.request("POST", "/logout", headers: ["Origin: \(served.base)"], form: "csrf=\(csrf)&return=/")
+        #expect(logout.status == 303)
+        // A copy of the cookie taken before logging out is refused: the session ended on the server.
+        #expect(try served.request("GET", "/api/overview", headers: [oldCookie]).status == 401)
+        #expect(try served.request("GET", "/transfers", headers: [oldCookie]).status == 303)
+
+        // Wrong tokens from 127.0.0.1: after a few, the address must wait (429 with Retry-After).
+        var statuses: [Int] = []
+        for guess in 0..<12 {
+            statuses.append(try served.request("POST", "/login", headers: ["Origin: \(served.base)"], form: "token=guess\(guess)").status)
+        }
+        #expect(statuses.prefix(6).allSatisfy { $0 == 401 }, "\(statuses)")
+        #expect(statuses.last == 429, "\(statuses)")
+        #expect(try served.request("GET", "/api/overview", headers: ["Authorization: Bearer \(Self.token)"]).status == 429)
+        // Another address (127.0.0.2 is loopback too) is not slowed, and the token works from it.
+        let other = try Run.program(
+            "/usr/bin/curl",
+            ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--interface", "127.0.0.2", "-H", "Authorization: Bearer \(Self.token)", served.base + "/api/overview"],
+            timeout: 30)
+        #expect(other.stdout == "200")
     }
 
     @Test func hostileTextsAreEscapedAndSecretsRedacted() throws {
@@ -197,7 +231,7 @@ import Testing
         }
         #expect(recorded)
         #expect(try served.cluster.database.scalar("SELECT sum(bytes_fetched) FROM workers") == String(6 << 20))
-        let overview = try served.request("GET", "/api/overview", headers: ["Authorization: Bearer op-token"]).body
+        let overview = try served.request("GET", "/api/overview", headers: ["Authorization: Bearer \(DashboardTests.token)"]).body
         let object = try JSONSerialization.jsonObject(with: Data(overview.utf8)) as? [String: Any]
         let minutes = object?["throughput"] as? [[String: Any]] ?? []
         #expect(minutes.count == 60)
@@ -207,6 +241,53 @@ import Testing
         let history = try served.cluster.database.scalar("SELECT string_agg(to_state, ',' ORDER BY id) FROM transfer_events WHERE transfer_id = \(id)")
         #expect(history.hasSuffix("finalizing,done"), "\(history)")
         #expect(history.hasPrefix("planning"), "\(history)")
+    }
+
+    @Test func guessableTokensAndTokenFilesOthersCanWriteAreRefused() throws {
+        let folder = NSTemporaryDirectory() + "haul-token-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        func tokenFile(_ name: String, _ text: String, mode: Int, in dir: String? = nil, owner: UInt32? = nil) throws -> String {
+            let path = (dir ?? folder) + "/" + name
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            chmod(path, mode_t(mode))
+            if let owner { chown(path, owner, gid_t(owner)) }
+            return path
+        }
+        func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Run.Result {
+            try Run.program(Harness.haulBinary, ["dashboard"] + arguments, environment: environment, timeout: 30)
+        }
+        let strong = String(repeating: "k7", count: 12)
+        let port = "127.0.0.1:\(try Served.freePort())"
+        let open = "0.0.0.0:\(try Served.freePort())"
+        var cases: [(what: String, result: Run.Result, says: String)] = []
+        cases.append(("short env token", try start(["--addr", port], environment: ["HAUL_DASHBOARD_TOKEN": "x"]), "fewer than 16"))
+        cases.append(("15 characters", try start(["--addr", open], environment: ["HAUL_DASHBOARD_TOKEN": "abcdefghijklmno"]), "fewer than 16"))
+        let short = try tokenFile("short", "tiny-token\n", mode: 0o600)
+        cases.append(("short token file", try start(["--addr", port, "--token-file", short]), "fewer than 16"))
+        let worldWritable = try tokenFile("world", strong, mode: 0o666)
+        cases.append(("world-writable file", try start(["--addr", open, "--token-file", worldWritable]), "can be written by other users"))
+        let groupWritable = try tokenFile("group", strong, mode: 0o620)
+        cases.append(("group-writable file", try start(["--addr", port, "--token-file", groupWritable]), "can be written by other users"))
+        let nobodys = try tokenFile("nobody", strong, mode: 0o600, owner: 65534)
+        cases.append(("file of user nobody", try start(["--addr", port, "--token-file", nobodys]), "belongs to user 65534"))
+        let shared = folder + "/shared"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false)
+        chmod(shared, 0o777)
+        let inShared = try tokenFile("token", strong, mode: 0o600, in: shared)
+        cases.append(("file in a folder all can write", try start(["--addr", port, "--token-file", inShared]), "other users can write"))
+        // A sticky folder (like /tmp) is fine: others cannot replace the file; its too-short token is what is refused.
+        let sticky = folder + "/sticky"
+        try FileManager.default.createDirectory(atPath: sticky, withIntermediateDirectories: false)
+        chmod(sticky, 0o1777)
+        let inSticky = try tokenFile("token", "short-one", mode: 0o600, in: sticky)
+        cases.append(("short token in a sticky folder", try start(["--addr", port, "--token-file", inSticky]), "fewer than 16"))
+        for (what, result, says) in cases {
+            #expect(result.status == 2, "\(what): \(result.stderr)")
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines[0].hasPrefix("haul: ") && lines[0].contains(says), "\(what): \(result.stderr)")
+            #expect(!result.stderr.contains(strong), "\(what): the token is never printed")
+        }
     }
 
     @Test func withoutATokenItIsReadOnlyAndStaysOnLoopback() throws {

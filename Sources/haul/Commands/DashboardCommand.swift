@@ -17,6 +17,9 @@ enum DashboardCommand: Command {
           --addr HOST:PORT   where to listen (default 127.0.0.1:9470)
           --token-file FILE  the operator token, read from FILE (else HAUL_DASHBOARD_TOKEN)
 
+        A token has at least 16 characters; a token file may be written only by its
+        owner (this user or root), in a folder others cannot write (or a sticky one).
+
         With a token, the page asks for it once and keeps a session cookie; scripts
         send 'Authorization: Bearer TOKEN'. Without a token the dashboard is read-only
         and listens only on a loopback address. Stops on SIGINT or SIGTERM.
@@ -53,16 +56,21 @@ enum DashboardCommand: Command {
     private static let threads: UInt32 = 4
 
     /// The token from `--token-file` or `HAUL_DASHBOARD_TOKEN`, without surrounding whitespace; nil when neither is set.
+    /// Throws a usage error for a short token or a file that others could rewrite (`TokenRules`).
     static func readToken(file: String?) throws -> String? {
         if let file {
+            if let problem = TokenRules.checkFile(file) { throw HaulError.usage(problem) }
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw HaulError.usage("cannot read --token-file '\(file)'", hint: "give a readable file holding the token")
             }
             let token = String(decoding: data, as: UTF8.self).trimmingWhitespace()
             guard !token.isEmpty else { throw HaulError.usage("--token-file '\(file)' is empty", hint: "write the token into it") }
+            if let problem = TokenRules.tokenProblem(token, source: "--token-file '\(file)'") { throw HaulError.usage(problem) }
             return token
         }
         let token = ProcessInfo.processInfo.environment["HAUL_DASHBOARD_TOKEN"]?.trimmingWhitespace() ?? ""
-        return token.isEmpty ? nil : token
+        if token.isEmpty { return nil }
+        if let problem = TokenRules.tokenProblem(token, source: "HAUL_DASHBOARD_TOKEN") { throw HaulError.usage(problem) }
+        return token
     }
 }
