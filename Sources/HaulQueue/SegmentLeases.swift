@@ -308,12 +308,19 @@ public struct SegmentLeases {
         // each hold the host row the other waits for.
         var rescued = 0
         while true {
+            // Rows in id order, those another rescuer holds skipped (see TransferLeases.rescueExpired).
             let count = try db.queryWithoutDurableCommit(
                 """
-                UPDATE segments SET state = 'queued', lease_expires_at = NULL, worker_id = NULL,
-                       last_error = coalesce(last_error, 'lease expired'), updated_at = now()
-                WHERE state = 'running' AND lease_expires_at < now()
-                  AND host = (SELECT host FROM segments WHERE state = 'running' AND lease_expires_at < now() ORDER BY host LIMIT 1)
+                WITH expired AS (
+                    SELECT id FROM segments
+                    WHERE state = 'running' AND lease_expires_at < now()
+                      AND host = (SELECT host FROM segments WHERE state = 'running' AND lease_expires_at < now() ORDER BY host LIMIT 1)
+                    ORDER BY id
+                    FOR UPDATE SKIP LOCKED
+                )
+                UPDATE segments s SET state = 'queued', lease_expires_at = NULL, worker_id = NULL,
+                       last_error = coalesce(s.last_error, 'lease expired'), updated_at = now()
+                FROM expired WHERE s.id = expired.id
                 """
             ).affectedRows
             guard count > 0 else { break }

@@ -125,13 +125,22 @@ extension TransferLeases {
     public static func rescueExpired(on db: PostgresConnection) throws -> Int {
         // One host per statement: each statement then locks one host row (its slot counter),
         // after its transfer rows, like every other release; see SegmentLeases.rescueExpired.
+        // The rows are taken in id order and those another rescuer holds are skipped (it is
+        // rescuing them): two workers rescuing one expired batch at once locked its rows in
+        // different orders and deadlocked.
         var rescued = 0
         while true {
             let count = try db.query(
                 """
-                UPDATE transfers SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-                WHERE state = 'planning' AND lease_expires_at < now()
-                  AND host = (SELECT host FROM transfers WHERE state = 'planning' AND lease_expires_at < now() ORDER BY host LIMIT 1)
+                WITH expired AS (
+                    SELECT id FROM transfers
+                    WHERE state = 'planning' AND lease_expires_at < now()
+                      AND host = (SELECT host FROM transfers WHERE state = 'planning' AND lease_expires_at < now() ORDER BY host LIMIT 1)
+                    ORDER BY id
+                    FOR UPDATE SKIP LOCKED
+                )
+                UPDATE transfers t SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+                FROM expired WHERE t.id = expired.id
                 """
             ).affectedRows
             guard count > 0 else { return rescued }

@@ -175,6 +175,32 @@ struct LeaseProtocolTests {
         #expect(try admin.query("SELECT state FROM transfers WHERE id = $1", [id]).first?["state"] == "finalizing")
     }
 
+    @Test("rescuers of several workers at once put every expired segment back exactly once, never deadlocking")
+    func concurrentRescues() throws {
+        let database = try TestDatabase()
+        let admin = try PostgresConnection(conninfo: database.url)
+        let failures = Mutex<[String]>([])
+        let rescued = Atomic<Int>(0)
+        for round in 0..<5 {
+            let host = "rescue-\(round).test:80"
+            _ = try Self.downloading(database, segments: 120, host: host)
+            try admin.query("UPDATE segments SET state = 'running', lease_token = gen_random_uuid(), worker_id = 'gone' WHERE host = $1", [host])
+            try Self.expireLeases(admin)
+            DispatchQueue.concurrentPerform(iterations: 6) { _ in
+                do {
+                    let connection = try PostgresConnection(conninfo: database.url)
+                    rescued.add(try SegmentLeases.rescueExpired(on: connection), ordering: .sequentiallyConsistent)
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        #expect(rescued.load(ordering: .sequentiallyConsistent) == 600, "each expired segment rescued once")
+        #expect(try admin.query("SELECT count(*) AS n FROM segments WHERE state = 'queued'").first?.int64("n") == 600)
+        #expect(try admin.query("SELECT coalesce(sum(busy), 0) AS n FROM origin_hosts").first?.int64("n") == 0, "no slot left counted")
+    }
+
     @Test("a new generation fences out every write of the old one")
     func generations() throws {
         let database = try TestDatabase()
