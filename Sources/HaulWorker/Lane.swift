@@ -29,11 +29,10 @@ final class Lane {
     /// plan, else half of a straggling segment. A stop asked for meanwhile ends the search
     /// before the next role's query. After a step that found nothing, one cheap statement
     /// (`WorkProbe`) tells first whether any of those queries could find something.
-    /// - Returns: whether there was work.
-    func step() throws -> Bool {
-        if idle, try !database.run({ conn in try WorkProbe.anythingToDo(conn) }) { return false }
+    func step() throws -> StepOutcome {
+        if idle, try !database.run({ conn in try WorkProbe.anythingToDo(conn) }) { return .nothingAnywhere }
         idle = try !findWork()
-        return !idle
+        return idle ? .nothingDue : .worked
     }
 
     private func findWork() throws -> Bool {

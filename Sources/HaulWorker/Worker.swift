@@ -25,6 +25,8 @@ final class WorkerShared: Sendable {
     /// Readable once a stop was asked for (the listener polls it beside its socket).
     let stopSignal = StopSignal()
     private let stopping = Atomic<Bool>(false)
+    /// The idle lane that polls for the worker (`IdlePolling`), -1 when none is idle.
+    private let poller = Atomic<Int>(-1)
 
     /// The worker's few database connections.
     private let links: DatabaseLinks
@@ -66,6 +68,17 @@ final class WorkerShared: Sendable {
 
     /// The connection finalizers' lease keepers renew on (housekeeping's).
     var leaseRenewalLink: DatabaseLink { links.maintenance }
+
+    /// Makes lane `lane` the idle worker's poller if no other lane is. - Returns: whether it is.
+    func takePollerTurn(_ lane: Int) -> Bool {
+        let (exchanged, holder) = poller.compareExchange(expected: -1, desired: lane, ordering: .relaxed)
+        return exchanged || holder == lane
+    }
+
+    /// Ends lane `lane`'s turn as the poller, if it had it. - Returns: whether it had it.
+    func leavePollerTurn(_ lane: Int) -> Bool {
+        poller.compareExchange(expected: lane, desired: -1, ordering: .relaxed).exchanged
+    }
 
     /// Whether a graceful stop was asked for.
     @Sendable func isStopping() -> Bool { stopping.load(ordering: .relaxed) }
@@ -149,10 +162,13 @@ public final class Worker: Sendable {
         shared.checkpoints.start()
         if !config.roles.isDisjoint(with: [.planner, .fetcher, .finalizer]) {
             for index in 0..<config.concurrency {
-                spawn("lane-\(index)", onDemand: config.lanesOnDemand && index > 0, poller: index == 0) { [shared] in Lane(shared: shared).step }
+                spawn("lane-\(index)", onDemand: config.lanesOnDemand && index > 0, lane: index) { [shared] in Lane(shared: shared).step }
             }
         }
-        spawn("housekeeper", interval: config.heartbeat) { [shared] in Housekeeper(shared: shared).step }
+        spawn("housekeeper", interval: config.heartbeat) { [shared] in
+            let housekeeper = Housekeeper(shared: shared)
+            return { _ = try housekeeper.step(); return .worked }
+        }
         if !config.pollOnly {
             let listener = ServiceThread("listener") { [shared] in Listener(shared: shared).run() }
             services.withLock { $0.append(listener) }
@@ -227,11 +243,10 @@ public final class Worker: Sendable {
     /// - Parameters:
     ///   - interval: run every `interval` seconds instead, worked or not (housekeeping).
     ///   - onDemand: wait for an announcement of work (or a poll interval) before the first step.
-    ///   - poller: the lane that keeps polling while the worker is idle, and wakes the others
-    ///     when it finds work after a quiet spell.
+    ///   - lane: the lane's number: while idle, one lane at a time polls (`IdlePolling`).
     private func spawn(
-        _ name: String, interval: Double? = nil, onDemand: Bool = false, poller: Bool = false,
-        _ makeStep: @escaping @Sendable () -> () throws -> Bool
+        _ name: String, interval: Double? = nil, onDemand: Bool = false, lane: Int? = nil,
+        _ makeStep: @escaping @Sendable () -> () throws -> StepOutcome
     ) {
         // Taken before the thread exists: an announcement made before it runs is not missed.
         let startMark = shared.laneStart.mark()
@@ -244,17 +259,18 @@ public final class Worker: Sendable {
                 // Taken before the step: a wake-up (a stop above all) given while it ran is not missed.
                 let mark = shared.wakeup.mark()
                 do {
-                    let worked = try step()
+                    let outcome = try step()
                     failures = 0
                     if let interval {
                         shared.pause(interval, since: mark)
-                    } else if worked {
-                        // Work found by polling after a quiet spell: the other lanes sleep until told.
-                        if poller && idleRounds > 0 { shared.announceWork() }
+                    } else if outcome == .worked {
+                        // Work found by the poller: the other idle lanes sleep until told.
+                        if let lane, shared.leavePollerTurn(lane) { shared.announceWork() }
                         idleRounds = 0
                     } else {
-                        idleRounds += 1
-                        let delay = IdlePolling.delay(idleRounds: idleRounds, pollInterval: shared.config.pollInterval, poller: poller)
+                        idleRounds = outcome == .nothingAnywhere ? idleRounds + 1 : 1
+                        let polls = lane.map { shared.takePollerTurn($0) } ?? true
+                        let delay = IdlePolling.delay(idleRounds: idleRounds, pollInterval: shared.config.pollInterval, poller: polls)
                         shared.wakeup.wait(since: mark, timeout: delay)
                     }
                 } catch {
