@@ -149,6 +149,14 @@ public final class Dashboard: Sendable {
                     let (host, limit) = try HostLimits.parse(host: path[1], limit: form["limit"] ?? "")
                     try HostLimits.set(db, host: host, limit: limit)
                     return HostLimits.describe(host: host, limit: limit)
+                case let path where path.count == 3 && path[0] == "hosts" && path[2] == "pause":
+                    let host = try HostLimits.parse(host: path[1], limit: "0").host
+                    try HostLimits.set(db, host: host, limit: 0)
+                    return HostLimits.describe(host: host, limit: 0)
+                case let path where path.count == 3 && path[0] == "hosts" && path[2] == "resume":
+                    let host = try HostLimits.parse(host: path[1], limit: "0").host
+                    guard let limit = try HostLimits.resume(db, host: host) else { return "\(host) was not paused; nothing changed" }
+                    return "\(host): resumed, at most \(limit) running segments"
                 default:
                     throw Self.notFound
                 }
@@ -170,7 +178,7 @@ public final class Dashboard: Sendable {
         }
     }
 
-    private static let notFound = HaulError(.notFound, "no such action", hint: "POST /api/transfers/ID/ACTION, /api/batches/NAME/ACTION or /api/hosts/HOST/limit")
+    private static let notFound = HaulError(.notFound, "no such action", hint: "POST /api/transfers/ID/ACTION, /api/batches/NAME/ACTION or /api/hosts/HOST/limit|pause|resume")
 
     /// A path on this server (`/…`, never `//host…`) to send a form's browser back to. Judged by
     /// bytes: as `Character`s, `/` then `/` with a combining mark is not `//` (see `PathText`).

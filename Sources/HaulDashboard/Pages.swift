@@ -136,7 +136,8 @@ enum Pages {
             hosts.map { host in
                 var cells = [
                     e(host.host == "*" ? "* (default)" : host.host + (host.explicit ? "" : " (default)")),
-                    "<meter min=\"0\" max=\"\(host.limit)\" value=\"\(min(host.running, host.limit))\"></meter> <span data-field=\"running\">\(host.running)</span> / <span data-field=\"limit\">\(host.limit)</span>",
+                    "<meter min=\"0\" max=\"\(max(1, host.limit))\" value=\"\(min(host.running, host.limit))\"></meter> <span data-field=\"running\">\(host.running)</span> / <span data-field=\"limit\">\(host.limit)</span>"
+                        + (host.limit == 0 ? " <span class=\"badge\" data-field=\"paused\">paused</span>" : ""),
                     "<span data-field=\"queued\">\(host.queued)</span>",
                 ]
                 if let view, view.canAct, let csrf = view.csrf {
@@ -144,8 +145,11 @@ enum Pages {
                         """
                         <form method="post" action="/api/hosts/\(HTML.urlComponent(host.host))/limit" class="inline">\
                         <input type="hidden" name="csrf" value="\(e(csrf))"><input type="hidden" name="return" value="/hosts">\
-                        <input name="limit" type="number" min="1" value="\(host.limit)" aria-label="limit for \(e(host.host))">\
-                        <button type="submit" data-action="set-limit">Set</button></form>
+                        <input name="limit" type="number" min="0" value="\(host.limit)" aria-label="limit for \(e(host.host))">\
+                        <button type="submit" data-action="set-limit">Set</button></form>\
+                        <form method="post" action="/api/hosts/\(HTML.urlComponent(host.host))/\(host.limit == 0 ? "resume" : "pause")" class="inline">\
+                        <input type="hidden" name="csrf" value="\(e(csrf))"><input type="hidden" name="return" value="/hosts">\
+                        <button type="submit" data-action="\(host.limit == 0 ? "resume" : "pause")-origin">\(host.limit == 0 ? "Resume origin" : "Pause origin")</button></form>
                         """)
                 }
                 return cells

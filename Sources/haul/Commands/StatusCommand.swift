@@ -34,7 +34,13 @@ enum StatusCommand: Command {
             throw HaulError(.noSuchTransfer, "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
         }
         let segments = try store.segmentStates(id)
-        let warning = status.state.isFinal || status.state == .paused ? nil : try WorkerRegistry(session.connection).noLiveWorkerWarning()
+        var warning: String?
+        if !status.state.isFinal && status.state != .paused {
+            warning =
+                try HostLimits.pausedHost(session.connection, transfer: id).map {
+                    "waits: its origin \($0) is paused (limit 0); 'haul host-limit resume \($0)' lets it run"
+                } ?? WorkerRegistry(session.connection).noLiveWorkerWarning()
+        }
         if arguments.has("--json") {
             var object = StatusView.json(status, segments: segments)
             object["warning"] = warning ?? NSNull()
