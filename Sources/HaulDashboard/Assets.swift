@@ -125,6 +125,26 @@ enum Assets {
     return live + (live.includes('?') ? '&' : '?') + 'ids=' + rows.join(',');
   }
 
+  // A lost database (the server answers 503) or a lost dashboard (no answer) shows in the
+  // alert at the top of the page, and goes away with the next good answer. The page of an
+  // outage (data-outage) reloads itself then.
+  function outage(text) {
+    let alert = document.getElementById('outage');
+    if (!text) {
+      if (document.querySelector('[data-outage]')) { location.reload(); return; }
+      if (alert) alert.remove();
+      return;
+    }
+    if (!alert) {
+      alert = document.createElement('p');
+      alert.id = 'outage';
+      alert.className = 'outage';
+      alert.setAttribute('role', 'alert');
+      (main || document.body).prepend(alert);
+    }
+    if (alert.textContent !== text) alert.textContent = text;
+  }
+
   async function poll() {
     timer = null;
     let wait = 2000;
@@ -132,13 +152,16 @@ enum Assets {
       try {
         const response = await fetch(liveURL(), { credentials: 'same-origin', headers: { Accept: 'application/json' } });
         if (response.status === 401) { location.href = '/login'; return; }
+        const data = await response.json().catch(() => ({}));
         if (response.ok) {
-          const data = await response.json();
+          outage(null);
           apply(data);
-          wait = data.poll_after_ms || wait;
+          wait = Math.min(data.poll_after_ms || wait, 5000);
+        } else if (response.status === 503) {
+          outage('The database is unreachable, so this page is not current: ' + (data.error || 'HTTP 503') + '. Retrying…');
         }
       } catch (error) {
-        wait = 5000;
+        outage('The dashboard does not answer (' + error.message + '), so this page is not current. Retrying…');
       }
     }
     timer = setTimeout(poll, wait);
@@ -149,26 +172,70 @@ enum Assets {
     poll();
   }
 
+  async function post(path, body) {
+    try {
+      const response = await fetch(path, { method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf }, body });
+      const data = await response.json().catch(() => ({}));
+      return { ok: response.ok, text: data.message || data.error || 'HTTP ' + response.status };
+    } catch (error) {
+      return { ok: false, text: 'the dashboard did not answer: ' + error };
+    }
+  }
+  function say(result) {
+    if (flash) { flash.textContent = result.text; flash.className = result.ok ? 'ok' : 'error'; }
+  }
+  // After an action on many transfers the page is rendered again, with the message kept.
+  function reloadWith(result) {
+    sessionStorage.setItem('haul-flash', JSON.stringify(result));
+    location.reload();
+  }
+  const kept = sessionStorage.getItem('haul-flash');
+  if (kept) { sessionStorage.removeItem('haul-flash'); try { say(JSON.parse(kept)); } catch (error) { /* ignore */ } }
+
+  // Bulk selection: the checked rows of the page, for the bulk bar's actions.
+  function selected() {
+    return Array.from(document.querySelectorAll('input[data-select]:checked')).map((box) => box.value);
+  }
+  function updateSelection() {
+    const ids = selected();
+    setText(document, '[data-selected-count]', String(ids.length));
+    document.querySelectorAll('button[data-bulk-action]').forEach((b) => { b.disabled = ids.length === 0; });
+  }
+  document.addEventListener('change', (event) => {
+    const box = event.target;
+    if (box.matches('input[data-select-all]')) {
+      document.querySelectorAll('input[data-select]').forEach((other) => { other.checked = box.checked; });
+    }
+    if (box.matches('input[data-select], input[data-select-all]')) updateSelection();
+  });
+  document.addEventListener('click', async (event) => {
+    const button = event.target.closest('button[data-bulk-action]');
+    if (!button) return;
+    const ids = selected();
+    const action = button.dataset.bulkAction;
+    const name = action.charAt(0).toUpperCase() + action.slice(1);
+    if (!ids.length || !confirm(name + ' ' + ids.length + ' selected transfer' + (ids.length === 1 ? '' : 's') + '?')) return;
+    button.disabled = true;
+    const result = await post('/api/bulk/' + action, new URLSearchParams({ ids: ids.join(',') }));
+    if (result.ok) { reloadWith(result); return; }
+    say(result);
+    button.disabled = false;
+  });
+
   document.addEventListener('submit', async (event) => {
     const form = event.target;
     if (form.method !== 'post' || !new URL(form.action).pathname.startsWith('/api/')) return;
     event.preventDefault();
+    // An action on many transfers names how many and asks first; dismissing it sends nothing.
+    if (form.dataset.confirm && !confirm(form.dataset.confirm)) return;
     const body = new URLSearchParams(new FormData(form));
     body.delete('return');
     body.delete('csrf');
     const button = form.querySelector('button');
     if (button) button.disabled = true;
-    let text = '';
-    let ok = false;
-    try {
-      const response = await fetch(form.action, { method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf }, body });
-      const data = await response.json().catch(() => ({}));
-      ok = response.ok;
-      text = data.message || data.error || 'HTTP ' + response.status;
-    } catch (error) {
-      text = 'the dashboard did not answer: ' + error;
-    }
-    if (flash) { flash.textContent = text; flash.className = ok ? 'ok' : 'error'; }
+    const result = await post(form.action, body);
+    if (result.ok && form.dataset.confirm) { reloadWith(result); return; }
+    say(result);
     if (button) button.disabled = false;
     pollNow();
   });
@@ -240,6 +307,14 @@ input[type="number"] { width: 5rem; }
 #flash:empty { display: none; }
 #flash { padding: .5rem .75rem; border-radius: 6px; border: 1px solid var(--line); background: var(--panel); }
 #flash.error { color: var(--failed); }
+.outage { padding: .5rem .75rem; border-radius: 6px; border: 1px solid var(--failed); color: var(--failed); background: var(--panel); font-weight: 600; }
+.bulk { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; margin: .25rem 0; }
+.pages a, .pages strong { padding: 0 .2rem; }
+table.compact td, table.compact th { padding: .2rem .4rem; }
+table.compact td.url small { display: inline; margin-left: .4rem; }
+th[data-sort] { cursor: pointer; }
+th[aria-sort="ascending"]::after { content: " ▲"; }
+th[aria-sort="descending"]::after { content: " ▼"; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0 0 1rem; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; min-width: 0; }

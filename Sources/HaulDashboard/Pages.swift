@@ -10,6 +10,8 @@ enum Pages {
     static let sections = [("Overview", "/"), ("Transfers", "/transfers"), ("Batches", "/batches"), ("Workers", "/workers"), ("Hosts", "/hosts")]
 
     /// The frame of every page: head (CSP-clean: no inline script or style), navigation, main.
+    /// `live` is the JSON the page polls for its updates; a page of the dashboard without one
+    /// polls `/api/ping`, so that a lost database shows on every page.
     static func layout(_ title: String, current: String?, view: PageContext?, live: String? = nil, _ main: String) -> String {
         var head = """
             <!doctype html>
@@ -34,7 +36,7 @@ enum Pages {
         return head + """
             </head><body>
             <header><strong class="brand">haul</strong><nav>\(nav)</nav></header>
-            <main\(live.map { " data-live=\"\(e($0))\"" } ?? "")>
+            <main\((live ?? (view == nil ? nil : "/api/ping")).map { " data-live=\"\(e($0))\"" } ?? "")>
             <p id="flash" role="status" aria-live="polite"></p>
             \(main)
             </main></body></html>
@@ -61,18 +63,24 @@ enum Pages {
             "<h1>\(e(title))</h1><p class=\"error\">\(e(text))</p>" + (back.map { "<p><a href=\"\(e($0))\">Back</a></p>" } ?? ""))
     }
 
+    /// What a page opened while the database is unreachable shows; app.js polls and reloads
+    /// it once the database answers again.
+    static func outage(_ reason: String) -> String {
+        layout(
+            "Database unreachable", current: nil, view: nil, live: "/api/overview",
+            """
+            <h1>Database unreachable</h1>
+            <p role="alert" class="outage" data-outage>The dashboard cannot reach PostgreSQL: \(e(reason))</p>
+            <p class="muted">This page tries again every few seconds and reloads once it answers.</p>
+            """)
+    }
+
     static func overview(_ overview: Reader.Overview, view: PageContext) -> String {
         let states = TransferState.allCases.map { state in
             let count = overview.counts[state] ?? 0
             return "<a class=\"tile state-\(state.rawValue)\" href=\"/transfers?state=\(state.rawValue)\"><span data-count=\"\(state.rawValue)\">\(count)</span> \(state.rawValue)</a>"
         }.joined()
-        let failures =
-            overview.failures.isEmpty
-            ? "<p class=\"muted\">No failed transfers.</p>"
-            : table(
-                ["Reason", "Transfers", "Example"],
-                overview.failures.map { ["<code>\(e($0.code))</code>", "<span data-field=\"count\">\($0.count)</span>", "<span class=\"err\">\(e($0.example))</span>"] },
-                rowAttributes: overview.failures.map { "data-reason=\"\(e($0.code))\"" })
+        let failures = overview.failures.isEmpty ? "<p class=\"muted\">No failed transfers.</p>" : failureTable(overview.failures, link: nil)
         let alive = overview.workers.filter { $0.state == "alive" }
         return layout(
             "Overview", current: "/", view: view, live: "/api/overview",
@@ -90,21 +98,47 @@ enum Pages {
         let rows = batches.map { batch -> [String] in
             let done = batch.countsByState[.done] ?? 0
             let failed = batch.countsByState[.failed] ?? 0
+            let path = "/batches/" + HTML.urlComponent(batch.name)
             let counts = TransferState.allCases.compactMap { state in batch.countsByState[state].map { "\(state.rawValue) \($0)" } }.joined(separator: ", ")
-            let actions =
-                view.canAct
-                ? [OperatorAction.pause, .resume, .retry, .cancel].map { actionForm("/api/batches/\(HTML.urlComponent(batch.name))/\($0.rawValue)", $0, view: view, back: "/batches") }.joined()
-                : ""
             return [
-                "<a href=\"/transfers?batch=\(HTML.urlComponent(batch.name))\">\(e(batch.name))</a>",
+                "<a href=\"\(e(path))\">\(e(batch.name))</a>",
                 "<progress max=\"\(max(1, batch.total))\" value=\"\(done)\"></progress> \(done)/\(batch.total)",
-                failed == 0 ? "0" : "<a class=\"err\" href=\"/transfers?state=failed&amp;batch=\(HTML.urlComponent(batch.name))\">\(failed)</a>", e(counts),
-                e(batch.createdAt), "<div class=\"actions\">\(actions)</div>",
+                failed == 0 ? "0" : "<a class=\"err\" href=\"\(e(path))?state=failed\">\(failed)</a>", e(counts),
+                e(batch.createdAt), view.canAct ? batchActions(batch.name, counts: batch.countsByState, view: view, back: "/batches") : "",
             ]
         }
         return layout(
             "Batches", current: "/batches", view: view,
-            "<h1>Batches</h1>" + (rows.isEmpty ? "<p class=\"muted\">No batches.</p>" : table(["Batch", "Done", "Failed", "States", "Created", ""], rows)))
+            "<h1>Batches</h1>"
+                + (rows.isEmpty
+                    ? "<p class=\"muted\">No batches.</p>"
+                    : table(["Batch", "Done", "Failed", "States", "Created", ""], rows, rowAttributes: batches.map { "data-batch=\"\(e($0.name))\"" })))
+    }
+
+    /// A batch's action buttons. Each names how many transfers it would change (those whose
+    /// state allows it) in `data-confirm`, which app.js asks the operator to confirm first.
+    static func batchActions(_ name: String, counts: [TransferState: Int], view: PageContext, back: String) -> String {
+        let buttons = [OperatorAction.pause, .resume, .retry, .cancel].map { action in
+            let touched = counts.filter { action.allowedFrom.contains($0.key) }.values.reduce(0, +)
+            let question = "\(action.rawValue.capitalized) \(touched) transfer\(touched == 1 ? "" : "s") of batch \(name)?"
+            return actionForm(
+                "/api/batches/\(HTML.urlComponent(name))/\(action.rawValue)", action, view: view, back: back, enabled: touched > 0,
+                confirm: question)
+        }
+        return "<div class=\"actions\">\(buttons.joined())</div>"
+    }
+
+    /// Failures grouped by reason (`FleetView.failureReasons`); `link` is where the counts lead.
+    static func failureTable(_ failures: [FleetView.FailureReason], link: String?) -> String {
+        table(
+            ["Reason", "Transfers", "Example"],
+            failures.map { failure in
+                let count = "<span data-field=\"count\">\(failure.count)</span>"
+                return [
+                    "<code>\(e(failure.code))</code>", link.map { "<a href=\"\(e($0))\">\(count)</a>" } ?? count,
+                    "<span class=\"err wrap\">\(e(failure.example))</span>",
+                ]
+            }, rowAttributes: failures.map { "data-reason=\"\(e($0.code))\"" })
     }
 
     static func workers(_ workers: [FleetView.WorkerInfo], view: PageContext) -> String {
@@ -157,9 +191,11 @@ enum Pages {
     }
 
     /// A no-JavaScript form posting one action; app.js sends the same request with fetch.
-    static func actionForm(_ path: String, _ action: OperatorAction, view: PageContext, back: String, enabled: Bool = true) -> String {
+    /// With `confirm`, app.js asks that question first and reloads the page once it is done.
+    static func actionForm(_ path: String, _ action: OperatorAction, view: PageContext, back: String, enabled: Bool = true, confirm: String? = nil) -> String {
         """
-        <form method="post" action="\(e(path))" class="inline"><input type="hidden" name="csrf" value="\(e(view.csrf ?? ""))">\
+        <form method="post" action="\(e(path))" class="inline"\(confirm.map { " data-confirm=\"\(e($0))\"" } ?? "")>\
+        <input type="hidden" name="csrf" value="\(e(view.csrf ?? ""))">\
         <input type="hidden" name="return" value="\(e(back))">\
         <button type="submit" data-action="\(action.rawValue)" class="act-\(action.rawValue)"\(enabled ? "" : " disabled")>\(action.rawValue.capitalized)</button></form>
         """

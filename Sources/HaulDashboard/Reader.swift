@@ -59,6 +59,20 @@ struct Reader {
             filter: filter, rows: rows, total: total, page: page, perPage: perPage, pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
     }
 
+    /// One batch's page: its summary, failures by reason and a page of its transfers.
+    struct BatchDetail {
+        var summary: Batches.Summary
+        var failures: [FleetView.FailureReason]
+        var transfers: TransferPage
+    }
+
+    func batch(_ name: String) throws -> BatchDetail? {
+        guard let summary = try Batches(db).summary(name) else { return nil }
+        var own = query
+        own["batch"] = name
+        return BatchDetail(summary: summary, failures: try FleetView(db).failureReasons(batch: name), transfers: try Reader(db: db, query: own).transfers())
+    }
+
     /// The page number, page size and row offset a query asks for, clamped to what can be served.
     static func paging(_ query: [String: String]) -> (page: Int, perPage: Int, offset: Int) {
         let perPage = min(Dashboard.maxPerPage, max(1, query["per"].flatMap { Int($0) } ?? Dashboard.perPage))

@@ -41,13 +41,17 @@ public struct FleetView {
         public let example: String
     }
 
-    /// The `limit` most frequent reasons transfers failed for.
-    public func failureReasons(limit: Int = 20) throws -> [FailureReason] {
+    /// The `limit` most frequent reasons transfers (of `batch`, if given) failed for. A reason
+    /// is the error code, and for an origin's answer also its HTTP status (`origin-status 404`
+    /// and `origin-status 503` are not one reason): the status is read from the message.
+    public func failureReasons(batch: String? = nil, limit: Int = 20) throws -> [FailureReason] {
         try db.query(
             """
-            SELECT coalesce(error_code, 'unknown') AS code, count(*) AS n, coalesce(min(error), '') AS example
-            FROM transfers WHERE state = 'failed' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $1
-            """, [limit]
+            SELECT coalesce(error_code, 'unknown') || coalesce(' ' || substring(error FROM 'answered ([0-9]{3})'), '') AS code,
+                   count(*) AS n, coalesce(min(error), '') AS example
+            FROM transfers WHERE state = 'failed' AND ($2::text IS NULL OR batch_id = (SELECT id FROM batches WHERE name = $2))
+            GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $1
+            """, [limit, batch]
         ).rows.map { FailureReason(code: try $0.string("code"), count: try $0.int("n"), example: try $0.string("example")) }
     }
 
