@@ -36,6 +36,11 @@ enum BatchPages {
 
     /// The filter of the transfers shown, for the page's live twin.
     private static func liveFilter(_ page: Reader.TransferPage) -> [(String, String?)] {
-        [("state", page.filter.state?.rawValue), ("host", page.filter.host), ("q", page.filter.text)]
+        let sorted = page.order.column != .id || page.order.ascending
+        return [
+            ("state", page.filter.state?.rawValue), ("host", page.filter.host), ("q", page.filter.text),
+            ("sort", sorted ? page.order.column.rawValue : nil), ("dir", sorted ? (page.order.ascending ? "asc" : "desc") : nil),
+            ("per", String(page.perPage)), ("page", String(page.page)),
+        ]
     }
 }

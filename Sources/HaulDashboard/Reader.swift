@@ -42,6 +42,7 @@ struct Reader {
         var total: Int
         var page: Int
         var perPage: Int
+        var order: (column: FleetView.TransferOrder, ascending: Bool) = (.id, false)
         var pollAfter: Int
     }
 
@@ -54,9 +55,11 @@ struct Reader {
             state: value("state").flatMap(TransferState.init(rawValue:)), batch: value("batch"), host: value("host"), text: value("q"))
         let (page, perPage, offset) = Self.paging(query)
         let only = value("ids").map { $0.split(separator: ",").compactMap { Int64($0) } }
-        let (rows, total) = try FleetView(db).transfers(filter, offset: offset, limit: perPage, only: only)
+        let order = (column: value("sort").flatMap(FleetView.TransferOrder.init(rawValue:)) ?? .id, ascending: value("dir") == "asc")
+        let (rows, total) = try FleetView(db).transfers(filter, offset: offset, limit: perPage, only: only, order: order)
         return TransferPage(
-            filter: filter, rows: rows, total: total, page: page, perPage: perPage, pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
+            filter: filter, rows: rows, total: total, page: page, perPage: perPage, order: order,
+            pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
     }
 
     /// One batch's page: its summary, failures by reason and a page of its transfers.

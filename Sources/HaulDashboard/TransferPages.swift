@@ -12,12 +12,27 @@ enum TransferPages {
 
     /// The query string of `page`'s filter and size, at page `number`. A batch's own page
     /// (`fixedBatch`) carries its batch in the path, not in the query.
-    static func query(_ page: Reader.TransferPage, number: Int, fixedBatch: Bool = false) -> String {
+    /// `order` replaces the page's sort.
+    static func query(
+        _ page: Reader.TransferPage, number: Int, fixedBatch: Bool = false, order: (column: FleetView.TransferOrder, ascending: Bool)? = nil
+    ) -> String {
         let filter = page.filter
+        let order = order ?? page.order
+        let sorted = order.column != .id || order.ascending
         return HTML.query([
             ("state", filter.state?.rawValue), ("batch", fixedBatch ? nil : filter.batch), ("host", filter.host), ("q", filter.text),
+            ("sort", sorted ? order.column.rawValue : nil), ("dir", sorted ? (order.ascending ? "asc" : "desc") : nil),
             ("per", page.perPage == Dashboard.perPage ? nil : String(page.perPage)), ("page", number == 1 ? nil : String(number)),
         ])
+    }
+
+    /// A column heading that sorts the list by `column` (descending first; again: ascending).
+    static func sortHeading(_ title: String, _ column: FleetView.TransferOrder, page: Reader.TransferPage, base: String, fixedBatch: Bool) -> String {
+        let current = page.order.column == column
+        let ascending = current && !page.order.ascending
+        let target = base + query(page, number: 1, fixedBatch: fixedBatch, order: (column, ascending))
+        let sort = current ? " aria-sort=\"\(page.order.ascending ? "ascending" : "descending")\"" : ""
+        return "<th scope=\"col\" data-sort=\"\(column.rawValue)\"\(sort)><a href=\"\(e(target))\">\(title)</a></th>"
     }
 
     /// The filter form, pager, bulk bar and table of a page of transfers served at `base`
@@ -44,6 +59,9 @@ enum TransferPages {
             <nav class="pager" aria-label="pages">\(pageLinks(current: page.page, of: pages) { e(base + query(page, number: $0, fixedBatch: fixedBatch)) })\
             <span>page <span data-page>\(page.page)</span> of \(pages) · <span data-total>\(page.total)</span> transfers</span></nav>
             """
+        func heading(_ title: String, _ column: FleetView.TransferOrder) -> String {
+            sortHeading(title, column, page: page, base: base, fixedBatch: fixedBatch)
+        }
         let select = view.canAct ? "<th scope=\"col\"><input type=\"checkbox\" data-select-all aria-label=\"select every transfer on this page\"></th>" : ""
         let bulk =
             view.canAct
@@ -53,8 +71,9 @@ enum TransferPages {
                 }.joined() + "</div>"
             : ""
         let table = """
-            \(bulk)<div class="scroll"><table class="transfers compact"><thead><tr>\(select)<th scope="col">ID</th><th scope="col">Transfer</th><th scope="col">State</th>\
-            <th scope="col">Progress</th><th scope="col">Segments</th><th scope="col">Rate</th><th scope="col">ETA</th><th scope="col">Attempts</th>\
+            \(bulk)<div class="scroll"><table class="transfers compact"><thead><tr>\(select)\(heading("ID", .id))<th scope="col">Transfer</th>\
+            \(heading("State", .state))\(heading("Progress", .size))<th scope="col">Segments</th><th scope="col">Rate</th><th scope="col">ETA</th>\
+            \(heading("Attempts", .attempts))\
             <th scope="col">Last error</th><th scope="col"></th></tr></thead><tbody>
             \(rows)
             </tbody></table></div>
