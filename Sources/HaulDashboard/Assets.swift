@@ -77,10 +77,18 @@ enum Assets {
     const line = document.querySelector('[data-chart="throughput"]');
     const samples = data.throughput.map((p) => p.bytes / 60);
     if (line && samples.length > 1) {
-      const peak = Math.max(1, ...samples);
+      // As Chart.swift draws it: the plot box, and the y axis up to 1, 2 or 5 times a power of ten.
+      const left = 78, right = 628, top = 12, bottom = 150;
+      const peak = Math.max(0, ...samples);
+      const scale = Math.pow(1024, Math.floor(Math.log(Math.max(1, peak)) / Math.log(1024)));
+      const magnitude = peak > 0 ? Math.pow(10, Math.floor(Math.log10(peak / scale))) : 1;
+      const axisTop = peak > 0 ? scale * [1, 2, 5, 10].map((n) => n * magnitude).find((n) => n >= peak / scale) : 1;
       line.setAttribute('points', samples.map((v, i) =>
-        (i * 600 / (samples.length - 1)).toFixed(1) + ',' + (120 - v / peak * 110).toFixed(1)).join(' '));
-      setText(document, '[data-chart-peak]', bytes(Math.floor(Math.max(...samples))) + '/s');
+        (left + i * (right - left) / (samples.length - 1)).toFixed(1) + ',' + (bottom - Math.min(v, axisTop) / axisTop * (bottom - top)).toFixed(1)).join(' '));
+      const svg = line.closest('svg');
+      setText(svg, '[data-axis-top]', bytes(Math.floor(axisTop)) + '/s');
+      setText(svg, '[data-axis-half]', bytes(Math.floor(axisTop / 2)) + '/s');
+      setText(document, '[data-chart-peak]', bytes(Math.floor(peak)) + '/s');
       setText(document, '[data-chart-last]', bytes(Math.floor(samples[samples.length - 2])) + '/s');
     }
   }
@@ -318,8 +326,19 @@ th[aria-sort="descending"]::after { content: " ▼"; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0 0 1rem; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; min-width: 0; }
-.chart svg { width: 100%; height: 140px; border: 1px solid var(--line); border-radius: 6px; background: var(--panel); }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: 0 1.5rem; }
+.chart svg { width: 100%; height: auto; max-height: 240px; border: 1px solid var(--line); border-radius: 6px; background: var(--panel); }
 .chart polyline { fill: none; stroke: var(--accent); stroke-width: 2; vector-effect: non-scaling-stroke; }
+.chart text { fill: var(--muted); font-size: 11px; }
+.chart .axis { stroke: var(--muted); }
+.chart .grid { stroke: var(--line); stroke-dasharray: 3 3; }
+.chart .tick { stroke: var(--muted); }
+.chart .series-1 { stroke: var(--done); } .chart .series-2 { stroke: var(--paused); } .chart .series-3 { stroke: var(--failed); }
+.chart .series-4 { stroke: #8250df; } .chart .series-5 { stroke: var(--muted); }
+.legend { display: flex; flex-wrap: wrap; gap: .2rem 1rem; list-style: none; margin: .3rem 0 0; padding: 0; color: var(--muted); font-size: .85rem; }
+.swatch { display: inline-block; width: .8rem; height: .25rem; margin-right: .3rem; vertical-align: middle; background: var(--accent); }
+.swatch.series-1 { background: var(--done); } .swatch.series-2 { background: var(--paused); } .swatch.series-3 { background: var(--failed); }
+.swatch.series-4 { background: #8250df; } .swatch.series-5 { background: var(--muted); }
 .chart figcaption { color: var(--muted); font-size: .85rem; }
 figure { margin: 0; }
 @media (max-width: 700px) {

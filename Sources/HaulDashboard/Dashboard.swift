@@ -124,9 +124,18 @@ public final class Dashboard: Sendable {
                         return Reply.json(404, ["ok": false, "code": "no-such-batch", "error": "there is no batch \(path[2])"])
                     }
                     return Reply.json(200, JSON.batch(batch))
-                case ["workers"]: return Reply.page(200, Pages.workers(try FleetView(db).workers(includeStopped: query["all"] != nil), view: view))
+                case ["workers"]:
+                    let fleet = FleetView(db)
+                    return Reply.page(
+                        200,
+                        Pages.workers(
+                            try fleet.workers(includeStopped: query["all"] != nil), throughput: try fleet.throughputBy(.worker, minutes: Reader.chartMinutes),
+                            view: view))
                 case ["api", "workers"]: return Reply.json(200, JSON.workers(try FleetView(db).workers(includeStopped: query["all"] != nil)))
-                case ["hosts"]: return Reply.page(200, Pages.hosts(try FleetView(db).hostLoads(), view: view))
+                case ["hosts"]:
+                    let fleet = FleetView(db)
+                    return Reply.page(
+                        200, Pages.hosts(try fleet.hostLoads(), throughput: try fleet.throughputBy(.host, minutes: Reader.chartMinutes), view: view))
                 case ["api", "hosts"]: return Reply.json(200, JSON.hosts(try FleetView(db).hostLoads()))
                 case let path where path.count == 2 && path[0] == "transfers", let path where path.count == 3 && path[0] == "api" && path[1] == "transfers":
                     guard let id = Int64(path.last!), let detail = try reader.transfer(id) else {

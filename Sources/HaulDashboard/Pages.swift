@@ -87,7 +87,8 @@ enum Pages {
             """
             <h1>Overview</h1>
             <section class="tiles">\(states)</section>
-            <section><h2>Bytes per second, last hour</h2>\(Chart.svg(overview.throughput))</section>
+            <section class="charts"><div><h2>Bytes per second, last hour</h2>\(Chart.throughput(overview.throughput))</div>\
+            <div><h2>Queue, last hour</h2>\(Chart.queue(overview.queue))</div></section>
             <section><h2>Live workers: <span data-count="workers">\(alive.count)</span></h2>\(workerTable(alive))</section>
             <section><h2>Failures by reason</h2>\(failures)</section>
             <section><h2>Queue by host</h2>\(hostTable(overview.hosts, view: nil))</section>
@@ -141,14 +142,20 @@ enum Pages {
             }, rowAttributes: failures.map { "data-reason=\"\(e($0.code))\"" })
     }
 
-    static func workers(_ workers: [FleetView.WorkerInfo], view: PageContext) -> String {
+    static func workers(_ workers: [FleetView.WorkerInfo], throughput: [(name: String, bytes: [Int64])], view: PageContext) -> String {
         layout(
             "Workers", current: "/workers", view: view,
-            "<h1>Workers</h1><p><a href=\"/workers?all=1\">Include stopped workers</a></p>" + workerTable(workers))
+            "<h1>Workers</h1><p><a href=\"/workers?all=1\">Include stopped workers</a></p>" + workerTable(workers)
+                + "<h2>Bytes per second per worker, last hour</h2>" + Chart.throughputBy("bytes per second per worker over the last hour", kind: "workers", throughput))
     }
 
-    static func hosts(_ hosts: [FleetView.HostLoad], view: PageContext) -> String {
-        layout("Hosts", current: "/hosts", view: view, live: "/api/hosts", "<h1>Hosts and their limits</h1>" + hostTable(hosts, view: view))
+    static func hosts(_ hosts: [FleetView.HostLoad], throughput: [(name: String, bytes: [Int64])], view: PageContext) -> String {
+        layout(
+            "Hosts", current: "/hosts", view: view, live: "/api/hosts",
+            "<h1>Hosts and their limits</h1>" + hostTable(hosts, view: view)
+                + "<h2>Bytes per second per origin, last hour</h2>"
+                + Chart.throughputBy("bytes per second per origin over the last hour", kind: "hosts", throughput)
+                + "<p class=\"muted\">An origin's bytes count in the minute their segment finished.</p>")
     }
 
     static func workerTable(_ workers: [FleetView.WorkerInfo]) -> String {
@@ -208,32 +215,5 @@ enum Pages {
             "<tr\(rowAttributes.map { " " + $0[index] } ?? "")>" + cells.map { "<td>\($0)</td>" }.joined() + "</tr>"
         }.joined(separator: "\n")
         return "<div class=\"scroll\"><table><thead><tr>\(head)</tr></thead><tbody>\n\(body)\n</tbody></table></div>"
-    }
-}
-
-/// The throughput chart: an SVG polyline (no script, no style attribute: CSP-clean).
-enum Chart {
-    static let width = 600
-    static let height = 120
-
-    /// Points of the polyline for per-minute byte counts, scaled to `peak` bytes per second.
-    static func points(_ samples: [(minute: Int64, bytes: Int64)], peak: Double) -> String {
-        guard samples.count > 1 else { return "" }
-        return samples.enumerated().map { index, sample in
-            let x = Double(index) * Double(width) / Double(samples.count - 1)
-            let y = Double(height) - (Double(sample.bytes) / 60) / max(peak, 1) * Double(height - 10)
-            return String(format: "%.1f,%.1f", x, y)
-        }.joined(separator: " ")
-    }
-
-    static func svg(_ samples: [(minute: Int64, bytes: Int64)]) -> String {
-        let peak = samples.map { Double($0.bytes) / 60 }.max() ?? 0
-        let latest = samples.dropLast().last.map { Double($0.bytes) / 60 } ?? 0
-        return """
-            <figure class="chart"><svg viewBox="0 0 \(width) \(height)" preserveAspectRatio="none" role="img" aria-label="bytes per second per minute over the last hour">\
-            <polyline data-chart="throughput" points="\(points(samples, peak: peak))"></polyline></svg>\
-            <figcaption>peak <span data-chart-peak>\(ByteSize.format(Int64(peak)))/s</span> · last full minute \
-            <span data-chart-last>\(ByteSize.format(Int64(latest)))/s</span> · 60 min</figcaption></figure>
-            """
     }
 }

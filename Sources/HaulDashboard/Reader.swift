@@ -19,6 +19,7 @@ struct Reader {
     struct Overview {
         var counts: [TransferState: Int]
         var throughput: [(minute: Int64, bytes: Int64)]
+        var queue: [(minute: Int64, pending: Int64?, downloading: Int64?, segmentsQueued: Int64?)]
         var workers: [FleetView.WorkerInfo]
         var failures: [FleetView.FailureReason]
         var hosts: [FleetView.HostLoad]
@@ -30,6 +31,7 @@ struct Reader {
         let view = FleetView(db)
         var result = Overview(
             counts: try view.transferCounts(), throughput: try view.throughput(minutes: Self.chartMinutes),
+            queue: try view.queueDepth(minutes: Self.chartMinutes),
             workers: try view.workers(includeStopped: false), failures: try view.failureReasons(), hosts: try view.hostLoads(), pollAfter: 0)
         result.pollAfter = Self.pollAfter(Date().timeIntervalSince(started))
         return result

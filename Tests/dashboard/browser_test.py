@@ -343,11 +343,28 @@ def origin_pause(driver, context):
 
 
 def charts(driver, context):
+    # A file fetched in this minute, so that every chart has something to draw.
+    small = os.path.join(DOCROOT, "dash-chart-%d.bin" % os.getpid())
+    with open(small, "wb") as f:
+        f.write(os.urandom(2 << 20))
+    try:
+        fetched = json.loads(haul("enqueue", ORIGIN + "/" + os.path.basename(small), "--dest", "chart.bin", "--json"))["id"]
+        wait_for(lambda: psql(db_url, "SELECT state FROM transfers WHERE id = %d" % fetched) == "done", 60, "the chart's file to be done")
+        wait_for(lambda: psql(db_url, "SELECT coalesce(sum(bytes), 0) FROM worker_throughput") != "0", 30, "a heartbeat to record the bytes")
+    finally:
+        os.remove(small)
     driver.get(context["base"] + "/")
-    labels = [el.text for el in driver.find_elements(By.CSS_SELECTOR, "svg [data-axis] text")]
-    check(any("/s" in label for label in labels) and any("min" in label for label in labels),
-          "the throughput chart's axes are labelled with units: %s" % labels[:8])
-    check(driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="queue"]'), "the overview charts queue depth over time")
+    labels = [el.text for el in driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="throughput"] [data-axis] text')]
+    check(any(label.endswith("/s") and label != "0 B/s" for label in labels) and "now" in labels and "−30 min" in labels
+          and "bytes/s" in labels and "minutes ago (1 point a minute)" in labels,
+          "the throughput chart's axes are labelled, with units: %s" % labels)
+    queue = driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="queue"] polyline')
+    check(len(queue) == 2 and queue[0].get_attribute("points"), "the overview charts pending and downloading transfers over time")
+    for path, kind in (("/hosts", "hosts"), ("/workers", "workers")):
+        driver.get(context["base"] + path)
+        lines = driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="%s"] polyline' % kind)
+        axis = [el.text for el in driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="%s"] [data-axis] text' % kind)]
+        check(lines and "bytes/s" in axis and "now" in axis, "%s has a throughput chart per %s with labelled axes" % (path, kind[:-1]))
 
 
 def outage(driver, context):
