@@ -319,6 +319,10 @@ input[type="number"] { width: 5rem; }
 .bulk { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; margin: .25rem 0; }
 .pages a, .pages strong { padding: 0 .2rem; }
 table.compact td, table.compact th { padding: .2rem .4rem; }
+table.compact .actions { display: grid; grid-template-columns: auto auto; }
+table.compact button { padding: .05rem .4rem; font-size: .85rem; }
+table.compact .err { font-size: .85rem; }
+table.compact td.url { min-width: 12rem; }
 table.compact td.url small { display: inline; margin-left: .4rem; }
 th[data-sort] { cursor: pointer; }
 th[aria-sort="ascending"]::after { content: " ▲"; }

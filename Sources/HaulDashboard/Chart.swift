@@ -17,7 +17,7 @@ enum Chart {
         func label(_ value: Double) -> String {
             switch self {
             case .bytesPerSecond: "\(ByteSize.format(Int64(value)))/s"
-            case .transfers: String(Int(value))
+            case .transfers: value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
             }
         }
     }
@@ -32,7 +32,7 @@ enum Chart {
     /// (1 for nothing), counted in the unit `peak` is shown in (KiB, MiB… for bytes, so that
     /// the label is a round 100 MiB/s, not 95.4). The dashboard's script repeats this.
     static func axisTop(_ peak: Double, unit: Unit = .transfers) -> Double {
-        guard peak > 0 else { return 1 }
+        guard peak > 0 else { return unit == .transfers ? 2 : 1 }
         let scale = unit == .bytesPerSecond ? pow(1024, floor(log(max(1, peak)) / log(1024))) : 1
         let value = peak / scale
         let magnitude = pow(10, floor(log10(value)))
