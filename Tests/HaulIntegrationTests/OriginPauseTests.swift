@@ -25,6 +25,8 @@ struct OriginPauseTests {
         #expect(try TransferLeases(connection, workerID: "a").claimPlanning(lease: 60, limit: 10, connections: 4).claims.isEmpty, "no probe either")
         let status = try Run.haul(["status", String(pending)], database: database.url)
         #expect(status.stdout.contains("origin paused.test:80 is paused"), "\(status.stdout)")
+        let waiting = try Run.haul(["list", "--state", "pending"], database: database.url)
+        #expect(waiting.stdout.contains("waits: its origin paused.test:80 is paused"), "\(waiting.stdout)")
         let list = try Run.haul(["host-limit", "list"], database: database.url)
         #expect(list.stdout.contains("(paused)"), "\(list.stdout)")
 

@@ -37,9 +37,8 @@ enum StatusCommand: Command {
         var warning: String?
         if !status.state.isFinal && status.state != .paused {
             warning =
-                try HostLimits.pausedHost(session.connection, transfer: id).map {
-                    "waits: its origin \($0) is paused (limit 0); 'haul host-limit resume \($0)' lets it run"
-                } ?? WorkerRegistry(session.connection).noLiveWorkerWarning()
+                try HostLimits.pausedHosts(session.connection, transfers: [id])[id].map(HostLimits.waitsOnPaused)
+                ?? WorkerRegistry(session.connection).noLiveWorkerWarning()
         }
         if arguments.has("--json") {
             var object = StatusView.json(status, segments: segments)
