@@ -52,9 +52,9 @@ enum Chart {
     }
 
     /// The chart: `series` over the last `values.count` minutes, axes labelled in `unit` and
-    /// minutes ago, a legend when there is more than one line. `kind` names it for scripts
+    /// minutes ago, a legend naming the lines when `legend` (or there is more than one). `kind` names it for scripts
     /// and tests (`data-chart-kind`); a one-line chart's polyline is `data-chart="KIND"`.
-    static func svg(_ title: String, kind: String, unit: Unit, series: [Series]) -> String {
+    static func svg(_ title: String, kind: String, unit: Unit, series: [Series], legend: Bool = false) -> String {
         let minutes = series.map(\.values.count).max() ?? 0
         let peak = series.flatMap { $0.values.compactMap { $0 } }.max() ?? 0
         let axisTop = axisTop(peak, unit: unit)
@@ -86,7 +86,7 @@ enum Chart {
             parts.append("<polyline class=\"series-\(index % 6)\"\(attribute) points=\"\(points(line.values, top: axisTop))\"></polyline>")
         }
         let legend =
-            series.count > 1
+            legend || series.count > 1
             ? "<ul class=\"legend\">"
                 + series.enumerated().map { "<li><i class=\"swatch series-\($0.offset % 6)\"></i>\(e($0.element.name))</li>" }.joined() + "</ul>"
             : ""
@@ -112,7 +112,8 @@ enum Chart {
     /// Bytes per second per minute of each named line (per worker, per origin).
     static func throughputBy(_ title: String, kind: String, _ lines: [(name: String, bytes: [Int64])]) -> String {
         guard !lines.isEmpty else { return "<p class=\"muted\">Nothing received in the last hour.</p>" }
-        return svg(title, kind: kind, unit: .bytesPerSecond, series: lines.map { Series(name: $0.name, values: $0.bytes.map { Double($0) / 60 }) })
+        return svg(
+            title, kind: kind, unit: .bytesPerSecond, series: lines.map { Series(name: $0.name, values: $0.bytes.map { Double($0) / 60 }) }, legend: true)
     }
 
     /// Pending and downloading transfers over the last hour.

@@ -190,7 +190,7 @@ enum Pages {
                         <button type="submit" data-action="set-limit">Set</button></form>\
                         <form method="post" action="/api/hosts/\(HTML.urlComponent(host.host))/\(host.limit == 0 ? "resume" : "pause")" class="inline">\
                         <input type="hidden" name="csrf" value="\(e(csrf))"><input type="hidden" name="return" value="/hosts">\
-                        <button type="submit" data-action="\(host.limit == 0 ? "resume" : "pause")-origin">\(host.limit == 0 ? "Resume origin" : "Pause origin")</button></form>
+                        <button type="submit" data-action="\(host.limit == 0 ? "resume" : "pause")-origin">\(host.limit == 0 ? "Resume" : "Pause") \(host.host == "*" ? "default" : "origin")</button></form>
                         """)
                 }
                 return cells

@@ -26,4 +26,9 @@ import Testing
         let points = Chart.points([1, nil, 1], top: 1)
         #expect(points.split(separator: " ").count == 2)
     }
+
+    @Test func aChartPerOriginNamesItsOriginEvenAlone() {
+        let svg = Chart.throughputBy("per origin", kind: "hosts", [(name: "mirror.example:8080", bytes: [0, 60, 120])])
+        #expect(svg.contains("<li><i class=\"swatch series-0\"></i>mirror.example:8080</li>"))
+    }
 }
