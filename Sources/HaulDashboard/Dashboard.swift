@@ -159,6 +159,9 @@ public final class Dashboard: Sendable {
     /// POST /api/…: the operator actions, with the CLI's refusals and messages.
     private func act(_ parts: [String], form: [String: String]) -> HTTPResponse {
         let back = form["return"].flatMap(Self.localPath)
+        if let back, form["confirmed"] == nil, parts.count == 3, parts[0] == "batches", let action = OperatorAction(rawValue: parts[2]) {
+            return confirmation(batch: parts[1], action, csrf: form["csrf"] ?? "", back: back)
+        }
         do {
             let message: String = try pool.with { db in
                 switch parts {
@@ -208,6 +211,20 @@ public final class Dashboard: Sendable {
             return Reply.json(status, ["ok": false, "code": error.code.rawValue, "error": error.description])
         } catch {
             return Reply.json(503, ["ok": false, "code": "database", "error": Self.describe(error)])
+        }
+    }
+
+    /// A form's batch action without JavaScript (app.js asks with `confirm` and posts no
+    /// `return`): a page that names how many transfers it would change and asks again.
+    private func confirmation(batch name: String, _ action: OperatorAction, csrf: String, back: String) -> HTTPResponse {
+        do {
+            guard let summary = try pool.with({ try Batches($0).summary(name) }) else {
+                return Reply.page(404, Pages.message("Not found", "There is no batch \(name).", back: back))
+            }
+            let touched = summary.countsByState.filter { action.allowedFrom.contains($0.key) }.values.reduce(0, +)
+            return Reply.page(200, Pages.confirm(batch: name, action, touched: touched, csrf: csrf, back: back))
+        } catch {
+            return Reply.page(503, Pages.outage(Self.describe(error)))
         }
     }
 

@@ -121,12 +121,30 @@ enum Pages {
     static func batchActions(_ name: String, counts: [TransferState: Int], view: PageContext, back: String) -> String {
         let buttons = [OperatorAction.pause, .resume, .retry, .cancel].map { action in
             let touched = counts.filter { action.allowedFrom.contains($0.key) }.values.reduce(0, +)
-            let question = "\(action.rawValue.capitalized) \(touched) transfer\(touched == 1 ? "" : "s") of batch \(name)?"
             return actionForm(
                 "/api/batches/\(HTML.urlComponent(name))/\(action.rawValue)", action, view: view, back: back, enabled: touched > 0,
-                confirm: question)
+                confirm: question(batch: name, action, touched: touched))
         }
         return "<div class=\"actions\">\(buttons.joined())</div>"
+    }
+
+    /// The question a batch action asks (`data-confirm`, and the page without JavaScript).
+    static func question(batch name: String, _ action: OperatorAction, touched: Int) -> String {
+        "\(action.rawValue.capitalized) \(touched) transfer\(touched == 1 ? "" : "s") of batch \(name)?"
+    }
+
+    /// The page that asks before a batch action posted without JavaScript.
+    static func confirm(batch name: String, _ action: OperatorAction, touched: Int, csrf: String, back: String) -> String {
+        layout(
+            "Confirm", current: nil, view: nil,
+            """
+            <h1 role="alertdialog" aria-label="confirm">\(e(question(batch: name, action, touched: touched)))</h1>
+            <form method="post" action="/api/batches/\(HTML.urlComponent(name))/\(action.rawValue)" class="inline">\
+            <input type="hidden" name="csrf" value="\(e(csrf))"><input type="hidden" name="return" value="\(e(back))">\
+            <input type="hidden" name="confirmed" value="1">\
+            <button type="submit" data-action="\(action.rawValue)" class="act-\(action.rawValue)">Yes, \(action.rawValue) \(touched)</button></form>
+            <a href="\(e(back))">No, go back</a>
+            """)
     }
 
     /// Failures grouped by reason (`FleetView.failureReasons`); `link` is where the counts lead.

@@ -38,4 +38,27 @@ import Testing
         let page = try served.request("GET", "/transfers?sort=size&dir=asc").body
         #expect(page.contains(#"data-sort="size" aria-sort="ascending""#), "the heading says how the list is sorted")
     }
+
+    @Test("without JavaScript a batch action asks on a page of its own first, and acts once confirmed")
+    func batchActionAsksWithoutJavaScript() throws {
+        let served = try DashboardTests.Served("dash-confirm")
+        let manifest = (0..<3).map { "http://127.0.0.1:9/n\($0).bin n/\($0).bin" }.joined(separator: "\n")
+        let path = Harness.temporaryDirectory("dash-confirm") + "/m.txt"
+        try manifest.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try served.cluster.haul(["enqueue", "--manifest", path, "--batch", "nightly"]).status == 0)
+        _ = try Run.psql(served.cluster.database.url, "UPDATE transfers SET state = 'paused', paused_from = 'pending'")
+        let csrf = try served.logIn()
+        func states() throws -> String { try served.cluster.database.scalar("SELECT string_agg(DISTINCT state, ',') FROM transfers") }
+
+        let asked = try served.request(
+            "POST", "/api/batches/nightly/cancel", headers: ["Origin: \(served.base)"], form: "csrf=\(csrf)&return=%2Fbatches")
+        #expect(asked.status == 200 && asked.body.contains("Cancel 3 transfers of batch nightly?"), "\(asked.status) \(asked.body.prefix(400))")
+        #expect(asked.body.contains(#"role="alertdialog""#))
+        #expect(try states() == "paused", "asking changed nothing")
+
+        let confirmed = try served.request(
+            "POST", "/api/batches/nightly/cancel", headers: ["Origin: \(served.base)"], form: "csrf=\(csrf)&return=%2Fbatches&confirmed=1")
+        #expect(confirmed.status == 303)
+        #expect(try states() == "canceled")
+    }
 }
