@@ -248,6 +248,32 @@ enum Assets {
     pollNow();
   });
 
+  // Small server-rendered tables (batches, workers, hosts, failures) sort in place: a cell's
+  // data-sort-value if it has one, else its text, as numbers when both are numbers.
+  document.addEventListener('click', (event) => {
+    const th = event.target.closest('table[data-sortable] th[data-sort]');
+    if (!th) return;
+    const table = th.closest('table');
+    const index = Array.from(th.parentNode.children).indexOf(th);
+    const ascending = th.getAttribute('aria-sort') !== 'ascending';
+    table.querySelectorAll('th[aria-sort]').forEach((h) => h.removeAttribute('aria-sort'));
+    th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+    const key = (row) => {
+      const cell = row.children[index];
+      if (!cell) return '';
+      const marked = cell.querySelector('[data-sort-value]');
+      return marked ? marked.dataset.sortValue : cell.textContent.trim();
+    };
+    const body = table.tBodies[0];
+    const rows = Array.from(body.rows);
+    rows.sort((a, b) => {
+      const x = key(a), y = key(b), nx = Number(x), ny = Number(y);
+      const order = x !== '' && y !== '' && !isNaN(nx) && !isNaN(ny) ? nx - ny : x.localeCompare(y, undefined, { numeric: true });
+      return ascending ? order : -order;
+    });
+    body.append(...rows);
+  });
+
   if (main) timer = setTimeout(poll, 1000);
 })();
 """#
@@ -325,6 +351,7 @@ table.compact .err { font-size: .85rem; }
 table.compact td.url { min-width: 12rem; }
 table.compact td.url small { display: inline; margin-left: .4rem; }
 th[data-sort] { cursor: pointer; }
+th button.sort { padding: 0; border: 0; background: none; color: inherit; font: inherit; font-weight: 600; }
 th[aria-sort="ascending"]::after { content: " ▲"; }
 th[aria-sort="descending"]::after { content: " ▼"; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0 0 1rem; }

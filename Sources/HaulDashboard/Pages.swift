@@ -183,7 +183,8 @@ enum Pages {
             workers.map {
                 [
                     "<code>\(e($0.id))</code>", e($0.host), "\($0.pid)", "<span class=\"state-\(e($0.state))\">\(e($0.state))</span>",
-                    "\($0.segmentsHeld)", "\(ByteSize.format(Int64($0.rate)))/s", String(format: "%.1fs ago", $0.silentFor), e($0.roles),
+                    "\($0.segmentsHeld)", "<span data-sort-value=\"\(Int64($0.rate))\">\(ByteSize.format(Int64($0.rate)))/s</span>",
+                    "<span data-sort-value=\"\(String(format: "%.1f", $0.silentFor))\">\(String(format: "%.1fs ago", $0.silentFor))</span>", e($0.roles),
                 ]
             })
     }
@@ -227,11 +228,15 @@ enum Pages {
     }
 
     /// A table whose cells are already HTML.
+    /// Its named columns sort in the browser (app.js): by a cell's `data-sort-value` if an
+    /// element in it has one, else by its text, as numbers when both are.
     static func table(_ headings: [String], _ rows: [[String]], rowAttributes: [String]? = nil) -> String {
-        let head = headings.map { "<th scope=\"col\">\(e($0))</th>" }.joined()
+        let head = headings.map {
+            $0.isEmpty ? "<th scope=\"col\"></th>" : "<th scope=\"col\" data-sort><button type=\"button\" class=\"sort\">\(e($0))</button></th>"
+        }.joined()
         let body = rows.enumerated().map { index, cells in
             "<tr\(rowAttributes.map { " " + $0[index] } ?? "")>" + cells.map { "<td>\($0)</td>" }.joined() + "</tr>"
         }.joined(separator: "\n")
-        return "<div class=\"scroll\"><table><thead><tr>\(head)</tr></thead><tbody>\n\(body)\n</tbody></table></div>"
+        return "<div class=\"scroll\"><table data-sortable><thead><tr>\(head)</tr></thead><tbody>\n\(body)\n</tbody></table></div>"
     }
 }

@@ -258,6 +258,13 @@ def batch_page(driver, context):
     base = context["base"]
     paused_batch("nightly", 7)
     driver.get(base + "/batches")
+    def names():
+        return [row.get_attribute("data-batch") for row in driver.find_elements(By.CSS_SELECTOR, "tr[data-batch]")]
+    heading = driver.find_element(By.CSS_SELECTOR, "th[data-sort] button")
+    heading.click()
+    check(names() == sorted(names()), "the batches sort by name: %s" % names())
+    heading.click()
+    check(names() == sorted(names(), reverse=True), "and back: %s" % names())
     link = driver.find_element(By.CSS_SELECTOR, 'tr[data-batch="nightly"] a[href="/batches/nightly"]')
     link.click()
     WebDriverWait(driver, 30).until(lambda d: d.current_url == base + "/batches/nightly")
