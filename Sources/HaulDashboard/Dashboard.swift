@@ -186,11 +186,11 @@ public final class Dashboard: Sendable {
                     try HostLimits.set(db, host: host, limit: limit)
                     return HostLimits.describe(host: host, limit: limit)
                 case let path where path.count == 3 && path[0] == "hosts" && path[2] == "pause":
-                    let host = try HostLimits.parse(host: path[1], limit: "0").host
+                    let host = try HostLimits.parse(host: path[1])
                     try HostLimits.set(db, host: host, limit: 0)
                     return HostLimits.describe(host: host, limit: 0)
                 case let path where path.count == 3 && path[0] == "hosts" && path[2] == "resume":
-                    let host = try HostLimits.parse(host: path[1], limit: "0").host
+                    let host = try HostLimits.parse(host: path[1])
                     guard let limit = try HostLimits.resume(db, host: host) else { return "\(host) was not paused; nothing changed" }
                     return "\(host): resumed, at most \(limit) running segments"
                 default:

@@ -10,11 +10,17 @@ extension HostLimits {
                 hint: "give the most segments to run at once against the host, e.g. 4, or 0 to pause it")
         }
         guard limit <= Int(Int32.max) else { throw HaulError.usage("'\(limitText)' is too large a limit", hint: "at most \(Int32.max)") }
+        return (try parse(host: text), limit)
+    }
+
+    /// Checks an operator's `HOST[:PORT]` (or `*`) as typed, lowercased.
+    /// - Throws: a `usage` HaulError saying what is wrong.
+    public static func parse(host text: String) throws -> String {
         let host = text.lowercased()
         guard host == "*" || (!host.isEmpty && !host.containsSlash && !host.contains(" ")) else {
             throw HaulError.usage("'\(text)' is not HOST or HOST:PORT", hint: "write it as it appears in URLs, e.g. mirror.example.org or 10.0.0.5:8080")
         }
-        return (host, limit)
+        return host
     }
 
     /// What setting a limit did, in words.

@@ -31,11 +31,11 @@ enum HostLimitCommand: Command {
             try HostLimits.set(session.connection, host: host, limit: limit)
             Output.line(HostLimits.describe(host: host, limit: limit))
         case "pause":
-            let host = try HostLimits.parse(host: arguments.expect(2, "HOST")[1], limit: "0").host
+            let host = try HostLimits.parse(host: arguments.expect(2, "HOST")[1])
             try HostLimits.set(session.connection, host: host, limit: 0)
             Output.line(HostLimits.describe(host: host, limit: 0))
         case "resume":
-            let host = try HostLimits.parse(host: arguments.expect(2, "HOST")[1], limit: "0").host
+            let host = try HostLimits.parse(host: arguments.expect(2, "HOST")[1])
             guard let limit = try HostLimits.resume(session.connection, host: host) else {
                 Output.line("\(host) was not paused; nothing changed")
                 return ExitCode.success
