@@ -77,10 +77,18 @@ enum Assets {
     const line = document.querySelector('[data-chart="throughput"]');
     const samples = data.throughput.map((p) => p.bytes / 60);
     if (line && samples.length > 1) {
-      const peak = Math.max(1, ...samples);
+      // As Chart.swift draws it: the plot box, and the y axis up to 1, 2 or 5 times a power of ten.
+      const left = 78, right = 628, top = 12, bottom = 150;
+      const peak = Math.max(0, ...samples);
+      const scale = Math.pow(1024, Math.floor(Math.log(Math.max(1, peak)) / Math.log(1024)));
+      const magnitude = peak > 0 ? Math.pow(10, Math.floor(Math.log10(peak / scale))) : 1;
+      const axisTop = peak > 0 ? scale * [1, 2, 5, 10].map((n) => n * magnitude).find((n) => n >= peak / scale) : 1;
       line.setAttribute('points', samples.map((v, i) =>
-        (i * 600 / (samples.length - 1)).toFixed(1) + ',' + (120 - v / peak * 110).toFixed(1)).join(' '));
-      setText(document, '[data-chart-peak]', bytes(Math.floor(Math.max(...samples))) + '/s');
+        (left + i * (right - left) / (samples.length - 1)).toFixed(1) + ',' + (bottom - Math.min(v, axisTop) / axisTop * (bottom - top)).toFixed(1)).join(' '));
+      const svg = line.closest('svg');
+      setText(svg, '[data-axis-top]', bytes(Math.floor(axisTop)) + '/s');
+      setText(svg, '[data-axis-half]', bytes(Math.floor(axisTop / 2)) + '/s');
+      setText(document, '[data-chart-peak]', bytes(Math.floor(peak)) + '/s');
       setText(document, '[data-chart-last]', bytes(Math.floor(samples[samples.length - 2])) + '/s');
     }
   }
@@ -125,6 +133,26 @@ enum Assets {
     return live + (live.includes('?') ? '&' : '?') + 'ids=' + rows.join(',');
   }
 
+  // A lost database (the server answers 503) or a lost dashboard (no answer) shows in the
+  // alert at the top of the page, and goes away with the next good answer. The page of an
+  // outage (data-outage) reloads itself then.
+  function outage(text) {
+    let alert = document.getElementById('outage');
+    if (!text) {
+      if (document.querySelector('[data-outage]')) { location.reload(); return; }
+      if (alert) alert.remove();
+      return;
+    }
+    if (!alert) {
+      alert = document.createElement('p');
+      alert.id = 'outage';
+      alert.className = 'outage';
+      alert.setAttribute('role', 'alert');
+      (main || document.body).prepend(alert);
+    }
+    if (alert.textContent !== text) alert.textContent = text;
+  }
+
   async function poll() {
     timer = null;
     let wait = 2000;
@@ -132,13 +160,16 @@ enum Assets {
       try {
         const response = await fetch(liveURL(), { credentials: 'same-origin', headers: { Accept: 'application/json' } });
         if (response.status === 401) { location.href = '/login'; return; }
+        const data = await response.json().catch(() => ({}));
         if (response.ok) {
-          const data = await response.json();
+          outage(null);
           apply(data);
-          wait = data.poll_after_ms || wait;
+          wait = Math.min(data.poll_after_ms || wait, 5000);
+        } else if (response.status === 503) {
+          outage('The database is unreachable, so this page is not current: ' + (data.error || 'HTTP 503') + '. Retrying…');
         }
       } catch (error) {
-        wait = 5000;
+        outage('The dashboard does not answer (' + error.message + '), so this page is not current. Retrying…');
       }
     }
     timer = setTimeout(poll, wait);
@@ -149,28 +180,98 @@ enum Assets {
     poll();
   }
 
+  async function post(path, body) {
+    try {
+      const response = await fetch(path, { method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf }, body });
+      const data = await response.json().catch(() => ({}));
+      return { ok: response.ok, text: data.message || data.error || 'HTTP ' + response.status };
+    } catch (error) {
+      return { ok: false, text: 'the dashboard did not answer: ' + error };
+    }
+  }
+  function say(result) {
+    if (flash) { flash.textContent = result.text; flash.className = result.ok ? 'ok' : 'error'; }
+  }
+  // After an action on many transfers the page is rendered again, with the message kept.
+  function reloadWith(result) {
+    sessionStorage.setItem('haul-flash', JSON.stringify(result));
+    location.reload();
+  }
+  const kept = sessionStorage.getItem('haul-flash');
+  if (kept) { sessionStorage.removeItem('haul-flash'); try { say(JSON.parse(kept)); } catch (error) { /* ignore */ } }
+
+  // Bulk selection: the checked rows of the page, for the bulk bar's actions.
+  function selected() {
+    return Array.from(document.querySelectorAll('input[data-select]:checked')).map((box) => box.value);
+  }
+  function updateSelection() {
+    const ids = selected();
+    setText(document, '[data-selected-count]', String(ids.length));
+    document.querySelectorAll('button[data-bulk-action]').forEach((b) => { b.disabled = ids.length === 0; });
+  }
+  document.addEventListener('change', (event) => {
+    const box = event.target;
+    if (box.matches('input[data-select-all]')) {
+      document.querySelectorAll('input[data-select]').forEach((other) => { other.checked = box.checked; });
+    }
+    if (box.matches('input[data-select], input[data-select-all]')) updateSelection();
+  });
+  document.addEventListener('click', async (event) => {
+    const button = event.target.closest('button[data-bulk-action]');
+    if (!button) return;
+    const ids = selected();
+    const action = button.dataset.bulkAction;
+    const name = action.charAt(0).toUpperCase() + action.slice(1);
+    if (!ids.length || !confirm(name + ' ' + ids.length + ' selected transfer' + (ids.length === 1 ? '' : 's') + '?')) return;
+    button.disabled = true;
+    const result = await post('/api/bulk/' + action, new URLSearchParams({ ids: ids.join(',') }));
+    if (result.ok) { reloadWith(result); return; }
+    say(result);
+    button.disabled = false;
+  });
+
   document.addEventListener('submit', async (event) => {
     const form = event.target;
     if (form.method !== 'post' || !new URL(form.action).pathname.startsWith('/api/')) return;
     event.preventDefault();
+    // An action on many transfers names how many and asks first; dismissing it sends nothing.
+    if (form.dataset.confirm && !confirm(form.dataset.confirm)) return;
     const body = new URLSearchParams(new FormData(form));
     body.delete('return');
     body.delete('csrf');
     const button = form.querySelector('button');
     if (button) button.disabled = true;
-    let text = '';
-    let ok = false;
-    try {
-      const response = await fetch(form.action, { method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf }, body });
-      const data = await response.json().catch(() => ({}));
-      ok = response.ok;
-      text = data.message || data.error || 'HTTP ' + response.status;
-    } catch (error) {
-      text = 'the dashboard did not answer: ' + error;
-    }
-    if (flash) { flash.textContent = text; flash.className = ok ? 'ok' : 'error'; }
+    const result = await post(form.action, body);
+    if (result.ok && form.dataset.confirm) { reloadWith(result); return; }
+    say(result);
     if (button) button.disabled = false;
     pollNow();
+  });
+
+  // Small server-rendered tables (batches, workers, hosts, failures) sort in place: a cell's
+  // data-sort-value if it has one, else its text, as numbers when both are numbers.
+  document.addEventListener('click', (event) => {
+    const th = event.target.closest('table[data-sortable] th[data-sort]');
+    if (!th) return;
+    const table = th.closest('table');
+    const index = Array.from(th.parentNode.children).indexOf(th);
+    const ascending = th.getAttribute('aria-sort') !== 'ascending';
+    table.querySelectorAll('th[aria-sort]').forEach((h) => h.removeAttribute('aria-sort'));
+    th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+    const key = (row) => {
+      const cell = row.children[index];
+      if (!cell) return '';
+      const marked = cell.querySelector('[data-sort-value]');
+      return marked ? marked.dataset.sortValue : cell.textContent.trim();
+    };
+    const body = table.tBodies[0];
+    const rows = Array.from(body.rows);
+    rows.sort((a, b) => {
+      const x = key(a), y = key(b), nx = Number(x), ny = Number(y);
+      const order = x !== '' && y !== '' && !isNaN(nx) && !isNaN(ny) ? nx - ny : x.localeCompare(y, undefined, { numeric: true });
+      return ascending ? order : -order;
+    });
+    body.append(...rows);
   });
 
   if (main) timer = setTimeout(poll, 1000);
@@ -240,11 +341,35 @@ input[type="number"] { width: 5rem; }
 #flash:empty { display: none; }
 #flash { padding: .5rem .75rem; border-radius: 6px; border: 1px solid var(--line); background: var(--panel); }
 #flash.error { color: var(--failed); }
+.outage { padding: .5rem .75rem; border-radius: 6px; border: 1px solid var(--failed); color: var(--failed); background: var(--panel); font-weight: 600; }
+.bulk { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; margin: .25rem 0; }
+.pages a, .pages strong { padding: 0 .2rem; }
+table.compact td, table.compact th { padding: .2rem .4rem; }
+table.compact .actions { display: grid; grid-template-columns: auto auto; }
+table.compact button { padding: .05rem .4rem; font-size: .85rem; }
+table.compact .err { font-size: .85rem; }
+table.compact td.url { min-width: 12rem; }
+table.compact td.url small { display: inline; margin-left: .4rem; }
+th[data-sort] { cursor: pointer; }
+th button.sort { padding: 0; border: 0; background: none; color: inherit; font: inherit; font-weight: 600; }
+th[aria-sort="ascending"]::after { content: " ▲"; }
+th[aria-sort="descending"]::after { content: " ▼"; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0 0 1rem; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; min-width: 0; }
-.chart svg { width: 100%; height: 140px; border: 1px solid var(--line); border-radius: 6px; background: var(--panel); }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: 0 1.5rem; }
+.chart svg { width: 100%; height: auto; max-height: 240px; border: 1px solid var(--line); border-radius: 6px; background: var(--panel); }
 .chart polyline { fill: none; stroke: var(--accent); stroke-width: 2; vector-effect: non-scaling-stroke; }
+.chart text { fill: var(--muted); font-size: 11px; }
+.chart .axis { stroke: var(--muted); }
+.chart .grid { stroke: var(--line); stroke-dasharray: 3 3; }
+.chart .tick { stroke: var(--muted); }
+.chart .series-1 { stroke: var(--done); } .chart .series-2 { stroke: var(--paused); } .chart .series-3 { stroke: var(--failed); }
+.chart .series-4 { stroke: #8250df; } .chart .series-5 { stroke: var(--muted); }
+.legend { display: flex; flex-wrap: wrap; gap: .2rem 1rem; list-style: none; margin: .3rem 0 0; padding: 0; color: var(--muted); font-size: .85rem; }
+.swatch { display: inline-block; width: .8rem; height: .25rem; margin-right: .3rem; vertical-align: middle; background: var(--accent); }
+.swatch.series-1 { background: var(--done); } .swatch.series-2 { background: var(--paused); } .swatch.series-3 { background: var(--failed); }
+.swatch.series-4 { background: #8250df; } .swatch.series-5 { background: var(--muted); }
 .chart figcaption { color: var(--muted); font-size: .85rem; }
 figure { margin: 0; }
 @media (max-width: 700px) {

@@ -151,14 +151,36 @@ public final class Dashboard: Sendable {
                 let reader = Reader(db: db, query: query)
                 switch parts {
                 case []: return Reply.page(200, Pages.overview(try reader.overview(), view: view))
+                case ["api", "ping"]:
+                    _ = try db.query("SELECT 1")
+                    return Reply.json(200, ["ok": true, "poll_after_ms": 2000])
                 case ["api", "overview"]: return Reply.json(200, try reader.overview().json)
                 case ["transfers"]: return Reply.page(200, TransferPages.list(try reader.transfers(), view: view))
                 case ["api", "transfers"]: return Reply.json(200, try reader.transfers().json)
                 case ["batches"]: return Reply.page(200, Pages.batches(try FleetView(db).batches(), view: view))
                 case ["api", "batches"]: return Reply.json(200, try FleetView(db).batches().map(\.json))
-                case ["workers"]: return Reply.page(200, Pages.workers(try FleetView(db).workers(includeStopped: query["all"] != nil), view: view))
+                case let path where path.count == 2 && path[0] == "batches":
+                    guard let batch = try reader.batch(path[1]) else {
+                        return Reply.page(404, Pages.message("Not found", "There is no batch \(path[1])."))
+                    }
+                    return Reply.page(200, BatchPages.page(batch, view: view))
+                case let path where path.count == 3 && path[0] == "api" && path[1] == "batches":
+                    guard let batch = try reader.batch(path[2]) else {
+                        return Reply.json(404, ["ok": false, "code": "no-such-batch", "error": "there is no batch \(path[2])"])
+                    }
+                    return Reply.json(200, JSON.batch(batch))
+                case ["workers"]:
+                    let fleet = FleetView(db)
+                    return Reply.page(
+                        200,
+                        Pages.workers(
+                            try fleet.workers(includeStopped: query["all"] != nil), throughput: try fleet.throughputBy(.worker, minutes: Reader.chartMinutes),
+                            view: view))
                 case ["api", "workers"]: return Reply.json(200, JSON.workers(try FleetView(db).workers(includeStopped: query["all"] != nil)))
-                case ["hosts"]: return Reply.page(200, Pages.hosts(try FleetView(db).hostLoads(), view: view))
+                case ["hosts"]:
+                    let fleet = FleetView(db)
+                    return Reply.page(
+                        200, Pages.hosts(try fleet.hostLoads(), throughput: try fleet.throughputBy(.host, minutes: Reader.chartMinutes), view: view))
                 case ["api", "hosts"]: return Reply.json(200, JSON.hosts(try FleetView(db).hostLoads()))
                 case let path where path.count == 2 && path[0] == "transfers", let path where path.count == 3 && path[0] == "api" && path[1] == "transfers":
                     guard let id = Int64(path.last!), let detail = try reader.transfer(id) else {
@@ -172,13 +194,19 @@ public final class Dashboard: Sendable {
                 }
             }
         } catch {
-            return Reply.text(503, "haul: \(Self.describe(error))\n")
+            // A page gets the dashboard's own page, which keeps asking (app.js) until the database is back.
+            return parts.first == "api"
+                ? Reply.json(503, ["ok": false, "code": "database", "error": Self.describe(error)])
+                : Reply.page(503, Pages.outage(Self.describe(error)))
         }
     }
 
     /// POST /api/…: the operator actions, with the CLI's refusals and messages.
     private func act(_ parts: [String], form: [String: String]) -> HTTPResponse {
         let back = form["return"].flatMap(Self.localPath)
+        if let back, form["confirmed"] == nil, parts.count == 3, parts[0] == "batches", let action = OperatorAction(rawValue: parts[2]) {
+            return confirmation(batch: parts[1], action, csrf: form["csrf"] ?? "", back: back)
+        }
         do {
             let message: String = try pool.with { db in
                 switch parts {
@@ -186,6 +214,14 @@ public final class Dashboard: Sendable {
                     guard let id = Int64(path[1]), let action = OperatorAction(rawValue: path[2]) else { throw Self.notFound }
                     try TransferStore(db).apply(action, to: id)
                     return "transfer \(id): \(action.rawValue) done"
+                case let path where path.count == 2 && path[0] == "bulk":
+                    guard let action = OperatorAction(rawValue: path[1]) else { throw Self.notFound }
+                    let ids = (form["ids"] ?? "").split(separator: ",").compactMap { Int64($0) }
+                    guard !ids.isEmpty, ids.count <= Self.maxBulk else {
+                        throw HaulError.usage("send ids=ID,ID,… (1 to \(Self.maxBulk) transfer ids)")
+                    }
+                    let outcome = try TransferStore(db).apply(action, to: ids)
+                    return "\(action.rawValue) done for \(outcome.changed.count) transfers, \(ids.count - outcome.changed.count) left as they were"
                 case let path where path.count == 3 && path[0] == "batches":
                     guard let action = OperatorAction(rawValue: path[2]) else { throw Self.notFound }
                     let outcome = try TransferStore(db).apply(action, toBatch: path[1])
@@ -194,6 +230,14 @@ public final class Dashboard: Sendable {
                     let (host, limit) = try HostLimits.parse(host: path[1], limit: form["limit"] ?? "")
                     try HostLimits.set(db, host: host, limit: limit)
                     return HostLimits.describe(host: host, limit: limit)
+                case let path where path.count == 3 && path[0] == "hosts" && path[2] == "pause":
+                    let host = try HostLimits.parse(host: path[1])
+                    try HostLimits.set(db, host: host, limit: 0)
+                    return HostLimits.describe(host: host, limit: 0)
+                case let path where path.count == 3 && path[0] == "hosts" && path[2] == "resume":
+                    let host = try HostLimits.parse(host: path[1])
+                    guard let limit = try HostLimits.resume(db, host: host) else { return "\(host) was not paused; nothing changed" }
+                    return "\(host): resumed, at most \(limit) running segments"
                 default:
                     throw Self.notFound
                 }
@@ -215,7 +259,24 @@ public final class Dashboard: Sendable {
         }
     }
 
-    private static let notFound = HaulError(.notFound, "no such action", hint: "POST /api/transfers/ID/ACTION, /api/batches/NAME/ACTION or /api/hosts/HOST/limit")
+    /// A form's batch action without JavaScript (app.js asks with `confirm` and posts no
+    /// `return`): a page that names how many transfers it would change and asks again.
+    private func confirmation(batch name: String, _ action: OperatorAction, csrf: String, back: String) -> HTTPResponse {
+        do {
+            guard let summary = try pool.with({ try Batches($0).summary(name) }) else {
+                return Reply.page(404, Pages.message("Not found", "There is no batch \(name).", back: back))
+            }
+            let touched = summary.countsByState.filter { action.allowedFrom.contains($0.key) }.values.reduce(0, +)
+            return Reply.page(200, Pages.confirm(batch: name, action, touched: touched, csrf: csrf, back: back))
+        } catch {
+            return Reply.page(503, Pages.outage(Self.describe(error)))
+        }
+    }
+
+    /// The most transfers one bulk action names (a page shows at most `maxPerPage`).
+    static let maxBulk = 1000
+
+    private static let notFound = HaulError(.notFound, "no such action", hint: "POST /api/transfers/ID/ACTION, /api/bulk/ACTION (ids=…), /api/batches/NAME/ACTION or /api/hosts/HOST/limit|pause|resume")
 
     /// A path on this server (`/…`, never `//host…`) to send a form's browser back to, or nil.
     ///

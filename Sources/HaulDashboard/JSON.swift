@@ -37,7 +37,17 @@ enum JSON {
     }
 
     static func hosts(_ hosts: [FleetView.HostLoad]) -> [[String: Any]] {
-        hosts.map { ["host": $0.host, "limit": $0.limit, "explicit": $0.explicit, "running": $0.running, "queued": $0.queued] }
+        hosts.map { ["host": $0.host, "limit": $0.limit, "explicit": $0.explicit, "running": $0.running, "queued": $0.queued, "paused": $0.limit == 0] }
+    }
+
+    /// `GET /api/batches/NAME`: `haul status --batch NAME --json`'s figures and failures by reason.
+    static func batch(_ batch: Reader.BatchDetail) -> [String: Any] {
+        let summary = batch.summary
+        return [
+            "batch": summary.name, "total": summary.total, "states": TransferState.named(summary.countsByState), "bytes_done": summary.bytesDone,
+            "bytes_known": summary.bytesKnown, "rate": summary.rate ?? NSNull(), "finished": summary.isFinished,
+            "failures": batch.failures.map { ["code": $0.code, "count": $0.count, "example": $0.example] },
+        ]
     }
 }
 

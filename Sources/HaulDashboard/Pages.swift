@@ -10,6 +10,8 @@ enum Pages {
     static let sections = [("Overview", "/"), ("Transfers", "/transfers"), ("Batches", "/batches"), ("Workers", "/workers"), ("Hosts", "/hosts")]
 
     /// The frame of every page: head (CSP-clean: no inline script or style), navigation, main.
+    /// `live` is the JSON the page polls for its updates; a page of the dashboard without one
+    /// polls `/api/ping`, so that a lost database shows on every page.
     static func layout(_ title: String, current: String?, view: PageContext?, live: String? = nil, _ main: String) -> String {
         var head = """
             <!doctype html>
@@ -34,7 +36,7 @@ enum Pages {
         return head + """
             </head><body>
             <header><strong class="brand">haul</strong><nav>\(nav)</nav></header>
-            <main\(live.map { " data-live=\"\(e($0))\"" } ?? "")>
+            <main\((live ?? (view == nil ? nil : "/api/ping")).map { " data-live=\"\(e($0))\"" } ?? "")>
             <p id="flash" role="status" aria-live="polite"></p>
             \(main)
             </main></body></html>
@@ -61,25 +63,32 @@ enum Pages {
             "<h1>\(e(title))</h1><p class=\"error\">\(e(text))</p>" + (back.map { "<p><a href=\"\(e($0))\">Back</a></p>" } ?? ""))
     }
 
+    /// What a page opened while the database is unreachable shows; app.js polls and reloads
+    /// it once the database answers again.
+    static func outage(_ reason: String) -> String {
+        layout(
+            "Database unreachable", current: nil, view: nil, live: "/api/overview",
+            """
+            <h1>Database unreachable</h1>
+            <p role="alert" class="outage" data-outage>The dashboard cannot reach PostgreSQL: \(e(reason))</p>
+            <p class="muted">This page tries again every few seconds and reloads once it answers.</p>
+            """)
+    }
+
     static func overview(_ overview: Reader.Overview, view: PageContext) -> String {
         let states = TransferState.allCases.map { state in
             let count = overview.counts[state] ?? 0
             return "<a class=\"tile state-\(state.rawValue)\" href=\"/transfers?state=\(state.rawValue)\"><span data-count=\"\(state.rawValue)\">\(count)</span> \(state.rawValue)</a>"
         }.joined()
-        let failures =
-            overview.failures.isEmpty
-            ? "<p class=\"muted\">No failed transfers.</p>"
-            : table(
-                ["Reason", "Transfers", "Example"],
-                overview.failures.map { ["<code>\(e($0.code))</code>", "<span data-field=\"count\">\($0.count)</span>", "<span class=\"err\">\(e($0.example))</span>"] },
-                rowAttributes: overview.failures.map { "data-reason=\"\(e($0.code))\"" })
+        let failures = overview.failures.isEmpty ? "<p class=\"muted\">No failed transfers.</p>" : failureTable(overview.failures, link: nil)
         let alive = overview.workers.filter { $0.state == "alive" }
         return layout(
             "Overview", current: "/", view: view, live: "/api/overview",
             """
             <h1>Overview</h1>
             <section class="tiles">\(states)</section>
-            <section><h2>Bytes per second, last hour</h2>\(Chart.svg(overview.throughput))</section>
+            <section class="charts"><div><h2>Bytes per second, last hour</h2>\(Chart.throughput(overview.throughput))</div>\
+            <div><h2>Queue, last hour</h2>\(Chart.queue(overview.queue))</div></section>
             <section><h2>Live workers: <span data-count="workers">\(alive.count)</span></h2>\(workerTable(alive))</section>
             <section><h2>Failures by reason</h2>\(failures)</section>
             <section><h2>Queue by host</h2>\(hostTable(overview.hosts, view: nil))</section>
@@ -90,31 +99,81 @@ enum Pages {
         let rows = batches.map { batch -> [String] in
             let done = batch.countsByState[.done] ?? 0
             let failed = batch.countsByState[.failed] ?? 0
+            let path = "/batches/" + HTML.urlComponent(batch.name)
             let counts = TransferState.allCases.compactMap { state in batch.countsByState[state].map { "\(state.rawValue) \($0)" } }.joined(separator: ", ")
-            let actions =
-                view.canAct
-                ? [OperatorAction.pause, .resume, .retry, .cancel].map { actionForm("/api/batches/\(HTML.urlComponent(batch.name))/\($0.rawValue)", $0, view: view, back: "/batches") }.joined()
-                : ""
             return [
-                "<a href=\"/transfers?batch=\(HTML.urlComponent(batch.name))\">\(e(batch.name))</a>",
+                "<a href=\"\(e(path))\">\(e(batch.name))</a>",
                 "<progress max=\"\(max(1, batch.total))\" value=\"\(done)\"></progress> \(done)/\(batch.total)",
-                failed == 0 ? "0" : "<a class=\"err\" href=\"/transfers?state=failed&amp;batch=\(HTML.urlComponent(batch.name))\">\(failed)</a>", e(counts),
-                e(batch.createdAt), "<div class=\"actions\">\(actions)</div>",
+                failed == 0 ? "0" : "<a class=\"err\" href=\"\(e(path))?state=failed\">\(failed)</a>", e(counts),
+                e(batch.createdAt), view.canAct ? batchActions(batch.name, counts: batch.countsByState, view: view, back: "/batches") : "",
             ]
         }
         return layout(
             "Batches", current: "/batches", view: view,
-            "<h1>Batches</h1>" + (rows.isEmpty ? "<p class=\"muted\">No batches.</p>" : table(["Batch", "Done", "Failed", "States", "Created", ""], rows)))
+            "<h1>Batches</h1>"
+                + (rows.isEmpty
+                    ? "<p class=\"muted\">No batches.</p>"
+                    : table(["Batch", "Done", "Failed", "States", "Created", ""], rows, rowAttributes: batches.map { "data-batch=\"\(e($0.name))\"" })))
     }
 
-    static func workers(_ workers: [FleetView.WorkerInfo], view: PageContext) -> String {
+    /// A batch's action buttons. Each names how many transfers it would change (those whose
+    /// state allows it) in `data-confirm`, which app.js asks the operator to confirm first.
+    static func batchActions(_ name: String, counts: [TransferState: Int], view: PageContext, back: String) -> String {
+        let buttons = [OperatorAction.pause, .resume, .retry, .cancel].map { action in
+            let touched = counts.filter { action.allowedFrom.contains($0.key) }.values.reduce(0, +)
+            return actionForm(
+                "/api/batches/\(HTML.urlComponent(name))/\(action.rawValue)", action, view: view, back: back, enabled: touched > 0,
+                confirm: question(batch: name, action, touched: touched))
+        }
+        return "<div class=\"actions\">\(buttons.joined())</div>"
+    }
+
+    /// The question a batch action asks (`data-confirm`, and the page without JavaScript).
+    static func question(batch name: String, _ action: OperatorAction, touched: Int) -> String {
+        "\(action.rawValue.capitalized) \(touched) transfer\(touched == 1 ? "" : "s") of batch \(name)?"
+    }
+
+    /// The page that asks before a batch action posted without JavaScript.
+    static func confirm(batch name: String, _ action: OperatorAction, touched: Int, csrf: String, back: String) -> String {
+        layout(
+            "Confirm", current: nil, view: nil,
+            """
+            <h1 role="alertdialog" aria-label="confirm">\(e(question(batch: name, action, touched: touched)))</h1>
+            <form method="post" action="/api/batches/\(HTML.urlComponent(name))/\(action.rawValue)" class="inline">\
+            <input type="hidden" name="csrf" value="\(e(csrf))"><input type="hidden" name="return" value="\(e(back))">\
+            <input type="hidden" name="confirmed" value="1">\
+            <button type="submit" data-action="\(action.rawValue)" class="act-\(action.rawValue)">Yes, \(action.rawValue) \(touched)</button></form>
+            <a href="\(e(back))">No, go back</a>
+            """)
+    }
+
+    /// Failures grouped by reason (`FleetView.failureReasons`); `link` is where the counts lead.
+    static func failureTable(_ failures: [FleetView.FailureReason], link: String?) -> String {
+        table(
+            ["Reason", "Transfers", "Example"],
+            failures.map { failure in
+                let count = "<span data-field=\"count\">\(failure.count)</span>"
+                return [
+                    "<code>\(e(failure.code))</code>", link.map { "<a href=\"\(e($0))\">\(count)</a>" } ?? count,
+                    "<span class=\"err wrap\">\(e(failure.example))</span>",
+                ]
+            }, rowAttributes: failures.map { "data-reason=\"\(e($0.code))\"" })
+    }
+
+    static func workers(_ workers: [FleetView.WorkerInfo], throughput: [(name: String, bytes: [Int64])], view: PageContext) -> String {
         layout(
             "Workers", current: "/workers", view: view,
-            "<h1>Workers</h1><p><a href=\"/workers?all=1\">Include stopped workers</a></p>" + workerTable(workers))
+            "<h1>Workers</h1><p><a href=\"/workers?all=1\">Include stopped workers</a></p>" + workerTable(workers)
+                + "<h2>Bytes per second per worker, last hour</h2>" + Chart.throughputBy("bytes per second per worker over the last hour", kind: "workers", throughput))
     }
 
-    static func hosts(_ hosts: [FleetView.HostLoad], view: PageContext) -> String {
-        layout("Hosts", current: "/hosts", view: view, live: "/api/hosts", "<h1>Hosts and their limits</h1>" + hostTable(hosts, view: view))
+    static func hosts(_ hosts: [FleetView.HostLoad], throughput: [(name: String, bytes: [Int64])], view: PageContext) -> String {
+        layout(
+            "Hosts", current: "/hosts", view: view, live: "/api/hosts",
+            "<h1>Hosts and their limits</h1>" + hostTable(hosts, view: view)
+                + "<h2>Bytes per second per origin, last hour</h2>"
+                + Chart.throughputBy("bytes per second per origin over the last hour", kind: "hosts", throughput)
+                + "<p class=\"muted\">An origin's bytes count in the minute their segment finished.</p>")
     }
 
     static func workerTable(_ workers: [FleetView.WorkerInfo]) -> String {
@@ -124,7 +183,8 @@ enum Pages {
             workers.map {
                 [
                     "<code>\(e($0.id))</code>", e($0.host), "\($0.pid)", "<span class=\"state-\(e($0.state))\">\(e($0.state))</span>",
-                    "\($0.segmentsHeld)", "\(ByteSize.format(Int64($0.rate)))/s", String(format: "%.1fs ago", $0.silentFor), e($0.roles),
+                    "\($0.segmentsHeld)", "<span data-sort-value=\"\(Int64($0.rate))\">\(ByteSize.format(Int64($0.rate)))/s</span>",
+                    "<span data-sort-value=\"\(String(format: "%.1f", $0.silentFor))\">\(String(format: "%.1fs ago", $0.silentFor))</span>", e($0.roles),
                 ]
             })
     }
@@ -136,7 +196,8 @@ enum Pages {
             hosts.map { host in
                 var cells = [
                     e(host.host == "*" ? "* (default)" : host.host + (host.explicit ? "" : " (default)")),
-                    "<meter min=\"0\" max=\"\(host.limit)\" value=\"\(min(host.running, host.limit))\"></meter> <span data-field=\"running\">\(host.running)</span> / <span data-field=\"limit\">\(host.limit)</span>",
+                    "<meter min=\"0\" max=\"\(max(1, host.limit))\" value=\"\(min(host.running, host.limit))\"></meter> <span data-field=\"running\">\(host.running)</span> / <span data-field=\"limit\">\(host.limit)</span>"
+                        + (host.limit == 0 ? " <span class=\"badge\" data-field=\"paused\">paused</span>" : ""),
                     "<span data-field=\"queued\">\(host.queued)</span>",
                 ]
                 if let view, view.canAct, let csrf = view.csrf {
@@ -144,8 +205,11 @@ enum Pages {
                         """
                         <form method="post" action="/api/hosts/\(HTML.urlComponent(host.host))/limit" class="inline">\
                         <input type="hidden" name="csrf" value="\(e(csrf))"><input type="hidden" name="return" value="/hosts">\
-                        <input name="limit" type="number" min="1" value="\(host.limit)" aria-label="limit for \(e(host.host))">\
-                        <button type="submit" data-action="set-limit">Set</button></form>
+                        <input name="limit" type="number" min="0" value="\(host.limit)" aria-label="limit for \(e(host.host))">\
+                        <button type="submit" data-action="set-limit">Set</button></form>\
+                        <form method="post" action="/api/hosts/\(HTML.urlComponent(host.host))/\(host.limit == 0 ? "resume" : "pause")" class="inline">\
+                        <input type="hidden" name="csrf" value="\(e(csrf))"><input type="hidden" name="return" value="/hosts">\
+                        <button type="submit" data-action="\(host.limit == 0 ? "resume" : "pause")-origin">\(host.limit == 0 ? "Resume" : "Pause") \(host.host == "*" ? "default" : "origin")</button></form>
                         """)
                 }
                 return cells
@@ -153,47 +217,26 @@ enum Pages {
     }
 
     /// A no-JavaScript form posting one action; app.js sends the same request with fetch.
-    static func actionForm(_ path: String, _ action: OperatorAction, view: PageContext, back: String, enabled: Bool = true) -> String {
+    /// With `confirm`, app.js asks that question first and reloads the page once it is done.
+    static func actionForm(_ path: String, _ action: OperatorAction, view: PageContext, back: String, enabled: Bool = true, confirm: String? = nil) -> String {
         """
-        <form method="post" action="\(e(path))" class="inline"><input type="hidden" name="csrf" value="\(e(view.csrf ?? ""))">\
+        <form method="post" action="\(e(path))" class="inline"\(confirm.map { " data-confirm=\"\(e($0))\"" } ?? "")>\
+        <input type="hidden" name="csrf" value="\(e(view.csrf ?? ""))">\
         <input type="hidden" name="return" value="\(e(back))">\
         <button type="submit" data-action="\(action.rawValue)" class="act-\(action.rawValue)"\(enabled ? "" : " disabled")>\(action.rawValue.capitalized)</button></form>
         """
     }
 
     /// A table whose cells are already HTML.
+    /// Its named columns sort in the browser (app.js): by a cell's `data-sort-value` if an
+    /// element in it has one, else by its text, as numbers when both are.
     static func table(_ headings: [String], _ rows: [[String]], rowAttributes: [String]? = nil) -> String {
-        let head = headings.map { "<th scope=\"col\">\(e($0))</th>" }.joined()
+        let head = headings.map {
+            $0.isEmpty ? "<th scope=\"col\"></th>" : "<th scope=\"col\" data-sort><button type=\"button\" class=\"sort\">\(e($0))</button></th>"
+        }.joined()
         let body = rows.enumerated().map { index, cells in
             "<tr\(rowAttributes.map { " " + $0[index] } ?? "")>" + cells.map { "<td>\($0)</td>" }.joined() + "</tr>"
         }.joined(separator: "\n")
-        return "<div class=\"scroll\"><table><thead><tr>\(head)</tr></thead><tbody>\n\(body)\n</tbody></table></div>"
-    }
-}
-
-/// The throughput chart: an SVG polyline (no script, no style attribute: CSP-clean).
-enum Chart {
-    static let width = 600
-    static let height = 120
-
-    /// Points of the polyline for per-minute byte counts, scaled to `peak` bytes per second.
-    static func points(_ samples: [(minute: Int64, bytes: Int64)], peak: Double) -> String {
-        guard samples.count > 1 else { return "" }
-        return samples.enumerated().map { index, sample in
-            let x = Double(index) * Double(width) / Double(samples.count - 1)
-            let y = Double(height) - (Double(sample.bytes) / 60) / max(peak, 1) * Double(height - 10)
-            return String(format: "%.1f,%.1f", x, y)
-        }.joined(separator: " ")
-    }
-
-    static func svg(_ samples: [(minute: Int64, bytes: Int64)]) -> String {
-        let peak = samples.map { Double($0.bytes) / 60 }.max() ?? 0
-        let latest = samples.dropLast().last.map { Double($0.bytes) / 60 } ?? 0
-        return """
-            <figure class="chart"><svg viewBox="0 0 \(width) \(height)" preserveAspectRatio="none" role="img" aria-label="bytes per second per minute over the last hour">\
-            <polyline data-chart="throughput" points="\(points(samples, peak: peak))"></polyline></svg>\
-            <figcaption>peak <span data-chart-peak>\(ByteSize.format(Int64(peak)))/s</span> · last full minute \
-            <span data-chart-last>\(ByteSize.format(Int64(latest)))/s</span> · 60 min</figcaption></figure>
-            """
+        return "<div class=\"scroll\"><table data-sortable><thead><tr>\(head)</tr></thead><tbody>\n\(body)\n</tbody></table></div>"
     }
 }

@@ -19,6 +19,7 @@ struct Reader {
     struct Overview {
         var counts: [TransferState: Int]
         var throughput: [(minute: Int64, bytes: Int64)]
+        var queue: [(minute: Int64, pending: Int64?, downloading: Int64?, segmentsQueued: Int64?)]
         var workers: [FleetView.WorkerInfo]
         var failures: [FleetView.FailureReason]
         var hosts: [FleetView.HostLoad]
@@ -30,6 +31,7 @@ struct Reader {
         let view = FleetView(db)
         var result = Overview(
             counts: try view.transferCounts(), throughput: try view.throughput(minutes: Self.chartMinutes),
+            queue: try view.queueDepth(minutes: Self.chartMinutes),
             workers: try view.workers(includeStopped: false), failures: try view.failureReasons(), hosts: try view.hostLoads(), pollAfter: 0)
         result.pollAfter = Self.pollAfter(Date().timeIntervalSince(started))
         return result
@@ -42,6 +44,7 @@ struct Reader {
         var total: Int
         var page: Int
         var perPage: Int
+        var order: (column: FleetView.TransferOrder, ascending: Bool) = (.id, false)
         var pollAfter: Int
     }
 
@@ -54,9 +57,25 @@ struct Reader {
             state: value("state").flatMap(TransferState.init(rawValue:)), batch: value("batch"), host: value("host"), text: value("q"))
         let (page, perPage, offset) = Self.paging(query)
         let only = value("ids").map { $0.split(separator: ",").compactMap { Int64($0) } }
-        let (rows, total) = try FleetView(db).transfers(filter, offset: offset, limit: perPage, only: only)
+        let order = (column: value("sort").flatMap(FleetView.TransferOrder.init(rawValue:)) ?? .id, ascending: value("dir") == "asc")
+        let (rows, total) = try FleetView(db).transfers(filter, offset: offset, limit: perPage, only: only, order: order)
         return TransferPage(
-            filter: filter, rows: rows, total: total, page: page, perPage: perPage, pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
+            filter: filter, rows: rows, total: total, page: page, perPage: perPage, order: order,
+            pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
+    }
+
+    /// One batch's page: its summary, failures by reason and a page of its transfers.
+    struct BatchDetail {
+        var summary: Batches.Summary
+        var failures: [FleetView.FailureReason]
+        var transfers: TransferPage
+    }
+
+    func batch(_ name: String) throws -> BatchDetail? {
+        guard let summary = try Batches(db).summary(name) else { return nil }
+        var own = query
+        own["batch"] = name
+        return BatchDetail(summary: summary, failures: try FleetView(db).failureReasons(batch: name), transfers: try Reader(db: db, query: own).transfers())
     }
 
     /// The page number, page size and row offset a query asks for, clamped to what can be served.

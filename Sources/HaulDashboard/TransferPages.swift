@@ -5,19 +5,49 @@ import HaulQueue
 /// The transfer list and the page of one transfer.
 enum TransferPages {
     static func list(_ page: Reader.TransferPage, view: PageContext) -> String {
+        Pages.layout(
+            "Transfers", current: "/transfers", view: view, live: "/api/transfers" + query(page, number: page.page),
+            "<h1>Transfers</h1>" + listing(page, view: view, base: "/transfers"))
+    }
+
+    /// The query string of `page`'s filter and size, at page `number`. A batch's own page
+    /// (`fixedBatch`) carries its batch in the path, not in the query.
+    /// `order` replaces the page's sort.
+    static func query(
+        _ page: Reader.TransferPage, number: Int, fixedBatch: Bool = false, order: (column: FleetView.TransferOrder, ascending: Bool)? = nil
+    ) -> String {
         let filter = page.filter
-        let query = HTML.query([
-            ("state", filter.state?.rawValue), ("batch", filter.batch), ("host", filter.host), ("q", filter.text),
-            ("per", page.perPage == Dashboard.perPage ? nil : String(page.perPage)), ("page", page.page == 1 ? nil : String(page.page)),
+        let order = order ?? page.order
+        let sorted = order.column != .id || order.ascending
+        return HTML.query([
+            ("state", filter.state?.rawValue), ("batch", fixedBatch ? nil : filter.batch), ("host", filter.host), ("q", filter.text),
+            ("sort", sorted ? order.column.rawValue : nil), ("dir", sorted ? (order.ascending ? "asc" : "desc") : nil),
+            ("per", page.perPage == Dashboard.perPage ? nil : String(page.perPage)), ("page", number == 1 ? nil : String(number)),
         ])
-        let back = "/transfers" + query
+    }
+
+    /// A column heading that sorts the list by `column` (descending first; again: ascending).
+    static func sortHeading(_ title: String, _ column: FleetView.TransferOrder, page: Reader.TransferPage, base: String, fixedBatch: Bool) -> String {
+        let current = page.order.column == column
+        let ascending = current && !page.order.ascending
+        let target = base + query(page, number: 1, fixedBatch: fixedBatch, order: (column, ascending))
+        let sort = current ? " aria-sort=\"\(page.order.ascending ? "ascending" : "descending")\"" : ""
+        return "<th scope=\"col\" data-sort=\"\(column.rawValue)\"\(sort)><a href=\"\(e(target))\">\(title)</a></th>"
+    }
+
+    /// The filter form, pager, bulk bar and table of a page of transfers served at `base`
+    /// (`/transfers`, or `/batches/NAME` for one batch's, whose batch is fixed).
+    static func listing(_ page: Reader.TransferPage, view: PageContext, base: String) -> String {
+        let filter = page.filter
+        let fixedBatch = base != "/transfers"
+        let back = base + query(page, number: page.page, fixedBatch: fixedBatch)
         let stateOptions = (["" as String] + TransferState.allCases.map(\.rawValue)).map { state in
             "<option value=\"\(state)\"\(state == (filter.state?.rawValue ?? "") ? " selected" : "")>\(state.isEmpty ? "any state" : state)</option>"
         }.joined()
         let form = """
-            <form method="get" action="/transfers" class="filters">
+            <form method="get" action="\(e(base))" class="filters">
             <label>State <select name="state">\(stateOptions)</select></label>
-            <label>Batch <input name="batch" value="\(e(filter.batch ?? ""))"></label>
+            \(fixedBatch ? "" : "<label>Batch <input name=\"batch\" value=\"\(e(filter.batch ?? ""))\"></label>")
             <label>Host <input name="host" value="\(e(filter.host ?? ""))"></label>
             <label>Search <input name="q" type="search" value="\(e(filter.text ?? ""))" placeholder="URL, destination or id"></label>
             <button type="submit">Filter</button>
@@ -25,28 +55,48 @@ enum TransferPages {
             """
         let rows = page.rows.map { row($0, view: view, back: back) }.joined(separator: "\n")
         let pages = max(1, (page.total + page.perPage - 1) / page.perPage)
-        func link(_ number: Int, _ label: String) -> String {
-            let target = "/transfers" + HTML.query([
-                ("state", filter.state?.rawValue), ("batch", filter.batch), ("host", filter.host), ("q", filter.text),
-                ("per", page.perPage == Dashboard.perPage ? nil : String(page.perPage)), ("page", String(number)),
-            ])
-            return "<a href=\"\(e(target))\" rel=\"\(label == "Next" ? "next" : "prev")\">\(label)</a>"
-        }
         let pager = """
-            <nav class="pager" aria-label="pages">\(page.page > 1 ? link(page.page - 1, "Previous") : "")\
-            <span>page <span data-page>\(page.page)</span> of \(pages) · <span data-total>\(page.total)</span> transfers</span>\
-            \(page.page < pages ? link(page.page + 1, "Next") : "")</nav>
+            <nav class="pager" aria-label="pages">\(pageLinks(current: page.page, of: pages) { e(base + query(page, number: $0, fixedBatch: fixedBatch)) })\
+            <span>page <span data-page>\(page.page)</span> of \(pages) · <span data-total>\(page.total)</span> transfers</span></nav>
             """
+        func heading(_ title: String, _ column: FleetView.TransferOrder) -> String {
+            sortHeading(title, column, page: page, base: base, fixedBatch: fixedBatch)
+        }
+        let select = view.canAct ? "<th scope=\"col\"><input type=\"checkbox\" data-select-all aria-label=\"select every transfer on this page\"></th>" : ""
+        let bulk =
+            view.canAct
+            ? "<div class=\"bulk\" data-bulk><span><span data-selected-count>0</span> selected</span>"
+                + [OperatorAction.cancel, .retry, .pause, .resume].map {
+                    "<button type=\"button\" data-bulk-action=\"\($0.rawValue)\" class=\"act-\($0.rawValue)\" disabled>\($0.rawValue.capitalized) selected</button>"
+                }.joined() + "</div>"
+            : ""
         let table = """
-            <div class="scroll"><table class="transfers"><thead><tr><th scope="col">ID</th><th scope="col">Transfer</th><th scope="col">State</th>\
-            <th scope="col">Progress</th><th scope="col">Segments</th><th scope="col">Rate</th><th scope="col">ETA</th><th scope="col">Attempts</th>\
+            \(bulk)<div class="scroll"><table class="transfers compact"><thead><tr>\(select)\(heading("ID", .id))<th scope="col">Transfer</th>\
+            \(heading("State", .state))\(heading("Progress", .size))<th scope="col">Segments</th><th scope="col">Rate</th><th scope="col">ETA</th>\
+            \(heading("Attempts", .attempts))\
             <th scope="col">Last error</th><th scope="col"></th></tr></thead><tbody>
             \(rows)
             </tbody></table></div>
             """
-        return Pages.layout(
-            "Transfers", current: "/transfers", view: view, live: "/api/transfers" + query,
-            "<h1>Transfers</h1>" + form + pager + (page.rows.isEmpty ? "<p class=\"muted\">No transfers match.</p>" : table) + pager)
+        return form + pager + (page.rows.isEmpty ? "<p class=\"muted\">No transfers match.</p>" : table) + pager
+    }
+
+    /// Page links: previous, the first, last and a few around `current` (numbers, gaps as …), next.
+    static func pageLinks(current: Int, of pages: Int, href: (Int) -> String) -> String {
+        guard pages > 1 else { return "" }
+        let shown = Set([1, pages] + Array(max(1, current - 2)...min(pages, current + 2))).sorted()
+        var parts: [String] = []
+        if current > 1 { parts.append("<a href=\"\(href(current - 1))\" rel=\"prev\">Previous</a>") }
+        var last = 0
+        for number in shown {
+            if number > last + 1 { parts.append("<span class=\"muted\">…</span>") }
+            parts.append(
+                number == current
+                    ? "<strong aria-current=\"page\">\(number)</strong>" : "<a href=\"\(href(number))\" data-page-link=\"\(number)\">\(number)</a>")
+            last = number
+        }
+        if current < pages { parts.append("<a href=\"\(href(current + 1))\" rel=\"next\">Next</a>") }
+        return "<span class=\"pages\">" + parts.joined(separator: " ") + "</span>"
     }
 
     /// One row, with the contract attributes `data-transfer-id`, `data-state`, `data-bytes-done`
@@ -55,6 +105,7 @@ enum TransferPages {
         let status = row.status
         return """
             <tr data-transfer-id="\(status.id)" data-state="\(status.state.rawValue)">\
+            \(view.canAct ? "<td><input type=\"checkbox\" data-select value=\"\(status.id)\" aria-label=\"select transfer \(status.id)\"></td>" : "")\
             <td><a href="/transfers/\(status.id)">\(status.id)</a></td>\
             <td class="url"><span class="wrap">\(e(status.url))</span><small class="wrap">\(e(status.dest ?? "(named from the response)"))\
             \(row.batch.map { " · batch " + e($0) } ?? "")</small></td>\
@@ -107,7 +158,7 @@ enum TransferPages {
         let facts: [(String, String)] = [
             ("URL", "<span class=\"wrap\">\(e(status.url))</span>"), ("Destination", e(status.dest ?? "(named from the response)")),
             ("Host", "<a href=\"/transfers?host=\(HTML.urlComponent(detail.host))\">\(e(detail.host))</a>"),
-            ("Batch", detail.batch.map { "<a href=\"/transfers?batch=\(HTML.urlComponent($0))\">\(e($0))</a>" } ?? "—"),
+            ("Batch", detail.batch.map { "<a href=\"/batches/\(HTML.urlComponent($0))\">\(e($0))</a>" } ?? "—"),
             ("State", "<span class=\"state state-\(status.state.rawValue)\" data-field=\"state\">\(status.state.rawValue)</span>"),
             ("Progress", progress(status)), ("Rate", "<span data-field=\"rate\">\(rate(status))</span>"),
             ("ETA", "<span data-field=\"eta\">\(eta(status).map(formatSeconds) ?? "")</span>"),

@@ -18,6 +18,24 @@ extension FleetView {
         }
     }
 
+    /// The column a transfer list is sorted by; ties go newest first.
+    public enum TransferOrder: String, Sendable, CaseIterable {
+        case id, state, size, attempts
+
+        /// The ORDER BY of this column, `ascending` or not, over `TransferStatus.selectSQL`.
+        func sql(ascending: Bool) -> String {
+            let column =
+                switch self {
+                case .id: "t.id"
+                case .state: "t.state"
+                case .size: "t.size"
+                case .attempts: "attempts"
+                }
+            let direction = ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST"
+            return self == .id ? "t.id \(direction)" : "\(column) \(direction), t.id DESC"
+        }
+    }
+
     /// One row of the transfer list: its status plus where it belongs.
     public struct TransferRow: Sendable {
         public let status: TransferStatus
@@ -36,7 +54,10 @@ extension FleetView {
     /// Transfers matching `filter`, newest first, `limit` from `offset`, and how many match in all.
     /// With `only`, the rows are those transfers instead (a page that is already shown, polled
     /// for updates: its rows stay even when they no longer match), and `total` still counts the filter.
-    public func transfers(_ filter: TransferFilter, offset: Int, limit: Int, only: [Int64]? = nil) throws -> (rows: [TransferRow], total: Int) {
+    /// `order` sorts them (newest first by default).
+    public func transfers(
+        _ filter: TransferFilter, offset: Int, limit: Int, only: [Int64]? = nil, order: (column: TransferOrder, ascending: Bool) = (.id, false)
+    ) throws -> (rows: [TransferRow], total: Int) {
         let text = filter.text.map { $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") }
         let parameters: [any PostgresBindable] = [filter.state?.rawValue, filter.batch, filter.host, text]
         let total = try db.query("SELECT count(*) AS n FROM transfers t WHERE " + Self.filterSQL, parameters).first?.int("n") ?? 0
@@ -46,7 +67,7 @@ extension FleetView {
                 .rows.map(TransferStatus.init)
         } else {
             statuses = try db.query(
-                TransferStatus.selectSQL + " WHERE " + Self.filterSQL + " ORDER BY t.id DESC OFFSET $5 LIMIT $6",
+                TransferStatus.selectSQL + " WHERE " + Self.filterSQL + " ORDER BY \(order.column.sql(ascending: order.ascending)) OFFSET $5 LIMIT $6",
                 parameters + [max(0, offset), max(1, limit)]
             ).rows.map(TransferStatus.init)
         }

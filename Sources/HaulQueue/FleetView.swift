@@ -34,6 +34,56 @@ public struct FleetView {
         ).rows.map { (try $0.int64("minute"), try $0.int64("bytes")) }
     }
 
+    /// Bytes per minute over the last `minutes` minutes, oldest first, per `key`: `worker`
+    /// (what each worker received, `worker_throughput`) or `host` (the origin: the bytes of
+    /// segments that finished in that minute, credited when each finished). At most `limit`
+    /// keys, the busiest; zeros where a key had nothing.
+    public func throughputBy(_ key: ThroughputKey, minutes: Int, limit: Int = 6) throws -> [(name: String, bytes: [Int64])] {
+        let source =
+            switch key {
+            case .worker: "SELECT worker_id AS name, minute, bytes FROM worker_throughput WHERE minute >= (SELECT min(minute) FROM m)"
+            case .host:
+                """
+                SELECT host AS name, date_trunc('minute', updated_at) AS minute, sum(bytes_done)::bigint AS bytes FROM segments
+                WHERE state = 'done' AND updated_at >= (SELECT min(minute) FROM m) GROUP BY 1, 2
+                """
+            }
+        var series: [String: [Int64]] = [:]
+        var order: [String] = []
+        for row in try db.query(
+            """
+            WITH m AS (SELECT generate_series(date_trunc('minute', now()) - make_interval(mins => $1 - 1), date_trunc('minute', now()), interval '1 minute') AS minute),
+            s AS (\(source)),
+            top AS (SELECT name, sum(bytes) AS total FROM s GROUP BY name ORDER BY 2 DESC, 1 LIMIT $2)
+            SELECT top.name, array_agg(coalesce(s.bytes, 0)::bigint ORDER BY m.minute)::text AS bytes
+            FROM top CROSS JOIN m LEFT JOIN s ON s.name = top.name AND s.minute = m.minute
+            GROUP BY top.name, top.total ORDER BY top.total DESC, top.name
+            """, [max(1, minutes), limit]
+        ).rows {
+            let name = try row.string("name")
+            order.append(name)
+            series[name] = try row.string("bytes").trimmingCharacters(in: ["{", "}"]).split(separator: ",").map { Int64($0) ?? 0 }
+        }
+        return order.map { ($0, series[$0] ?? []) }
+    }
+
+    /// What `throughputBy` groups bytes by.
+    public enum ThroughputKey: Sendable {
+        case worker, host
+    }
+
+    /// The queue once a minute over the last `minutes` minutes, oldest first (`queue_samples`,
+    /// written by the workers' heartbeats): nil for a minute without a sample.
+    public func queueDepth(minutes: Int) throws -> [(minute: Int64, pending: Int64?, downloading: Int64?, segmentsQueued: Int64?)] {
+        try db.query(
+            """
+            SELECT extract(epoch FROM m.minute)::bigint AS minute, q.pending, q.downloading, q.segments_queued
+            FROM generate_series(date_trunc('minute', now()) - make_interval(mins => $1 - 1), date_trunc('minute', now()), interval '1 minute') AS m(minute)
+            LEFT JOIN queue_samples q ON q.minute = m.minute ORDER BY m.minute
+            """, [max(1, minutes)]
+        ).rows.map { (try $0.int64("minute"), $0["pending"].flatMap { Int64($0) }, $0["downloading"].flatMap { Int64($0) }, $0["segments_queued"].flatMap { Int64($0) }) }
+    }
+
     /// Failed transfers grouped by error code, most frequent first, each with one example message.
     public struct FailureReason: Sendable {
         public let code: String
@@ -41,13 +91,17 @@ public struct FleetView {
         public let example: String
     }
 
-    /// The `limit` most frequent reasons transfers failed for.
-    public func failureReasons(limit: Int = 20) throws -> [FailureReason] {
+    /// The `limit` most frequent reasons transfers (of `batch`, if given) failed for. A reason
+    /// is the error code, and for an origin's answer also its HTTP status (`origin-status 404`
+    /// and `origin-status 503` are not one reason): the status is read from the message.
+    public func failureReasons(batch: String? = nil, limit: Int = 20) throws -> [FailureReason] {
         try db.query(
             """
-            SELECT coalesce(error_code, 'unknown') AS code, count(*) AS n, coalesce(min(error), '') AS example
-            FROM transfers WHERE state = 'failed' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $1
-            """, [limit]
+            SELECT coalesce(error_code, 'unknown') || coalesce(' ' || substring(error FROM 'answered ([0-9]{3})'), '') AS code,
+                   count(*) AS n, coalesce(min(error), '') AS example
+            FROM transfers WHERE state = 'failed' AND ($2::text IS NULL OR batch_id = (SELECT id FROM batches WHERE name = $2))
+            GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $1
+            """, [limit, batch]
         ).rows.map { FailureReason(code: try $0.string("code"), count: try $0.int("n"), example: try $0.string("example")) }
     }
 

@@ -67,11 +67,51 @@ public enum HostLimits {
             """
     }
 
-    /// Sets a host's limit; `*` sets the default for hosts without one.
+    /// Sets a host's limit; `*` sets the default for hosts without one. A limit of 0 pauses the
+    /// host: no segment or probe of it is claimed, running segments finish their current one.
+    /// Pausing remembers the limit the host had (its own, or none) for `resume`.
     public static func set(_ db: PostgresConnection, host: String, limit: Int) throws {
         try db.query(
-            "INSERT INTO origin_hosts (host, max_running) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET max_running = excluded.max_running",
+            """
+            INSERT INTO origin_hosts (host, max_running) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET
+              resume_limit = CASE WHEN excluded.max_running <> 0 THEN NULL
+                                  WHEN origin_hosts.max_running = 0 THEN origin_hosts.resume_limit
+                                  ELSE origin_hosts.max_running END,
+              max_running = excluded.max_running
+            """,
             [host, limit])
+    }
+
+    /// Gives a paused host (limit 0) back the limit it had when it was paused, or the default
+    /// if it had none of its own. - Returns: the limit it runs under now, nil if it was not paused.
+    public static func resume(_ db: PostgresConnection, host: String) throws -> Int? {
+        try db.query(
+            """
+            UPDATE origin_hosts h SET max_running = h.resume_limit, resume_limit = NULL WHERE h.host = $1 AND h.max_running = 0
+            RETURNING coalesce(h.max_running, CASE WHEN h.host = '*' THEN NULL ELSE (SELECT max_running FROM origin_hosts WHERE host = '*') END, $2) AS max_running
+            """, [host, fallbackDefault]
+        ).first.map { try $0.int("max_running") }
+    }
+
+    /// The origin hosts of those of transfers `ids` whose host is paused (its own limit is 0,
+    /// or it has none and the default is 0), by transfer id.
+    public static func pausedHosts(_ db: PostgresConnection, transfers ids: [Int64]) throws -> [Int64: String] {
+        guard !ids.isEmpty else { return [:] }
+        var hosts: [Int64: String] = [:]
+        for row in try db.query(
+            """
+            SELECT t.id, t.host FROM transfers t LEFT JOIN origin_hosts h ON h.host = t.host LEFT JOIN origin_hosts d ON d.host = '*'
+            WHERE t.id = ANY($1::bigint[]) AND coalesce(h.max_running, d.max_running, 1) = 0
+            """, [ids]
+        ).rows {
+            hosts[try row.int64("id")] = try row.string("host")
+        }
+        return hosts
+    }
+
+    /// What a transfer waiting on paused origin `host` says in `haul status` and `haul list`.
+    public static func waitsOnPaused(_ host: String) -> String {
+        "waits: its origin \(host) is paused (limit 0); 'haul host-limit resume \(host)' lets it run"
     }
 
     /// Removes a host's own limit, so the default applies again (`*`: the default goes back to

@@ -49,7 +49,7 @@ public struct TransferStatus: Sendable {
         SELECT t.id, t.url, t.dest, t.state, t.unchanged, t.size, t.error, t.error_code, t.expected_digest, t.computed_digest, t.etag, t.last_modified,
                t.priority, t.layout, t.generation, t.created_at::text AS created_at, t.finished_at::text AS finished_at,
                coalesce(g.bytes_done, 0) AS bytes_done, coalesce(g.segments, 0) AS segments, coalesce(g.done, 0) AS done,
-               coalesce(g.running, 0) AS running, coalesce(g.attempts, 0) AS attempts,
+               coalesce(g.running, 0) AS running, coalesce(g.attempts, t.attempts, 0) AS attempts,
                CASE WHEN t.started_at IS NOT NULL AND extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) > 0
                     THEN greatest(0, coalesce(g.bytes_done, 0) - t.run_base) / extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) END AS rate,
                CASE WHEN t.state = 'pending' AND t.error IS NOT NULL AND t.next_attempt_at > now()

@@ -17,17 +17,18 @@ final class DatabaseLinks: Sendable {
     private let handedOut = Atomic<Int>(0)
 
     /// - Parameter connection: an open connection to take over for housekeeping.
-    init(config: WorkerConfig, adopting connection: PostgresConnection?) {
-        let first = DatabaseLink(conninfo: config.conninfo, adopting: config.sharedConnection ? connection : nil)
+    /// - Parameter contact: told of every statement's outcome, for `/healthz`.
+    init(config: WorkerConfig, adopting connection: PostgresConnection?, contact: WorkerMetrics? = nil) {
+        let first = DatabaseLink(conninfo: config.conninfo, adopting: config.sharedConnection ? connection : nil, contact: contact)
         if config.sharedConnection {
             lanes = [first]
             recorder = first
             maintenance = first
         } else {
             let count = max(1, min(config.concurrency, config.laneConnections))
-            lanes = [first] + (1..<count).map { _ in DatabaseLink(conninfo: config.conninfo) }
-            recorder = DatabaseLink(conninfo: config.conninfo)
-            maintenance = DatabaseLink(conninfo: config.conninfo, adopting: connection)
+            lanes = [first] + (1..<count).map { _ in DatabaseLink(conninfo: config.conninfo, contact: contact) }
+            recorder = DatabaseLink(conninfo: config.conninfo, contact: contact)
+            maintenance = DatabaseLink(conninfo: config.conninfo, adopting: connection, contact: contact)
         }
     }
 

@@ -65,11 +65,14 @@ final class DatabaseLink: @unchecked Sendable {
     private let lock = NSRecursiveLock()
     private var connection: PostgresConnection?
     private var outageSince: Date?
+    private let contact: WorkerMetrics?
 
     /// - Parameter connection: an open connection to use first (one is opened when needed).
-    init(conninfo: String, adopting connection: PostgresConnection? = nil) {
+    /// - Parameter contact: told when a statement ran and when one found the database unreachable.
+    init(conninfo: String, adopting connection: PostgresConnection? = nil, contact: WorkerMetrics? = nil) {
         self.conninfo = conninfo
         self.connection = connection
+        self.contact = contact
     }
 
     /// Runs `body` on the connection, opened first if none is open, alone on it. A connection
@@ -82,6 +85,7 @@ final class DatabaseLink: @unchecked Sendable {
             let conn = try connection ?? PostgresConnection(conninfo: conninfo)
             connection = conn
             let value = try body(conn)
+            contact?.databaseAnswered()
             if let since = outageSince {
                 Log.info("database is back", [("outage_seconds", String(Int(Date().timeIntervalSince(since))))])
                 outageSince = nil
@@ -89,6 +93,7 @@ final class DatabaseLink: @unchecked Sendable {
             return value
         } catch let error as PostgresError where error.connectionLost {
             connection = nil
+            contact?.databaseLost(error.message)
             if outageSince == nil {
                 outageSince = Date()
                 Log.warning("database unreachable, retrying", [("target", ConnectionTarget.describe(conninfo)), ("error", error.message)])

@@ -15,7 +15,7 @@ final class WorkerShared: Sendable {
     let laneStart = Wakeup()
     let progress: ProgressCounter
     let checkpoints: CheckpointRecorder
-    let metrics = WorkerMetrics()
+    let metrics: WorkerMetrics
     /// The files `haul get` transfers named by the origin save (see `OriginNames`).
     let originNames = OriginNames()
     /// The partial files this process's `haul get` transfers hold locked until they publish them.
@@ -35,7 +35,9 @@ final class WorkerShared: Sendable {
         self.config = config
         self.progress = progress
         pacer = config.limitRate.map(SharedRatePacer.init)
-        let links = DatabaseLinks(config: config, adopting: connection)
+        let metrics = WorkerMetrics()
+        self.metrics = metrics
+        let links = DatabaseLinks(config: config, adopting: connection, contact: metrics)
         self.links = links
         // Its writes are owed (completions, last checkpoints): it keeps retrying through an
         // outage, and `stop(timeout:)` bounds how long a stopping worker waits for it.
@@ -182,7 +184,8 @@ public final class Worker: Sendable {
     }
 
     /// Serves `/metrics` and `/healthz` on `address` (`HOST:PORT`) until the worker stops.
-    /// Healthy while the database answered within three heartbeats and the storage root is writable.
+    /// Healthy while the database answered within three heartbeats (at least 15 s), its last
+    /// statement did not find it unreachable, and the storage root is writable.
     public func serveMetrics(on address: String) throws {
         let metrics = shared.metrics
         let window = max(15, shared.config.heartbeat * 3)

@@ -9,7 +9,11 @@ final class WorkerMetrics: Sendable {
     let segmentsCompleted: Counter
     let claimLatency: Histogram
     let queueDepth: Gauge
-    private let lastDatabaseContact = Atomic<Int64>(Int64(Date().timeIntervalSince1970))
+    /// When the database last answered, and when a statement last found it unreachable
+    /// (Unix milliseconds; 0: never), with what it said.
+    private let lastDatabaseContact = Atomic<Int64>(WorkerMetrics.now())
+    private let lastDatabaseLoss = Atomic<Int64>(0)
+    private let lossReason = Mutex<String>("")
     private let served = Atomic<Bool>(false)
 
     /// Whether `/metrics` is served: only then does the housekeeper sample the cluster's queue
@@ -40,12 +44,28 @@ final class WorkerMetrics: Sendable {
 
     /// Notes that the database answered just now.
     func databaseAnswered() {
-        lastDatabaseContact.store(Int64(Date().timeIntervalSince1970), ordering: .relaxed)
+        lastDatabaseContact.store(Self.now(), ordering: .relaxed)
     }
 
-    /// Healthy while the database answered within `window` seconds.
+    /// Notes that a statement just found the database unreachable (the connection broke or
+    /// could not be opened), saying `reason`.
+    func databaseLost(_ reason: String) {
+        lossReason.withLock { $0 = reason }
+        lastDatabaseLoss.store(Self.now(), ordering: .relaxed)
+    }
+
+    /// Healthy while the database answered within `window` seconds and the last statement to
+    /// meet it did not find it unreachable: a lost database shows at the next statement (a lane
+    /// polls every `--poll-interval`), not only once the window has passed.
     func health(window: Double) -> (ok: Bool, reason: String) {
-        let silent = Date().timeIntervalSince1970 - Double(lastDatabaseContact.load(ordering: .relaxed))
+        let contact = lastDatabaseContact.load(ordering: .relaxed)
+        let silent = Double(Self.now() - contact) / 1000
+        if lastDatabaseLoss.load(ordering: .relaxed) > contact {
+            let reason = lossReason.withLock { $0 }.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            return (false, "database unreachable, no answer for \(Int(silent))s: \(reason)")
+        }
         return silent <= window ? (true, "ok") : (false, "no answer from the database for \(Int(silent))s")
     }
+
+    private static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }

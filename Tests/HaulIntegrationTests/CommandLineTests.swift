@@ -38,7 +38,7 @@ struct CommandLineTests {
     @Test(
         "a negative number where a number goes is judged as that number, not taken for an unknown option",
         arguments: [
-            (["host-limit", "set", "mirror.example", "-1"], "the limit '-1' is not a positive whole number"),
+            (["host-limit", "set", "mirror.example", "-1"], "the limit '-1' is not a whole number of 0 or more"),
             (["cancel", "-5"], "'-5' is not a transfer id"),
             (["status", "-1"], "'-1' is not a transfer id"),
         ])

@@ -105,7 +105,12 @@ import Testing
         let limit = try served.request("POST", "/api/hosts/127.0.0.1%3A9/limit", headers: [bearer], form: "limit=2")
         #expect(limit.status == 200)
         #expect(try served.cluster.database.scalar("SELECT max_running FROM origin_hosts WHERE host = '127.0.0.1:9'") == "2")
-        #expect(try served.request("POST", "/api/hosts/127.0.0.1%3A9/limit", headers: [bearer], form: "limit=0").status == 400)
+        #expect(try served.request("POST", "/api/hosts/127.0.0.1%3A9/limit", headers: [bearer], form: "limit=-1").status == 400)
+        #expect(try served.request("POST", "/api/hosts/127.0.0.1%3A9/pause", headers: [bearer]).status == 200)
+        #expect(try served.cluster.database.scalar("SELECT max_running FROM origin_hosts WHERE host = '127.0.0.1:9'") == "0", "paused")
+        #expect(try served.request("POST", "/api/hosts/127.0.0.1%3A9/resume", headers: [bearer]).body.contains("at most 2"))
+        #expect(try served.cluster.database.scalar("SELECT max_running FROM origin_hosts WHERE host = '127.0.0.1:9'") == "2", "its limit is back")
+        #expect(try served.request("POST", "/api/bulk/pause", headers: [bearer], form: "ids=").status == 400)
         #expect(try served.request("POST", "/api/hosts/127.0.0.1%3A9/limit", headers: [bearer], form: "limit=99999999999").status == 400)
         #expect(try served.request("POST", "/api/hosts/a%20b/limit", headers: [bearer], form: "limit=3").status == 400)
         let history = try served.request("GET", "/api/transfers/\(id)", headers: [bearer]).body

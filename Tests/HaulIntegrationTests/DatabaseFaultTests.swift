@@ -46,6 +46,29 @@ extension WorkerFaultTests {
 
     // MARK: database outages
 
+    @Test("a worker's /healthz says the database is lost within seconds of it stopping, and ok again once it is back")
+    func healthzFollowsTheDatabase() throws {
+        let postgres = try PrivatePostgres()
+        defer { withExtendedLifetime(postgres) {} }
+        let url = try postgres.database()
+        let storage = Harness.temporaryDirectory("healthz-db")
+        defer { try? FileManager.default.removeItem(atPath: storage) }
+        let port = Reliability.freePort()
+        let worker = try Child(
+            Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "200ms", "--metrics-addr", "127.0.0.1:\(port)"],
+            environment: ["DATABASE_URL": url])
+        defer { worker.signal(SIGKILL) }
+        try #require(Harness.waitUntil(timeout: 30) { try WorkerStartTests.healthz(port).code == "200" })
+
+        try postgres.stop()
+        // The old window was max(15 s, three heartbeats): 10 s is well inside it.
+        #expect(try Harness.waitUntil(timeout: 10) { try WorkerStartTests.healthz(port).code == "503" }, "the lost database shows in /healthz")
+        #expect(try WorkerStartTests.healthz(port).body.contains("database unreachable"))
+
+        try postgres.start()
+        #expect(try Harness.waitUntil(timeout: 30) { try WorkerStartTests.healthz(port).code == "200" }, "and ok once it is back")
+    }
+
     @Test("while PostgreSQL is down, downloads keep streaming to storage; the transfer completes when it is back")
     func streamsThroughOutage() throws {
         let postgres = try PrivatePostgres()

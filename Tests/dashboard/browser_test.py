@@ -9,7 +9,14 @@ origin-supplied error text with <script> is shown as text; checks that 10 000 tr
 the server (and prints, without asserting, how long the first render took); takes screenshots at
 1280 px and phone width, light and dark, into HAUL_DASHBOARD_SCREENSHOTS (default: a temp folder).
 
-Usage: browser_test.py HAUL_BINARY   (reads HAUL_TEST_DATABASE_URL, HAUL_TEST_ORIGIN, HAUL_TEST_DOCROOT)
+Round two (issue 54): a batch's page lists its transfers; cancel on a batch asks first (dismissing
+changes nothing, accepting cancels all and the page shows it); bulk selection asks first too; an
+origin paused at 0 from the Hosts page runs no segment and runs again once resumed; the charts'
+axes are labelled; stopping a private PostgreSQL (initdb'd by the test, never the shared one)
+shows an alert on the open page within 10 s, and starting it again clears it.
+
+Usage: browser_test.py HAUL_BINARY [STEP...]   (reads HAUL_TEST_DATABASE_URL, HAUL_TEST_ORIGIN, HAUL_TEST_DOCROOT)
+With STEP names (see STEPS) only those run, after the login; without, all of them.
 """
 import json
 import os
@@ -23,9 +30,11 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.expected_conditions import alert_is_present
 from selenium.webdriver.support.ui import WebDriverWait
 
 HAUL = os.path.abspath(sys.argv[1])
+ONLY = sys.argv[2:]
 SERVER_URL = os.environ["HAUL_TEST_DATABASE_URL"]
 ORIGIN = os.environ["HAUL_TEST_ORIGIN"]
 DOCROOT = os.environ["HAUL_TEST_DOCROOT"]
@@ -115,44 +124,56 @@ def run(live_file, forge_file):
     psql(db_url, "UPDATE transfers SET state = 'paused', paused_from = 'pending'")
     hostile = json.loads(haul("enqueue", "http://127.0.0.1:9/hostile.bin", "--json"))["id"]
     psql(db_url, "UPDATE transfers SET state = 'failed', error_code = 'http-status', error = $$%s$$ WHERE id = %d" % (HOSTILE, hostile))
-    live = json.loads(haul("enqueue", ORIGIN + "/slow/" + os.path.basename(live_file), "--dest", "live.bin", "--json"))["id"]
 
     storage = os.path.join(work, "storage")
     os.makedirs(storage)
     children.append(subprocess.Popen([HAUL, "worker", "--storage", storage, "--poll-interval", "200ms"], env=env,
                                      stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "worker.log"), "w")))
-    port = free_port()
-    base = "http://127.0.0.1:%d" % port
-    children.append(subprocess.Popen([HAUL, "dashboard", "--addr", "127.0.0.1:%d" % port], env=dict(env, HAUL_DASHBOARD_TOKEN=TOKEN),
-                                     stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "dashboard.log"), "w")))
-    wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, 20, "the dashboard to listen")
+    base = start_dashboard(env, "dashboard.log")
 
     options = webdriver.ChromeOptions()
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"):
         options.add_argument(argument)
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+    context = {"base": base, "hostile": hostile, "live_file": live_file, "forge_file": forge_file}
     try:
-        browse(driver, base, live, hostile)
+        log_in(driver, base)
+        for name, step in STEPS:
+            if not ONLY or name in ONLY:
+                print("# " + name, flush=True)
+                step(driver, context)
+        check_console(driver)
     finally:
         driver.quit()
 
 
-def browse(driver, base, live, hostile):
-    wait = WebDriverWait(driver, 30)
+def start_dashboard(environment, log):
+    port = free_port()
+    children.append(subprocess.Popen([HAUL, "dashboard", "--addr", "127.0.0.1:%d" % port], env=dict(environment, HAUL_DASHBOARD_TOKEN=TOKEN),
+                                     stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, log), "w")))
+    wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, 20, "the dashboard to listen")
+    return "http://127.0.0.1:%d" % port
 
-    # Log in with the token.
+
+def log_in(driver, base):
     driver.get(base + "/transfers")
     check(driver.current_url.endswith("/login"), "a stranger is sent to the login form")
     driver.find_element(By.NAME, "token").send_keys(TOKEN)
     driver.find_element(By.CSS_SELECTOR, "form.login button").click()
-    wait.until(lambda d: d.current_url == base + "/")
+    WebDriverWait(driver, 30).until(lambda d: d.current_url == base + "/")
     cookie = driver.get_cookie("haul_session") or {}
     check(cookie.get("httpOnly") is True and cookie.get("sameSite") == "Strict", "the session cookie is HttpOnly and SameSite=Strict")
     check(driver.execute_script("return document.cookie") == "", "scripts cannot read the session cookie")
 
+
+def live_and_cancel(driver, context):
+    base = context["base"]
+    wait = WebDriverWait(driver, 30)
+    live = json.loads(haul("enqueue", ORIGIN + "/slow/" + os.path.basename(context["live_file"]), "--dest", "live.bin", "--json"))["id"]
+    context["live"] = live
+
     # Watch the live transfer's bytes grow without a reload.
-    driver.get(base + "/transfers?q=" + "live")
     driver.get(base + "/transfers?state=downloading")
     row_selector = '[data-transfer-id="%d"]' % live
     wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, row_selector) or driver.refresh(), 60, "the live transfer to be downloading")
@@ -175,6 +196,10 @@ def browse(driver, base, live, hostile):
           "a canceled transfer's cancel button is disabled")
     check(driver.execute_script("return window.__noReload") == "still here", "the cancel did not reload the page")
 
+
+def forged_post(driver, context):
+    base = context["base"]
+    wait = WebDriverWait(driver, 30)
     # A forged cross-site POST (another origin's page auto-submitting a form) is refused.
     victim = int(psql(db_url, "SELECT min(id) FROM transfers WHERE state = 'paused'"))
     with open(forge_file_path(), "w") as f:
@@ -187,8 +212,11 @@ def browse(driver, base, live, hostile):
     check("cross-site request refused" in body, "the forged POST is refused: %r" % body[:120])
     check(psql(db_url, "SELECT state FROM transfers WHERE id = %d" % victim) == "paused", "the forged POST changed nothing")
 
+
+def hostile_text(driver, context):
+    hostile = context["hostile"]
     # An origin-supplied error text is shown as text, also after the page polled.
-    driver.get(base + "/transfers?state=failed")
+    driver.get(context["base"] + "/transfers?state=failed")
     cell = '[data-transfer-id="%d"] [data-field="error"]' % hostile
     check(driver.find_element(By.CSS_SELECTOR, cell).text == HOSTILE, "the hostile error text is shown as text")
     time.sleep(2.5)
@@ -196,31 +224,243 @@ def browse(driver, base, live, hostile):
     check(driver.execute_script("return window.__xss === undefined"), "no script of the error text ran")
     check(not driver.find_elements(By.CSS_SELECTOR, '[data-transfer-id="%d"] img' % hostile), "no element of the error text exists")
 
+
+def paging(driver, context):
     # 10 000 transfers: paged on the server; the first render is measured and printed, not asserted.
-    driver.get(base + "/transfers")
+    driver.get(context["base"] + "/transfers")
     rows = driver.find_elements(By.CSS_SELECTOR, "tr[data-transfer-id]")
     total = driver.find_element(By.CSS_SELECTOR, "[data-total]").text
-    check(len(rows) == 50 and total == "10002", "the page shows 50 of %s transfers (server-side paging)" % total)
+    expected = psql(db_url, "SELECT count(*) FROM transfers")
+    check(len(rows) == 50 and total == expected, "the page shows 50 of %s transfers (server-side paging)" % total)
+    check(driver.find_elements(By.CSS_SELECTOR, '.pager a[data-page-link="2"]'), "the pager links page numbers")
     timing = driver.execute_script(
         "const n = performance.getEntriesByType('navigation')[0];"
         "const p = performance.getEntriesByName('first-contentful-paint')[0];"
         "return [n.responseStart, n.domContentLoadedEventEnd, p ? p.startTime : null];")
-    print("figure: /transfers with 10 002 transfers: first byte %.0f ms, DOM ready %.0f ms, first contentful paint %s ms"
-          % (timing[0], timing[1], "%.0f" % timing[2] if timing[2] is not None else "n/a"), flush=True)
+    print("figure: /transfers with %s transfers: first byte %.0f ms, DOM ready %.0f ms, first contentful paint %s ms"
+          % (expected, timing[0], timing[1], "%.0f" % timing[2] if timing[2] is not None else "n/a"), flush=True)
 
+
+def paused_batch(name, count):
+    """A batch of `count` transfers the worker never runs (paused, to an address nothing answers)."""
+    manifest = os.path.join(work, "%s.txt" % name)
+    with open(manifest, "w") as f:
+        f.write("\n".join("http://127.0.0.1:9/%s-%d.bin %s/%d.bin" % (name, n, name, n) for n in range(count)))
+    haul("enqueue", "--manifest", manifest, "--batch", name)
+    psql(db_url, "UPDATE transfers SET state = 'paused', paused_from = 'pending' WHERE batch_id = (SELECT id FROM batches WHERE name = '%s')" % name)
+
+
+def batch_states(name):
+    return psql(db_url, "SELECT string_agg(DISTINCT state, ',') FROM transfers WHERE batch_id = (SELECT id FROM batches WHERE name = '%s')" % name)
+
+
+def batch_page(driver, context):
+    base = context["base"]
+    paused_batch("nightly", 7)
+    driver.get(base + "/batches")
+    def names():
+        return [row.get_attribute("data-batch") for row in driver.find_elements(By.CSS_SELECTOR, "tr[data-batch]")]
+    heading = driver.find_element(By.CSS_SELECTOR, "th[data-sort] button")
+    heading.click()
+    check(names() == sorted(names()), "the batches sort by name: %s" % names())
+    heading.click()
+    check(names() == sorted(names(), reverse=True), "and back: %s" % names())
+    link = driver.find_element(By.CSS_SELECTOR, 'tr[data-batch="nightly"] a[href="/batches/nightly"]')
+    link.click()
+    WebDriverWait(driver, 30).until(lambda d: d.current_url == base + "/batches/nightly")
+    rows = driver.find_elements(By.CSS_SELECTOR, "tr[data-transfer-id]")
+    check(len(rows) == 7, "the batch's page lists its 7 transfers (%d rows)" % len(rows))
+    check("0 of 7 done" in driver.find_element(By.CSS_SELECTOR, "[data-batch] dl").text, "and its progress")
+    driver.get(base + "/batches/nightly?per=3&page=2")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "tr[data-transfer-id]")) == 3, "its transfers are paged")
+    driver.get(base + "/batches/nightly?q=nightly-4.bin")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "tr[data-transfer-id]")) == 1, "and filtered")
+    driver.get(base + "/batches/no-such-batch")
+    check("There is no batch no-such-batch." in driver.find_element(By.TAG_NAME, "body").text, "a batch that does not exist is said so")
+
+
+def batch_confirm(driver, context):
+    base = context["base"]
+    wait = WebDriverWait(driver, 30)
+    paused_batch("weekly", 5)
+    driver.get(base + "/batches")
+    button = '[data-batch="weekly"] button[data-action="cancel"]'
+    driver.find_element(By.CSS_SELECTOR, button).click()
+    alert = wait.until(alert_is_present())
+    check("Cancel 5 transfers of batch weekly?" == alert.text, "cancel on a batch asks first, naming how many: %r" % alert.text)
+    alert.dismiss()
+    time.sleep(1)
+    check(batch_states("weekly") == "paused", "dismissing it changes nothing")
+
+    driver.get(base + "/batches/weekly")
+    driver.execute_script("window.__before = 1")
+    driver.find_element(By.CSS_SELECTOR, button).click()
+    wait.until(alert_is_present()).accept()
+    wait.until(lambda d: d.execute_script("return window.__before === undefined"))  # rendered again once done
+    check(batch_states("weekly") == "canceled", "accepting cancels all of the batch")
+    states = {row.get_attribute("data-state") for row in driver.find_elements(By.CSS_SELECTOR, "tr[data-transfer-id]")}
+    check(states == {"canceled"}, "and the page shows them canceled at once: %s" % states)
+    check("cancel done for 5 transfers" in driver.find_element(By.ID, "flash").text, "the page says what was done")
+
+    # Bulk selection: two rows of a batch, cancel selected, asked first too.
+    paused_batch("picked", 3)
+    driver.get(base + "/batches/picked")
+    boxes = driver.find_elements(By.CSS_SELECTOR, "input[data-select]")
+    boxes[0].click()
+    boxes[1].click()
+    picked = {boxes[0].get_attribute("value"), boxes[1].get_attribute("value")}
+    driver.find_element(By.CSS_SELECTOR, 'button[data-bulk-action="cancel"]').click()
+    alert = wait.until(alert_is_present())
+    check(alert.text == "Cancel 2 selected transfers?", "a bulk cancel asks first: %r" % alert.text)
+    alert.dismiss()
+    time.sleep(1)
+    check(batch_states("picked") == "paused", "dismissing it changes nothing")
+    driver.find_element(By.CSS_SELECTOR, 'button[data-bulk-action="cancel"]').click()
+    wait.until(alert_is_present()).accept()
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, 'tr[data-state="canceled"]')) == 2)
+    canceled = set(psql(db_url, "SELECT id FROM transfers WHERE state = 'canceled' AND batch_id = (SELECT id FROM batches WHERE name = 'picked')").split())
+    check(canceled == picked, "accepting cancels the selected transfers, and only them")
+
+
+def origin_pause(driver, context):
+    base = context["base"]
+    wait = WebDriverWait(driver, 30)
+    host = ORIGIN.split("://", 1)[1]
+    small = os.path.join(DOCROOT, "dash-pause-%d.bin" % os.getpid())
+    with open(small, "wb") as f:
+        f.write(os.urandom(1 << 20))
+    try:
+        driver.get(base + "/hosts")
+        driver.find_element(By.CSS_SELECTOR, 'tr[data-host="%s"] button[data-action="pause-origin"]' % host).click()
+        wait.until(lambda d: "paused" in d.find_element(By.ID, "flash").text)
+        check(psql(db_url, "SELECT max_running FROM origin_hosts WHERE host = '%s'" % host) == "0", "Pause origin sets its limit to 0")
+        paused = json.loads(haul("enqueue", ORIGIN + "/" + os.path.basename(small), "--dest", "paused.bin", "--json"))["id"]
+        time.sleep(3)  # fifteen of the worker's polls
+        check(psql(db_url, "SELECT state FROM transfers WHERE id = %d" % paused) == "pending"
+              and psql(db_url, "SELECT count(*) FROM segments WHERE transfer_id = %d" % paused) == "0",
+              "a transfer of the paused origin runs no segment")
+        driver.get(base + "/hosts")
+        check(driver.find_elements(By.CSS_SELECTOR, 'tr[data-host="%s"] [data-field="paused"]' % host), "the Hosts page says it is paused")
+        driver.find_element(By.CSS_SELECTOR, 'tr[data-host="%s"] button[data-action="resume-origin"]' % host).click()
+        wait.until(lambda d: "resumed" in d.find_element(By.ID, "flash").text)
+        wait_for(lambda: psql(db_url, "SELECT state FROM transfers WHERE id = %d" % paused) == "done", 60, "the transfer to be done once resumed")
+        check(psql(db_url, "SELECT max_running FROM origin_hosts WHERE host = '%s'" % host) == "1", "Resume gives back the limit it had")
+    finally:
+        os.remove(small)
+
+
+def charts(driver, context):
+    # A file fetched in this minute, so that every chart has something to draw.
+    small = os.path.join(DOCROOT, "dash-chart-%d.bin" % os.getpid())
+    with open(small, "wb") as f:
+        f.write(os.urandom(2 << 20))
+    try:
+        fetched = json.loads(haul("enqueue", ORIGIN + "/" + os.path.basename(small), "--dest", "chart.bin", "--json"))["id"]
+        wait_for(lambda: psql(db_url, "SELECT state FROM transfers WHERE id = %d" % fetched) == "done", 60, "the chart's file to be done")
+        wait_for(lambda: psql(db_url, "SELECT coalesce(sum(bytes), 0) FROM worker_throughput") != "0", 30, "a heartbeat to record the bytes")
+    finally:
+        os.remove(small)
+    driver.get(context["base"] + "/")
+    labels = [el.text for el in driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="throughput"] [data-axis] text')]
+    check(any(label.endswith("/s") and label != "0 B/s" for label in labels) and "now" in labels and "−30 min" in labels
+          and "bytes/s" in labels and "minutes ago (1 point a minute)" in labels,
+          "the throughput chart's axes are labelled, with units: %s" % labels)
+    queue = driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="queue"] polyline')
+    check(len(queue) == 2 and queue[0].get_attribute("points"), "the overview charts pending and downloading transfers over time")
+    for path, kind in (("/hosts", "hosts"), ("/workers", "workers")):
+        driver.get(context["base"] + path)
+        lines = driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="%s"] polyline' % kind)
+        axis = [el.text for el in driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="%s"] [data-axis] text' % kind)]
+        check(lines and "bytes/s" in axis and "now" in axis, "%s has a throughput chart per %s with labelled axes" % (path, kind[:-1]))
+
+
+def outage(driver, context):
+    """A private PostgreSQL the test starts itself: stopped, then started again."""
+    server = PrivatePostgres()
+    try:
+        url = server.database()
+        base = start_dashboard(dict(env, DATABASE_URL=url), "dashboard-outage.log")
+        log_in(driver, base)
+        driver.get(base + "/batches")
+        check(not driver.find_elements(By.CSS_SELECTOR, '[role="alert"]'), "no alert while the database answers")
+        server.stop()
+        wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, '[role="alert"]'), 10, "the alert within 10 s of the database stopping")
+        text = driver.find_element(By.CSS_SELECTOR, '[role="alert"]').text
+        check("database" in text, "the open page says the database is unreachable: %r" % text[:100])
+        driver.get(base + "/transfers")
+        check(driver.title.startswith("Database unreachable") and driver.find_elements(By.CSS_SELECTOR, '[role="alert"]'),
+              "a fresh load during it gives the dashboard's own error page: %r" % driver.title)
+        screenshot(driver, "outage", 1280, 500, False)
+        server.start()
+        wait_for(lambda: not driver.find_elements(By.CSS_SELECTOR, '[role="alert"]'), 20, "the alert to clear once the database is back")
+        check(driver.title.startswith("Transfers"), "the error page turns into the page asked for: %r" % driver.title)
+    finally:
+        server.remove()
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of this test's own (initdb as `postgres`, own port), as the Swift suite's PrivatePostgres."""
+
+    def __init__(self):
+        versions = sorted(int(v) for v in os.listdir("/usr/lib/postgresql") if v.isdigit())
+        self.bin = "/usr/lib/postgresql/%d/bin" % versions[-1]
+        self.root = tempfile.mkdtemp(prefix="haul-browser-pg-")
+        self.port = free_port()
+        shutil.chown(self.root, "postgres")
+        os.chmod(self.root, 0o700)
+        self.run("initdb", "-D", self.root + "/data", "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions", "--no-sync")
+        self.start()
+
+    def run(self, program, *arguments):
+        subprocess.run(["runuser", "-u", "postgres", "--", self.bin + "/" + program, *arguments], check=True, capture_output=True)
+
+    def start(self):
+        self.run("pg_ctl", "-D", self.root + "/data", "-l", self.root + "/server.log", "-w", "-t", "60", "-o",
+                 "-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off" % (self.port, self.root), "start")
+
+    def stop(self):
+        self.run("pg_ctl", "-D", self.root + "/data", "-m", "immediate", "-w", "stop")
+
+    def database(self):
+        url = "postgresql://postgres@127.0.0.1:%d/haul" % self.port
+        psql("postgresql://postgres@127.0.0.1:%d/postgres" % self.port, "CREATE DATABASE haul")
+        subprocess.run([HAUL, "migrate"], env=dict(env, DATABASE_URL=url), check=True, capture_output=True)
+        return url
+
+    def remove(self):
+        try:
+            self.stop()
+        except subprocess.CalledProcessError:
+            pass
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def screenshots(driver, context):
     # Screenshots to look at: 1280 px and phone width, light and dark.
-    for path, name in (("/", "overview"), ("/transfers?state=failed", "transfers"), ("/transfers/%d" % live, "transfer"), ("/hosts", "hosts"), ("/batches", "batches")):
-        driver.get(base + path)
+    pages = [("/", "overview"), ("/transfers?state=failed", "transfers"), ("/hosts", "hosts"), ("/batches", "batches")]
+    if "live" in context:
+        pages.append(("/transfers/%d" % context["live"], "transfer"))
+    if psql(db_url, "SELECT count(*) FROM batches WHERE name = 'nightly'") == "1":
+        pages.append(("/batches/nightly", "batch"))
+    for path, name in pages:
+        driver.get(context["base"] + path)
         time.sleep(0.5)
         for width, height in ((1280, 900), (390, 844)):
             for dark in (False, True):
                 screenshot(driver, name, width, height, dark)
     print("screenshots in " + shots, flush=True)
 
+
+def check_console(driver):
     # Nothing the pages do breaks their own Content-Security-Policy, and no script error.
     problems = [entry["message"] for entry in driver.get_log("browser")
                 if "Content Security Policy" in entry["message"] or "Uncaught" in entry["message"]]
     check(not problems, "no CSP violation or script error in the console: %s" % problems[:3])
+
+
+STEPS = [("live", live_and_cancel), ("forged-post", forged_post), ("hostile-text", hostile_text), ("paging", paging),
+         ("batch-page", batch_page), ("batch-confirm", batch_confirm), ("origin-pause", origin_pause), ("charts", charts),
+         ("screenshots", screenshots), ("outage", outage)]
 
 
 def forge_file_path():

@@ -9,10 +9,15 @@ enum HostLimitCommand: Command {
         usage: haul host-limit set HOST[:PORT] N
                haul host-limit set '*' N        (the default for hosts without their own, 8 at first)
                haul host-limit unset HOST[:PORT]   (back to the default; 'unset *' restores 8)
+               haul host-limit pause HOST[:PORT]   (the same as 'set HOST 0')
+               haul host-limit resume HOST[:PORT]  (back to the limit it had when paused)
                haul host-limit list [--json]
 
         The whole fleet together never holds more than N running segments against
         HOST, whatever the number of workers: the limit is enforced inside the claim.
+        A limit of 0 pauses HOST: no new segment or probe of it starts; segments
+        already running finish their current segment (they are not cut off), and
+        its transfers wait, in their state, until it is resumed.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -25,6 +30,17 @@ enum HostLimitCommand: Command {
             let (host, limit) = try HostLimits.parse(host: words[1], limit: words[2])
             try HostLimits.set(session.connection, host: host, limit: limit)
             Output.line(HostLimits.describe(host: host, limit: limit))
+        case "pause":
+            let host = try HostLimits.parse(host: arguments.expect(2, "HOST")[1])
+            try HostLimits.set(session.connection, host: host, limit: 0)
+            Output.line(HostLimits.describe(host: host, limit: 0))
+        case "resume":
+            let host = try HostLimits.parse(host: arguments.expect(2, "HOST")[1])
+            guard let limit = try HostLimits.resume(session.connection, host: host) else {
+                Output.line("\(host) was not paused; nothing changed")
+                return ExitCode.success
+            }
+            Output.line("\(host): resumed, at most \(limit) running segments")
         case "unset":
             let host = try arguments.expect(2, "HOST")[1].lowercased()
             let had = try HostLimits.unset(session.connection, host: host)
@@ -36,18 +52,18 @@ enum HostLimitCommand: Command {
             _ = try arguments.expect(1, "")
             let rows = try HostLimits.list(session.connection)
             if arguments.has("--json") {
-                Output.json(rows.map { ["host": $0.host, "limit": $0.limit, "explicit": $0.explicit, "running": $0.running] })
+                Output.json(rows.map { ["host": $0.host, "limit": $0.limit, "explicit": $0.explicit, "running": $0.running, "paused": $0.limit == 0] })
             } else {
                 Output.line("HOST                          LIMIT  RUNNING")
                 for row in rows {
                     let name = row.host == "*" ? "* (default)" : row.host + (row.explicit ? "" : " (default)")
                     Output.line(
                         name.padding(toLength: 30, withPad: " ", startingAt: 0) + String(row.limit).padding(toLength: 7, withPad: " ", startingAt: 0)
-                            + String(row.running))
+                            + String(row.running) + (row.limit == 0 ? "  (paused)" : ""))
                 }
             }
         default:
-            throw HaulError.usage("haul host-limit takes 'set HOST N', 'unset HOST' or 'list'")
+            throw HaulError.usage("haul host-limit takes 'set HOST N', 'unset HOST', 'pause HOST', 'resume HOST' or 'list'")
         }
         return ExitCode.success
     }

@@ -30,9 +30,11 @@ enum ListCommand: Command {
             Output.json(transfers.map { StatusView.json($0) })
             return ExitCode.success
         }
+        let waiting = transfers.filter { !$0.state.isFinal && $0.state != .paused }.map(\.id)
+        let paused = try HostLimits.pausedHosts(session.connection, transfers: waiting)
         Output.line(Output.cell("ID", 7) + Output.cell("STATE", 12) + Output.cell("PROGRESS", 30) + "DEST / ERROR")
         for status in transfers {
-            let note = StatusView.retrying(status).map { "retrying \($0)" } ?? status.error
+            let note = paused[status.id].map(HostLimits.waitsOnPaused) ?? StatusView.retrying(status).map { "retrying \($0)" } ?? status.error
             // A destination recorded before control characters were refused shows them as U+FFFD.
             let dest = status.dest.map(SafeText.cleanLine) ?? "-"
             let tail = note.map { "\(dest)  \($0)" } ?? dest

@@ -34,7 +34,12 @@ enum StatusCommand: Command {
             throw HaulError(.noSuchTransfer, "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
         }
         let segments = try store.segmentStates(id)
-        let warning = status.state.isFinal || status.state == .paused ? nil : try WorkerRegistry(session.connection).noLiveWorkerWarning()
+        var warning: String?
+        if !status.state.isFinal && status.state != .paused {
+            warning =
+                try HostLimits.pausedHosts(session.connection, transfers: [id])[id].map(HostLimits.waitsOnPaused)
+                ?? WorkerRegistry(session.connection).noLiveWorkerWarning()
+        }
         if arguments.has("--json") {
             var object = StatusView.json(status, segments: segments)
             object["warning"] = warning ?? NSNull()
