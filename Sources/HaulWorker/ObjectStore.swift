@@ -116,7 +116,7 @@ enum ObjectPart {
         {
             return try PartStream.putObject(
                 client: store.client, bucket: store.location.bucket, key: key, length: length, sha256: expectedSHA256(segment.transfer),
-                metadata: ObjectSourceMark.metadata(for: segment.transfer.url))
+                contentType: segment.transfer.contentType, metadata: ObjectSourceMark.metadata(for: segment.transfer.url))
         }
         guard let uploadID = segment.transfer.objectUploadID, let length = segment.length else {
             throw HaulError(.s3NoUpload, "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
@@ -162,7 +162,8 @@ enum ObjectPlanning {
             try? store.client.abortUpload(bucket: store.location.bucket, key: claim.info.dest.flatMap { try? store.key(for: $0) } ?? key, uploadID: earlier)
         }
         guard !plan.ranges.isEmpty, plan.unknownLength || !isSingleRequest(size: plan.size) else { return true }
-        let uploadID = try store.client.createUpload(bucket: store.location.bucket, key: key, metadata: ObjectSourceMark.metadata(for: claim.info.url))
+        let uploadID = try store.client.createUpload(
+            bucket: store.location.bucket, key: key, contentType: plan.contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
         let recorded = try database.run { conn in
             try TransferLeases(conn, workerID: "").recordObjectUpload(claim, uploadID: uploadID)
         }

@@ -70,3 +70,18 @@ struct S3PutTests {
         return ByteFeed(fd: fds[0])
     }
 }
+
+@Suite("S3 content types")
+struct S3ContentTypeValueTests {
+    @Test("the origin's Content-Type is kept when it is a plain header value, else application/octet-stream")
+    func values() {
+        #expect(S3ContentType.value("video/mp4") == "video/mp4")
+        #expect(S3ContentType.value("  text/plain;\t charset=utf-8 ") == "text/plain; charset=utf-8")
+        #expect(S3ContentType.value(nil) == "application/octet-stream")
+        #expect(S3ContentType.value("") == "application/octet-stream")
+        #expect(S3ContentType.value("text/plain\u{7}") == "application/octet-stream")
+        #expect(S3ContentType.value("täxt/plain") == "application/octet-stream")
+        #expect(S3ContentType.value(String(repeating: "a", count: 257)) == "application/octet-stream")
+        #expect(S3ContentType.header(nil) == "Content-Type: application/octet-stream")
+    }
+}
