@@ -15,7 +15,7 @@ public struct S3Request: Sendable, Equatable {
         self.headers = headers
         let path = key.map { "/" + Self.encode($0, keepSlash: true) } ?? "/"
         var base: String
-        if config.pathStyle {
+        if config.usesPathStyle(for: bucket) {
             base = config.endpoint + "/" + bucket + (key == nil ? "" : path)
         } else {
             let scheme = config.endpoint.hasPrefix("http://") ? "http://" : "https://"
