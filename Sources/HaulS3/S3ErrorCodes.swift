@@ -24,7 +24,8 @@ extension HaulError.Code {
     public static let s3Unavailable: Self = "s3-unavailable"
     /// The origin does not say how large the file is, and an S3 upload needs sizes.
     public static let s3UnknownSize: Self = "s3-unknown-size"
-    /// A feature that S3 storage does not offer yet.
+    /// A feature that S3 storage does not offer yet, or a request the store does not implement
+    /// (`501 NotImplemented`; not retried, but for an optional feature Haul then leaves out).
     public static let s3Unsupported: Self = "s3-unsupported"
     /// The upload was lost while the transfer ran.
     public static let s3UploadLost: Self = "s3-upload-lost"

@@ -46,11 +46,23 @@ extension S3Client {
         contentType: String? = nil, metadata: [String] = []
     ) throws -> String {
         var headers = [S3ContentType.header(contentType)] + metadata
+        let precondition = support.supports(.conditionalWrites) ? precondition : nil
+        let sha256 = support.supports(.checksums) ? sha256 : nil
         if let precondition { headers.append(precondition.header) }
         if let sha256 { headers.append("x-amz-checksum-sha256: \(Data(sha256).base64EncodedString())") }
         let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: headers)
         let doing = "put s3://\(bucket)/\(key)"
         let response = try send(request, body: .stream(feed, length: length))
+        let text = String(decoding: response.body.prefix(64 << 10), as: UTF8.self)
+        if let feature = S3Support.refused(
+            status: response.status, code: S3XML.value("Code", in: text), sentPrecondition: precondition != nil, sentChecksum: sha256 != nil)
+        {
+            // Detected once per store: later requests leave the feature out.
+            if support.drop(feature) {
+                Log.warning("the S3 store does not implement \(feature) (501 NotImplemented); Haul goes on without them", [("endpoint", config.endpoint)])
+            }
+            throw HaulError(.s3Unsupported, "cannot \(doing): \(config.endpoint) does not implement \(feature); retried without them", transient: true)
+        }
         if let error = failure(response, doing: doing, bucket: bucket) { throw error }
         return response.headers["etag"] ?? ""
     }
