@@ -1,3 +1,5 @@
+import Foundation
+
 /// What makes a key hazardous to write: keys that other S3 tools would map to a path outside the
 /// intended prefix, or that S3 cannot store. Pure.
 public enum S3KeyRules {
@@ -8,16 +10,19 @@ public enum S3KeyRules {
     public static let hint = "S3 keys must be at most \(maximumLength) bytes without control characters or empty, '.' or '..' segments"
 
     /// The bucket and path of `s3://BUCKET[/PATH]` (leading slashes of the path dropped), or a
-    /// usage error naming `what` (`-o`, `--storage`, …) for a bucket name S3 does not allow (3 to
-    /// 63 lower-case letters, digits, dots and dashes) or a hazardous key or prefix (`problem`).
-    /// `text` must start with `s3://`.
+    /// usage error naming `what` (`-o`, `--storage`, …) for a bucket name no S3 store allows, or
+    /// a hazardous key or prefix (`problem`). Besides today's AWS names (3 to 63 lower-case
+    /// letters, digits, dots and dashes), names with upper case or underscores (older AWS
+    /// buckets, Google Cloud Storage) and up to 255 characters are accepted: they are reached
+    /// with path-style addressing (`S3Config.usesPathStyle`). `text` must start with `s3://`.
     public static func split(_ text: String, what: String) throws -> (bucket: String, path: String) {
         let rest = text.dropFirst("s3://".count)
         let bucket = String(rest.prefix { $0 != "/" })
-        let allowed = bucket.allSatisfy { ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "." || $0 == "-" }
-        guard (3...63).contains(bucket.count), allowed, bucket.first != "-", bucket.first != "." else {
+        let allowed = bucket.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
+        guard (3...255).contains(bucket.count), allowed, bucket.first != "-", bucket.first != "." else {
             throw HaulError.usage(
-                "\(what) '\(text)' does not name a valid bucket", hint: "bucket names have 3 to 63 lower-case letters, digits, dots or dashes")
+                "\(what) '\(text)' does not name a valid bucket",
+                hint: "bucket names have 3 to 255 letters, digits, dots, dashes or underscores, and start with a letter or digit")
         }
         let path = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
         // A '..' would be resolved away by the HTTP client (s3://b/../other/k writes bucket

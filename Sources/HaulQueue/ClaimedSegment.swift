@@ -21,7 +21,7 @@ public struct ClaimedSegment: Sendable {
     static let returning = """
         s.id, s.transfer_id, s.idx, s.generation, s.byte_offset, s.length, s.bytes_done, s.lease_token::text AS lease_token, s.attempts,
         t.url, t.host, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
-        t.segment_size, t.expected_digest, t.priority, t.object_upload_id
+        t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.content_type
         """
 
     init(_ row: PostgresRow) throws {
@@ -67,6 +67,8 @@ public struct TransferInfo: Sendable {
     public let priority: Int
     /// On S3 storage, the multipart upload the transfer's segments are parts of.
     public let objectUploadID: String?
+    /// The origin's `Content-Type`, once planned.
+    public let contentType: String?
 
     /// What runs this transfer again, for the hints of its failures: `'haul retry 12'`, or for a
     /// `haul get` transfer, which only its own command runs, `the same 'haul get' command`.
@@ -92,6 +94,7 @@ public struct TransferInfo: Sendable {
         expectedDigest = row["expected_digest"]
         priority = try row.int("priority")
         objectUploadID = row["object_upload_id"]
+        contentType = row["content_type"]
     }
 }
 

@@ -29,7 +29,7 @@ public struct TransferLeases {
 
     private static let returning = """
         t.id, t.url, t.host, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
-        t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.generation, t.lease_token::text AS lease_token, t.attempts
+        t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.content_type, t.generation, t.lease_token::text AS lease_token, t.attempts
         """
 
     /// Moves up to `limit` pending transfers of one origin host to `planning` (only a share of

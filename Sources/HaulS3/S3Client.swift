@@ -6,9 +6,12 @@ import Synchronization
 
 /// Talks to an S3-compatible service with libcurl, signing every request with SigV4
 /// (`CURLOPT_AWS_SIGV4`). Blocking: call it from a dedicated thread, never the cooperative pool.
-/// Stateless between requests, so one client can be shared by threads.
+/// Stateless between requests but for what the store turned out not to support (`support`),
+/// so one client can be shared by threads.
 public struct S3Client: Sendable {
     public let config: S3Config
+    /// The optional features the store refused with `501 NotImplemented`, shared by copies.
+    public let support = S3Support()
 
     /// A client for `config`.
     public init(config: S3Config) { self.config = config }

@@ -31,6 +31,23 @@ public struct S3Config: Sendable {
     /// CA bundle for TLS to the endpoint (`AWS_CA_BUNDLE`).
     public let caBundle: String?
 
+    /// Whether requests for `bucket` use path-style addressing: when asked for (an endpoint of
+    /// its own, `HAUL_S3_ADDRESSING=path`), and, as the AWS SDKs do, for a bucket name that is
+    /// no DNS host label (upper case, `_`, over 63 characters, empty or dash-edged labels) and
+    /// for a name with dots over HTTPS, whose host `a.b.s3.amazonaws.com` the wildcard
+    /// certificate `*.s3.amazonaws.com` does not cover.
+    public func usesPathStyle(for bucket: String) -> Bool {
+        if pathStyle { return true }
+        let labels = bucket.split(separator: ".", omittingEmptySubsequences: false)
+        let hostSafe =
+            (3...63).contains(bucket.count)
+            && labels.allSatisfy { label in
+                !label.isEmpty && label.first != "-" && label.last != "-"
+                    && label.allSatisfy { ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "-" }
+            }
+        return !hostSafe || (labels.count > 1 && !endpoint.hasPrefix("http://"))
+    }
+
     /// Creates a configuration.
     public init(endpoint: String?, region: String, pathStyle: Bool? = nil, credentials: S3Credentials, caBundle: String? = nil) {
         self.endpoint = (endpoint ?? "https://s3.\(region).amazonaws.com").trimmingTrailingSlashes

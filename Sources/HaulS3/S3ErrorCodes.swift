@@ -46,9 +46,10 @@ extension HaulError.Code {
     ///
     /// Download to a folder instead, or from an origin that sends `Content-Length`.
     public static let s3UnknownSize: Self = "s3-unknown-size"
-    /// A feature that S3 storage does not offer yet.
+    /// A feature that S3 storage does not offer yet, or a request the store does not implement
+    /// (`501 NotImplemented`; not retried, but for an optional feature Haul then leaves out).
     ///
-    /// Use a folder as storage for this feature.
+    /// Use a folder as storage for this feature, or a store that implements the request.
     public static let s3Unsupported: Self = "s3-unsupported"
     /// The upload was lost while the transfer ran.
     ///

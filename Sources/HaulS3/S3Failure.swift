@@ -34,6 +34,10 @@ public enum S3Failure {
             return HaulError(
                 .s3Auth, "cannot \(doing): \(endpoint) refused \(config.credentials) (\(said))",
                 hint: "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the key's permissions on bucket '\(bucket)'")
+        case (501, _), (_, "NotImplemented"):
+            return HaulError(
+                .s3Unsupported, "cannot \(doing): \(endpoint) does not implement this request (\(said))",
+                hint: "use an S3 store that implements it; see docs/guide-object-storage.md for what Haul needs")
         case (500...599, _), (_, "SlowDown"), (_, "InternalError"), (_, "RequestTimeout"), (_, "ServiceUnavailable"):
             return HaulError(.s3Unavailable, "cannot \(doing): \(endpoint) answered \(said)", transient: true)
         case (412, _), (_, "PreconditionFailed"):

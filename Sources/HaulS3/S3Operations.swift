@@ -8,9 +8,11 @@ extension S3Client {
         _ = try perform(S3Request("HEAD", config: config, bucket: bucket), doing: "reach bucket '\(bucket)'", bucket: bucket, attempts: 3)
     }
 
-    /// Starts a multipart upload of `key`. - Returns: its upload id.
-    public func createUpload(bucket: String, key: String, metadata: [String] = []) throws -> String {
-        let request = S3Request("POST", config: config, bucket: bucket, key: key, query: [("uploads", "")], headers: metadata)
+    /// Starts a multipart upload of `key`, whose object is stored with `contentType` (see
+    /// `S3ContentType`) and `metadata` header lines. - Returns: its upload id.
+    public func createUpload(bucket: String, key: String, contentType: String? = nil, metadata: [String] = []) throws -> String {
+        let request = S3Request(
+            "POST", config: config, bucket: bucket, key: key, query: [("uploads", "")], headers: [S3ContentType.header(contentType)] + metadata)
         let doing = "start an upload of s3://\(bucket)/\(key)"
         let response = try perform(request, doing: doing, bucket: bucket)
         guard let id = S3XML.value("UploadId", in: String(decoding: response.body, as: UTF8.self)), !id.isEmpty else {
@@ -103,9 +105,9 @@ extension S3Client {
     }
 
     /// Puts the `length` bytes of open file `fd` as object `key` in one request (`PutObject`),
-    /// with `metadata` header lines (`x-amz-meta-NAME: value`).
-    public func putObject(bucket: String, key: String, fd: Int32, length: Int64, metadata: [String] = []) throws {
-        let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: ["Content-Type: application/octet-stream"] + metadata)
+    /// with `contentType` (see `S3ContentType`) and `metadata` header lines (`x-amz-meta-NAME: value`).
+    public func putObject(bucket: String, key: String, fd: Int32, length: Int64, contentType: String? = nil, metadata: [String] = []) throws {
+        let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: [S3ContentType.header(contentType)] + metadata)
         let response = try send(request, body: .stream(ByteFeed(fd: fd), length: length))
         if let error = failure(response, doing: "put s3://\(bucket)/\(key)", bucket: bucket) { throw error }
     }

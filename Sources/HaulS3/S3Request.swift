@@ -15,7 +15,7 @@ public struct S3Request: Sendable, Equatable {
         self.headers = headers
         let path = key.map { "/" + Self.encode($0, keepSlash: true) } ?? "/"
         var base: String
-        if config.pathStyle {
+        if config.usesPathStyle(for: bucket) {
             base = config.endpoint + "/" + bucket + (key == nil ? "" : path)
         } else {
             let scheme = config.endpoint.hasPrefix("http://") ? "http://" : "https://"
@@ -48,16 +48,32 @@ public struct S3Request: Sendable, Equatable {
     }
 }
 
-/// S3's part rules: 5 MiB to 5 GiB per part (the last may be smaller), at most 10 000 parts.
+/// S3's part rules: 5 MiB to 5 GiB per part (the last may be smaller), at most 10 000 parts,
+/// objects of at most 5 TiB.
 public enum S3PartRules {
     public static let minimumPart: Int64 = 5 << 20
     public static let maximumPart: Int64 = 5 << 30
     public static let maximumParts: Int64 = 10_000
+    /// The largest object S3 stores.
+    public static let maximumObject: Int64 = 5 << 40
 
     /// The part size to cut a file of `size` bytes with when `requested` was asked for: at
     /// least the minimum, grown so that the file fits in 10 000 parts, at most the maximum.
     public static func partSize(fileSize size: Int64, requested: Int64) -> Int64 {
         let needed = (size + maximumParts - 1) / maximumParts
+        let mebibyte: Int64 = 1 << 20
+        let grown = (max(requested, minimumPart, needed) + mebibyte - 1) / mebibyte * mebibyte
+        return min(grown, maximumPart)
+    }
+
+    /// The size of every part after the first when a file of `size` bytes (at most
+    /// ``maximumObject``) starts with a part of `first` bytes (5 MiB to 5 GiB: the probe's own
+    /// range, already fixed) and `requested` was asked for: at least the minimum, in whole MiB,
+    /// grown so that the first part and the others make at most 10 000, at most the maximum.
+    /// (``partSize(fileSize:requested:)`` alone would let a short first part add a 10 001st.)
+    public static func partSize(fileSize size: Int64, first: Int64, requested: Int64) -> Int64 {
+        let rest = max(size - first, 0)
+        let needed = (rest + maximumParts - 2) / (maximumParts - 1)
         let mebibyte: Int64 = 1 << 20
         let grown = (max(requested, minimumPart, needed) + mebibyte - 1) / mebibyte * mebibyte
         return min(grown, maximumPart)

@@ -96,7 +96,7 @@ struct FinalizerStages {
     private func uploadObject(_ file: String, to target: String) throws {
         let result: String
         do {
-            result = try ObjectUpload.send(file, to: target) { shared.isStopping() || keeper.isLost }
+            result = try ObjectUpload.send(file, to: target, contentType: claim.info.contentType) { shared.isStopping() || keeper.isLost }
         } catch let error as HaulError {
             throw HaulError(error.code, "upload to \(target) failed: \(error.message)", hint: "\(claim.info.retryCommand) retries just the upload")
         }

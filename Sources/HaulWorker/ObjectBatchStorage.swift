@@ -105,6 +105,8 @@ final class ObjectPut: WholeFileSink {
     private let key: String
     /// The object as the batch's lookup saw it, which the request must still find; `nil`: it looks first.
     private let seen: S3Precondition?
+    /// The origin's `Content-Type`.
+    private let contentType: String?
     private var upload: PartStream?
     private var heldByte: UInt8?
 
@@ -113,11 +115,12 @@ final class ObjectPut: WholeFileSink {
         self.store = store
         self.leases = leases
         self.seen = seen
+        contentType = plan.contentType
         key = try store.key(for: plan.dest)
         if let size = plan.size, size > 0 {
             upload = try PartStream.putObject(
                 client: store.client, bucket: store.location.bucket, key: key, length: size, seen: seen,
-                sha256: ObjectPart.expectedSHA256(claim.info), metadata: ObjectSourceMark.metadata(for: claim.info.url))
+                sha256: ObjectPart.expectedSHA256(claim.info), contentType: contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
         }
     }
 
@@ -139,7 +142,7 @@ final class ObjectPut: WholeFileSink {
             try withUnsafeBytes(of: byte) { bytes in try upload?.write(bytes) { true } }
         } else {
             upload = try PartStream.putObject(
-                client: store.client, bucket: store.location.bucket, key: key, length: 0, seen: seen,
+                client: store.client, bucket: store.location.bucket, key: key, length: 0, seen: seen, contentType: contentType,
                 metadata: ObjectSourceMark.metadata(for: claim.info.url))
         }
     }

@@ -45,7 +45,7 @@ struct ObjectFinalizer {
         // The object's HEAD when a check below has asked for it already.
         var head: S3Client.ObjectHead?
         if parts.isEmpty {
-            try store.client.putObject(bucket: bucket, key: key, fd: -1, length: 0, metadata: ObjectSourceMark.metadata(for: claim.info.url))
+            try store.client.putObject(bucket: bucket, key: key, fd: -1, length: 0, contentType: claim.info.contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
         } else if let uploadID = claim.info.objectUploadID {
             let recorded = parts.compactMap { part in part.etag.map { (number: part.index + 1, etag: $0) } }
             guard recorded.count == parts.count else {

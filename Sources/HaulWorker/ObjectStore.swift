@@ -43,7 +43,8 @@ public struct ObjectStore: Sendable {
         return (try StorageRoot(scratch), ObjectStore(location: location, client: client))
     }
 
-    /// The segment ranges for S3: parts of 5 MiB to 5 GiB except the last, at most 10 000 of them.
+    /// The segment ranges for S3: parts of 5 MiB to 5 GiB except the last, at most 10 000 of them,
+    /// for a file of at most 5 TiB.
     /// - Parameter first: the length of the first part (its request is already streaming).
     /// - Throws: when the size is unknown or an origin without ranges sends more than one part may hold.
     static func fit(_ plan: TransferLeases.Plan, first: Int64, requested: Int64) throws -> TransferLeases.Plan {
@@ -52,9 +53,14 @@ public struct ObjectStore: Sendable {
             throw HaulError(.s3UnknownSize, "the origin does not say how large \(plan.dest) is, and an S3 upload needs sizes",
                             hint: "store it on a POSIX storage root instead")
         }
+        guard size <= S3PartRules.maximumObject else {
+            throw HaulError(.s3TooLarge, "\(plan.dest) is \(ByteSize.format(size)), larger than the 5 TiB an S3 object may hold",
+                            hint: "store it on a POSIX storage root instead")
+        }
         var fitted = plan
         if plan.acceptsRanges {
-            fitted.ranges = SegmentPlan(size: size, firstSegment: first, segmentSize: S3PartRules.partSize(fileSize: size, requested: requested)).ranges
+            let part = S3PartRules.partSize(fileSize: size, first: first, requested: requested)
+            fitted.ranges = SegmentPlan(size: size, firstSegment: first, segmentSize: part).ranges
         } else if size > S3PartRules.maximumPart {
             throw HaulError(.s3TooLarge, "\(plan.dest) is larger than 5 GiB and its origin cannot serve ranges, so it cannot be cut into S3 parts")
         }
@@ -110,7 +116,7 @@ enum ObjectPart {
         {
             return try PartStream.putObject(
                 client: store.client, bucket: store.location.bucket, key: key, length: length, sha256: expectedSHA256(segment.transfer),
-                metadata: ObjectSourceMark.metadata(for: segment.transfer.url))
+                contentType: segment.transfer.contentType, metadata: ObjectSourceMark.metadata(for: segment.transfer.url))
         }
         guard let uploadID = segment.transfer.objectUploadID, let length = segment.length else {
             throw HaulError(.s3NoUpload, "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
@@ -156,7 +162,8 @@ enum ObjectPlanning {
             try? store.client.abortUpload(bucket: store.location.bucket, key: claim.info.dest.flatMap { try? store.key(for: $0) } ?? key, uploadID: earlier)
         }
         guard !plan.ranges.isEmpty, plan.unknownLength || !isSingleRequest(size: plan.size) else { return true }
-        let uploadID = try store.client.createUpload(bucket: store.location.bucket, key: key, metadata: ObjectSourceMark.metadata(for: claim.info.url))
+        let uploadID = try store.client.createUpload(
+            bucket: store.location.bucket, key: key, contentType: plan.contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
         let recorded = try database.run { conn in
             try TransferLeases(conn, workerID: "").recordObjectUpload(claim, uploadID: uploadID)
         }

@@ -8,17 +8,18 @@ import HaulS3
 enum ObjectUpload {
     static let singleRequestLimit: Int64 = 64 << 20
 
-    /// Uploads `file` to `target`. - Returns: a line saying what was stored, for the transfer's record.
-    static func send(_ file: String, to target: String, shouldCancel: () -> Bool) throws -> String {
+    /// Uploads `file` to `target`, stored with `contentType` (the origin's; see `S3ContentType`).
+    /// - Returns: a line saying what was stored, for the transfer's record.
+    static func send(_ file: String, to target: String, contentType: String?, shouldCancel: () -> Bool) throws -> String {
         let location = try S3Location(parsing: target, what: "--upload-to")
         let name = file.lastSlashComponent.map(String.init) ?? "file"
         let key = location.path.isEmpty || location.path.endsWithSlash ? location.path + name : location.path
         let client = S3Client(config: try S3Config.fromEnvironment())
-        return try store(file, client: client, bucket: location.bucket, key: key, shouldCancel: shouldCancel)
+        return try store(file, client: client, bucket: location.bucket, key: key, contentType: contentType, shouldCancel: shouldCancel)
     }
 
     /// Stores `file` as object `key` of `bucket`. - Returns: a line saying what was stored.
-    static func store(_ file: String, client: S3Client, bucket: String, key: String, shouldCancel: () -> Bool) throws -> String {
+    static func store(_ file: String, client: S3Client, bucket: String, key: String, contentType: String?, shouldCancel: () -> Bool) throws -> String {
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw HaulError(.storage, "cannot open \(file) to upload it: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -26,11 +27,11 @@ enum ObjectUpload {
         fstat(fd, &attributes)
         let size = Int64(attributes.st_size)
         if size <= singleRequestLimit {
-            try retrying { lseek(fd, 0, SEEK_SET); try client.putObject(bucket: bucket, key: key, fd: fd, length: size) }
+            try retrying { lseek(fd, 0, SEEK_SET); try client.putObject(bucket: bucket, key: key, fd: fd, length: size, contentType: contentType) }
             return "stored s3://\(bucket)/\(key) (\(size) bytes)"
         }
         let partSize = S3PartRules.partSize(fileSize: size, requested: singleRequestLimit)
-        let uploadID = try client.createUpload(bucket: bucket, key: key)
+        let uploadID = try client.createUpload(bucket: bucket, key: key, contentType: contentType)
         do {
             var parts: [(number: Int, etag: String)] = []
             var offset: Int64 = 0

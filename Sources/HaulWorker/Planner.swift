@@ -203,8 +203,10 @@ struct Planner: LaneRole {
         case .notModified:
             throw HaulError(.`internal`, "a 304 answer reached planning")
         case .empty:
+            // A 416's type is its error page's, not the file's.
             return .init(
-                dest: dest, host: host, size: 0, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false, ranges: [],
+                dest: dest, host: host, size: 0, etag: etag, lastModified: lastModified, contentType: head.status == 416 ? nil : type,
+                acceptsRanges: false, ranges: [],
                 unknownLength: false)
         }
     }

@@ -22,10 +22,13 @@ extension WorkerShared {
     }
 
     /// The limits a plan of `info` must keep: the smaller of the transfer's and the worker's
-    /// `--max-file-size`, and the space free on the storage.
+    /// `--max-file-size`, and the space free on the storage. On S3 storage the file goes to the
+    /// bucket, whose space is not known (nor usually bounded), and the local scratch folder's
+    /// space bounds only a transfer to extract: its archive may be a zip, spooled there whole.
     func planLimits(for info: TransferInfo) -> PlanLimits {
         let limits = [info.options.maxFileSize, config.maxFileSize].compactMap { $0 }
-        let space = Self.space(config.storage.path)
+        let spooled = config.objectStore == nil || info.options.extract == true
+        let space = spooled ? Self.space(config.storage.path) : nil
         return PlanLimits(maxFileSize: limits.min(), freeSpace: space?.free, capacity: space?.capacity)
     }
 

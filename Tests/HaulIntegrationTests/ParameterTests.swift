@@ -98,6 +98,24 @@ struct SplitTests {
         #expect(try setup.query("SELECT count(*) AS n FROM segments WHERE transfer_id = $1", [id]).first?.int("n") == 4)
     }
 
+    @Test("an S3 transfer's segments are never split: each is one part, planned within 10 000 parts of at least 5 MiB")
+    func s3PartsNotSplit() throws {
+        let mib = Self.mib
+        let (_, setup, id) = try Self.downloading("s3.bin", size: 2 * 64 * mib)
+        try setup.query("UPDATE transfers SET layout = 's3', object_upload_id = 'upload-1' WHERE id = $1", [id])
+        try setup.query(
+            """
+            INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length, state, lease_token, lease_expires_at, worker_id, rate)
+            SELECT $1, 0, i, '127.0.0.1:9', i * $2, $2, 'running', gen_random_uuid(), now() + interval '1 hour', 'fetcher', 1048576
+            FROM generate_series(0, 1) AS i
+            """, [id, 64 * mib])
+        #expect(try !SegmentLeases(setup, workerID: "idle").splitStraggler(minimumPiece: mib))
+        #expect(try setup.query("SELECT count(*) AS n FROM segments WHERE transfer_id = $1", [id]).first?.int("n") == 2)
+        // The same segments of a POSIX transfer are split.
+        try setup.query("UPDATE transfers SET layout = 'inplace', object_upload_id = NULL WHERE id = $1", [id])
+        #expect(try SegmentLeases(setup, workerID: "idle").splitStraggler(minimumPiece: mib))
+    }
+
     @Test("a segment is split only once its checkpoints recorded its rate, and never into pieces its rate fetches in less than the minimum time")
     func splitsNeedARate() throws {
         let mib = Self.mib

@@ -70,3 +70,43 @@ struct S3PutTests {
         return ByteFeed(fd: fds[0])
     }
 }
+
+@Suite("S3 content types")
+struct S3ContentTypeValueTests {
+    @Test("the origin's Content-Type is kept when it is a plain header value, else application/octet-stream")
+    func values() {
+        #expect(S3ContentType.value("video/mp4") == "video/mp4")
+        #expect(S3ContentType.value("  text/plain;\t charset=utf-8 ") == "text/plain; charset=utf-8")
+        #expect(S3ContentType.value(nil) == "application/octet-stream")
+        #expect(S3ContentType.value("") == "application/octet-stream")
+        #expect(S3ContentType.value("text/plain\u{7}") == "application/octet-stream")
+        #expect(S3ContentType.value("täxt/plain") == "application/octet-stream")
+        #expect(S3ContentType.value(String(repeating: "a", count: 257)) == "application/octet-stream")
+        #expect(S3ContentType.header(nil) == "Content-Type: application/octet-stream")
+    }
+}
+
+@Suite("S3 stores without optional features")
+struct S3SupportTests {
+    @Test("a 501 to a PutObject with a conditional header drops conditional writes first, then checksums")
+    func refusals() {
+        #expect(S3Support.refused(status: 501, code: "NotImplemented", sentPrecondition: true, sentChecksum: true) == .conditionalWrites)
+        #expect(S3Support.refused(status: 501, code: nil, sentPrecondition: false, sentChecksum: true) == .checksums)
+        #expect(S3Support.refused(status: 400, code: "NotImplemented", sentPrecondition: false, sentChecksum: true) == .checksums)
+        #expect(S3Support.refused(status: 501, code: "NotImplemented", sentPrecondition: false, sentChecksum: false) == nil)
+        #expect(S3Support.refused(status: 503, code: "SlowDown", sentPrecondition: true, sentChecksum: true) == nil)
+        let support = S3Support()
+        #expect(support.supports(.conditionalWrites) && support.supports(.checksums))
+        #expect(support.drop(.conditionalWrites))
+        #expect(!support.drop(.conditionalWrites), "recorded once")
+        #expect(!support.supports(.conditionalWrites) && support.supports(.checksums))
+    }
+
+    @Test("any other 501 NotImplemented is permanent, not retried as an unavailable store")
+    func permanent() {
+        let config = S3Config(endpoint: "http://127.0.0.1:8333", region: "us-east-1", credentials: S3Credentials(accessKeyID: "AK", secretAccessKey: "s"))
+        let error = S3Failure.error(status: 501, code: "NotImplemented", message: nil, bucketRegion: nil, doing: "x", bucket: "b", config: config)
+        #expect(error.code == .s3Unsupported && !error.isTransient)
+        #expect(S3Failure.error(status: 503, code: nil, message: nil, bucketRegion: nil, doing: "x", bucket: "b", config: config).isTransient)
+    }
+}

@@ -18,6 +18,32 @@ struct S3RequestTests {
         #expect(S3Request("GET", config: forced, bucket: "b1b", key: "k").url == "https://b1b.minio.example/k")
     }
 
+    @Test("bucket names of older AWS buckets and GCS are accepted; the rest of the rules hold")
+    func bucketNames() throws {
+        for name in ["My_Bucket", "UPPER", "a_b", "dots.in.name", String(repeating: "b", count: 255), "9lives"] {
+            #expect(try S3Location(parsing: "s3://\(name)/k", what: "-o").bucket == name)
+        }
+        for name in ["ab", "-dash", ".dot", "sp ace", "ünï", "a+b", String(repeating: "b", count: 256)] {
+            #expect(throws: HaulError.self, "\(name)") { try S3Location(parsing: "s3://\(name)/k", what: "-o") }
+        }
+    }
+
+    @Test("virtual-hosted only for names that are host labels, never for dotted names over HTTPS, as the SDKs do")
+    func addressing() {
+        let credentials = local.credentials
+        let virtualHTTP = S3Config(endpoint: "http://minio.example", region: "r", pathStyle: false, credentials: credentials)
+        for name in ["data", "a-b-c", "x1y"] { #expect(!aws.usesPathStyle(for: name), "\(name)") }
+        for name in ["My_Bucket", "a_b", "UPPER", "dots.in.name", "a..b", "a.-b", String(repeating: "b", count: 64)] {
+            #expect(aws.usesPathStyle(for: name), "\(name)")
+        }
+        #expect(!virtualHTTP.usesPathStyle(for: "dots.in.name"))
+        #expect(virtualHTTP.usesPathStyle(for: "Upper"))
+        #expect(local.usesPathStyle(for: "data"))
+        #expect(S3Request("GET", config: aws, bucket: "logs.example.com", key: "k").url == "https://s3.eu-west-1.amazonaws.com/logs.example.com/k")
+        #expect(S3Request("GET", config: aws, bucket: "Old_Bucket", key: "k").url == "https://s3.eu-west-1.amazonaws.com/Old_Bucket/k")
+        #expect(S3Request("GET", config: virtualHTTP, bucket: "logs.example.com", key: "k").url == "http://logs.example.com.minio.example/k")
+    }
+
     @Test("s3:// locations: bucket rules, prefixes, unknown schemes refused as usage errors")
     func locations() throws {
         let location = try S3Location(parsing: "s3://my-bucket/some/prefix/", what: "--storage")

@@ -43,6 +43,7 @@ Quirks of real servers (not counted as faults; heal keeps them):
 
     validators=LIST          which validators to send: etag,last-modified (default), last-modified, none
     ignore_if_range=1        answer a range with 206 whatever If-Range says (many origins and caches do)
+    type=TYPE                the Content-Type of the file (default application/octet-stream; none: no header)
     bare_416=1               an unsatisfiable range gets a bare 416, no Content-Range (e.g. the
                              answer of some servers for any range of an empty file)
 """
@@ -287,6 +288,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(416)
             if "bare_416" not in resource.params:
                 self.send_header("Content-Range", "bytes */%d" % size)
+            self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
@@ -309,7 +311,9 @@ class Handler(BaseHTTPRequestHandler):
         entry["length"] = length
 
         self.send_response(status)
-        self.send_header("Content-Type", "application/octet-stream")
+        content_type = resource.params.get("type", "application/octet-stream")
+        if content_type != "none":
+            self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(length))
         self.send_header("Accept-Ranges", "bytes")
         validators = resource.params.get("validators", "etag,last-modified").split(",")

@@ -2,9 +2,12 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// A fresh bucket on the test SeaweedFS, checked with boto3 (`S3/s3check.py`), never with Haul.
+/// A fresh bucket on the test SeaweedFS (or on another store, e.g. `MotoS3`), checked with
+/// boto3 (`S3/s3check.py`), never with Haul.
 struct S3Bucket {
     let name: String
+    /// The store's endpoint.
+    let endpoint: String
 
     /// The environment a `haul` process needs to reach the test S3 service.
     static var environment: [String: String] {
@@ -14,10 +17,20 @@ struct S3Bucket {
         ]
     }
 
-    /// Creates a bucket named after `label` (plus a random tail).
-    init(_ label: String) throws {
+    /// The environment a `haul` process needs to reach this bucket's store.
+    var storeEnvironment: [String: String] { Self.environment.merging(["AWS_ENDPOINT_URL": endpoint]) { $1 } }
+
+    /// Creates a bucket named after `label` (plus a random tail) on the store at `endpoint`
+    /// (default: the test SeaweedFS).
+    init(_ label: String, endpoint: String? = nil) throws {
         name = "haul-\(label)-\(UUID().uuidString.prefix(8).lowercased())"
-        _ = try Self.check(["mkbucket", name])
+        self.endpoint = endpoint ?? Harness.required("HAUL_TEST_S3_ENDPOINT")
+        _ = try check(["mkbucket", name])
+    }
+
+    /// The object's `Content-Type`, `nil` if there is no such object.
+    func contentType(_ key: String) throws -> String? {
+        try check(["type", name, key]) as? String
     }
 
     /// Size and sha256 of `key`, `nil` if there is no such object.
@@ -27,7 +40,7 @@ struct S3Bucket {
 
     /// What the store holds under `key`, `nil` if there is no such object.
     func stored(_ key: String) throws -> Stored? {
-        guard let found = try Self.check(["stat", name, key]) as? [String: Any] else { return nil }
+        guard let found = try check(["stat", name, key]) as? [String: Any] else { return nil }
         return Stored(
             size: found["size"] as? Int ?? -1, sha256: found["sha256"] as? String ?? "", etag: found["etag"] as? String ?? "",
             md5: found["md5"] as? String ?? "")
@@ -45,23 +58,23 @@ struct S3Bucket {
 
     /// Stores `text` under `key` (as another writer would).
     func put(_ key: String, _ text: String) throws {
-        _ = try Self.check(["put", name, key, text])
+        _ = try check(["put", name, key, text])
     }
 
     /// Puts random bytes of the same size over object `key` (a stranger's object, same size).
     func scramble(_ key: String) throws {
-        _ = try Self.check(["scramble", name, key])
+        _ = try check(["scramble", name, key])
     }
 
     /// The multipart uploads still open in the bucket.
     func openUploads() throws -> [String] {
-        ((try Self.check(["uploads", name]) as? [[String: Any]]) ?? []).compactMap { $0["key"] as? String }
+        ((try check(["uploads", name]) as? [[String: Any]]) ?? []).compactMap { $0["key"] as? String }
     }
 
     /// Starts a multipart upload of `key` that nothing owns (an orphan). - Returns: its upload id.
     @discardableResult
     func startUpload(_ key: String) throws -> String {
-        guard let id = try Self.check(["start", name, key]) as? String else { throw TestFailure("s3check start \(key) printed no upload id") }
+        guard let id = try check(["start", name, key]) as? String else { throw TestFailure("s3check start \(key) printed no upload id") }
         return id
     }
 
@@ -69,18 +82,18 @@ struct S3Bucket {
     /// - Returns: how many there were.
     @discardableResult
     func abortUploads(_ key: String) throws -> Int {
-        try Self.check(["abort", name, key]) as? Int ?? 0
+        try check(["abort", name, key]) as? Int ?? 0
     }
 
     /// The keys under `prefix`.
     func keys(_ prefix: String = "") throws -> [String] {
-        (try Self.check(["keys", name, prefix]) as? [String]) ?? []
+        (try check(["keys", name, prefix]) as? [String]) ?? []
     }
 
-    private static func check(_ arguments: [String]) throws -> Any? {
+    private func check(_ arguments: [String]) throws -> Any? {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("s3check.py").path
         let python = Harness.environment["HAUL_TEST_PYTHON"] ?? "python3"
-        let result = try Run.program(python, [script] + arguments, environment: [:], timeout: 120)
+        let result = try Run.program(python, [script] + arguments, environment: ["HAUL_TEST_S3_ENDPOINT": endpoint], timeout: 120)
         guard result.status == 0 else { throw TestFailure("s3check \(arguments.joined(separator: " ")) failed: \(result.stderr)") }
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8), options: [.fragmentsAllowed])
     }

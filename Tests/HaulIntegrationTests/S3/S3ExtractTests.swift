@@ -120,6 +120,9 @@ struct S3ExtractTests {
         #expect(try bucket.keys("t/out/") == ["t/out/big.bin", "t/out/sub/small.bin"])
         #expect(try bucket.object("t/out/big.bin")?.sha256 == sums["big"])
         #expect(try bucket.object("t/out/sub/small.bin")?.sha256 == sums["small"])
+        // Entries have no type of their own: application/octet-stream, also the one stored in parts.
+        #expect(try bucket.contentType("t/out/big.bin") == "application/octet-stream")
+        #expect(try bucket.contentType("t/out/sub/small.bin") == "application/octet-stream")
         // No name in the gzip header: the object's own name less .gz (not the worker's spool file's name).
         let gz = try Self.get(folder, "lone.bin.gz", bucket: bucket, dest: "g/lone.bin.gz", to: "out", database: database)
         #expect(gz.status == 0, "\(gz.stderr)")

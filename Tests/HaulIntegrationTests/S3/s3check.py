@@ -1,6 +1,6 @@
 """The tests' independent S3 client (boto3), against the test SeaweedFS.
 
-Usage: s3check.py mkbucket NAME | stat BUCKET KEY | uploads BUCKET | keys BUCKET PREFIX | start BUCKET KEY | put BUCKET KEY TEXT
+Usage: s3check.py mkbucket NAME | stat BUCKET KEY | type BUCKET KEY (its Content-Type) | uploads BUCKET | keys BUCKET PREFIX | start BUCKET KEY | put BUCKET KEY TEXT
        | scramble BUCKET KEY (puts random bytes of the object's size over it)
 Prints JSON on stdout. Reads HAUL_TEST_S3_ENDPOINT, HAUL_TEST_S3_KEY, HAUL_TEST_S3_SECRET.
 """
@@ -41,6 +41,14 @@ def main(command, *args):
                 size += len(chunk)
             # A single PutObject's ETag is the body's MD5; a multipart object's is not (it ends in -N).
             result = {"size": size, "sha256": digest.hexdigest(), "etag": found["ETag"].strip('"'), "md5": md5.hexdigest()}
+    elif command == "type":
+        try:
+            result = s3.head_object(Bucket=args[0], Key=args[1])["ContentType"]
+        except ClientError as error:
+            if error.response["Error"]["Code"] in ("NoSuchKey", "404"):
+                result = None
+            else:
+                raise
     elif command == "uploads":
         result = [{"key": u["Key"], "id": u["UploadId"]} for u in s3.list_multipart_uploads(Bucket=args[0]).get("Uploads", [])]
     elif command == "start":
