@@ -138,13 +138,26 @@ extension TransferStore {
             """, [ids])
     }
 
+    /// A transfer that never started (pending, or paused while pending, never claimed, never
+    /// started over, no segment, no upload) has no partial file or upload anywhere: canceling
+    /// it is final at once, with nothing for a worker to clean up. Other canceled transfers are
+    /// cleaned up by a worker first (`cleanup_pending`).
+    static let neverStarted = """
+        coalesce(paused_from, state) = 'pending' AND generation = 0 AND attempts = 0 AND object_upload_id IS NULL
+        AND NOT EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = transfers.id)
+        """
+
     /// The UPDATEs of an action on rows already locked and judged allowed.
     private func write(_ action: OperatorAction, ids: [Int64], restart: [Int64]) throws {
         switch action {
         case .cancel:
             guard !ids.isEmpty else { return }
             try db.query(
-                "UPDATE transfers SET state = 'canceled', cleanup_pending = true, lease_token = NULL, finished_at = now(), updated_at = now(), error = NULL, error_code = NULL WHERE id = ANY($1::bigint[])",
+                """
+                UPDATE transfers SET state = 'canceled', cleanup_pending = NOT (\(Self.neverStarted)), lease_token = NULL, finished_at = now(),
+                       updated_at = now(), error = NULL, error_code = NULL
+                WHERE id = ANY($1::bigint[])
+                """,
                 [ids])
             try db.query(
                 "UPDATE segments SET state = 'failed', last_error = 'canceled', lease_token = NULL, updated_at = now() WHERE transfer_id = ANY($1::bigint[]) AND state IN ('queued','running')",

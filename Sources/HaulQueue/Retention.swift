@@ -44,6 +44,15 @@ public enum Retention {
         try db.query("SELECT count(*) AS n FROM transfers WHERE " + prunableSQL, [seconds, states.filter(\.isFinal).map(\.rawValue)]).first?.int("n") ?? 0
     }
 
+    /// How many canceled transfers old enough to prune are kept because a worker has not yet
+    /// removed their partial data (a running worker does it within a few heartbeats).
+    public static func countAwaitingCleanup(_ db: PostgresConnection, olderThan seconds: Double, states: [TransferState] = prunableStates) throws -> Int {
+        try db.query(
+            "SELECT count(*) AS n FROM transfers WHERE state = ANY($2::text[]) AND cleanup_pending AND finished_at <= now() - make_interval(secs => $1)",
+            [seconds, states.filter(\.isFinal).map(\.rawValue)]
+        ).first?.int("n") ?? 0
+    }
+
     /// `$1` age in seconds, `$2` the states.
     private static let prunableSQL =
         "state = ANY($2::text[]) AND NOT cleanup_pending AND finished_at <= now() - make_interval(secs => $1)"

@@ -78,6 +78,30 @@ struct BulkOperatorTests {
         #expect(try Self.states(database) == "canceled,canceled,canceled,canceled,canceled,canceled")
     }
 
+    @Test("canceling thousands of transfers that never started is final at once: nothing left to clean up, prune takes them all")
+    func cancelNeverStarted() throws {
+        let database = try TestDatabase()
+        let path = Harness.temporaryDirectory("bulk-cancel") + "/manifest.txt"
+        try (1...3000).map { "http://127.0.0.1:9/c\($0).bin" }.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try Run.haul(["enqueue", "--manifest", path, "--batch", "never"], database: database.url).status == 0)
+        // One transfer of the batch was planned (a partial file may exist): it waits for a worker's cleanup.
+        _ = try Run.psql(
+            database.url,
+            """
+            UPDATE transfers SET state = 'downloading', size = 10, dest = coalesce(dest, 'c1.bin') WHERE id = 1;
+            INSERT INTO segments (transfer_id, generation, idx, byte_offset, length, host) SELECT id, 0, 0, 0, 10, host FROM transfers WHERE id = 1;
+            """)
+        let canceled = try Run.haul(["cancel", "--batch", "never", "--yes"], database: database.url)
+        #expect(canceled.status == 0, "\(canceled.stderr)")
+        #expect(try database.scalar("SELECT count(*) FROM transfers WHERE state = 'canceled'") == "3000")
+        #expect(try database.scalar("SELECT string_agg(id::text, ',') FROM transfers WHERE cleanup_pending") == "1", "only the started one awaits a cleanup")
+        let pruned = try Run.haul(["prune", "--older-than", "0s"], database: database.url)
+        #expect(pruned.stdout.contains("deleted 2999 finished transfers"), "\(pruned.stdout)")
+        #expect(pruned.stdout.contains("kept 1 canceled transfer whose partial data a worker has not removed yet"), "\(pruned.stdout)")
+        let json = try Run.haul(["prune", "--older-than", "0s", "--json"], database: database.url)
+        #expect(json.stdout.contains("\"skipped_awaiting_cleanup\":1"), "\(json.stdout)")
+    }
+
     @Test("list --batch and --host; host-limit unset; prune --dry-run, --state and --older-than 0s")
     func listHostLimitPrune() throws {
         let database = try Self.seeded()

@@ -123,7 +123,8 @@ enum PruneCommand: Command {
         Deletes done, failed and canceled transfers that finished more than DURATION
         ago (e.g. 7d, 1h30m; 0s for all of them), with their segments, and batches left
         empty. Files on storage are not touched. Workers also prune by themselves with
-        HAUL_RETENTION (default 7d).
+        HAUL_RETENTION (default 7d). A canceled transfer whose partial data a worker has
+        not removed yet is kept, and counted in a line of its own.
           --state STATE   only transfers in this final state (repeatable; default all three)
           --dry-run       count what would be deleted, delete nothing
         """
@@ -150,11 +151,16 @@ enum PruneCommand: Command {
             dryRun
             ? try Retention.countPrunable(session.connection, olderThan: age, states: states)
             : try Retention.prune(session.connection, olderThan: age, states: states)
+        let waiting = try Retention.countAwaitingCleanup(session.connection, olderThan: age, states: states)
         if arguments.has("--json") {
-            Output.json([dryRun ? "would_delete" : "deleted": count])
+            Output.json([dryRun ? "would_delete" : "deleted": count, "skipped_awaiting_cleanup": waiting])
         } else {
             Output.line(
                 "\(dryRun ? "would delete" : "deleted") \(count) finished transfer\(count == 1 ? "" : "s") (\(states.map(\.rawValue).joined(separator: ", ")))")
+            if waiting > 0 {
+                Output.line(
+                    "kept \(waiting) canceled transfer\(waiting == 1 ? "" : "s") whose partial data a worker has not removed yet; a running worker does within a minute, then prune again")
+            }
         }
         return ExitCode.success
     }
