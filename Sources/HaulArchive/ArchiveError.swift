@@ -1,6 +1,5 @@
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// The error kinds the archive module throws.
 extension HaulError.Code {

@@ -1,6 +1,5 @@
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// The archive file being written, through a 1 MiB buffer; owned by the writing thread.
 final class ArchiveOutput {

@@ -1,7 +1,6 @@
 import CZlib
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// Deflated entry data waiting to be appended to the archive: in memory while small, else in an unlinked
 /// temporary file next to the archive. Ownership passes from the compressing thread to the writing thread.

@@ -1,6 +1,5 @@
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// Where an extraction puts its entries: the staging directory of `Extractor.extract(archive:to:)` on
 /// local disk, or any other store through `Extractor.extract(archive:into:limits:)` (an S3 bucket).

@@ -1,6 +1,5 @@
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// Extracts a single gzip file (all members concatenated) as one file in the sink.
 enum GzipExtraction {

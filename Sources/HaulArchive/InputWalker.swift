@@ -1,6 +1,5 @@
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// One thing to put in a zip, found on disk.
 struct WriteEntry: Sendable {

@@ -1,7 +1,6 @@
 import CLinux
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// A fresh directory next to the destination that receives everything, renamed into place only on success.
 ///

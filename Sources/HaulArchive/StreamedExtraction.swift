@@ -1,6 +1,5 @@
-import HaulCore
-
 import Glibc
+import HaulCore
 
 extension Extractor {
     /// How the archive of `extract(stream:…)` was read.

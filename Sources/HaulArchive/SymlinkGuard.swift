@@ -1,7 +1,6 @@
 import CLinux
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// Creates symlinks after everything else, each only once its target, resolved on disk, stays inside the root.
 enum SymlinkGuard {

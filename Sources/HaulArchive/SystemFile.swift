@@ -1,6 +1,5 @@
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// An open file descriptor read with `pread`, so several threads may read it at once.
 final class InputFile: Sendable {

@@ -1,6 +1,5 @@
-import HaulCore
-
 import Glibc
+import HaulCore
 
 extension TarExtraction {
     /// Writes a GNU sparse entry as the real file: each stored chunk at its offset, holes left as

@@ -1,6 +1,5 @@
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// Streams a tar archive (ustar, pax, GNU long names, GNU sparse files) into a sink in one pass.
 ///

@@ -1,6 +1,5 @@
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// Appends entries in order to an `ArchiveOutput` while worker threads deflate the next files ahead.
 struct ZipArchiveBuilder {

@@ -1,8 +1,7 @@
 import Dispatch
+import Glibc
 import HaulCore
 import Synchronization
-
-import Glibc
 
 /// Writes a validated zip catalog into a sink: directories first, then files on parallel threads
 /// (largest first), then symlinks one by one after checking where they resolve.

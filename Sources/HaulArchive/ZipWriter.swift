@@ -1,7 +1,6 @@
 import CLinux
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// How `ZipWriter` compresses file data.
 public struct ZipWriteOptions: Sendable, Equatable {

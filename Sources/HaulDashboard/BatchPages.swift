@@ -14,8 +14,14 @@ enum BatchPages {
         }.joined(separator: " · ")
         let size = max(summary.bytesKnown, summary.bytesDone)
         let facts: [(String, String)] = [
-            ("Transfers", "<progress max=\"\(max(1, summary.total))\" value=\"\(done)\"></progress> <span data-field=\"done\">\(done)</span> of \(summary.total) done"),
-            ("Bytes", "<progress max=\"\(max(1, size))\" value=\"\(summary.bytesDone)\"></progress> \(ByteSize.format(summary.bytesDone)) of \(ByteSize.format(size)) known"),
+            (
+                "Transfers",
+                "<progress max=\"\(max(1, summary.total))\" value=\"\(done)\"></progress> <span data-field=\"done\">\(done)</span> of \(summary.total) done"
+            ),
+            (
+                "Bytes",
+                "<progress max=\"\(max(1, size))\" value=\"\(summary.bytesDone)\"></progress> \(ByteSize.format(summary.bytesDone)) of \(ByteSize.format(size)) known"
+            ),
             ("Rate", summary.rate.map { "\(ByteSize.format(Int64($0)))/s (while any of its transfers ran)" } ?? "—"),
             ("States", counts.isEmpty ? "—" : counts),
         ]

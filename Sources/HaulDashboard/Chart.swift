@@ -72,14 +72,20 @@ enum Chart {
             for ago in stride(from: 0, through: minutes - 1, by: 15) {
                 let x = left + Double(minutes - 1 - ago) * (right - left) / Double(minutes - 1)
                 parts.append(String(format: "<line class=\"tick\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"></line>", x, bottom, x, bottom + 4))
-                parts.append(String(format: "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">", x, bottom + 17) + (ago == 0 ? "now" : "−\(ago) min") + "</text>")
+                parts.append(
+                    String(format: "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">", x, bottom + 17) + (ago == 0 ? "now" : "−\(ago) min") + "</text>")
             }
         }
         parts.append(String(format: "<line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"></line>", left, top, left, bottom))
         parts.append(String(format: "<line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"></line>", left, bottom, right, bottom))
-        parts.append(String(format: "<text class=\"axis-title\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">minutes ago (1 point a minute)</text>", (left + right) / 2, height - 4))
         parts.append(
-            String(format: "<text class=\"axis-title\" x=\"14\" y=\"%.0f\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.0f)\">", (top + bottom) / 2, (top + bottom) / 2)
+            String(
+                format: "<text class=\"axis-title\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">minutes ago (1 point a minute)</text>", (left + right) / 2,
+                height - 4))
+        parts.append(
+            String(
+                format: "<text class=\"axis-title\" x=\"14\" y=\"%.0f\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.0f)\">", (top + bottom) / 2,
+                (top + bottom) / 2)
                 + "\(unit.rawValue)</text>")
         for (index, line) in series.enumerated() {
             let attribute = series.count == 1 ? " data-chart=\"\(e(kind))\"" : " data-series=\"\(e(line.name))\""
@@ -102,8 +108,10 @@ enum Chart {
         let perSecond = samples.map { Double($0.bytes) / 60 }
         let peak = perSecond.max() ?? 0
         let latest = perSecond.dropLast().last ?? 0
-        return svg("bytes per second, per minute, over the last hour", kind: "throughput", unit: .bytesPerSecond, series: [Series(name: "fleet", values: perSecond)])
-            .replacingOccurrences(of: "</figure>", with: "") + """
+        return svg(
+            "bytes per second, per minute, over the last hour", kind: "throughput", unit: .bytesPerSecond, series: [Series(name: "fleet", values: perSecond)]
+        )
+        .replacingOccurrences(of: "</figure>", with: "") + """
             <figcaption>peak <span data-chart-peak>\(ByteSize.format(Int64(peak)))/s</span> · last full minute \
             <span data-chart-last>\(ByteSize.format(Int64(latest)))/s</span> · 60 min</figcaption></figure>
             """

@@ -276,7 +276,9 @@ public final class Dashboard: Sendable {
     /// The most transfers one bulk action names (a page shows at most `maxPerPage`).
     static let maxBulk = 1000
 
-    private static let notFound = HaulError(.notFound, "no such action", hint: "POST /api/transfers/ID/ACTION, /api/bulk/ACTION (ids=…), /api/batches/NAME/ACTION or /api/hosts/HOST/limit|pause|resume")
+    private static let notFound = HaulError(
+        .notFound, "no such action",
+        hint: "POST /api/transfers/ID/ACTION, /api/bulk/ACTION (ids=…), /api/batches/NAME/ACTION or /api/hosts/HOST/limit|pause|resume")
 
     /// A path on this server (`/…`, never `//host…`) to send a form's browser back to, or nil.
     ///

@@ -30,7 +30,8 @@ enum Pages {
             if view.readOnly {
                 nav += "<span class=\"badge\">read-only</span>"
             } else if let csrf = view.csrf {
-                nav += "<form method=\"post\" action=\"/logout\" class=\"logout\"><input type=\"hidden\" name=\"csrf\" value=\"\(e(csrf))\"><input type=\"hidden\" name=\"return\" value=\"/login\"><button type=\"submit\">Log out</button></form>"
+                nav +=
+                    "<form method=\"post\" action=\"/logout\" class=\"logout\"><input type=\"hidden\" name=\"csrf\" value=\"\(e(csrf))\"><input type=\"hidden\" name=\"return\" value=\"/login\"><button type=\"submit\">Log out</button></form>"
             }
         }
         return head + """
@@ -78,7 +79,8 @@ enum Pages {
     static func overview(_ overview: Reader.Overview, view: PageContext) -> String {
         let states = TransferState.allCases.map { state in
             let count = overview.counts[state] ?? 0
-            return "<a class=\"tile state-\(state.rawValue)\" href=\"/transfers?state=\(state.rawValue)\"><span data-count=\"\(state.rawValue)\">\(count)</span> \(state.rawValue)</a>"
+            return
+                "<a class=\"tile state-\(state.rawValue)\" href=\"/transfers?state=\(state.rawValue)\"><span data-count=\"\(state.rawValue)\">\(count)</span> \(state.rawValue)</a>"
         }.joined()
         let failures = overview.failures.isEmpty ? "<p class=\"muted\">No failed transfers.</p>" : failureTable(overview.failures, link: nil)
         let alive = overview.workers.filter { $0.state == "alive" }
@@ -164,7 +166,8 @@ enum Pages {
         layout(
             "Workers", current: "/workers", view: view,
             "<h1>Workers</h1><p><a href=\"/workers?all=1\">Include stopped workers</a></p>" + workerTable(workers)
-                + "<h2>Bytes per second per worker, last hour</h2>" + Chart.throughputBy("bytes per second per worker over the last hour", kind: "workers", throughput))
+                + "<h2>Bytes per second per worker, last hour</h2>"
+                + Chart.throughputBy("bytes per second per worker over the last hour", kind: "workers", throughput))
     }
 
     static func hosts(_ hosts: [FleetView.HostLoad], throughput: [(name: String, bytes: [Int64])], view: PageContext) -> String {

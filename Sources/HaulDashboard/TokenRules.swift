@@ -41,7 +41,8 @@ public enum TokenRules {
             return "--token-file '\(path)' is in folder '\(folderPath)' of user \(folder.uid), who could replace it; \(fix)"
         }
         if folder.mode & 0o022 != 0 && folder.mode & 0o1000 == 0 {
-            return "--token-file '\(path)' is in folder '\(folderPath)' that other users can write (mode \(octal(folder.mode))), so they could replace it; \(fix)"
+            return
+                "--token-file '\(path)' is in folder '\(folderPath)' that other users can write (mode \(octal(folder.mode))), so they could replace it; \(fix)"
         }
         return nil
     }

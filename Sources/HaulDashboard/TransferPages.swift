@@ -163,7 +163,10 @@ enum TransferPages {
             ("Progress", progress(status)), ("Rate", "<span data-field=\"rate\">\(rate(status))</span>"),
             ("ETA", "<span data-field=\"eta\">\(eta(status).map(formatSeconds) ?? "")</span>"),
             ("Attempts", "<span data-field=\"attempts\">\(status.attempts)</span>"),
-            ("Error", "<span class=\"err wrap\" data-field=\"error\">\(e(status.error ?? ""))</span>\(status.errorCode.map { " <code>\(e($0))</code>" } ?? "")"),
+            (
+                "Error",
+                "<span class=\"err wrap\" data-field=\"error\">\(e(status.error ?? ""))</span>\(status.errorCode.map { " <code>\(e($0))</code>" } ?? "")"
+            ),
             ("ETag", e(status.etag ?? "—")), ("Last-Modified", e(status.lastModified ?? "—")),
             ("Expected digest", "<code class=\"wrap\">\(e(status.expectedDigest ?? "—"))</code>"),
             ("Digest", "<code class=\"wrap\">\(e(status.computedDigest ?? "—"))</code>"),

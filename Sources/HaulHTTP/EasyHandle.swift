@@ -1,6 +1,6 @@
 import CCurl
-import HaulCore
 import Foundation
+import HaulCore
 
 /// One libcurl easy handle and what it needs while a request runs: the request's header list,
 /// its error buffer and the callbacks' context. `HTTPClient` runs it with `curl_easy_perform`,
@@ -207,7 +207,8 @@ private let openSocketCallback: haul_opensocket_callback = { userdata, _, addres
     if count > 0, let why = context.addressPolicy.refusal(Array(bytes.prefix(count))) {
         context.addressRefusal = HaulError(
             .addressRefused, "the address policy refused to connect: \(why)",
-            hint: "haul runs with --deny-private-addresses (or HAUL_DENY_PRIVATE_ADDRESSES=1); add the network with --allow-network if it is meant to be reached")
+            hint:
+                "haul runs with --deny-private-addresses (or HAUL_DENY_PRIVATE_ADDRESSES=1); add the network with --allow-network if it is meant to be reached")
         return haul_socket_bad()
     }
     return socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)

@@ -34,7 +34,9 @@ public struct BodyLimit: Sendable, Equatable {
             ? HaulError(
                 .storageFull, "not enough free space: the origin's answer is larger than the \(ByteSize.format(bytes)) free on the storage",
                 hint: "free space on the storage root", transient: true)
-            : HaulError(.tooLarge, "the origin's answer is larger than the maximum file size of \(bytes) bytes", hint: "raise --max-file-size if the file is really wanted")
+            : HaulError(
+                .tooLarge, "the origin's answer is larger than the maximum file size of \(bytes) bytes",
+                hint: "raise --max-file-size if the file is really wanted")
     }
 }
 

@@ -1,8 +1,7 @@
 import CMicroHTTPD
+import Glibc
 import HaulCore
 import Synchronization
-
-import Glibc
 
 /// One HTTP request as the embedded server hands it to its handler, complete with its body.
 public struct HTTPRequest: Sendable {

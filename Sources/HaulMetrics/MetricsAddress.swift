@@ -1,6 +1,5 @@
-import HaulCore
-
 import Glibc
+import HaulCore
 
 /// Where the metrics endpoint listens: a `--metrics-addr` value parsed and checked.
 ///

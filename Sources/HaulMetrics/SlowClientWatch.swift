@@ -1,7 +1,6 @@
 import CMicroHTTPD
-import Synchronization
-
 import Glibc
+import Synchronization
 
 /// Carries out a `ConnectionGuard` for one `HTTPServer`: libmicrohttpd reports each
 /// connection's events (on its own threads), a sweeper thread closes the connections that

@@ -32,8 +32,10 @@ enum SocketAddress {
         let family = Int32(address.pointee.sa_family)
         let written: UnsafePointer<CChar>? =
             switch family {
-            case AF_INET: address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet_ntop(AF_INET, [$0.pointee.sin_addr], &buffer, socklen_t(buffer.count)) }
-            case AF_INET6: address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet_ntop(AF_INET6, [$0.pointee.sin6_addr], &buffer, socklen_t(buffer.count)) }
+            case AF_INET:
+                address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet_ntop(AF_INET, [$0.pointee.sin_addr], &buffer, socklen_t(buffer.count)) }
+            case AF_INET6:
+                address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet_ntop(AF_INET6, [$0.pointee.sin6_addr], &buffer, socklen_t(buffer.count)) }
             default: nil
             }
         return written == nil ? "" : String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -60,7 +60,8 @@ public struct Batches {
                     """,
                     [
                         chunk.map(\.url), chunk.map { $0.dest ?? "" }, chunk.map(\.segmentSize), chunk.map { $0.checksum?.description },
-                        chunk.map(\.priority), chunk.map(\.layout), Self.encodeRuns(chunk.map(\.headers), Header.json), Self.encodeRuns(chunk.map(\.options), \.json), batchID,
+                        chunk.map(\.priority), chunk.map(\.layout), Self.encodeRuns(chunk.map(\.headers), Header.json),
+                        Self.encodeRuns(chunk.map(\.options), \.json), batchID,
                         Array(hostKeys[range]),
                     ]
                 ).affectedRows

@@ -58,7 +58,9 @@ extension FleetView {
     public func transfers(
         _ filter: TransferFilter, offset: Int, limit: Int, only: [Int64]? = nil, order: (column: TransferOrder, ascending: Bool) = (.id, false)
     ) throws -> (rows: [TransferRow], total: Int) {
-        let text = filter.text.map { $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") }
+        let text = filter.text.map {
+            $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+        }
         let parameters: [any PostgresBindable] = [filter.state?.rawValue, filter.batch, filter.host, text]
         let total = try db.query("SELECT count(*) AS n FROM transfers t WHERE " + Self.filterSQL, parameters).first?.int("n") ?? 0
         let statuses: [TransferStatus]

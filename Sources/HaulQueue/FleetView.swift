@@ -81,7 +81,9 @@ public struct FleetView {
             FROM generate_series(date_trunc('minute', now()) - make_interval(mins => $1 - 1), date_trunc('minute', now()), interval '1 minute') AS m(minute)
             LEFT JOIN queue_samples q ON q.minute = m.minute ORDER BY m.minute
             """, [max(1, minutes)]
-        ).rows.map { (try $0.int64("minute"), $0["pending"].flatMap { Int64($0) }, $0["downloading"].flatMap { Int64($0) }, $0["segments_queued"].flatMap { Int64($0) }) }
+        ).rows.map {
+            (try $0.int64("minute"), $0["pending"].flatMap { Int64($0) }, $0["downloading"].flatMap { Int64($0) }, $0["segments_queued"].flatMap { Int64($0) })
+        }
     }
 
     /// Failed transfers grouped by error code, most frequent first, each with one example message.

@@ -66,7 +66,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
         case extractMaxSize = "extract_max_size", extractMaxRatio = "extract_max_ratio"
         case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
         case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", allowDowngrade = "allow_downgrade",
-        uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
+            uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
         case keepExisting = "keep_existing", replaceable, timestamping, namedByOrigin = "named_by_origin", replaceExisting = "replace_existing"
     }
 

@@ -19,14 +19,15 @@ public enum Retention {
         try db.transaction {
             // Neither the history (migration 0014) nor the segments (0015) reference their transfer:
             // they go in the same statement.
-            let count = try db.query(
-                """
-                WITH gone AS (DELETE FROM transfers WHERE \(prunableSQL) RETURNING id),
-                     history AS (DELETE FROM transfer_events e USING gone WHERE e.transfer_id = gone.id),
-                     segments AS (DELETE FROM segments s USING gone WHERE s.transfer_id = gone.id)
-                SELECT count(*) AS n FROM gone
-                """, [seconds, states.filter(\.isFinal).map(\.rawValue)]
-            ).first?.int("n") ?? 0
+            let count =
+                try db.query(
+                    """
+                    WITH gone AS (DELETE FROM transfers WHERE \(prunableSQL) RETURNING id),
+                         history AS (DELETE FROM transfer_events e USING gone WHERE e.transfer_id = gone.id),
+                         segments AS (DELETE FROM segments s USING gone WHERE s.transfer_id = gone.id)
+                    SELECT count(*) AS n FROM gone
+                    """, [seconds, states.filter(\.isFinal).map(\.rawValue)]
+                ).first?.int("n") ?? 0
             // Transfers do not reference their batch (migration 0018): wait for the enqueues that
             // hold a batch's row (they create or lock it before inserting its transfers), so that
             // the delete sees their transfers and keeps the batch; later enqueues wait for this commit.

@@ -28,7 +28,8 @@ public struct SegmentLeases {
     public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
         for wait in [false, true] {
             let statement = PipelinedStatement(
-                Self.claimStatement(wait: wait, limit: limit, scope: scope), [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true,
+                Self.claimStatement(wait: wait, limit: limit, scope: scope), [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false,
+                prepared: true,
                 genericPlan: true)
             let rows = try db.pipelined([statement])[0].rows
             if !rows.isEmpty { return try rows.map(ClaimedSegment.init) }
@@ -43,8 +44,10 @@ public struct SegmentLeases {
         // A failed ROLLBACK leaves nothing behind: the transaction claimed nothing, and a broken
         // connection ends it anyway.
         defer { _ = try? db.query("ROLLBACK") }
-        return try db.query("EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false, limit: limit, scope: scope), [30.0, workerID, HostLimits.fallbackDefault])
-            .rows.map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")
+        return try db.query(
+            "EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false, limit: limit, scope: scope), [30.0, workerID, HostLimits.fallbackDefault]
+        )
+        .rows.map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")
     }
 
     /// `$1` lease seconds, `$2` worker, `$3` the default host limit. The limit is part of the

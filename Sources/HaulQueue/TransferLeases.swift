@@ -185,7 +185,8 @@ public struct TransferLeases {
 
     private static func claim(_ row: PostgresRow, columns: JSONColumns = JSONColumns()) throws -> Claim {
         Claim(
-            info: try TransferInfo(row, id: try row.int64("id"), columns: columns), leaseToken: try row.string("lease_token"), generation: try row.int("generation"),
+            info: try TransferInfo(row, id: try row.int64("id"), columns: columns), leaseToken: try row.string("lease_token"),
+            generation: try row.int("generation"),
             attempts: try row.int("attempts"))
     }
 
@@ -329,13 +330,14 @@ public struct TransferLeases {
     /// Finishes a transfer whose segments are all done and whose file is in place.
     /// - Returns: `false` when the finalizer's lease was lost.
     public func finish(_ claim: Claim, computedDigest: String?) throws -> Bool {
-        try notifyingFinished(db.query(
-            """
-            UPDATE transfers SET state = 'done', computed_digest = $3, error = NULL, error_code = NULL, lease_token = NULL, lease_expires_at = NULL,
-                   finished_at = now(), updated_at = now()
-            WHERE id = $1 AND lease_token = $2::uuid AND state = 'finalizing'
-            """, [claim.info.id, claim.leaseToken, computedDigest]
-        ).affectedRows == 1)
+        try notifyingFinished(
+            db.query(
+                """
+                UPDATE transfers SET state = 'done', computed_digest = $3, error = NULL, error_code = NULL, lease_token = NULL, lease_expires_at = NULL,
+                       finished_at = now(), updated_at = now()
+                WHERE id = $1 AND lease_token = $2::uuid AND state = 'finalizing'
+                """, [claim.info.id, claim.leaseToken, computedDigest]
+            ).affectedRows == 1)
     }
 
     /// Passes `finished` on, first notifying `TransferStore.finishedChannel` when it is true

@@ -102,7 +102,8 @@ extension TransferStore {
     /// Whether an earlier `haul get` of `url` finished writing `localTarget` (so the file there is haul's own).
     private func finishedGet(url: String, localTarget: String) throws -> Bool {
         try !db.query(
-            "SELECT 1 FROM transfers WHERE url = $1 AND options ? 'local_target' AND options->>'local_target' = $2 AND state = 'done' LIMIT 1", [url, localTarget]
+            "SELECT 1 FROM transfers WHERE url = $1 AND options ? 'local_target' AND options->>'local_target' = $2 AND state = 'done' LIMIT 1",
+            [url, localTarget]
         ).rows.isEmpty
     }
 

@@ -220,7 +220,8 @@ public enum Errno {
         switch code {
         case EISDIR:
             return HaulError(
-                .storage, "cannot \(doing): \(reason)", hint: "a directory on the storage has the file's name; move it, or give the transfer another destination")
+                .storage, "cannot \(doing): \(reason)",
+                hint: "a directory on the storage has the file's name; move it, or give the transfer another destination")
         case ENOTDIR:
             return HaulError(.storage, "cannot \(doing): \(reason)", hint: fileInTheWay)
         case ENOSPC, EDQUOT:

@@ -21,7 +21,9 @@ public enum TusLocation {
     /// Checks that an absolute upload URL (stored, or given with `--resume`) is on the
     /// endpoint's origin; throws `bad-server` otherwise.
     public static func check(_ url: String, endpoint: String) throws(HaulError) {
-        guard let expected = Origin(url: endpoint) else { throw refused(url, endpoint, why: "cannot be checked against an endpoint that is not an http(s) URL") }
+        guard let expected = Origin(url: endpoint) else {
+            throw refused(url, endpoint, why: "cannot be checked against an endpoint that is not an http(s) URL")
+        }
         guard let origin = Origin(url: url) else { throw refused(url, endpoint, why: "is not an http or https URL") }
         guard origin == expected else { throw refused(url, endpoint, why: "is on \(origin), not on the endpoint's origin \(expected)") }
     }

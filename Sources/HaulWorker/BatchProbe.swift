@@ -168,6 +168,9 @@ struct BatchSummary {
 
     /// `host=… done=… unchanged=… bytes=… handed_on=… failed=…`
     var fields: [(String, String)] {
-        [("host", host), ("done", String(done)), ("unchanged", String(unchanged)), ("bytes", String(bytes)), ("handed_on", String(handedOn)), ("failed", String(failed))]
+        [
+            ("host", host), ("done", String(done)), ("unchanged", String(unchanged)), ("bytes", String(bytes)), ("handed_on", String(handedOn)),
+            ("failed", String(failed)),
+        ]
     }
 }

@@ -11,9 +11,10 @@ struct Finalizer: LaneRole {
     /// Finalizes one transfer. - Returns: whether there was one.
     func finalizeOne() throws -> Bool {
         let config = shared.config
-        guard let claim = try database.run({ conn in try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimFinalizing(lease: config.lease) }) else {
-            return false
+        let claimed = try database.run { conn in
+            try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimFinalizing(lease: config.lease)
         }
+        guard let claim = claimed else { return false }
         if shared.failIfAbandoned(claim, phase: "finalizing", database: database) { return true }
         let fields = [("transfer", String(claim.info.id))]
         let keeper = LeaseKeeper(lane: lane, claim: claim)

@@ -1,8 +1,8 @@
 import Foundation
 import HaulArchive
 import HaulCore
-import HaulQueue
 import HaulPostgres
+import HaulQueue
 import HaulS3
 
 /// The finalizer's work on S3 storage: complete the multipart upload with the parts recorded
@@ -24,7 +24,8 @@ struct ObjectFinalizer {
             throw HaulError(.s3Unsupported, "--upload-to is not available for transfers stored on S3 yet", hint: "use a POSIX storage root for it")
         }
         let progress = try database.run { conn in try leases(conn).progress(of: claim) }
-        let digest = progress.published ? try database.run { conn in try leases(conn).publishedDigest(of: claim) } : try publish(claim, dest: dest, keeper: keeper)
+        let digest =
+            progress.published ? try database.run { conn in try leases(conn).publishedDigest(of: claim) } : try publish(claim, dest: dest, keeper: keeper)
         if claim.info.options.extract == true, !progress.extracted {
             let folder = try SafePath.validate(claim.info.options.extractTo ?? FinalizerStages.defaultExtractionFolder(for: dest), what: "--extract-to")
             let extraction = ObjectExtraction(store: store, database: database, workerID: workerID, scratch: config.storage.path, limits: extractionLimits)
@@ -45,7 +46,8 @@ struct ObjectFinalizer {
         // The object's HEAD when a check below has asked for it already.
         var head: S3Client.ObjectHead?
         if parts.isEmpty {
-            try store.client.putObject(bucket: bucket, key: key, fd: -1, length: 0, contentType: claim.info.contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
+            try store.client.putObject(
+                bucket: bucket, key: key, fd: -1, length: 0, contentType: claim.info.contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
         } else if let uploadID = claim.info.objectUploadID {
             let recorded = parts.compactMap { part in part.etag.map { (number: part.index + 1, etag: $0) } }
             guard recorded.count == parts.count else {

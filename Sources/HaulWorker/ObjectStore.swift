@@ -50,12 +50,14 @@ public struct ObjectStore: Sendable {
     static func fit(_ plan: TransferLeases.Plan, first: Int64, requested: Int64) throws -> TransferLeases.Plan {
         guard !plan.ranges.isEmpty else { return plan }
         guard let size = plan.size, !plan.unknownLength else {
-            throw HaulError(.s3UnknownSize, "the origin does not say how large \(plan.dest) is, and an S3 upload needs sizes",
-                            hint: "store it on a POSIX storage root instead")
+            throw HaulError(
+                .s3UnknownSize, "the origin does not say how large \(plan.dest) is, and an S3 upload needs sizes",
+                hint: "store it on a POSIX storage root instead")
         }
         guard size <= S3PartRules.maximumObject else {
-            throw HaulError(.s3TooLarge, "\(plan.dest) is \(ByteSize.format(size)), larger than the 5 TiB an S3 object may hold",
-                            hint: "store it on a POSIX storage root instead")
+            throw HaulError(
+                .s3TooLarge, "\(plan.dest) is \(ByteSize.format(size)), larger than the 5 TiB an S3 object may hold",
+                hint: "store it on a POSIX storage root instead")
         }
         var fitted = plan
         if plan.acceptsRanges {
@@ -119,8 +121,9 @@ enum ObjectPart {
                 contentType: segment.transfer.contentType, metadata: ObjectSourceMark.metadata(for: segment.transfer.url))
         }
         guard let uploadID = segment.transfer.objectUploadID, let length = segment.length else {
-            throw HaulError(.s3NoUpload, "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
-                            hint: "was it planned by a worker on other storage? run \(segment.transfer.retryCommand)")
+            throw HaulError(
+                .s3NoUpload, "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
+                hint: "was it planned by a worker on other storage? run \(segment.transfer.retryCommand)")
         }
         return try PartStream(client: store.client, bucket: store.location.bucket, key: key, uploadID: uploadID, number: segment.index + 1, length: length)
     }

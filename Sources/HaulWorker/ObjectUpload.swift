@@ -27,7 +27,9 @@ enum ObjectUpload {
         fstat(fd, &attributes)
         let size = Int64(attributes.st_size)
         if size <= singleRequestLimit {
-            try retrying { lseek(fd, 0, SEEK_SET); try client.putObject(bucket: bucket, key: key, fd: fd, length: size, contentType: contentType) }
+            try retrying {
+                lseek(fd, 0, SEEK_SET); try client.putObject(bucket: bucket, key: key, fd: fd, length: size, contentType: contentType)
+            }
             return "stored s3://\(bucket)/\(key) (\(size) bytes)"
         }
         let partSize = S3PartRules.partSize(fileSize: size, requested: singleRequestLimit)
@@ -41,7 +43,8 @@ enum ObjectUpload {
                 let number = parts.count + 1
                 let etag = try retrying { () -> String in
                     lseek(fd, off_t(offset), SEEK_SET)
-                    return try client.uploadPart(bucket: bucket, key: key, uploadID: uploadID, number: number, length: length, feed: ByteFeed(fd: fd, limit: length))
+                    return try client.uploadPart(
+                        bucket: bucket, key: key, uploadID: uploadID, number: number, length: length, feed: ByteFeed(fd: fd, limit: length))
                 }
                 parts.append((number, etag))
                 offset += length

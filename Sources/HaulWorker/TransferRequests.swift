@@ -55,7 +55,8 @@ extension WorkerShared {
         let maxAttempts = claim.info.options.maxAttempts ?? config.maxAttempts
         guard claim.attempts > maxAttempts else { return false }
         let error = HaulError(
-            .abandoned, "\(phase) of transfer \(claim.info.id) was started \(claim.attempts - 1) times without finishing: a worker crashed or was killed each time",
+            .abandoned,
+            "\(phase) of transfer \(claim.info.id) was started \(claim.attempts - 1) times without finishing: a worker crashed or was killed each time",
             hint: "look at the workers' logs for the cause; \(claim.info.retryCommand) tries again")
         database.bestEffort("fail abandoned transfer \(claim.info.id)") { conn in
             try TransferLeases(conn, workerID: config.workerID).postpone(claim, error: error, retryAfter: 0, attempts: claim.attempts, maxAttempts: maxAttempts)

@@ -169,7 +169,9 @@ public final class Worker: Sendable {
         }
         spawn("housekeeper", interval: config.heartbeat) { [shared] in
             let housekeeper = Housekeeper(shared: shared)
-            return { _ = try housekeeper.step(); return .worked }
+            return {
+                _ = try housekeeper.step(); return .worked
+            }
         }
         if !config.pollOnly {
             let listener = ServiceThread("listener") { [shared] in Listener(shared: shared).run() }
@@ -221,7 +223,9 @@ public final class Worker: Sendable {
     public func abortStoppedUploads() {
         guard let store = shared.config.objectStore else { return }
         let database = shared.maintenanceDatabase(patient: true)
-        do { try store.abortAbandoned(database, config: shared.config) } catch { Log.warning("could not abort S3 uploads of stopped transfers", [("error", "\(error)")]) }
+        do { try store.abortAbandoned(database, config: shared.config) } catch {
+            Log.warning("could not abort S3 uploads of stopped transfers", [("error", "\(error)")])
+        }
     }
 
     /// Removes the partial data of this worker's canceled transfers now, on a connection of its

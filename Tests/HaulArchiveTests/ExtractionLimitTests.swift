@@ -1,7 +1,7 @@
 import Foundation
-import HaulTestSupport
 import HaulArchive
 import HaulCore
+import HaulTestSupport
 import Testing
 
 /// Archives cannot fill the volume they are extracted to: by default an archive may expand to 1032 times

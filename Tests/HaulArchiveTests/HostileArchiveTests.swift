@@ -1,7 +1,7 @@
 import Foundation
-import HaulTestSupport
 import HaulArchive
 import HaulCore
+import HaulTestSupport
 import Testing
 
 /// One archive of the corpus Fixtures/hostile.py writes, and how Haul must refuse it.

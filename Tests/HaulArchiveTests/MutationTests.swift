@@ -1,7 +1,7 @@
 import Foundation
-import HaulTestSupport
 import HaulArchive
 import HaulCore
+import HaulTestSupport
 import Testing
 
 /// Thousands of truncated and bit-flipped copies of valid archives give a `HaulError` or the exact tree,

@@ -1,7 +1,7 @@
 import Foundation
-import HaulTestSupport
 import HaulArchive
 import HaulCore
+import HaulTestSupport
 import Testing
 
 /// What GNU tar, bsdtar and Info-ZIP write or accept beyond the plain formats: Haul extracts the same

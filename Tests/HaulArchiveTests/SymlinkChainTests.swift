@@ -1,7 +1,7 @@
 import Foundation
-import HaulTestSupport
 import HaulArchive
 import HaulCore
+import HaulTestSupport
 import Testing
 
 /// Links that are each harmless when created but escape once all are in place (Fixtures/symlinks.py)

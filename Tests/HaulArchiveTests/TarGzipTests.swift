@@ -1,6 +1,6 @@
 import Foundation
-import HaulTestSupport
 import HaulArchive
+import HaulTestSupport
 import Testing
 
 /// tar, tar.gz and gz written by GNU tar, gzip and Python extract to exactly their source.

@@ -1,6 +1,6 @@
 import Foundation
-import HaulTestSupport
 import HaulArchive
+import HaulTestSupport
 import Testing
 
 /// A real entry past 4 GiB through both peers. It writes about 8 GiB to disk and takes a minute, so it runs

@@ -1,6 +1,6 @@
 import Foundation
-import HaulTestSupport
 import HaulArchive
+import HaulTestSupport
 import Testing
 
 /// Archives written by Info-ZIP and Python's zipfile extract to exactly the tree they were made from.

@@ -1,6 +1,6 @@
 import Foundation
-import HaulTestSupport
 import HaulCore
+import HaulTestSupport
 import Testing
 
 @testable import HaulArchive

@@ -1,7 +1,7 @@
 import Foundation
-import HaulTestSupport
 import HaulArchive
 import HaulCore
+import HaulTestSupport
 import Testing
 
 /// Archives from `ZipWriter` pass `unzip -t` and extract with Python's zipfile to the same tree.

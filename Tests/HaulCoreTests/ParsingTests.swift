@@ -98,7 +98,10 @@ struct ParsingTests {
 struct SafetyTests {
     @Test(
         "destinations stay inside the storage root",
-        arguments: ["/etc/passwd", "../x", "a/../../x", "a/..", "", "a\\b", "dir/", "a\u{0}b", "..", "../\u{301}x", "/\u{301}x", "a/\u{301}b/\u{301}../..", "d/\u{301}/"])
+        arguments: [
+            "/etc/passwd", "../x", "a/../../x", "a/..", "", "a\\b", "dir/", "a\u{0}b", "..", "../\u{301}x", "/\u{301}x", "a/\u{301}b/\u{301}../..",
+            "d/\u{301}/",
+        ])
     func refusedDestinations(path: String) {
         #expect(throws: HaulError.self) { try SafePath.validate(path) }
     }
@@ -121,7 +124,9 @@ struct SafetyTests {
         }
     }
 
-    @Test("a destination has no control or direction characters", arguments: ["a\u{1b}[31mb", "line\nbreak", "tab\there", "del\u{7f}", "c1\u{9b}x", "exe\u{202e}txt.exe"])
+    @Test(
+        "a destination has no control or direction characters",
+        arguments: ["a\u{1b}[31mb", "line\nbreak", "tab\there", "del\u{7f}", "c1\u{9b}x", "exe\u{202e}txt.exe"])
     func controlCharacters(path: String) {
         #expect {
             try SafePath.validateDestination(path)

@@ -9,7 +9,10 @@ struct SecurityTextTests {
             "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4&X-Amz-Credential=AKIA%2F2026&X-Amz-Security-Token=FQoG&X-Amz-Signature=9f86",
             "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4&X-Amz-Credential=***&X-Amz-Security-Token=***&X-Amz-Signature=***"
         ),
-        ("https://storage.googleapis.com/b/o?X-Goog-Signature=abc&x-goog-credential=x", "https://storage.googleapis.com/b/o?X-Goog-Signature=***&x-goog-credential=***"),
+        (
+            "https://storage.googleapis.com/b/o?X-Goog-Signature=abc&x-goog-credential=x",
+            "https://storage.googleapis.com/b/o?X-Goog-Signature=***&x-goog-credential=***"
+        ),
         ("https://a.blob.core.windows.net/c/b?sv=2021&sig=AbC%3D&se=2026", "https://a.blob.core.windows.net/c/b?sv=2021&sig=***&se=2026"),
         ("https://h/x?api_key=1&apikey=2&client_secret=3&private_token=4&q=ok", "https://h/x?api_key=***&apikey=***&client_secret=***&private_token=***&q=ok"),
         ("https://h/x?X%2DAmz%2DSignature=abc&%73ig=def", "https://h/x?X%2DAmz%2DSignature=***&%73ig=***"),

@@ -64,7 +64,10 @@ import Testing
         #expect(problem(Owner(uid: me, mode: 0o600), Owner(uid: me, mode: 0o777))?.contains("other users can write") == true)
         #expect(problem(Owner(uid: me, mode: 0o600), Owner(uid: me, mode: 0o770))?.contains("other users can write") == true)
         #expect(problem(Owner(uid: me, mode: 0o600), Owner(uid: 65534, mode: 0o700))?.contains("of user 65534") == true)
-        #expect(TokenRules.tokenProblem("x", source: "HAUL_DASHBOARD_TOKEN") == "the dashboard token in HAUL_DASHBOARD_TOKEN has 1 character, fewer than 16; use a long random one, such as the output of 'openssl rand -hex 24'")
+        #expect(
+            TokenRules.tokenProblem("x", source: "HAUL_DASHBOARD_TOKEN")
+                == "the dashboard token in HAUL_DASHBOARD_TOKEN has 1 character, fewer than 16; use a long random one, such as the output of 'openssl rand -hex 24'"
+        )
         #expect(TokenRules.tokenProblem(String(repeating: "a", count: 16), source: "x") == nil)
     }
 

@@ -1,5 +1,6 @@
-@testable import HaulDashboard
 import Testing
+
+@testable import HaulDashboard
 
 @Suite struct ChartTests {
     @Test func theYAxisEndsAtOneTwoOrFiveTimesAPowerOfTen() {

@@ -23,7 +23,8 @@ struct ProtocolTests {
 
     @Test(
         "malformed Content-Range is refused",
-        arguments: ["", "bytes", "bytes 9-1/10", "bytes 0-10/10", "bytes a-b/c", "items 0-1/2", "bytes */*", "bytes 0-1", "bytes -1-2/3",
+        arguments: [
+            "", "bytes", "bytes 9-1/10", "bytes 0-10/10", "bytes a-b/c", "items 0-1/2", "bytes */*", "bytes 0-1", "bytes -1-2/3",
             "bytes 0 -1/2", "bytes 0-1/2/3", "bytes 0-1-2/3", "bytes\t0-1/2", "bytes\u{0}0-1/2", "bytes 0-1/+2", "bytes +0-1/2",
             "bytes 0-1/99999999999999999999", "bytes 0-99999999999999999999/*", "bytes 0-1/2x", "bytez 0-1/2", "bytes 0-١/2",
         ])
@@ -87,7 +88,9 @@ struct ProtocolTests {
         // Without an ETag the Last-Modified alone is pinned.
         let dated = PinnedVersion(size: 1000, etag: nil, lastModified: "Mon, 01 Jan 2024 00:00:00 GMT")
         #expect(throws: HaulError.self) {
-            try RangeCheck.validate(head(206, ["content-range": "bytes 100-199/1000", "last-modified": "Tue, 02 Jan 2024 00:00:00 GMT"]), first: 100, last: 199, pinned: dated, url: "u")
+            try RangeCheck.validate(
+                head(206, ["content-range": "bytes 100-199/1000", "last-modified": "Tue, 02 Jan 2024 00:00:00 GMT"]), first: 100, last: 199, pinned: dated,
+                url: "u")
         }
         // Same validators and total, other bytes: a faulty response to retry, not a new version.
         // So is a missing or malformed Content-Range: the last segment's range shifted past the

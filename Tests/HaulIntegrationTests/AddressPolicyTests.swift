@@ -35,7 +35,10 @@ struct AddressPolicyTests {
     func usage() throws {
         let database = try TestDatabase()
         let storage = Harness.temporaryDirectory("policy-usage")
-        for extra in [["--allow-network", "10.0.0.0/8"], ["--deny-private-addresses", "--allow-network", "10.0.0.0/33"], ["--deny-private-addresses", "--allow-network", "intranet"]] {
+        for extra in [
+            ["--allow-network", "10.0.0.0/8"], ["--deny-private-addresses", "--allow-network", "10.0.0.0/33"],
+            ["--deny-private-addresses", "--allow-network", "intranet"],
+        ] {
             let result = try Run.haul(["worker", "--storage", storage] + extra, database: database.url, timeout: 30)
             #expect(result.status == 2, "\(extra): \(result.stderr)")
             #expect(result.stderr.hasPrefix("haul: "), "\(result.stderr)")

@@ -61,7 +61,8 @@ struct BatchRetentionTests {
         // A new batch: the insert takes no ON CONFLICT, so the repeats are dropped before it.
         let first = try batches.enqueue([entry("a"), entry("b"), entry("a", priority: 5), entry("a", dest: "a2")], batch: "mirror")
         #expect(first.inserted == 3)
-        #expect(try database.scalar("SELECT string_agg(dest || ':' || priority, ',' ORDER BY id) FROM transfers") == "a:0,b:0,a2:0", "the first of each is kept")
+        #expect(
+            try database.scalar("SELECT string_agg(dest || ':' || priority, ',' ORDER BY id) FROM transfers") == "a:0,b:0,a2:0", "the first of each is kept")
 
         // The same batch again: what it holds is skipped, the new entry goes in once.
         let second = try batches.enqueue([entry("b", priority: 7), entry("c"), entry("c")], batch: "mirror")

@@ -131,7 +131,9 @@ struct BatchSlotReleaseTests {
         let claimed = Outcome()
         let url = database.url
         Thread {
-            let result = Result { try TransferLeases(try PostgresConnection(conninfo: url), workerID: "worker-a").claimPlanning(lease: 30, limit: 10, connections: 2) }
+            let result = Result {
+                try TransferLeases(try PostgresConnection(conninfo: url), workerID: "worker-a").claimPlanning(lease: 30, limit: 10, connections: 2)
+            }
             claimed.value.withLock { $0 = result }
         }.start()
         #expect(try Harness.waitUntil(timeout: 20) { try database.scalar("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'") == "1" })

@@ -153,7 +153,8 @@ struct BulkOperatorTests {
 
         let database = try Self.seeded()
         let path = Harness.temporaryDirectory("bulk-later") + "/manifest.txt"
-        try ["http://127.0.0.1:9/w1", "http://127.0.0.1:9/w2", "http://127.0.0.1:9/w3"].joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        try ["http://127.0.0.1:9/w1", "http://127.0.0.1:9/w2", "http://127.0.0.1:9/w3"].joined(separator: "\n").write(
+            toFile: path, atomically: true, encoding: .utf8)
         #expect(try Run.haul(["enqueue", "--manifest", path, "--batch", "weekly\u{1b}[31m"], database: database.url).status == 0)
         #expect(try Run.haul(["pause", "7"], database: database.url).status == 0)
         #expect(try Run.haul(["cancel", "8"], database: database.url).status == 0)
@@ -172,11 +173,18 @@ struct BulkOperatorTests {
         let limited = try Run.haul(["batches", "--limit", "1", "--json"], database: database.url)
         let items = try JSONSerialization.jsonObject(with: Data(limited.stdout.utf8)) as? [[String: Any]] ?? []
         #expect(items.count == 1 && items[0]["name"] as? String == "weekly\u{1b}[31m" && items[0]["total"] as? Int == 3, "\(limited.stdout)")
-        #expect((items.first?["states"] as? [String: Int]) == ["pending": 1, "planning": 0, "downloading": 0, "finalizing": 0, "done": 0, "failed": 0, "paused": 1, "canceled": 1])
+        #expect(
+            (items.first?["states"] as? [String: Int]) == [
+                "pending": 1, "planning": 0, "downloading": 0, "finalizing": 0, "done": 0, "failed": 0, "paused": 1, "canceled": 1,
+            ])
 
-        for words in [["status", "--batch", "nightlly"], ["wait", "--batch", "nightlly"], ["list", "--batch", "nightlly"], ["cancel", "--batch", "nightlly", "--yes"]] {
+        for words in [
+            ["status", "--batch", "nightlly"], ["wait", "--batch", "nightlly"], ["list", "--batch", "nightlly"], ["cancel", "--batch", "nightlly", "--yes"],
+        ] {
             let unknown = try Run.haul(words, database: database.url)
-            #expect(unknown.status != 0 && unknown.stderr.contains("there is no batch 'nightlly'") && unknown.stderr.contains("'haul batches' lists"), "\(words): \(unknown.stderr)")
+            #expect(
+                unknown.status != 0 && unknown.stderr.contains("there is no batch 'nightlly'") && unknown.stderr.contains("'haul batches' lists"),
+                "\(words): \(unknown.stderr)")
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import HaulTestSupport
 import HaulPostgres
+import HaulTestSupport
 import Testing
 
 /// Workers die, freeze, are stopped, and the database restarts; the file still

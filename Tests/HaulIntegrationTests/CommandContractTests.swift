@@ -35,7 +35,8 @@ struct CommandContractTests {
     @Test("`enqueue --json` prints the id; `status ID --json` has the documented fields; a new transfer is pending")
     func enqueueAndStatus() throws {
         let database = try TestDatabase()
-        let enqueued = try Run.haul(["enqueue", "http://127.0.0.1:9/contract.bin", "--dest", "contract/c.bin", "--segment-size", "8MiB", "--json"], database: database.url)
+        let enqueued = try Run.haul(
+            ["enqueue", "http://127.0.0.1:9/contract.bin", "--dest", "contract/c.bin", "--segment-size", "8MiB", "--json"], database: database.url)
         #expect(enqueued.status == 0, "\(enqueued.stderr)")
         let id = try #require(try object(enqueued)["id"] as? Int, "enqueue --json prints {\"id\": …}: \(enqueued.stdout)")
 

@@ -77,8 +77,10 @@ struct CommandLineTests {
         let worker = try cluster.startWorker(["--verbose"])
         #expect(try cluster.waitFinal([id]) == ["done"])
         #expect(cluster.sha256("s.bin") == file.sha256, "the Authorization header reached the origin")
-        let outputs = [try cluster.haul(["status", String(id)]).stdout, try cluster.haul(["status", String(id), "--json"]).stdout,
-                       try cluster.haul(["list"]).stdout, try cluster.haul(["list", "--json"]).stdout, worker.stderr]
+        let outputs = [
+            try cluster.haul(["status", String(id)]).stdout, try cluster.haul(["status", String(id), "--json"]).stdout,
+            try cluster.haul(["list"]).stdout, try cluster.haul(["list", "--json"]).stdout, worker.stderr,
+        ]
         for output in outputs {
             #expect(!output.contains("hunter2") && !output.contains("test-token") && !output.contains("topsecret"), "\(output)")
         }

@@ -6,7 +6,8 @@ import Testing
 @Suite("completion and man page")
 struct CompletionTests {
     static let commands = [
-        "get", "enqueue", "worker", "status", "list", "cancel", "retry", "pause", "resume", "wait", "batches", "workers", "host-limit", "prune", "upload", "zip",
+        "get", "enqueue", "worker", "status", "list", "cancel", "retry", "pause", "resume", "wait", "batches", "workers", "host-limit", "prune", "upload",
+        "zip",
         "extract", "migrate", "completion", "man",
     ]
 

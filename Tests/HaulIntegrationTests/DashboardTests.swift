@@ -161,7 +161,10 @@ import Testing
         // Another address (127.0.0.2 is loopback too) is not slowed, and the token works from it.
         let other = try Run.program(
             "/usr/bin/curl",
-            ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--interface", "127.0.0.2", "-H", "Authorization: Bearer \(Self.token)", served.base + "/api/overview"],
+            [
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "--interface", "127.0.0.2", "-H", "Authorization: Bearer \(Self.token)",
+                served.base + "/api/overview",
+            ],
             timeout: 30)
         #expect(other.stdout == "200")
     }
@@ -171,7 +174,8 @@ import Testing
         let id = try served.cluster.enqueue("http://user:pw@127.0.0.1:9/a.bin?token=hunter2&x=1")
         _ = try Run.psql(
             served.cluster.database.url,
-            "UPDATE transfers SET state = 'failed', error = '<script>alert(1)</script><img src=x onerror=alert(2)>', error_code = 'http-status' WHERE id = \(id)")
+            "UPDATE transfers SET state = 'failed', error = '<script>alert(1)</script><img src=x onerror=alert(2)>', error_code = 'http-status' WHERE id = \(id)"
+        )
         _ = try served.logIn()
         for path in ["/transfers", "/transfers/\(id)", "/"] {
             let page = try served.request("GET", path).body

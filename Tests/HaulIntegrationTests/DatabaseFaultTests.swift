@@ -1,6 +1,6 @@
 import Foundation
-import HaulTestSupport
 import HaulPostgres
+import HaulTestSupport
 import Testing
 
 /// The database goes away under working workers: they stop within their grace period, keep

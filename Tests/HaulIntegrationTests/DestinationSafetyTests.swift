@@ -156,7 +156,10 @@ struct DestinationSafetyTests {
         defer { cluster.stopWorkers() }
         let first = try Origin.file("safety/fleet/a/same.bin", size: 3 * 1_048_576)
         let second = try Origin.file("safety/fleet/b/same.bin", size: 3 * 1_048_576 + 1000)
-        let ids = [try cluster.enqueue(Harness.origin + first.path, ["--segment-size", "1MiB"]), try cluster.enqueue(Harness.origin + second.path, ["--segment-size", "1MiB"])]
+        let ids = [
+            try cluster.enqueue(Harness.origin + first.path, ["--segment-size", "1MiB"]),
+            try cluster.enqueue(Harness.origin + second.path, ["--segment-size", "1MiB"]),
+        ]
         // Two slow workers: each plans one while the other's download is still running.
         try cluster.startWorker(["--limit-rate", "1M"])
         try cluster.startWorker(["--limit-rate", "1M"])
@@ -492,7 +495,9 @@ struct DestinationSafetyTests {
         try mine.write(to: URL(fileURLWithPath: work + "/out.zip"))
 
         let refused = try Run.haul(["zip", work + "/out.zip", work + "/tree"], database: nil)
-        #expect(refused.status == 2 && refused.stderr.hasPrefix("haul: '\(work)/out.zip' already exists") && refused.stderr.contains("--force"), "\(refused.stderr)")
+        #expect(
+            refused.status == 2 && refused.stderr.hasPrefix("haul: '\(work)/out.zip' already exists") && refused.stderr.contains("--force"), "\(refused.stderr)"
+        )
         #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
         #expect(contents(work + "/out.zip") == mine)
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).sorted() == ["out.zip", "tree"])

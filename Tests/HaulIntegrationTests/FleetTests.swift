@@ -31,7 +31,8 @@ struct FleetTests {
         let partial = try cluster.haul(["enqueue", "--manifest", path, "--batch", "n1", "--skip-invalid", "--json"])
         #expect(partial.status == 0, "\(partial.stderr)")
         #expect(partial.stdout.contains("\"inserted\":3") && partial.stdout.contains("\"rejected\":1"), "\(partial.stdout)")
-        #expect(try cluster.database.scalar("SELECT string_agg(dest || ':' || priority, ',' ORDER BY dest) FROM transfers") == "a.bin:0,dir/b.bin:3,fleet/d.bin:0")
+        #expect(
+            try cluster.database.scalar("SELECT string_agg(dest || ':' || priority, ',' ORDER BY dest) FROM transfers") == "a.bin:0,dir/b.bin:3,fleet/d.bin:0")
 
         let again = try cluster.haul(["enqueue", "--manifest", path, "--batch", "n1", "--skip-invalid", "--json"])
         #expect(again.stdout.contains("\"inserted\":0") && again.stdout.contains("\"existing\":3"), "enqueuing again adds nothing: \(again.stdout)")
@@ -253,7 +254,8 @@ struct FleetTests {
     @Test("NOTIFY wakes an idle worker long before its next poll")
     func notifyWakesIdleWorkers() throws {
         let cluster = try Cluster("notify")
-        let worker = try Child(Harness.haulBinary, ["worker", "--storage", cluster.storage, "--poll-interval", "10m"], environment: ["DATABASE_URL": cluster.database.url])
+        let worker = try Child(
+            Harness.haulBinary, ["worker", "--storage", cluster.storage, "--poll-interval", "10m"], environment: ["DATABASE_URL": cluster.database.url])
         defer {
             worker.signal(SIGTERM)
             _ = worker.wait(timeout: 15)

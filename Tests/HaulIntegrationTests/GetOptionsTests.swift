@@ -107,7 +107,9 @@ struct GetOptionsTests {
         ]
         for (output, says) in cases {
             let result = try Run.haul(["get", url, "-o", output], database: database.url)
-            #expect(result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1, "\(output): \(result.stderr)")
+            #expect(
+                result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1, "\(output): \(result.stderr)"
+            )
             #expect(result.stderr.contains("give -o a path in a folder you can write"), "\(result.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: work) == ["afile"])
@@ -123,7 +125,9 @@ struct GetOptionsTests {
                 let result = try Run.program(
                     "/usr/sbin/runuser", ["-u", "nobody", "--", haul, "get", url, "-o", output],
                     environment: ["DATABASE_URL": database.url], directory: "/", timeout: 60)
-                #expect(result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1, "\(output): \(result.stderr)")
+                #expect(
+                    result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1,
+                    "\(output): \(result.stderr)")
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: locked).isEmpty)
         }

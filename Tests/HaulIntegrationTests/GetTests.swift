@@ -13,8 +13,9 @@ struct GetTests {
             try? FileManager.default.removeItem(atPath: work)
         }
         let file = try Origin.file("get/embedded.iso", size: 3 * 1_048_576 + 5)
-        let result = try Run.haul(["get", Harness.origin + file.path, "--segment-size", "1MiB", "--checksum", "sha256:\(file.sha256)"],
-                                  database: nil, environment: ["HAUL_HOME": home, "HAUL_EMBEDDED_LINGER": "0"], directory: work, timeout: 120)
+        let result = try Run.haul(
+            ["get", Harness.origin + file.path, "--segment-size", "1MiB", "--checksum", "sha256:\(file.sha256)"],
+            database: nil, environment: ["HAUL_HOME": home, "HAUL_EMBEDDED_LINGER": "0"], directory: work, timeout: 120)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Origin.sha256(file: work + "/embedded.iso") == file.sha256)
         #expect(result.stderr.contains("saved"), "\(result.stderr)")

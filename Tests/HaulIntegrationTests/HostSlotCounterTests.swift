@@ -1,8 +1,8 @@
 import Foundation
-import HaulTestSupport
 import HaulCore
 import HaulPostgres
 import HaulQueue
+import HaulTestSupport
 import Synchronization
 import Testing
 

@@ -1,8 +1,8 @@
 import Foundation
-import HaulTestSupport
 import HaulCore
 import HaulPostgres
 import HaulQueue
+import HaulTestSupport
 import Synchronization
 import Testing
 
@@ -127,7 +127,9 @@ struct LeaseProtocolTests {
         ).first
         #expect(try plans?.int64("custom") == 0)
         #expect(try plans?.int64("generic") ?? 0 >= 9)
-        #expect(try connection.query("SELECT count(*) AS n FROM segments WHERE transfer_id = $1 AND state = 'running' AND worker_id = 'a'", [id]).first?.int64("n") == 8)
+        #expect(
+            try connection.query("SELECT count(*) AS n FROM segments WHERE transfer_id = $1 AND state = 'running' AND worker_id = 'a'", [id]).first?.int64("n")
+                == 8)
     }
 
     @Test("many threads claiming one host never hold more segments than its limit, and every segment is done once")

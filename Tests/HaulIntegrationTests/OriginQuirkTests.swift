@@ -130,10 +130,11 @@ struct OriginQuirkTests {
         let served = try origin.create("/wait.bin", size: 2 * Self.mib, ["status": 503, "status_after": 1, "retry_after": 30])
         let (cluster, id, _) = try Self.start("retrying", served)
         var status: [String: Any] = [:]
-        #expect(try Harness.waitUntil(timeout: 30) {
-            status = try cluster.status(id)
-            return status["retry_in"] is Double || status["retry_in"] is Int
-        }, "status --json shows retry_in: \(status)")
+        #expect(
+            try Harness.waitUntil(timeout: 30) {
+                status = try cluster.status(id)
+                return status["retry_in"] is Double || status["retry_in"] is Int
+            }, "status --json shows retry_in: \(status)")
         #expect((status["retry_reason"] as? String ?? "").contains("503"), "\(status)")
         let text = try cluster.haul(["status", String(id)]).stdout
         #expect(text.contains("retrying:  in ") && text.contains("503"), "\(text)")

@@ -1,7 +1,7 @@
 import Foundation
-import HaulTestSupport
 import HaulPostgres
 import HaulQueue
+import HaulTestSupport
 import Synchronization
 import Testing
 

@@ -24,15 +24,22 @@ struct PathArgumentTests {
             (["extract", work + "/good.zip", work + "/full"], "the destination '\(work)/full' exists and is not an empty directory"),
             (["extract", work + "/good.zip", work + "/notes.txt"], "the destination '\(work)/notes.txt' exists and is not an empty directory"),
             (["extract", work + "/good.zip", work + "/nowhere/out"], "cannot create DEST '\(work)/nowhere/out': the folder '\(work)/nowhere' does not exist"),
-            (["extract", work + "/good.zip", work + "/notes.txt/out"], "cannot create DEST '\(work)/notes.txt/out': '\(work)/notes.txt' is a file, not a folder"),
+            (
+                ["extract", work + "/good.zip", work + "/notes.txt/out"],
+                "cannot create DEST '\(work)/notes.txt/out': '\(work)/notes.txt' is a file, not a folder"
+            ),
             (["zip", work + "/new.zip", work + "/notes.txt", work + "/missing"], "cannot read PATH '\(work)/missing': No such file or directory"),
-            (["zip", work + "/nowhere/new.zip", work + "/notes.txt"], "cannot create OUT.zip '\(work)/nowhere/new.zip': the folder '\(work)/nowhere' does not exist"),
+            (
+                ["zip", work + "/nowhere/new.zip", work + "/notes.txt"],
+                "cannot create OUT.zip '\(work)/nowhere/new.zip': the folder '\(work)/nowhere' does not exist"
+            ),
             (["upload", work + "/missing.bin", "http://127.0.0.1:9/up"], "cannot read FILE '\(work)/missing.bin': No such file or directory"),
             (["upload", work + "/full", "http://127.0.0.1:9/up"], "FILE '\(work)/full' is a directory, not a file"),
         ]
         for (words, says) in cases {
             let result = try Run.haul(words, database: nil)
-            #expect(result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1, "\(words): \(result.stderr)")
+            #expect(
+                result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1, "\(words): \(result.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).sorted() == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: work + "/full") == ["kept.txt"])
@@ -56,7 +63,9 @@ struct PathArgumentTests {
                 (["upload", work + "/good.zip", "http://127.0.0.1:9/up"], "cannot read FILE '\(work)/good.zip': Permission denied"),
             ] {
                 let result = try Run.program("/usr/sbin/runuser", ["-u", "nobody", "--", haul] + words, environment: [:], directory: "/", timeout: 60)
-                #expect(result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1, "\(words): \(result.stderr)")
+                #expect(
+                    result.status == 2 && result.stderr.hasPrefix("haul: \(says)") && result.stderr.split(separator: "\n").count == 1,
+                    "\(words): \(result.stderr)")
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: work).sorted() == before)
         }

@@ -44,7 +44,9 @@ struct PoolerTests {
         /// Stops PgBouncer itself: `runuser` does not pass a signal on to it, and a PgBouncer
         /// left running outlives the test run.
         deinit {
-            let pid = (try? String(contentsOfFile: directory + "/pgbouncer.pid", encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let pid = (try? String(contentsOfFile: directory + "/pgbouncer.pid", encoding: .utf8)).flatMap {
+                pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
             if let pid {
                 kill(pid, SIGINT)
                 if !Harness.waitUntil(timeout: 5, { kill(pid, 0) != 0 }) { kill(pid, SIGKILL) }
@@ -60,10 +62,12 @@ struct PoolerTests {
         let cluster = try Cluster("bouncer")
         let bouncer = try Bouncer(database: cluster.database.name)
         let file = try Origin.file("pooler/file.bin", size: 6 * 1_048_576 + 3)
-        let enqueue = try Run.haul(["enqueue", Harness.origin + "/slow" + file.path, "--dest", "b.bin", "--segment-size", "1MiB", "--json"], database: bouncer.url)
+        let enqueue = try Run.haul(
+            ["enqueue", Harness.origin + "/slow" + file.path, "--dest", "b.bin", "--segment-size", "1MiB", "--json"], database: bouncer.url)
         #expect(enqueue.status == 0, "\(enqueue.stderr)")
-        let worker = try Child(Harness.haulBinary, ["worker", "--storage", cluster.storage, "--poll-only", "--poll-interval", "200ms", "--concurrency", "3"],
-                               environment: ["DATABASE_URL": bouncer.url])
+        let worker = try Child(
+            Harness.haulBinary, ["worker", "--storage", cluster.storage, "--poll-only", "--poll-interval", "200ms", "--concurrency", "3"],
+            environment: ["DATABASE_URL": bouncer.url])
         defer {
             worker.signal(SIGTERM)
             _ = worker.wait(timeout: 15)

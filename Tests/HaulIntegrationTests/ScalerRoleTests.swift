@@ -42,7 +42,8 @@ struct ScalerRoleTests {
                 "/usr/bin/psql", ["-X", "-q", "-v", "scaler_password=EXAMPLE-pw", "-f", script, database.url], environment: [:])
             #expect(setup.status == 0, "\(setup.stderr)")
         }
-        _ = try database.scalar("INSERT INTO transfers (url, host, segment_size, state) VALUES ('https://u:pw@h.example/x?sig=1', 'h.example', 65536, 'pending')")
+        _ = try database.scalar(
+            "INSERT INTO transfers (url, host, segment_size, state) VALUES ('https://u:pw@h.example/x?sig=1', 'h.example', 65536, 'pending')")
         let scaler = database.url.replacingOccurrences(of: "postgres@", with: "haul_scaler:EXAMPLE-pw@")
         let queries = try Self.kedaQueries()
         #expect(queries.count == 2, "\(queries)")

@@ -1,5 +1,5 @@
-import HaulTestSupport
 import HaulCore
+import HaulTestSupport
 import Testing
 
 @testable import HaulMetrics

@@ -7,7 +7,8 @@ struct PlanLimitsTests {
     @Test("a plan never has more than 10 000 segments, whatever the size announced")
     func segmentCap() {
         var generator = SystemRandomNumberGenerator()
-        let sizes: [Int64] = [Int64.max, Int64.max - 1, 1 << 62, 10_000 * (8 << 20) + 1, 1 << 40] + (0..<300).map { _ in Int64.random(in: 0...Int64.max, using: &generator) }
+        let sizes: [Int64] =
+            [Int64.max, Int64.max - 1, 1 << 62, 10_000 * (8 << 20) + 1, 1 << 40] + (0..<300).map { _ in Int64.random(in: 0...Int64.max, using: &generator) }
         for size in sizes {
             let first = Int64.random(in: PlanLimits.minimumSegmentSize...(64 << 20), using: &generator)
             let wanted = Int64.random(in: PlanLimits.minimumSegmentSize...(128 << 20), using: &generator)

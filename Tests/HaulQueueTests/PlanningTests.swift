@@ -1,6 +1,7 @@
 import HaulCore
-@testable import HaulQueue
 import Testing
+
+@testable import HaulQueue
 
 @Suite("segment planning")
 struct PlanningTests {
@@ -81,7 +82,8 @@ struct ManifestTests {
 
     @Test("a manifest saved with CRLF line endings (or tabs between the fields) reads as with LF")
     func crlf() {
-        let text = "# mirror list\r\nhttps://h/a.bin\ta.bin\r\n\r\nhttps://h/dir/b.bin \t b.bin # note\r\n{\"url\": \"https://h/c.bin\"}\r\nhttps://h/ünï.bin\r\n"
+        let text =
+            "# mirror list\r\nhttps://h/a.bin\ta.bin\r\n\r\nhttps://h/dir/b.bin \t b.bin # note\r\n{\"url\": \"https://h/c.bin\"}\r\nhttps://h/ünï.bin\r\n"
         let (entries, rejects) = Manifest.parse(text, base: base)
         #expect(rejects.isEmpty, "\(rejects)")
         #expect(entries.map(\.url) == ["https://h/a.bin", "https://h/dir/b.bin", "https://h/c.bin", "https://h/ünï.bin"])

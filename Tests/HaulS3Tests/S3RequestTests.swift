@@ -4,7 +4,8 @@ import Testing
 
 @Suite("S3 requests, replies and configuration")
 struct S3RequestTests {
-    let local = S3Config(endpoint: "http://127.0.0.1:8333/", region: "us-east-1", credentials: S3Credentials(accessKeyID: "AK", secretAccessKey: "s3cr3t-value"))
+    let local = S3Config(
+        endpoint: "http://127.0.0.1:8333/", region: "us-east-1", credentials: S3Credentials(accessKeyID: "AK", secretAccessKey: "s3cr3t-value"))
     let aws = S3Config(endpoint: nil, region: "eu-west-1", credentials: S3Credentials(accessKeyID: "AK", secretAccessKey: "s3cr3t-value"))
 
     @Test("path-style with an endpoint, virtual-hosted on AWS; sub-resources written with '='")
@@ -87,7 +88,8 @@ struct S3RequestTests {
 
     @Test("replies: upload id, error code, upload listings with pages; completion body in part order")
     func replies() {
-        let created = "<?xml version=\"1.0\"?><InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>abc&amp;1</UploadId></InitiateMultipartUploadResult>"
+        let created =
+            "<?xml version=\"1.0\"?><InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>abc&amp;1</UploadId></InitiateMultipartUploadResult>"
         #expect(S3XML.value("UploadId", in: created) == "abc&1")
         let listing = """
             <ListMultipartUploadsResult><IsTruncated>true</IsTruncated><NextKeyMarker>k2</NextKeyMarker><NextUploadIdMarker>u2</NextUploadIdMarker>
@@ -97,13 +99,16 @@ struct S3RequestTests {
         let page = S3XML.uploads(listing)
         #expect(page.uploads.map(\.uploadID) == ["u1", "u2"])
         #expect(page.nextKey == "k2")
-        #expect(S3XML.completion([(2, "\"b\""), (1, "\"a\"")])
-            == "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>&quot;a&quot;</ETag></Part><Part><PartNumber>2</PartNumber><ETag>&quot;b&quot;</ETag></Part></CompleteMultipartUpload>")
+        #expect(
+            S3XML.completion([(2, "\"b\""), (1, "\"a\"")])
+                == "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>&quot;a&quot;</ETag></Part><Part><PartNumber>2</PartNumber><ETag>&quot;b&quot;</ETag></Part></CompleteMultipartUpload>"
+        )
     }
 
     @Test("errors name the key id and endpoint, never the secret; buckets and regions are explained")
     func errors() {
-        let denied = S3Failure.error(status: 403, code: "SignatureDoesNotMatch", message: nil, bucketRegion: nil, doing: "start an upload", bucket: "b", config: local)
+        let denied = S3Failure.error(
+            status: 403, code: "SignatureDoesNotMatch", message: nil, bucketRegion: nil, doing: "start an upload", bucket: "b", config: local)
         #expect(denied.code == "s3-auth")
         #expect(denied.description.contains("AK") && denied.description.contains("127.0.0.1:8333") && !denied.description.contains("s3cr3t"))
         let missing = S3Failure.error(status: 404, code: "NoSuchBucket", message: nil, bucketRegion: nil, doing: "x", bucket: "nobucket", config: local)
@@ -115,7 +120,9 @@ struct S3RequestTests {
 
     @Test("credentials from the environment, else from a profile of the credentials file")
     func credentials() throws {
-        let env = try S3Config.fromEnvironment(["AWS_ACCESS_KEY_ID": "K", "AWS_SECRET_ACCESS_KEY": "S", "AWS_DEFAULT_REGION": "eu-central-1", "AWS_ENDPOINT_URL": "http://h:1"])
+        let env = try S3Config.fromEnvironment([
+            "AWS_ACCESS_KEY_ID": "K", "AWS_SECRET_ACCESS_KEY": "S", "AWS_DEFAULT_REGION": "eu-central-1", "AWS_ENDPOINT_URL": "http://h:1",
+        ])
         #expect(env.region == "eu-central-1" && env.pathStyle && env.endpoint == "http://h:1")
         let file = "[default]\naws_access_key_id = D\naws_secret_access_key = DS\n[other]\naws_access_key_id=O\naws_secret_access_key=OS\naws_session_token=T\n"
         let other = S3Config.profileCredentials(file, profile: "other")

@@ -11,7 +11,9 @@ enum TransferFlags {
         "--extract-to", "--extract-max-size", "--extract-max-ratio", "--upload-to", "--field", "--upload-protocol", "--upload-ca-cert", "--user-agent",
         "--netrc-file",
     ]
-    static let flags: Set<String> = ["--netrc", "--insecure", "--record-digest", "--extract", "--delete-after-upload", "--allow-downgrade", "--upload-insecure"]
+    static let flags: Set<String> = [
+        "--netrc", "--insecure", "--record-digest", "--extract", "--delete-after-upload", "--allow-downgrade", "--upload-insecure",
+    ]
 
     static let help = """
           --segment-size SIZE   bytes per segment (64KiB, 512KiB, 8MiB, 1GiB); default: the first

@@ -11,7 +11,8 @@ enum BatchStatus {
         }
         if json {
             Output.json([
-                "batch": name, "total": summary.total, "states": TransferState.named(summary.countsByState), "bytes_done": summary.bytesDone, "bytes_known": summary.bytesKnown,
+                "batch": name, "total": summary.total, "states": TransferState.named(summary.countsByState), "bytes_done": summary.bytesDone,
+                "bytes_known": summary.bytesKnown,
                 "unchanged": summary.unchanged,
                 "rate": summary.rate ?? NSNull(), "finished": summary.isFinished,
                 "failures": summary.failures.map { ["id": $0.id, "error": $0.error] },

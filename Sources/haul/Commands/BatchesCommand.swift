@@ -34,12 +34,15 @@ enum BatchesCommand: Command {
         // A name is shown without control characters, which could drive the terminal.
         let names = batches.map { SafeText.cleanLine($0.name) }
         let width = max(4, names.map(\.count).max() ?? 0) + 2
-        Output.line(Output.cell("NAME", width) + Output.cell("DONE", 16) + Output.cell("FAILED", 8) + Output.cell("ACTIVE", 8) + Output.cell("PAUSED", 8) + Output.cell("CANCELED", 10) + "CREATED")
+        Output.line(
+            Output.cell("NAME", width) + Output.cell("DONE", 16) + Output.cell("FAILED", 8) + Output.cell("ACTIVE", 8) + Output.cell("PAUSED", 8)
+                + Output.cell("CANCELED", 10) + "CREATED")
         for (batch, name) in zip(batches, names) {
             let count = { (state: TransferState) in batch.countsByState[state] ?? 0 }
             let active = count(.pending) + count(.planning) + count(.downloading) + count(.finalizing)
             Output.line(
-                Output.cell(name, width) + Output.cell("\(count(.done))/\(batch.total)", 16) + Output.cell(String(count(.failed)), 8) + Output.cell(String(active), 8)
+                Output.cell(name, width) + Output.cell("\(count(.done))/\(batch.total)", 16) + Output.cell(String(count(.failed)), 8)
+                    + Output.cell(String(active), 8)
                     + Output.cell(String(count(.paused)), 8) + Output.cell(String(count(.canceled)), 10) + wholeSeconds(batch.createdAt))
         }
         return ExitCode.success
@@ -47,7 +50,9 @@ enum BatchesCommand: Command {
 
     /// The error for a batch name that names no batch.
     static func noSuchBatch(_ name: String) -> HaulError {
-        HaulError(.noSuchBatch, "there is no batch '\(name)'", hint: "'haul batches' lists the batches there are; 'haul enqueue --manifest FILE --batch NAME' makes one")
+        HaulError(
+            .noSuchBatch, "there is no batch '\(name)'",
+            hint: "'haul batches' lists the batches there are; 'haul enqueue --manifest FILE --batch NAME' makes one")
     }
 
     /// A PostgreSQL timestamp without its fraction of a second (`2026-12-02 02:57:16+00`).

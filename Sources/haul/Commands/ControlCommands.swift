@@ -108,7 +108,8 @@ struct ControlCommand {
         } else if named {
             for id in outcome.changed { Output.line("transfer \(id): \(action.rawValue) done") }
             for id in outcome.unchanged {
-                Output.line(action == .cancel ? "transfer \(id): already canceled; its partial data is removed" : "transfer \(id): already paused, nothing to do")
+                Output.line(
+                    action == .cancel ? "transfer \(id): already canceled; its partial data is removed" : "transfer \(id): already paused, nothing to do")
             }
         } else {
             Output.line(

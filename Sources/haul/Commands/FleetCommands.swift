@@ -159,7 +159,8 @@ enum PruneCommand: Command {
                 "\(dryRun ? "would delete" : "deleted") \(count) finished transfer\(count == 1 ? "" : "s") (\(states.map(\.rawValue).joined(separator: ", ")))")
             if waiting > 0 {
                 Output.line(
-                    "kept \(waiting) canceled transfer\(waiting == 1 ? "" : "s") whose partial data a worker has not removed yet; a running worker does within a minute, then prune again")
+                    "kept \(waiting) canceled transfer\(waiting == 1 ? "" : "s") whose partial data a worker has not removed yet; a running worker does within a minute, then prune again"
+                )
             }
         }
         return ExitCode.success

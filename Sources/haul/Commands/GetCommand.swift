@@ -55,7 +55,9 @@ enum GetCommand: Command {
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
             words,
-            options: TransferFlags.options.union(["--output", "--connections", "--stall-timeout", "--lease", "--input-file", "--proxy", "--limit-rate", "--allow-network"]),
+            options: TransferFlags.options.union([
+                "--output", "--connections", "--stall-timeout", "--lease", "--input-file", "--proxy", "--limit-rate", "--allow-network",
+            ]),
             flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json", "--force", "--timestamping", "--deny-private-addresses"]),
             short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file", "N": "--timestamping"])
         // A URL given twice (on the command line, or in a list) is one download into one file.

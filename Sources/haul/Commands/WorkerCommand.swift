@@ -61,7 +61,8 @@ enum WorkerCommand: Command {
         let arguments = try Arguments(
             words,
             options: [
-                "--storage", "--concurrency", "--db-connections", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace", "--poll-interval",
+                "--storage", "--concurrency", "--db-connections", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace",
+                "--poll-interval",
                 "--max-file-size", "--allow-network",
                 "--log-format", "--limit-rate",
                 "--metrics-addr", "--extract-max-size", "--extract-max-ratio",

@@ -36,7 +36,8 @@ struct S3BatchSlotTests {
         _ = try Run.program("/usr/bin/curl", ["-sS", store + "/_release"], environment: [:])
         #expect(try cluster.waitFinal(ids) == Array(repeating: "done", count: files.count), "\(worker.stderr)")
         for index in files.indices {
-            let stored = try Run.program("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{size_download}", store + "/held/f\(index).bin"], environment: [:])
+            let stored = try Run.program(
+                "/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{size_download}", store + "/held/f\(index).bin"], environment: [:])
             #expect(stored.stdout == String(10_000 + index), "f\(index).bin: \(stored.stdout)")
         }
     }

@@ -221,7 +221,8 @@ struct S3ExtractTests {
         #expect(try cluster.database.scalar(recorded) == "pre/r/out/ghost.txt")
         // And a long entry's multipart upload it left open, recorded with its key.
         let upload = try bucket.startUpload("pre/r/out/long.bin")
-        let open = "WITH r AS (INSERT INTO extracted_objects (transfer_id, key, upload_id) VALUES (\(id), 'pre/r/out/long.bin', '\(upload)') RETURNING key) SELECT key FROM r"
+        let open =
+            "WITH r AS (INSERT INTO extracted_objects (transfer_id, key, upload_id) VALUES (\(id), 'pre/r/out/long.bin', '\(upload)') RETURNING key) SELECT key FROM r"
         #expect(try cluster.database.scalar(open) == "pre/r/out/long.bin")
         try cluster.startS3Worker("s3://\(bucket.name)/pre")
         #expect(try cluster.waitFinal([id]) == ["done"])

@@ -13,7 +13,8 @@ struct S3GetTests {
         let database = try TestDatabase()
         let small = try Origin.file("s3/small-\(UUID().uuidString.prefix(6)).bin", size: 100_003)
         let big = try Origin.file("s3/big-\(UUID().uuidString.prefix(6)).bin", size: 23 * Self.mib + 7)
-        let first = try Run.haul(["get", Harness.origin + small.path, "-o", "s3://\(bucket.name)/a/small.bin"], database: database.url, environment: S3Bucket.environment)
+        let first = try Run.haul(
+            ["get", Harness.origin + small.path, "-o", "s3://\(bucket.name)/a/small.bin"], database: database.url, environment: S3Bucket.environment)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("saved s3://\(bucket.name)/a/small.bin"), "\(first.stderr)")
         let one = try bucket.stored("a/small.bin")
@@ -138,7 +139,8 @@ struct S3GetTests {
         #expect(denied.stderr.contains("haul-test-key") && denied.stderr.contains(Harness.required("HAUL_TEST_S3_ENDPOINT")), "\(denied.stderr)")
         #expect(!denied.stderr.contains("not-the-secret-xyz"), "\(denied.stderr)")
         #expect(denied.stderr.split(separator: "\n").count == 1, "one line: \(denied.stderr)")
-        let missing = try Run.haul(["get", Harness.origin + file.path, "-o", "s3://no-such-bucket-xyz/k"], database: database.url, environment: S3Bucket.environment)
+        let missing = try Run.haul(
+            ["get", Harness.origin + file.path, "-o", "s3://no-such-bucket-xyz/k"], database: database.url, environment: S3Bucket.environment)
         #expect(missing.status == 2 && missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
         #expect(missing.stderr.contains("'no-such-bucket-xyz' does not exist"), "\(missing.stderr)")
         let worker = try Run.haul(["worker", "--storage", "s3://no-such-bucket-xyz/prefix"], database: database.url, environment: S3Bucket.environment)
@@ -196,7 +198,9 @@ struct S3GetTests {
         var random = SplitMix64(seed: 7)
         try Data(random.bytes(200_000)).write(to: URL(fileURLWithPath: source + "/sub/blob.bin"))
         try FileManager.default.createDirectory(atPath: Harness.docroot + "/" + folder, withIntermediateDirectories: true)
-        #expect(try Run.program("/usr/bin/tar", ["-czf", Harness.docroot + "/\(folder)/pack.tar.gz", "-C", source, "note.txt", "sub"], environment: [:]).status == 0)
+        #expect(
+            try Run.program("/usr/bin/tar", ["-czf", Harness.docroot + "/\(folder)/pack.tar.gz", "-C", source, "note.txt", "sub"], environment: [:]).status == 0
+        )
         let good = try Run.haul(
             ["get", Harness.origin + "/\(folder)/pack.tar.gz", "-o", "s3://\(bucket.name)/a/pack.tar.gz", "--extract", "--extract-to", "unpacked"],
             database: database.url, environment: S3Bucket.environment)
@@ -204,7 +208,8 @@ struct S3GetTests {
         #expect(try bucket.keys("a/unpacked/") == ["a/unpacked/note.txt", "a/unpacked/sub/blob.bin"])
         #expect(try bucket.object("a/unpacked/sub/blob.bin")?.size == 200_000)
         // A tar whose second entry climbs out with '..': refused as a whole, nothing written.
-        let script = "import tarfile,io,sys\nt=tarfile.open(sys.argv[1],'w')\nfor n in ['ok.txt','../evil.txt']:\n  i=tarfile.TarInfo(n); d=b'x'; i.size=1; t.addfile(i, io.BytesIO(d))\nt.close()"
+        let script =
+            "import tarfile,io,sys\nt=tarfile.open(sys.argv[1],'w')\nfor n in ['ok.txt','../evil.txt']:\n  i=tarfile.TarInfo(n); d=b'x'; i.size=1; t.addfile(i, io.BytesIO(d))\nt.close()"
         #expect(try Run.program("/usr/bin/python3", ["-c", script, Harness.docroot + "/\(folder)/evil.tar"], environment: [:]).status == 0)
         let evil = try Run.haul(
             ["get", Harness.origin + "/\(folder)/evil.tar", "-o", "s3://\(bucket.name)/b/evil.tar", "--extract", "--extract-to", "x"], database: database.url,
@@ -220,7 +225,8 @@ struct S3GetTests {
         let database = try TestDatabase()
         let file = try Origin.file("s3/again-\(UUID().uuidString.prefix(6)).bin", size: 6 * Self.mib + 1)
         for _ in 0..<2 {
-            let result = try Run.haul(["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/m/a.bin"], database: database.url, environment: S3Bucket.environment)
+            let result = try Run.haul(
+                ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/m/a.bin"], database: database.url, environment: S3Bucket.environment)
             #expect(result.status == 0, "\(result.stderr)")
         }
         #expect(try database.scalar("SELECT string_agg(unchanged::text, ',' ORDER BY id) FROM transfers") == "false,true", "the second one was a 304")

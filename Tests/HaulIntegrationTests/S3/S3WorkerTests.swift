@@ -312,7 +312,8 @@ struct S3WorkerTests {
         try bucket.startUpload("elsewhere/not-ours.bin")
         let file = try Origin.file("s3/orphan-live.bin", size: 6 * Self.mib)
         let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "live.bin"])
-        let recorded = "WITH r AS (INSERT INTO extracted_objects (transfer_id, key, upload_id) VALUES (\(id), 'pre/unpacked/huge.bin', '\(entry)') RETURNING key) SELECT key FROM r"
+        let recorded =
+            "WITH r AS (INSERT INTO extracted_objects (transfer_id, key, upload_id) VALUES (\(id), 'pre/unpacked/huge.bin', '\(entry)') RETURNING key) SELECT key FROM r"
         #expect(try cluster.database.scalar(recorded) == "pre/unpacked/huge.bin")
         let worker = try cluster.startWorker(
             ["--concurrency", "2"], environment: S3Bucket.environment.merging(["HAUL_S3_ORPHAN_GRACE": "1s", "HAUL_S3_ORPHAN_CHECK": "1s"]) { $1 },

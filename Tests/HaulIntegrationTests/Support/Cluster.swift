@@ -23,7 +23,8 @@ final class Cluster: @unchecked Sendable {
     func enqueue(_ url: String, _ extra: [String] = []) throws -> Int64 {
         let result = try haul(["enqueue", url, "--json"] + extra)
         guard result.status == 0, let data = result.stdout.data(using: .utf8),
-              let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let id = object["id"] as? Int64 ?? (object["id"] as? Int).map(Int64.init)
+            let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let id = object["id"] as? Int64 ?? (object["id"] as? Int).map(Int64.init)
         else { throw TestFailure("enqueue failed (\(result.status)): \(result.stderr)") }
         return id
     }

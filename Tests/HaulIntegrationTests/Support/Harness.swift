@@ -25,7 +25,8 @@ enum Harness {
     /// The `haul` binary: `HAUL_BIN`, else the debug build of this checkout.
     static var haulBinary: String {
         if let bin = environment["HAUL_BIN"] { return bin }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/haul").path
     }
 
@@ -88,4 +89,3 @@ struct TestDatabase {
         try Run.psql(url, sql).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
-

@@ -1,6 +1,6 @@
 import Foundation
-import HaulTestSupport
 import HaulCore
+import HaulTestSupport
 
 /// Files served by the test nginx: written into its document root with deterministic content.
 enum Origin {
@@ -49,4 +49,3 @@ enum Origin {
         return log.split(separator: "\n").map(String.init).filter { $0.contains(" \(path) ") }
     }
 }
-

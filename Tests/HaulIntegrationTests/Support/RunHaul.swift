@@ -4,7 +4,9 @@ import Testing
 
 extension Run {
     /// Runs `haul ARGS` to completion with `DATABASE_URL` set (unless `database` is nil).
-    static func haul(_ arguments: [String], database: String?, environment: [String: String] = [:], directory: String? = nil, timeout: Double = 120) throws -> Result {
+    static func haul(_ arguments: [String], database: String?, environment: [String: String] = [:], directory: String? = nil, timeout: Double = 120) throws
+        -> Result
+    {
         var env = environment
         if let database { env["DATABASE_URL"] = database }
         return try program(Harness.haulBinary, arguments, environment: env, directory: directory, timeout: timeout)

@@ -1,7 +1,7 @@
 import Foundation
-import HaulTestSupport
 import HaulCore
 import HaulMetrics
+import HaulTestSupport
 import Testing
 
 /// A `MetricsServer` on `host` (127.0.0.1 unless told, `[::1]` for IPv6) at a port that was

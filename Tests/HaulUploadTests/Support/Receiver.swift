@@ -1,7 +1,7 @@
 import CCurl
 import Foundation
-import HaulTestSupport
 import HaulCore
+import HaulTestSupport
 
 @testable import HaulUpload
 
