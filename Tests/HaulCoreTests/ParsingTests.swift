@@ -204,8 +204,11 @@ struct SafetyTests {
         // The HTTP client would resolve the '..' away and write another bucket's key.
         #expect(throws: HaulError.self) { try UploadTarget.validate("s3://bucket/../other/key") }
         #expect(throws: HaulError.self) { try UploadTarget.validate("s3://bucket/a//b") }
-        // A bucket name S3 does not allow is refused at enqueue, not when the upload runs.
-        #expect(throws: HaulError.self) { try UploadTarget.validate("s3://Upper_Case/key") }
+        // A bucket name no S3 store allows is refused at enqueue, not when the upload runs; older
+        // AWS and GCS names (upper case, underscores) are allowed.
+        #expect(try UploadTarget.validate("s3://Upper_Case/key") == "s3://Upper_Case/key")
+        #expect(throws: HaulError.self) { try UploadTarget.validate("s3://bad!name/key") }
+        #expect(throws: HaulError.self) { try UploadTarget.validate("s3://-dash-first/key") }
         #expect(throws: HaulError.self) { try UploadTarget.validate("s3://a b c/key") }
         #expect(try UploadTarget.validate("s3://bucket") == "s3://bucket")
         #expect(try UploadTarget.validate("s3://bucket/release notes.txt") == "s3://bucket/release notes.txt", "a key may hold a space")
