@@ -22,6 +22,8 @@ struct LowestSpeedTests {
         let error = status["error"] as? String ?? ""
         #expect(error.contains("sent under 1.0 KiB/s for 2 s") && error.contains("2 attempts"), "\(error)")
         #expect(status["error_code"] as? String == "too-slow", "\(status)")
+        let kept = try cluster.database.scalar("SELECT coalesce(sum(bytes_done), 0) FROM segments WHERE transfer_id = \(slow)")
+        #expect((Int(kept) ?? 0) > 0, "the bytes it trickled are kept: \(kept)")
         #expect(!error.contains("CURL") && !error.contains("Operation too slow"), "no libcurl words: \(error)")
     }
 }
