@@ -39,8 +39,9 @@ extension WaitReason {
             WHERE t.id = ANY($1::bigint[])
             """, [ids, HostLimits.fallbackDefault]
         ).rows {
-            facts[try row.int64("id")] = Facts(
-                state: TransferState(rawValue: try row.string("state")) ?? .failed, running: try row.int("running"), due: try row.bool("due"),
+            let id = try row.int64("id")
+            facts[id] = Facts(
+                id: id, state: TransferState(rawValue: try row.string("state")) ?? .failed, running: try row.int("running"), due: try row.bool("due"),
                 backoffUntil: row["backoff_until"], backoffReason: row["backoff_reason"].map(SafeText.cleanLine), host: try row.string("host"),
                 hostRunning: try row.int("host_running"), hostLimit: try row.int("host_limit"), noLiveWorker: warning, liveWorkers: alive,
                 fleetRunning: fleetRunning)

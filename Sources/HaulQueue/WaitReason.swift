@@ -1,8 +1,8 @@
 /// Why an active transfer is not running now, decided from facts read in one go
 /// (`WaitReason.facts`); `haul status`, `haul list` and the dashboard show its `text`.
 public enum WaitReason: Equatable, Sendable {
-    /// The transfer itself is paused.
-    case transferPaused
+    /// Transfer `id` itself is paused.
+    case transferPaused(id: Int64)
     /// Its origin host is paused (limit 0).
     case originPaused(host: String)
     /// No worker is alive; `warning` says since when (`WorkerRegistry.noLiveWorkerWarning`).
@@ -16,6 +16,7 @@ public enum WaitReason: Equatable, Sendable {
 
     /// What is known about one transfer and the fleet at one moment.
     public struct Facts: Equatable, Sendable {
+        public var id: Int64
         public var state: TransferState
         /// Its running segments (a probe or finalizing counts as running through its state).
         public var running: Int
@@ -35,10 +36,11 @@ public enum WaitReason: Equatable, Sendable {
 
         /// Facts of a transfer that could run at once; tests change the field they mean.
         public init(
-            state: TransferState, running: Int = 0, due: Bool = true, backoffUntil: String? = nil, backoffReason: String? = nil,
+            id: Int64 = 1, state: TransferState, running: Int = 0, due: Bool = true, backoffUntil: String? = nil, backoffReason: String? = nil,
             host: String = "h", hostRunning: Int = 0, hostLimit: Int = 8, noLiveWorker: String? = nil, liveWorkers: Int = 1,
             fleetRunning: Int = 0
         ) {
+            self.id = id
             self.state = state
             self.running = running
             self.due = due
@@ -58,7 +60,7 @@ public enum WaitReason: Equatable, Sendable {
     /// The first that holds wins: paused, origin paused, no live worker, backing off, host limit, lanes busy.
     public static func decide(_ facts: Facts) -> WaitReason? {
         switch facts.state {
-        case .paused: return .transferPaused
+        case .paused: return .transferPaused(id: facts.id)
         case .pending, .downloading: break
         default: return nil
         }
@@ -77,8 +79,8 @@ public enum WaitReason: Equatable, Sendable {
     /// One line: `waits: …`, saying what would let it run.
     public var text: String {
         switch self {
-        case .transferPaused:
-            return "waits: it is paused; 'haul resume ID' lets it run"
+        case .transferPaused(let id):
+            return "waits: it is paused; 'haul resume \(id)' lets it run"
         case .originPaused(let host):
             return HostLimits.waitsOnPaused(host)
         case .noLiveWorker(let warning):

@@ -61,7 +61,7 @@ struct WaitingTests {
         #expect(try Self.waiting(cluster, id) == "waits: no worker has ever run against this database; start one with 'haul worker --storage DIR'")
         #expect(try cluster.haul(["list"]).stdout.contains("waits: no worker has ever run"))
         #expect(try cluster.haul(["pause", String(id)]).status == 0)
-        #expect(try Self.waiting(cluster, id) == "waits: it is paused; 'haul resume ID' lets it run")
+        #expect(try Self.waiting(cluster, id) == "waits: it is paused; 'haul resume \(id)' lets it run")
         let text = try cluster.haul(["status", String(id)]).stdout
         #expect(text.contains("waiting:   waits: it is paused"), "\(text)")
     }

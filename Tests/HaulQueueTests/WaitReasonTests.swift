@@ -16,9 +16,9 @@ struct WaitReasonTests {
 
     @Test("a paused transfer waits for resume, whatever else holds")
     func transferPaused() {
-        let reason = WaitReason.decide(Facts(state: .paused, hostLimit: 0, noLiveWorker: "none"))
-        #expect(reason == .transferPaused)
-        #expect(reason?.text == "waits: it is paused; 'haul resume ID' lets it run")
+        let reason = WaitReason.decide(Facts(id: 42, state: .paused, hostLimit: 0, noLiveWorker: "none"))
+        #expect(reason == .transferPaused(id: 42))
+        #expect(reason?.text == "waits: it is paused; 'haul resume 42' lets it run")
     }
 
     @Test("a paused origin comes before everything but a paused transfer")
