@@ -187,6 +187,11 @@ extension HaulError.Code {
     /// Nothing unless it keeps happening: retried from the last checkpoint. A slow origin may need a longer
     /// `--stall-timeout`.
     public static let stalled: Self = "stalled"
+    /// The origin sent slower than the lowest speed for the lowest-speed time, so the lane was given back.
+    ///
+    /// Nothing unless it keeps happening: retried later from the last checkpoint. For an origin that is
+    /// slow by nature lower `--lowest-speed` (0 turns the rule off).
+    public static let tooSlow: Self = "too-slow"
     /// A libcurl failure with no better name; the message says which.
     ///
     /// Read the message, which carries libcurl's reason; retried when transient.

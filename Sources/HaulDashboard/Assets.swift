@@ -59,6 +59,7 @@ enum Assets {
             setText(el, '[data-field="eta"]', t.eta_seconds == null ? '' : seconds(t.eta_seconds));
             setText(el, '[data-field="attempts"]', String(t.attempts));
             setText(el, '[data-field="error"]', t.error || '');
+            setText(el, '[data-field="waiting"]', t.waiting || '');
             const map = el.querySelector('[data-field="segment-map"]');
             if (map && map.textContent !== t.segment_map) {
               map.replaceChildren(...Array.from(t.segment_map).map((c) => {

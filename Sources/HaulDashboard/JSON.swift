@@ -85,6 +85,7 @@ extension Reader.TransferDetail {
             ] as [String: Any]
         }
         object["history"] = history.map { ["at": $0.at, "from": $0.from, "to": $0.to, "error": $0.error ?? NSNull()] as [String: Any] }
+        object["waiting"] = waiting ?? NSNull()
         object["poll_after_ms"] = pollAfter
         return object
     }

@@ -163,6 +163,7 @@ enum TransferPages {
             ("Progress", progress(status)), ("Rate", "<span data-field=\"rate\">\(rate(status))</span>"),
             ("ETA", "<span data-field=\"eta\">\(eta(status).map(formatSeconds) ?? "")</span>"),
             ("Attempts", "<span data-field=\"attempts\">\(status.attempts)</span>"),
+            ("Waiting", "<span class=\"wrap\" data-field=\"waiting\">\(e(detail.waiting ?? ""))</span>"),
             (
                 "Error",
                 "<span class=\"err wrap\" data-field=\"error\">\(e(status.error ?? ""))</span>\(status.errorCode.map { " <code>\(e($0))</code>" } ?? "")"

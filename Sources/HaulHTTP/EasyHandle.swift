@@ -12,6 +12,7 @@ final class EasyHandle {
     private var headers: UnsafeMutablePointer<curl_slist>?
     private var context: TransferContext?
     private var url = ""
+    private var lowestSpeed: LowestSpeed?
 
     init() {
         pointer = curl_easy_init()
@@ -65,6 +66,11 @@ final class EasyHandle {
         if code == CURLE_COULDNT_CONNECT, let refusal = context.addressRefusal { throw refusal }
         if code == CURLE_FILESIZE_EXCEEDED, let limit = context.bodyLimit { throw limit.error }
         guard code == CURLE_OK else {
+            let failed = context.effectiveURL ?? url
+            // libcurl's words for its low-speed abort; a connect timeout has the same code.
+            if code == CURLE_OPERATION_TIMEDOUT, let lowest = lowestSpeed, String(cString: errorBuffer).hasPrefix("Operation too slow") {
+                throw lowest.error(host: OriginURL.hostKey(failed), bytes: context.bytes)
+            }
             // After a redirect, the URL that failed is the one to name.
             throw CurlFailure.error(code, detail: String(cString: errorBuffer), url: context.effectiveURL ?? url, bytes: context.bytes)
         }
@@ -89,7 +95,9 @@ final class EasyHandle {
 
     private func configure(_ request: FetchRequest) {
         // Redirects are followed by the callers, hop by hop (FetchRequest.following).
-        CurlSetup.common(pointer, url: request.url, tls: request.tls, stallSeconds: request.stallTimeout, errorBuffer: errorBuffer)
+        CurlSetup.common(
+            pointer, url: request.url, tls: request.tls, stallSeconds: request.stallTimeout, lowest: request.lowestSpeed, errorBuffer: errorBuffer)
+        lowestSpeed = request.lowestSpeed
         haul_easy_setopt_long(pointer, CURLOPT_BUFFERSIZE, 512 * 1024)
         haul_easy_setopt_long(pointer, CURLOPT_NOPROGRESS, 0)
         haul_easy_setopt_long(pointer, CURLOPT_TCP_KEEPALIVE, 1)

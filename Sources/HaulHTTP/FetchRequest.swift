@@ -56,6 +56,8 @@ public struct FetchRequest: Sendable {
     public var tls: TLSOptions
     /// Abort when no byte arrives for this many seconds.
     public var stallTimeout: Int
+    /// Abort when the body comes slower than this (`--lowest-speed`); `nil`: only the stall timeout.
+    public var lowestSpeed: LowestSpeed? = nil
     /// Refuse a body announced bigger than this, and abort one growing past it.
     public var bodyLimit: BodyLimit?
     /// Follow a redirect from https to http (the transfer has a checksum, or `--allow-downgrade`).

@@ -93,22 +93,6 @@ public enum HostLimits {
         ).first.map { try $0.int("max_running") }
     }
 
-    /// The origin hosts of those of transfers `ids` whose host is paused (its own limit is 0,
-    /// or it has none and the default is 0), by transfer id.
-    public static func pausedHosts(_ db: PostgresConnection, transfers ids: [Int64]) throws -> [Int64: String] {
-        guard !ids.isEmpty else { return [:] }
-        var hosts: [Int64: String] = [:]
-        for row in try db.query(
-            """
-            SELECT t.id, t.host FROM transfers t LEFT JOIN origin_hosts h ON h.host = t.host LEFT JOIN origin_hosts d ON d.host = '*'
-            WHERE t.id = ANY($1::bigint[]) AND coalesce(h.max_running, d.max_running, 1) = 0
-            """, [ids]
-        ).rows {
-            hosts[try row.int64("id")] = try row.string("host")
-        }
-        return hosts
-    }
-
     /// What a transfer waiting on paused origin `host` says in `haul status` and `haul list`.
     public static func waitsOnPaused(_ host: String) -> String {
         "waits: its origin \(host) is paused (limit 0); 'haul host-limit resume \(host)' lets it run"

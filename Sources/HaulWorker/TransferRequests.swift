@@ -17,6 +17,7 @@ extension WorkerShared {
         if let limit = bodyCap?.bodyLimit { request.bodyLimit = BodyLimit(bytes: limit.bytes, isFreeSpace: limit.transient) }
         request.addressPolicy = config.addressPolicy
         request.pacer = pacer
+        request.lowestSpeed = config.limitRate == nil ? config.lowestSpeed : nil
         request.allowDowngrade = info.expectedDigest != nil || info.options.allowDowngrade == true
         return request
     }

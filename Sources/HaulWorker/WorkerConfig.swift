@@ -41,6 +41,10 @@ public struct WorkerConfig: Sendable {
     public var lease: Double = 30
     /// No byte for this long aborts a request.
     public var stallTimeout: Int = 30
+    /// A request slower than this for its time is aborted and its segment retried later
+    /// (`--lowest-speed`, `--lowest-speed-time`); `nil`: off. Off too under `limitRate`, whose
+    /// own pacing could hold a connection under it.
+    public var lowestSpeed: LowestSpeed? = .standard
     /// Most bytes per second this worker receives in all (`--limit-rate`), shared by all its
     /// connections (`WorkerShared.pacer`); `nil`: no limit.
     public var limitRate: Int64?

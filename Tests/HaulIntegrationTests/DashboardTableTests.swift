@@ -39,6 +39,23 @@ import Testing
         #expect(page.contains(#"data-sort="size" aria-sort="ascending""#), "the heading says how the list is sorted")
     }
 
+    @Test("a transfer's page says why it waits, as 'haul status' does")
+    func transferPageSaysWhyItWaits() throws {
+        let served = try DashboardTests.Served("dash-waiting")
+        let id = try served.cluster.enqueue("http://127.0.0.1:9/w.bin")
+        #expect(try served.cluster.haul(["pause", String(id)]).status == 0)
+        let cli = try #require(try served.cluster.status(id)["waiting"] as? String)
+        let detail =
+            try JSONSerialization.jsonObject(
+                with: Data(try served.request("GET", "/api/transfers/\(id)", headers: ["Authorization: Bearer \(DashboardTests.token)"]).body.utf8))
+            as? [String: Any]
+        #expect(detail?["waiting"] as? String == cli)
+        _ = try served.logIn()
+        let page = try served.request("GET", "/transfers/\(id)").body
+        #expect(page.contains(#"data-field="waiting">waits: it is paused; "#), "\(page)")
+        #expect(!page.contains("'haul resume"), "quotes are escaped in the page")
+    }
+
     @Test("without JavaScript a batch action asks on a page of its own first, and acts once confirmed")
     func batchActionAsksWithoutJavaScript() throws {
         let served = try DashboardTests.Served("dash-confirm")

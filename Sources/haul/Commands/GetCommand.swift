@@ -38,6 +38,9 @@ enum GetCommand: Command {
           --json                print the result on stdout: {"id", "url", "state", "path",
                                 "size", "digest", "error"} ({"transfers": [...]} for several)
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
+          --lowest-speed RATE   abort a request that stays under RATE for
+                                --lowest-speed-time DURATION and retry it later (defaults
+                                1KiB and 30s; 0 turns it off; off under --limit-rate)
           --deny-private-addresses  refuse to connect to loopback, link-local, private and
                                 other non-public addresses, checked after DNS on every
                                 connection and redirect, as haul worker does (or
@@ -56,7 +59,8 @@ enum GetCommand: Command {
         let arguments = try Arguments(
             words,
             options: TransferFlags.options.union([
-                "--output", "--connections", "--stall-timeout", "--lease", "--input-file", "--proxy", "--limit-rate", "--allow-network",
+                "--output", "--connections", "--stall-timeout", "--lowest-speed", "--lowest-speed-time", "--lease", "--input-file", "--proxy", "--limit-rate",
+                "--allow-network",
             ]),
             flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json", "--force", "--timestamping", "--deny-private-addresses"]),
             short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file", "N": "--timestamping"])
@@ -114,6 +118,7 @@ enum GetCommand: Command {
         config.sharedConnection = true
         config.concurrency = try arguments.positiveInt("--connections") ?? 4
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up))
+        config.lowestSpeed = try WorkerCommand.lowestSpeed(arguments)
         config.lease = try arguments.duration("--lease") ?? config.lease
         if let object {
             config.objectStore = object.store

@@ -10,7 +10,8 @@ enum ListCommand: Command {
         Lists transfers, newest first (at most 1000, or --limit). STATE is one of
         pending, planning, downloading, finalizing, done, failed, canceled, paused;
         --batch keeps one batch's transfers, --host those of one origin host (as
-        'haul host-limit list' names it). The filters combine.
+        'haul host-limit list' names it). The filters combine. A transfer that does not
+        run says why ('waits: ...', as 'haul status' does).
         --json prints an array of the objects 'haul status --json' prints.
         """
 
@@ -30,11 +31,10 @@ enum ListCommand: Command {
             Output.json(transfers.map { StatusView.json($0) })
             return ExitCode.success
         }
-        let waiting = transfers.filter { !$0.state.isFinal && $0.state != .paused }.map(\.id)
-        let paused = try HostLimits.pausedHosts(session.connection, transfers: waiting)
+        let waiting = try WaitReason.of(session.connection, transfers: transfers.filter { !$0.state.isFinal }.map(\.id))
         Output.line(Output.cell("ID", 7) + Output.cell("STATE", 12) + Output.cell("PROGRESS", 30) + "DEST / ERROR")
         for status in transfers {
-            let note = paused[status.id].map(HostLimits.waitsOnPaused) ?? StatusView.retrying(status).map { "retrying \($0)" } ?? status.error
+            let note = StatusView.retrying(status).map { "retrying \($0)" } ?? waiting[status.id]?.text ?? status.error
             // A destination recorded before control characters were refused shows them as U+FFFD.
             let dest = status.dest.map(SafeText.cleanLine) ?? "-"
             let tail = note.map { "\(dest)  \($0)" } ?? dest

@@ -16,6 +16,9 @@ enum StatusCommand: Command {
         With --batch: the batch's counts by state, bytes, rate and its failures.
         While a transfer is unfinished and no worker has heartbeaten for 30 s, a warning
         says so (JSON: "warning"), since nothing will move until one runs.
+        While an unfinished transfer does not run, "waiting" (JSON: "waiting") says why:
+        it or its origin is paused, no worker is alive, it backs off after an error
+        until a time, its origin is at its host limit, or all lanes are busy.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -34,18 +37,19 @@ enum StatusCommand: Command {
             throw HaulError(.noSuchTransfer, "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
         }
         let segments = try store.segmentStates(id)
-        var warning: String?
-        if !status.state.isFinal && status.state != .paused {
-            warning =
-                try HostLimits.pausedHosts(session.connection, transfers: [id])[id].map(HostLimits.waitsOnPaused)
-                ?? WorkerRegistry(session.connection).noLiveWorkerWarning()
-        }
+        let reason = try WaitReason.of(session.connection, transfers: [id])[id]
+        let waiting = reason?.text
+        let warning = status.state.isFinal || status.state == .paused ? nil : try WorkerRegistry(session.connection).noLiveWorkerWarning()
         if arguments.has("--json") {
             var object = StatusView.json(status, segments: segments)
             object["warning"] = warning ?? NSNull()
+            object["waiting"] = waiting ?? NSNull()
             Output.json(object)
         } else {
-            Output.line(StatusView.text(status, segments: segments) + (warning.map { "\n  warning:   \($0)" } ?? ""))
+            // The warning line already says that no worker is alive.
+            let shown = warning != nil && reason == .noLiveWorker(warning: warning ?? "") ? nil : waiting
+            let notes = (shown.map { "\n  waiting:   \($0)" } ?? "") + (warning.map { "\n  warning:   \($0)" } ?? "")
+            Output.line(StatusView.text(status, segments: segments) + notes)
         }
         return ExitCode.success
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulHTTP
 import HaulS3
 import HaulStorage
 import HaulWorker
@@ -28,6 +29,10 @@ enum WorkerCommand: Command {
           --roles LIST          comma-separated: planner,fetcher,finalizer,rescuer (default all)
           --lease DURATION      segment lease (default 30s); renewed at a third of it
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
+          --lowest-speed RATE   give a lane back when its request stays under RATE for
+                                --lowest-speed-time DURATION (defaults 1KiB and 30s; 0 turns
+                                it off; off under --limit-rate): the segment keeps its bytes
+                                and is retried later, its transfer fails after --max-attempts
           --max-attempts N      attempts per segment before its transfer fails (default 6)
           --deny-private-addresses  refuse to connect to loopback, link-local (169.254/16,
                                 fe80::/10), private and other non-public addresses, checked
@@ -62,6 +67,7 @@ enum WorkerCommand: Command {
             words,
             options: [
                 "--storage", "--concurrency", "--db-connections", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace",
+                "--lowest-speed", "--lowest-speed-time",
                 "--poll-interval",
                 "--max-file-size", "--allow-network",
                 "--log-format", "--limit-rate",
@@ -110,6 +116,7 @@ enum WorkerCommand: Command {
         if let roles = arguments.value("--roles") { config.roles = try Role.parseList(roles) }
         config.lease = try arguments.duration("--lease") ?? config.lease
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? Double(config.stallTimeout)).rounded(.up))
+        config.lowestSpeed = try lowestSpeed(arguments)
         config.maxAttempts = try arguments.positiveInt("--max-attempts") ?? config.maxAttempts
         config.maxFileSize = try arguments.size("--max-file-size") ?? config.maxFileSize
         config.addressPolicy = try addressPolicy(arguments)
@@ -118,6 +125,14 @@ enum WorkerCommand: Command {
         config.limitRate = try arguments.size("--limit-rate")
         config.extractMaxSize = try arguments.size("--extract-max-size") ?? config.extractMaxSize
         config.extractMaxRatio = try arguments.positiveInt("--extract-max-ratio").map(Int64.init) ?? config.extractMaxRatio
+    }
+
+    /// `--lowest-speed RATE` and `--lowest-speed-time DURATION` (default 1 KiB/s over 30 s; 0 turns the rule off).
+    static func lowestSpeed(_ arguments: Arguments) throws -> LowestSpeed? {
+        let standard = LowestSpeed.standard
+        let rate = try arguments.value("--lowest-speed").map { $0 == "0" ? 0 : try ByteSize.parse($0, flag: "--lowest-speed") }
+        let time = try arguments.duration("--lowest-speed-time", allowZero: true).map { Int($0.rounded(.up)) }
+        return LowestSpeed(bytesPerSecond: rate ?? standard.bytesPerSecond, seconds: time ?? standard.seconds)
     }
 
     /// `--deny-private-addresses` and `--allow-network`, or their environment variables.

@@ -1,0 +1,96 @@
+/// Why an active transfer is not running now, decided from facts read in one go
+/// (`WaitReason.facts`); `haul status`, `haul list` and the dashboard show its `text`.
+public enum WaitReason: Equatable, Sendable {
+    /// Transfer `id` itself is paused.
+    case transferPaused(id: Int64)
+    /// Its origin host is paused (limit 0).
+    case originPaused(host: String)
+    /// No worker is alive; `warning` says since when (`WorkerRegistry.noLiveWorkerWarning`).
+    case noLiveWorker(warning: String)
+    /// A failed attempt waits for its retry until `until` (UTC); `reason` is the failure.
+    case backingOff(until: String, reason: String?)
+    /// Its origin host's slots are all taken: `running` of `limit`.
+    case hostLimit(host: String, running: Int, limit: Int)
+    /// It could run, but every live worker's lanes are taken: `running` segments on `workers` workers.
+    case lanesBusy(running: Int, workers: Int)
+
+    /// What is known about one transfer and the fleet at one moment.
+    public struct Facts: Equatable, Sendable {
+        public var id: Int64
+        public var state: TransferState
+        /// Its running segments (a probe or finalizing counts as running through its state).
+        public var running: Int
+        /// Whether some of its work is due now: a queued segment, or the pending transfer, whose retry time has come.
+        public var due: Bool
+        /// The earliest retry time (UTC) of its work that failed and waits, and that failure.
+        public var backoffUntil: String?
+        public var backoffReason: String?
+        public var host: String
+        public var hostRunning: Int
+        public var hostLimit: Int
+        /// The no-live-worker warning, nil while a worker is alive.
+        public var noLiveWorker: String?
+        public var liveWorkers: Int
+        /// Running segments across the fleet.
+        public var fleetRunning: Int
+
+        /// Facts of a transfer that could run at once; tests change the field they mean.
+        public init(
+            id: Int64 = 1, state: TransferState, running: Int = 0, due: Bool = true, backoffUntil: String? = nil, backoffReason: String? = nil,
+            host: String = "h", hostRunning: Int = 0, hostLimit: Int = 8, noLiveWorker: String? = nil, liveWorkers: Int = 1,
+            fleetRunning: Int = 0
+        ) {
+            self.id = id
+            self.state = state
+            self.running = running
+            self.due = due
+            self.backoffUntil = backoffUntil
+            self.backoffReason = backoffReason
+            self.host = host
+            self.hostRunning = hostRunning
+            self.hostLimit = hostLimit
+            self.noLiveWorker = noLiveWorker
+            self.liveWorkers = liveWorkers
+            self.fleetRunning = fleetRunning
+        }
+    }
+
+    /// The reason a transfer with `facts` waits, nil when it runs, is finished, or is between
+    /// two steps (probing, finalizing, a segment about to be claimed by its own worker).
+    /// The first that holds wins: paused, origin paused, no live worker, backing off, host limit, lanes busy.
+    public static func decide(_ facts: Facts) -> WaitReason? {
+        switch facts.state {
+        case .paused: return .transferPaused(id: facts.id)
+        case .pending, .downloading: break
+        default: return nil
+        }
+        guard facts.running == 0 else { return nil }
+        if facts.hostLimit == 0 { return .originPaused(host: facts.host) }
+        if let warning = facts.noLiveWorker { return .noLiveWorker(warning: warning) }
+        if !facts.due {
+            return facts.backoffUntil.map { .backingOff(until: $0, reason: facts.backoffReason) }
+        }
+        if facts.hostRunning >= facts.hostLimit {
+            return .hostLimit(host: facts.host, running: facts.hostRunning, limit: facts.hostLimit)
+        }
+        return .lanesBusy(running: facts.fleetRunning, workers: facts.liveWorkers)
+    }
+
+    /// One line: `waits: …`, saying what would let it run.
+    public var text: String {
+        switch self {
+        case .transferPaused(let id):
+            return "waits: it is paused; 'haul resume \(id)' lets it run"
+        case .originPaused(let host):
+            return HostLimits.waitsOnPaused(host)
+        case .noLiveWorker(let warning):
+            return "waits: \(warning)"
+        case .backingOff(let until, let reason):
+            return "waits: backing off until \(until)" + (reason.map { " after: \($0)" } ?? "")
+        case .hostLimit(let host, let running, let limit):
+            return "waits: its origin \(host) is at its limit (\(running)/\(limit) running); 'haul host-limit set \(host) N' raises it"
+        case .lanesBusy(let running, let workers):
+            return "waits: all lanes are busy (\(running) segments running on \(workers) worker\(workers == 1 ? "" : "s"))"
+        }
+    }
+}

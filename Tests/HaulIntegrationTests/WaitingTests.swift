@@ -1,0 +1,68 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// `haul status` (`waiting`) and `haul list` say why an active transfer does not run.
+@Suite("why work waits")
+struct WaitingTests {
+    /// `127.0.0.1:PORT`, the origin host as `haul host-limit` names it.
+    static func host(_ url: String) -> String {
+        String(url.split(separator: "/")[1])
+    }
+
+    static func waiting(_ cluster: Cluster, _ id: Int64) throws -> String {
+        try cluster.status(id)["waiting"] as? String ?? ""
+    }
+
+    @Test("the second transfer of an origin at its limit of 1 waits for it: 1/1")
+    func hostLimit() throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let first = try origin.create("/first.bin", size: 4 << 20, ["rate": 100_000])
+        let second = try origin.create("/second.bin", size: 4 << 20, ["rate": 100_000])
+        let cluster = try Cluster("wait-limit")
+        let host = Self.host(first.url)
+        #expect(try cluster.haul(["host-limit", "set", host, "1"]).status == 0)
+        let a = try cluster.enqueue(first.url, ["--dest", "a.bin", "--segment-size", "1MiB"])
+        let b = try cluster.enqueue(second.url, ["--dest", "b.bin", "--segment-size", "1MiB"])
+        try cluster.startWorker()
+        var said = ""
+        let expected = "waits: its origin \(host) is at its limit (1/1 running)"
+        #expect(
+            try Harness.waitUntil(timeout: 30) {
+                let running = try cluster.database.scalar("SELECT count(*) FROM segments WHERE state = 'running'")
+                said = try Self.waiting(cluster, a) + "|" + Self.waiting(cluster, b)
+                return running == "1" && said.contains(expected)
+            }, "one transfer runs, the other waits for the limit: \(said)")
+        #expect(try cluster.haul(["list"]).stdout.contains(expected))
+    }
+
+    @Test("a transfer whose origin answered 503 backs off until a time, with the error")
+    func backingOff() throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let served = try origin.create("/busy.bin", size: 2 << 20, ["status": 503, "status_after": 1, "retry_after": 30])
+        let cluster = try Cluster("wait-backoff")
+        let id = try cluster.enqueue(served.url, ["--dest", "out.bin", "--segment-size", "1MiB"])
+        try cluster.startWorker()
+        var said = ""
+        #expect(
+            try Harness.waitUntil(timeout: 30) {
+                said = try Self.waiting(cluster, id)
+                return said.hasPrefix("waits: backing off until ")
+            }, "\(said)")
+        #expect(said.contains(" UTC after: ") && said.contains("503"), "\(said)")
+    }
+
+    @Test("with no worker alive the transfer waits for one; a paused one waits for resume")
+    func noWorkerAndPaused() throws {
+        let cluster = try Cluster("wait-noworker")
+        let id = try cluster.enqueue("http://127.0.0.1:9/x.bin", ["--dest", "x.bin"])
+        #expect(try Self.waiting(cluster, id) == "waits: no worker has ever run against this database; start one with 'haul worker --storage DIR'")
+        #expect(try cluster.haul(["list"]).stdout.contains("waits: no worker has ever run"))
+        #expect(try cluster.haul(["pause", String(id)]).status == 0)
+        #expect(try Self.waiting(cluster, id) == "waits: it is paused; 'haul resume \(id)' lets it run")
+        let text = try cluster.haul(["status", String(id)]).stdout
+        #expect(text.contains("waiting:   waits: it is paused"), "\(text)")
+    }
+}
