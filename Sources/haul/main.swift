@@ -50,8 +50,8 @@ let overview = """
       HAUL_EMBEDDED_LINGER  how long the embedded PostgreSQL stays up after the last command (default 30s, 0)
 
     haul --version (or -V, or 'haul version') prints the version.
-    exit status: 0 success, 1 failure, 2 bad arguments, 4-10 what failed (see haul get --help),
-    130 interrupted
+    exit status: 0 success, 1 failure, 2 bad arguments, 130 interrupted; 4-10 say what failed
+    (network, TLS, authentication, response, origin, storage, checksum: haul get --help)
     """
 
 /// Words that print the version, like git's and curl's.

@@ -11,7 +11,7 @@ enum CurlHabits {
     /// curl's and wget's options that `haul get` does not take, each with the line to say instead.
     static let refusals: [String: String] = {
         let remoteName = "haul get names the file from the origin by itself (curl -O, -J); to name it, give -o FILE (wget's -O FILE)"
-        let resume = "haul get resumes by itself: run the same command again (there is no -C - or -c)"
+        let resume = "haul get resumes by itself: run the same command again"
         return [
             "-O": "-O: " + remoteName, "--remote-name": "--remote-name: " + remoteName, "-J": "-J: " + remoteName, "-OJ": "-OJ: " + remoteName,
             "--remote-header-name": "--remote-header-name: " + remoteName,
