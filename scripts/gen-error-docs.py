@@ -4,8 +4,8 @@
 Every `extension HaulError.Code { ... }` block under Sources/ is read: the block's `///`
 comment heads its section, and each `public static let NAME: Self = "code"` gives one row,
 from its `///` comment: the first paragraph says what the code means, the second (after a
-bare `///` line) what the operator should do. The exit statuses come from the list of codes
-Sources/haul/main.swift maps to status 2.
+bare `///` line) what the operator should do. The exit status of each code comes from the
+table in Sources/HaulCore/ExitStatus.swift (`byCode`; a code not in it gives 1).
 
     scripts/gen-error-docs.py           rewrite the page
     scripts/gen-error-docs.py --check   exit 1 if a code lacks either paragraph, a code is
@@ -18,10 +18,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reference-errors.md"
-MAIN = ROOT / "Sources" / "haul" / "main.swift"
+EXITS = ROOT / "Sources" / "HaulCore" / "ExitStatus.swift"
 
 EXTENSION = re.compile(r"^extension HaulError\.Code\s*\{")
-CODE = re.compile(r'^\s*public static let [`A-Za-z0-9]+: Self = "([a-z0-9-]+)"')
+CODE = re.compile(r'^\s*public static let `?([A-Za-z0-9]+)`?: Self = "([a-z0-9-]+)"')
 DOC = re.compile(r"^\s*/// ?(.*)$")
 
 
@@ -40,8 +40,9 @@ def paragraphs(comment):
 
 
 def read_sections():
-    """[(heading, file, [(code, meaning, action)])] in file order, and a list of problems."""
-    sections, problems, seen = [], [], {}
+    """[(heading, file, [(code, meaning, action)])] in file order, a list of problems, and the
+    Swift name of each code (`originAuth` → `origin-auth`)."""
+    sections, problems, seen, names = [], [], {}, {}
     for path in sorted((ROOT / "Sources").rglob("*.swift")):
         relative = path.relative_to(ROOT).as_posix()
         comment, section = [], None
@@ -56,7 +57,8 @@ def read_sections():
             elif section is not None and line.startswith("}"):
                 section = None
             elif section is not None and CODE.match(line):
-                code = CODE.match(line).group(1)
+                name, code = CODE.match(line).groups()
+                names[name] = code
                 parts = paragraphs(comment)
                 where = f"{relative}:{number}"
                 if code in seen:
@@ -70,20 +72,31 @@ def read_sections():
             comment = []
     # The codes every module shares first, then each module's own.
     sections.sort(key=lambda s: (not s[1].startswith("Sources/HaulCore/"), s[1]))
-    return [s for s in sections if s[2]], problems
+    return [s for s in sections if s[2]], problems, names
 
 
-def usage_codes():
-    """The codes main.swift turns into exit status 2."""
-    match = re.search(r"\[((?:\s*\"[a-z0-9-]+\",?)+)\]\.contains\(error\.code\)", MAIN.read_text(encoding="utf-8"))
-    return re.findall(r'"([a-z0-9-]+)"', match.group(1)) if match else []
+def exit_statuses(names):
+    """{code: status} from ExitStatus.swift's `byCode` table, and a list of problems."""
+    text = EXITS.read_text(encoding="utf-8")
+    numbers = dict(re.findall(r"public static let (\w+): Int32 = (\d+)", text))
+    table = re.search(r"static let byCode[^=]*=\s*\[(.*?)\]\n", text, re.S)
+    if not table:
+        return {}, [f"{EXITS.relative_to(ROOT)}: no byCode table found"]
+    statuses, problems = {}, []
+    for key, status in re.findall(r'(\.\w+|"[a-z0-9-]+")\s*:\s*(\w+)', table.group(1)):
+        code = key.strip('"') if key.startswith('"') else names.get(key[1:])
+        if code is None or status not in numbers:
+            problems.append(f"{EXITS.relative_to(ROOT)}: '{key}: {status}' names no code or status")
+            continue
+        statuses[code] = int(numbers[status])
+    return statuses, problems
 
 
 def cell(text):
     return text.replace("|", "\\|")
 
 
-def render(sections, status_two):
+def render(sections, statuses):
     total = sum(len(codes) for _, _, codes in sections)
     out = [
         "# Error codes",
@@ -97,10 +110,9 @@ def render(sections, status_two):
         "worker log's `transfer failed` line has `code=…`, and it is stored in",
         "`transfers.error_code`. Scripts should match the code, not the message.",
         "",
-        "A command that fails exits with status 1, except for "
-        + ", ".join(f"`{code}`" for code in status_two)
-        + ",",
-        "which exit with status 2 like bad arguments (see [exit statuses](reference-exit-codes.md)).",
+        "A command that fails with one of these codes exits with the status in the Exit column",
+        "(1 when it is empty): 2 like bad arguments for a refusal that is yours to resolve, 4 to 10",
+        "for what failed (see [exit statuses](reference-exit-codes.md)).",
         "Transient failures (network trouble, `5xx`, a full disk) are retried by workers with",
         "backoff up to `--max-attempts` before the transfer fails; `haul retry ID` takes a failed",
         "transfer up again.",
@@ -111,9 +123,10 @@ def render(sections, status_two):
     for heading, path, codes in sections:
         title = heading.split(". ")[0].rstrip(".")
         out += [f"## {title}", "", f"Declared in [`{path}`](../{path}).", ""]
-        out += ["| Code | What it means | What to do |", "|---|---|---|"]
+        out += ["| Code | Exit | What it means | What to do |", "|---|---|---|---|"]
         for code, meaning, action in codes:
-            out.append(f"| `{code}` | {cell(meaning)} | {cell(action)} |")
+            status = statuses.get(code)
+            out.append(f"| `{code}` | {status if status is not None else ''} | {cell(meaning)} | {cell(action)} |")
         out.append("")
     return "\n".join(out)
 
@@ -123,14 +136,13 @@ def main(arguments):
     if arguments and not check:
         print("usage: scripts/gen-error-docs.py [--check]", file=sys.stderr)
         return 2
-    sections, problems = read_sections()
-    status_two = usage_codes()
-    if not status_two:
-        problems.append(f"{MAIN.relative_to(ROOT)}: no list of codes that exit with status 2 found")
+    sections, problems, names = read_sections()
+    statuses, exit_problems = exit_statuses(names)
+    problems += exit_problems
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 1
-    page = render(sections, status_two)
+    page = render(sections, statuses)
     if check:
         if not PAGE.exists() or PAGE.read_text(encoding="utf-8") != page:
             print(f"{PAGE.relative_to(ROOT)} is out of date: run scripts/gen-error-docs.py and commit it", file=sys.stderr)

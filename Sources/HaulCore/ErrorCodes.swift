@@ -55,6 +55,11 @@ extension HaulError.Code {
     ///
     /// Check the URL and any credentials it needs; the message names the status the origin answered.
     public static let originStatus: Self = "origin-status"
+    /// The origin refused the request's credentials (401 or 403).
+    ///
+    /// Check the credentials (`--netrc`, `--header 'Authorization: …'`) or the URL's token: the origin says
+    /// they do not let this request in.
+    public static let originAuth: Self = "origin-auth"
     /// The origin's file changed while it was being downloaded (validator or size).
     ///
     /// The origin published a new version mid-download: `haul retry ID` fetches the new version whole.

@@ -88,7 +88,7 @@ public enum StatusPolicy {
             error.retryAfter = head.retryAfter
             return error
         case 401, 403:
-            return HaulError(.originStatus, "origin answered \(head.statusText) for \(shown)", hint: "check the credentials or add the needed --header")
+            return HaulError(.originAuth, "origin answered \(head.statusText) for \(shown)", hint: "check the credentials or add the needed --header")
         case 404, 410:
             return HaulError(.originStatus, "origin answered \(head.statusText) for \(shown)", hint: "check the URL")
         default:

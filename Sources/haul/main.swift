@@ -50,7 +50,8 @@ let overview = """
       HAUL_EMBEDDED_LINGER  how long the embedded PostgreSQL stays up after the last command (default 30s, 0)
 
     haul --version (or -V, or 'haul version') prints the version.
-    exit status: 0 success, 1 failure, 2 bad arguments, 130 interrupted
+    exit status: 0 success, 1 failure, 2 bad arguments, 130 interrupted; 4-10 say what failed
+    (network, TLS, authentication, response, origin, storage, checksum: haul get --help)
     """
 
 /// Words that print the version, like git's and curl's.
@@ -88,9 +89,9 @@ func main(_ arguments: [String]) -> Int32 {
     } catch let error as HaulError {
         // Peer text is cleaned where it enters; this is the last guard before the terminal.
         Output.error("haul: \(SafeText.cleanLine(error.description))")
-        // Refusals to overwrite, double-book or extract into a used destination are the user's
-        // to resolve, like bad arguments.
-        return ["usage", "destination-busy", "destination-exists", "destination-not-empty"].contains(error.code) ? ExitCode.usage : ExitCode.failure
+        // The code says which status (`ExitStatus`): refusals that are the user's to resolve
+        // give 2 like bad arguments, a network, TLS, origin or storage failure its own.
+        return error.code.exitStatus
     } catch let error as PostgresError {
         Output.error("haul: database error: \(error.description)")
         return ExitCode.failure

@@ -91,7 +91,7 @@ struct CommandLineSecretsTests {
         #expect(try origin.log().contains { $0.path.hasPrefix("/redirect") && $0.headers["authorization"] == Self.basic })
 
         let without = try Run.haul(["get", "-q", url, "-o", directory + "/without.bin"], database: database.url)
-        #expect(without.status == 1 && Self.size(directory + "/without.bin") == nil, "the origin needs the login: \(without.stderr)")
+        #expect(without.status == 6 && Self.size(directory + "/without.bin") == nil, "the origin needs the login: \(without.stderr)")
     }
 
     @Test("a header file or netrc that cannot be read, or a line that is no header, is one line, exit 2, nothing written")

@@ -562,7 +562,7 @@ struct DestinationSafetyTests {
         let target = work + "/digest.bin"
         let wrong = String(repeating: "0", count: 64)
         let first = try Run.haul(["get", Harness.origin + file.path, "-o", target, "--checksum", "sha256:\(wrong)"], database: database.url)
-        #expect(first.status == 1, "\(first.stderr)")
+        #expect(first.status == 10, "\(first.stderr)")
         #expect(!FileManager.default.fileExists(atPath: target))
         let listed = try Run.haul(["list", "--json"], database: database.url)
         let id = try #require(listed.stdout.firstMatch(of: /"id"\s*:\s*(\d+)/).map { String($0.1) })

@@ -41,13 +41,13 @@ struct GetTests {
         #expect(Origin.sha256(file: work + "/report final.bin") == file.sha256)
     }
 
-    @Test("a failed get exits 1 with the origin's reason")
+    @Test("a get of a missing file exits 8 (the origin's error) with the origin's reason")
     func failure() throws {
         let database = try TestDatabase()
         let work = Harness.temporaryDirectory("fail")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let result = try Run.haul(["get", Harness.origin + "/get/does-not-exist.bin"], database: database.url, directory: work)
-        #expect(result.status == 1)
+        #expect(result.status == 8)
         #expect(result.stderr.contains("404"), "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
     }
@@ -62,7 +62,7 @@ struct GetTests {
         let file = try Origin.file("get/hint.bin", size: 50_000)
         let wrong = "sha256:" + String(repeating: "0", count: 64)
         let result = try Run.haul(["get", Harness.origin + file.path, "--checksum", wrong], database: database.url, directory: work)
-        #expect(result.status == 1)
+        #expect(result.status == 10)
         #expect(result.stderr.contains("checksum mismatch") && result.stderr.contains("the same 'haul get' command downloads it again"), "\(result.stderr)")
         #expect(!result.stderr.contains("haul retry"), "\(result.stderr)")
     }
@@ -81,10 +81,10 @@ struct GetTests {
                 ["get", Harness.origin + file.path, "-o", work + "/c.bin", "--segment-size", "1MiB", "--checksum", digest], database: database.url)
         }
         let wrong = "sha256:" + String(repeating: "0", count: 64)
-        #expect(try get(wrong).status == 1)
+        #expect(try get(wrong).status == 10)
         let firstTry = Origin.requests(for: file.path).count
         let same = try get(wrong)
-        #expect(same.status == 1 && same.stderr.contains("checksum mismatch"), "\(same.stderr)")
+        #expect(same.status == 10 && same.stderr.contains("checksum mismatch"), "\(same.stderr)")
         #expect(Origin.requests(for: file.path).count >= firstTry + 3, "the same digest fetches every segment again")
 
         let before = Origin.requests(for: file.path).count

@@ -50,7 +50,7 @@ struct PeerTextTests {
         defer { try? FileManager.default.removeItem(atPath: work) }
 
         let get = try Run.haul(["get", origin.base + "/hostile", "-o", work + "/", "--json", "-v"], database: database, directory: work)
-        #expect(get.status == 1)
+        #expect(get.status == 8)
         #expect(get.stderr.contains("origin answered 404 Not"), "the reason is shown, made safe: \(get.stderr)")
         Self.expectInert(get.stderr, "haul get's standard error")
         Self.expectInert(get.stdout, "haul get --json")
@@ -133,7 +133,7 @@ struct PeerTextTests {
 
         // -v: the in-process worker's log lines too.
         let get = try Run.haul(["get", url, "-o", work + "/", "--json", "-v"], database: database, directory: work)
-        #expect(get.status == 1)
+        #expect(get.status == 8)
         #expect(get.stderr.contains("/hostile?code=404&page=2&access-token=***"), "the URL is shown, its secrets hidden: \(get.stderr)")
         let id = try Self.id(ofGet: get.stdout)
         var outputs = [("haul get", get.stdout + get.stderr)]
@@ -148,7 +148,7 @@ struct PeerTextTests {
         // The operator's dashboard (logged in) shows the same redacted URL.
         let operated = try DashboardTests.Served("url-secrets-op")
         let operatorGet = try Run.haul(["get", url, "-o", work + "/op/", "--json"], database: operated.cluster.database.url, directory: work)
-        #expect(operatorGet.status == 1)
+        #expect(operatorGet.status == 8)
         _ = try operated.logIn()
         outputs += try Self.dashboardPages(operated, try Self.id(ofGet: operatorGet.stdout), "operator")
 

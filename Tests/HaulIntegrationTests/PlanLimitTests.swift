@@ -66,7 +66,7 @@ struct PlanLimitTests {
         let work = Harness.temporaryDirectory("bighead")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let result = try Self.limited(["get", origin.base + "/bighead", "-o", work + "/h.bin", "--max-attempts", "1"], database: database.url)
-        #expect(result.status == 1, "exit \(result.status): \(result.stderr)")
+        #expect(result.status == 7, "exit \(result.status): \(result.stderr)")
         #expect(result.stderr.contains("more than 256 KiB of response headers"), "\(result.stderr)")
     }
 

@@ -10,7 +10,11 @@ struct Arguments {
     /// Parses `words` given the options that take a value and the flags that do not.
     /// `-o value`, `--name value` and `--name=value` are accepted; `--` ends option parsing.
     /// `short` maps one-letter flags to long names (`-x` to `--connections`); `-x8` and `-qv` work too.
-    init(_ words: [String], options: Set<String>, flags allowedFlags: Set<String>, short: [Character: String] = [:]) throws {
+    /// `habits` maps options of other tools that mean something else here to the line that
+    /// says Haul's way (`CurlHabits.refusals`).
+    init(
+        _ words: [String], options: Set<String>, flags allowedFlags: Set<String>, short: [Character: String] = [:], habits: [String: String] = [:]
+    ) throws {
         let words = Self.expand(words, short: short, options: options)
         var index = 0
         var onlyPositionals = false
@@ -42,6 +46,8 @@ struct Arguments {
                 }
             } else if allowedFlags.contains(name), inline == nil {
                 flags.insert(name)
+            } else if let habit = habits[name] {
+                throw HaulError.usage(habit)
             } else {
                 let hint = Suggestion.hint(for: name, among: Array(options) + Array(allowedFlags) + ["--help"])
                 throw HaulError.usage("unknown option '\(name)'", hint: (hint.isEmpty ? "" : hint + " ") + "see --help for the options this command takes")

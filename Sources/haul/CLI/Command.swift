@@ -40,10 +40,11 @@ enum Output {
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
 }
 
-/// The exit statuses `haul` uses.
+/// The exit statuses `haul` uses most (all of them, and which error code gives which, are in
+/// `ExitStatus`).
 enum ExitCode {
-    static let success: Int32 = 0
-    static let failure: Int32 = 1
-    static let usage: Int32 = 2
-    static let interrupted: Int32 = 130
+    static let success = ExitStatus.success
+    static let failure = ExitStatus.failure
+    static let usage = ExitStatus.usage
+    static let interrupted = ExitStatus.interrupted
 }

@@ -9,7 +9,7 @@ enum TransferFlags {
     static let options: Set<String> = [
         "--segment-size", "--max-file-size", "--checksum", "--priority", "--layout", "--header", "--ca-cert", "--max-attempts",
         "--extract-to", "--extract-max-size", "--extract-max-ratio", "--upload-to", "--field", "--upload-protocol", "--upload-ca-cert", "--user-agent",
-        "--netrc-file",
+        "--netrc-file", "--retry",
     ]
     static let flags: Set<String> = [
         "--netrc", "--insecure", "--record-digest", "--extract", "--delete-after-upload", "--allow-downgrade", "--upload-insecure",
@@ -35,6 +35,7 @@ enum TransferFlags {
           --priority N          higher runs first (default 0)
           --layout inplace|parts  storage layout (default inplace; parts for object-store mounts)
           --max-attempts N      attempts per segment before the transfer fails (default 6)
+          --retry N             N more attempts after the first, as curl says it (--max-attempts N+1)
           --ca-cert FILE        trust this CA bundle for the origin (or HAUL_CA_BUNDLE on workers)
           --insecure            do not verify the origin's TLS certificate
           --allow-downgrade     follow a redirect from https to http even without --checksum
@@ -129,7 +130,7 @@ enum TransferFlags {
         request.options.insecure = arguments.has("--insecure") ? true : nil
         request.options.allowDowngrade = arguments.has("--allow-downgrade") ? true : nil
         request.options.recordDigest = arguments.has("--record-digest") ? true : nil
-        request.options.maxAttempts = try arguments.positiveInt("--max-attempts")
+        request.options.maxAttempts = try maxAttempts(arguments)
         request.options.caCert = try caBundle(arguments, "--ca-cert")
         try addFinalizerOptions(arguments, to: &request)
         return request
@@ -172,5 +173,17 @@ enum TransferFlags {
             throw HaulError.usage("\(flag) '\(ca)' is not a readable file", hint: "give the path of a PEM CA bundle")
         }
         return absolute
+    }
+
+    /// `--max-attempts N`, or curl's `--retry N` as `N + 1` attempts (not both).
+    static func maxAttempts(_ arguments: Arguments) throws -> Int? {
+        guard let retries = arguments.value("--retry") else { return try arguments.positiveInt("--max-attempts") }
+        guard arguments.value("--max-attempts") == nil else {
+            throw HaulError.usage("--retry and --max-attempts say the same", hint: "give one of them (--retry N is --max-attempts N+1)")
+        }
+        guard let number = Int(retries), number >= 0, number < Int.max else {
+            throw HaulError.usage("--retry '\(retries)' is not a whole number of retries (0 or more)")
+        }
+        return number + 1
     }
 }

@@ -76,7 +76,7 @@ enum WaitCommand: Command {
                 outageSince = since
                 if let deadline, Date() >= deadline {
                     Output.error("haul: timed out waiting: the database was unreachable")
-                    return 124
+                    return ExitStatus.timeout
                 }
                 guard Date().timeIntervalSince(since) < Self.outageLimit else {
                     let error = HaulError(
@@ -93,7 +93,7 @@ enum WaitCommand: Command {
     /// How long `wait` keeps trying to reach a lost database before it gives up…
     static let outageLimit: Double = 300
     /// …with this exit status, which a script can tell from a failed transfer's.
-    static let databaseLost: Int32 = 3
+    static let databaseLost = ExitStatus.databaseUnreachable
 
     /// One wait's progress across reconnections: what it waits for and when it last reported.
     private struct Waiting {
@@ -131,7 +131,7 @@ enum WaitCommand: Command {
                 }
                 if let deadline, Date() >= deadline {
                     Output.error("haul: timed out waiting: \(line)")
-                    return 124
+                    return ExitStatus.timeout
                 }
                 if Date().timeIntervalSince(lastReport) >= 5 {
                     let warning = try WorkerRegistry(connection).noLiveWorkerWarning()

@@ -23,6 +23,7 @@ enum GetCommand: Command {
                                 from Content-Disposition or the URL like curl -OJ);
                                 - writes the file to standard output; s3://BUCKET/KEY stores
                                 an object (see README)
+          --output-dir DIR      the folder -o NAME (or the origin's name) is saved in, as curl
           --force               overwrite a file (or s3:// object) haul did not write
                                 (refused otherwise)
           -N, --timestamping    download only when the origin's copy is newer than the file
@@ -36,7 +37,8 @@ enum GetCommand: Command {
           --proxy URL           proxy for http and https (http://host:3128, socks5h://…);
                                 http_proxy, https_proxy and no_proxy work without it
           --json                print the result on stdout: {"id", "url", "state", "path",
-                                "size", "digest", "error"} ({"transfers": [...]} for several)
+                                "size", "digest", "error", "code"} ({"transfers": [...]} for
+                                several); "code" is the error code (docs/reference-errors.md)
           --stall-timeout DURATION  abort a request with no bytes for this long (default 30s)
           --lowest-speed RATE   abort a request that stays under RATE for
                                 --lowest-speed-time DURATION and retry it later (defaults
@@ -46,13 +48,22 @@ enum GetCommand: Command {
                                 connection and redirect, as haul worker does (or
                                 HAUL_DENY_PRIVATE_ADDRESSES=1): for URLs someone else gave
           --allow-network CIDR  a network reachable even so (repeatable, or HAUL_ALLOW_NETWORKS)
-          -q, --quiet           no progress bar; only errors
+          -q, --quiet, -s       no progress bar; only errors
           -v, --verbose         also print the in-process worker's log lines
+        curl's -H (--header), -k (--insecure) and --retry N (--max-attempts N+1) work; -L/-f
+        are what haul always does (it follows redirects, fails on an error status). curl's
+        -O/-J/-C/--continue-at and wget's -c/--continue are refused with one line saying Haul's
+        way: it names files from the origin and resumes by itself (run the same command again).
         On a terminal the progress line is redrawn in place and fits its width (TERM=dumb:
         no escape sequences); otherwise a line with a timestamp and the rate since the
         previous line is written every 5 s. Haul writes no colours (NO_COLOR is honoured).
         \(TransferFlags.help)
-        Exit status: 0 done, 1 failed, 2 bad arguments, 130 interrupted.
+        Exit status (the first failed URL's, in the order given; 2 if any was refused):
+          0 done             1 failed otherwise     2 bad arguments or a refusal
+          4 network (DNS, connect, reset, stall)    5 TLS (handshake, certificate)
+          6 authentication (401, 403)               7 malformed response (HTTP, Content-Range)
+          8 origin error (404, other 4xx, 5xx)      9 storage (full, permission)
+          10 checksum mismatch                      130 interrupted (progress kept)
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -60,26 +71,33 @@ enum GetCommand: Command {
             words,
             options: TransferFlags.options.union([
                 "--output", "--connections", "--stall-timeout", "--lowest-speed", "--lowest-speed-time", "--lease", "--input-file", "--proxy", "--limit-rate",
-                "--allow-network",
+                "--allow-network", "--output-dir",
             ]),
-            flags: TransferFlags.flags.union(["--quiet", "--verbose", "--json", "--force", "--timestamping", "--deny-private-addresses"]),
-            short: ["o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file", "N": "--timestamping"])
+            flags: TransferFlags.flags.union([
+                "--quiet", "--verbose", "--json", "--force", "--timestamping", "--deny-private-addresses", "--silent", "--location", "--fail",
+            ]),
+            short: CurlHabits.short.merging([
+                "o": "--output", "x": "--connections", "q": "--quiet", "v": "--verbose", "i": "--input-file", "N": "--timestamping",
+            ]) { $1 },
+            habits: CurlHabits.refusals)
+        let output = try CurlHabits.output(arguments.value("--output"), directory: arguments.value("--output-dir"))
+        let quiet = arguments.has("--quiet") || arguments.has("--silent")
         // A URL given twice (on the command line, or in a list) is one download into one file.
         var seen = Set<ExactText>()
         let urls = try (arguments.positionals + inputURLs(arguments.value("--input-file"))).filter { seen.insert(ExactText($0)).inserted }
         guard !urls.isEmpty else { throw HaulError.usage("missing URL", hint: "haul get URL... or haul get -i FILE") }
-        if arguments.value("--output")?.isEmpty == true {
+        if output?.isEmpty == true {
             // An empty variable in a script (`-o "$OUT"`): never a quiet download into the current folder.
             throw HaulError.usage("-o is empty", hint: "give a file, a folder ending in /, - for standard output, or leave -o out to save here")
         }
-        let toStandardOutput = arguments.value("--output") == "-"
+        let toStandardOutput = output == "-"
         if toStandardOutput && (urls.count > 1 || arguments.has("--json")) {
             throw HaulError.usage("-o - writes one file to standard output", hint: "give one URL and no --json, or -o DIR/ for several")
         }
         let scratch = toStandardOutput ? try StandardOutputFile.scratchFolder(arguments) : nil
         defer { scratch.map(StandardOutputFile.remove) }
-        let object = toStandardOutput ? nil : try ObjectTarget.parse(arguments.value("--output"))
-        let (root, dest) = try scratch.map { ($0, "download") } ?? object.map { ($0.root.path, $0.dest) } ?? target(arguments.value("--output"))
+        let object = toStandardOutput ? nil : try ObjectTarget.parse(output)
+        let (root, dest) = try scratch.map { ($0, "download") } ?? object.map { ($0.root.path, $0.dest) } ?? target(output)
         guard urls.count == 1 || dest == nil else {
             throw HaulError.usage("-o names one file but there are \(urls.count) URLs", hint: "give -o a directory (ending in /) to keep the origins' names")
         }
@@ -182,12 +200,12 @@ enum GetCommand: Command {
             var inserted = try store.enqueueOwned(fresh).makeIterator()
             return ids.map { $0 ?? inserted.next()! }
         }
-        if !arguments.has("--quiet") {
+        if !quiet {
             for id in resumed { Output.error("resuming transfer \(id)") }
             for id in restarted { Output.error("starting transfer \(id) over: another transfer saved this file since it stopped") }
         }
         let status = try follow(
-            ids, connection: session.connection, config: config, quiet: arguments.has("--quiet"), json: arguments.has("--json"), announce: scratch == nil)
+            ids, connection: session.connection, config: config, quiet: quiet, json: arguments.has("--json"), announce: scratch == nil)
         if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
         return status
     }
@@ -319,6 +337,7 @@ enum GetCommand: Command {
             results.append([
                 "id": final.id, "url": final.url, "state": final.state.rawValue, "path": final.state == .done ? path : NSNull(),
                 "size": final.size ?? NSNull(), "digest": final.computedDigest ?? NSNull(), "error": final.error ?? NSNull(),
+                "code": final.errorCode ?? NSNull(),
                 "unchanged": final.unchanged,
             ])
             if final.state == .done && final.unchanged {
@@ -336,7 +355,8 @@ enum GetCommand: Command {
         }
         if statuses.allSatisfy({ $0.state == .done }) { return ExitCode.success }
         // A refusal to overwrite a user's file, or to save two URLs the origin names alike into
-        // one file, is a usage error, as on the command line.
-        return statuses.contains { ["destination-exists", "destination-busy"].contains($0.errorCode) } ? ExitCode.usage : ExitCode.failure
+        // one file, is a usage error, as on the command line; otherwise the first failed URL's
+        // code says the status (a canceled one, with no code, gives 1).
+        return ExitStatus.of(statuses.filter { $0.state != .done }.map { HaulError.Code(rawValue: $0.errorCode ?? "") })
     }
 }

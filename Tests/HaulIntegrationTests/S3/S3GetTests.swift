@@ -95,7 +95,7 @@ struct S3GetTests {
         let wrong = try Run.haul(
             ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/s.bin", "--checksum", "sha256:" + String(repeating: "1", count: 64)],
             database: database.url, environment: S3Bucket.environment)
-        #expect(wrong.status == 1, "\(wrong.stderr)")
+        #expect(wrong.status == 10, "\(wrong.stderr)")
         #expect(wrong.stderr.contains("checksum mismatch"), "\(wrong.stderr)")
         #expect(try bucket.object("s.bin") == nil)
         let right = try Run.haul(
@@ -114,7 +114,7 @@ struct S3GetTests {
         let result = try Run.haul(
             ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/x.bin", "--checksum", "sha256:" + String(repeating: "0", count: 64)],
             database: database.url, environment: S3Bucket.environment)
-        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.status == 10, "\(result.stderr)")
         #expect(result.stderr.contains("checksum mismatch"), "\(result.stderr)")
         #expect(try bucket.object("x.bin") == nil, "a wrong object is never left under the name")
         #expect(try bucket.openUploads().isEmpty)
@@ -122,7 +122,7 @@ struct S3GetTests {
         let again = try Run.haul(
             ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/x.bin", "--checksum", "sha256:" + String(repeating: "0", count: 64)],
             database: database.url, environment: S3Bucket.environment)
-        #expect(again.status == 1 && again.stderr.contains("resuming transfer"), "\(again.stderr)")
+        #expect(again.status == 10 && again.stderr.contains("resuming transfer"), "\(again.stderr)")
         #expect(again.stderr.contains("checksum mismatch"), "downloaded again and checked again: \(again.stderr)")
         #expect(try bucket.openUploads().isEmpty)
     }
