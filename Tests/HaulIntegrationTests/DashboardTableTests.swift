@@ -8,7 +8,7 @@ import Testing
     @Test("failures are grouped by code and HTTP status, and a transfer that gave up after 2 attempts says 2")
     func failuresAndAttempts() throws {
         let served = try DashboardTests.Served("dash-tables")
-        let bearer = "Authorization: Bearer op-token"
+        let bearer = "Authorization: Bearer \(DashboardTests.token)"
         let url = served.cluster.database.url
         var ids: [Int64] = []
         for (index, error) in [
