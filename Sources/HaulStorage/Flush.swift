@@ -30,7 +30,7 @@ public enum Flush {
     }
 
     /// `syncfs` of the file system holding `path`. - Returns: the failure, if any.
-    public static func fileSystem(containing path: String) -> HaulError? {
+    private static func fileSystem(containing path: String) -> HaulError? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return Errno.storageError(errno, "open \(path) to sync it") }
         defer { close(fd) }

@@ -15,7 +15,6 @@ struct Fetcher: LaneRole {
             try SegmentLeases(conn, workerID: config.workerID, scope: config.scope).claim(limit: 1, lease: config.lease)
         }
         shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
-        shared.metrics.databaseAnswered()
         guard let segment = claimed.first else { return false }
         // More segments may wait (a resumed transfer): one more lane that starts on demand looks.
         shared.laneStart.signalOne()

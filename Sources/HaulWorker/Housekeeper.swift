@@ -83,7 +83,6 @@ final class Housekeeper {
     private func sampleQueue() throws {
         guard shared.metrics.isServed else { return }
         let figures = try database.run { conn in try QueueFigures.sample(conn) }
-        shared.metrics.databaseAnswered()
         shared.metrics.queueDepth.set(figures.due)
         shared.metrics.segments(figures.segments)
     }
