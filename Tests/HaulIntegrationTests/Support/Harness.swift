@@ -42,9 +42,26 @@ enum Harness {
         let folder = NSTemporaryDirectory() + "haul-test-bin-\(UUID().uuidString.prefix(8))"
         let copy = folder + "/haul"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        try FileManager.default.copyItem(atPath: haulBinary, toPath: copy)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: copy)
+        try writeExecutable(copy, contents: try Data(contentsOf: URL(fileURLWithPath: haulBinary)))
         return copy
+    }
+
+    /// Writes an executable through a descriptor opened close-on-exec. Other tests start
+    /// processes all the while; a copy whose write descriptor leaked into one of them could not
+    /// be executed until it exits ("Text file busy"), as `FileManager.copyItem` allowed.
+    private static func writeExecutable(_ path: String, contents: Data) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+        guard fd >= 0 else { throw TestFailure("cannot create \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        try contents.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let wrote = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                guard wrote > 0 else { throw TestFailure("cannot write \(path): \(String(cString: strerror(errno)))") }
+                offset += wrote
+            }
+        }
+        guard fchmod(fd, 0o755) == 0 else { throw TestFailure("cannot chmod \(path)") }
     }
 
     /// A fresh, empty folder that is removed when the process exits.
