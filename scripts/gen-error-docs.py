@@ -2,10 +2,10 @@
 """Writes docs/reference-errors.md from the error codes declared in Sources/.
 
 Every `extension HaulError.Code { ... }` block under Sources/ is read: the block's `///`
-comment heads its section, and each `public static let NAME: Self = "code"` gives one row,
-from its `///` comment: the first paragraph says what the code means, the second (after a
-bare `///` line) what the operator should do. The exit status of each code comes from the
-table in Sources/HaulCore/ExitStatus.swift (`byCode`; a code not in it gives 1).
+comment heads its section, and each `public static let NAME = Self("code", exit: ExitStatus.X)`
+gives one row, from its `///` comment: the first paragraph says what the code means, the second
+(after a bare `///` line) what the operator should do; its exit status is the number
+Sources/HaulCore/ExitStatus.swift gives `X`.
 
     scripts/gen-error-docs.py           rewrite the page
     scripts/gen-error-docs.py --check   exit 1 if a code lacks either paragraph, a code is
@@ -21,7 +21,7 @@ PAGE = ROOT / "docs" / "reference-errors.md"
 EXITS = ROOT / "Sources" / "HaulCore" / "ExitStatus.swift"
 
 EXTENSION = re.compile(r"^extension HaulError\.Code\s*\{")
-CODE = re.compile(r'^\s*public static let `?([A-Za-z0-9]+)`?: Self = "([a-z0-9-]+)"')
+CODE = re.compile(r'^\s*public static let `?([A-Za-z0-9]+)`? = Self\("([a-z0-9-]+)", exit: ExitStatus\.(\w+)\)$')
 DOC = re.compile(r"^\s*/// ?(.*)$")
 
 
@@ -39,10 +39,10 @@ def paragraphs(comment):
     return result
 
 
-def read_sections():
-    """[(heading, file, [(code, meaning, action)])] in file order, a list of problems, and the
-    Swift name of each code (`originAuth` → `origin-auth`)."""
-    sections, problems, seen, names = [], [], {}, {}
+def read_sections(numbers):
+    """[(heading, file, [(code, exit status, meaning, action)])] in file order, and a list of
+    problems."""
+    sections, problems, seen = [], [], {}
     for path in sorted((ROOT / "Sources").rglob("*.swift")):
         relative = path.relative_to(ROOT).as_posix()
         comment, section = [], None
@@ -57,10 +57,11 @@ def read_sections():
             elif section is not None and line.startswith("}"):
                 section = None
             elif section is not None and CODE.match(line):
-                name, code = CODE.match(line).groups()
-                names[name] = code
+                name, code, status = CODE.match(line).groups()
                 parts = paragraphs(comment)
                 where = f"{relative}:{number}"
+                if status not in numbers:
+                    problems.append(f"{where}: '{code}' exits with ExitStatus.{status}, which {EXITS.name} does not declare")
                 if code in seen:
                     problems.append(f"{where}: '{code}' is declared again (first at {seen[code]})")
                 seen[code] = where
@@ -68,35 +69,24 @@ def read_sections():
                     problems.append(
                         f"{where}: '{code}' needs a /// comment of two paragraphs: what it means, "
                         "a bare ///, then what the operator should do")
-                section[2].append((code, parts[0] if parts else "", " ".join(parts[1:])))
+                section[2].append((code, numbers.get(status), parts[0] if parts else "", " ".join(parts[1:])))
             comment = []
     # The codes every module shares first, then each module's own.
     sections.sort(key=lambda s: (not s[1].startswith("Sources/HaulCore/"), s[1]))
-    return [s for s in sections if s[2]], problems, names
+    return [s for s in sections if s[2]], problems
 
 
-def exit_statuses(names):
-    """{code: status} from ExitStatus.swift's `byCode` table, and a list of problems."""
+def exit_numbers():
+    """{name: number} of the statuses ExitStatus.swift declares (`network` → 4)."""
     text = EXITS.read_text(encoding="utf-8")
-    numbers = dict(re.findall(r"public static let (\w+): Int32 = (\d+)", text))
-    table = re.search(r"static let byCode[^=]*=\s*\[(.*?)\]\n", text, re.S)
-    if not table:
-        return {}, [f"{EXITS.relative_to(ROOT)}: no byCode table found"]
-    statuses, problems = {}, []
-    for key, status in re.findall(r'(\.\w+|"[a-z0-9-]+")\s*:\s*(\w+)', table.group(1)):
-        code = key.strip('"') if key.startswith('"') else names.get(key[1:])
-        if code is None or status not in numbers:
-            problems.append(f"{EXITS.relative_to(ROOT)}: '{key}: {status}' names no code or status")
-            continue
-        statuses[code] = int(numbers[status])
-    return statuses, problems
+    return {name: int(number) for name, number in re.findall(r"public static let (\w+): Int32 = (\d+)", text)}
 
 
 def cell(text):
     return text.replace("|", "\\|")
 
 
-def render(sections, statuses):
+def render(sections):
     total = sum(len(codes) for _, _, codes in sections)
     out = [
         "# Error codes",
@@ -111,8 +101,9 @@ def render(sections, statuses):
         "`transfers.error_code`. Scripts should match the code, not the message.",
         "",
         "A command that fails with one of these codes exits with the status in the Exit column",
-        "(1 when it is empty): 2 like bad arguments for a refusal that is yours to resolve, 4 to 10",
-        "for what failed (see [exit statuses](reference-exit-codes.md)).",
+        "(each code declares its own): 1 for a failure with no more telling status, 2 like bad",
+        "arguments for a refusal that is yours to resolve, 4 to 10 for what failed (see",
+        "[exit statuses](reference-exit-codes.md)).",
         "Transient failures (network trouble, `5xx`, a full disk) are retried by workers with",
         "backoff up to `--max-attempts` before the transfer fails; `haul retry ID` takes a failed",
         "transfer up again.",
@@ -124,9 +115,8 @@ def render(sections, statuses):
         title = heading.split(". ")[0].rstrip(".")
         out += [f"## {title}", "", f"Declared in [`{path}`](../{path}).", ""]
         out += ["| Code | Exit | What it means | What to do |", "|---|---|---|---|"]
-        for code, meaning, action in codes:
-            status = statuses.get(code)
-            out.append(f"| `{code}` | {status if status is not None else ''} | {cell(meaning)} | {cell(action)} |")
+        for code, status, meaning, action in codes:
+            out.append(f"| `{code}` | {status} | {cell(meaning)} | {cell(action)} |")
         out.append("")
     return "\n".join(out)
 
@@ -136,13 +126,11 @@ def main(arguments):
     if arguments and not check:
         print("usage: scripts/gen-error-docs.py [--check]", file=sys.stderr)
         return 2
-    sections, problems, names = read_sections()
-    statuses, exit_problems = exit_statuses(names)
-    problems += exit_problems
+    sections, problems = read_sections(exit_numbers())
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 1
-    page = render(sections, statuses)
+    page = render(sections)
     if check:
         if not PAGE.exists() or PAGE.read_text(encoding="utf-8") != page:
             print(f"{PAGE.relative_to(ROOT)} is out of date: run scripts/gen-error-docs.py and commit it", file=sys.stderr)

@@ -1,6 +1,7 @@
 /// The exit statuses of `haul`, one table for every command: a script tells what went wrong
 /// from the number alone, as with wget (4 network, 5 TLS, 6 authentication, 7 protocol,
-/// 8 server error) and aria2c (9 disk space). docs/reference-exit-codes.md lists them.
+/// 8 server error) and aria2c (9 disk space). docs/reference-exit-codes.md lists them; each
+/// error code names its own (`HaulError.Code.exitStatus`).
 public enum ExitStatus {
     /// The work was done.
     public static let success: Int32 = 0
@@ -29,19 +30,6 @@ public enum ExitStatus {
     /// Interrupted by a signal before the work finished; what was done is kept.
     public static let interrupted: Int32 = 130
 
-    /// The status each error code ends a command with; codes not named give `failure`.
-    static let byCode: [HaulError.Code: Int32] = [
-        .usage: usage, .destinationBusy: usage, .destinationExists: usage, "destination-not-empty": usage,
-        .dns: network, .connect: network, .connectionReset: network, .network: network, .stalled: network, .tooSlow: network,
-        .shortBody: network, .incomplete: network,
-        .tls: tls, .tlsVerify: tls,
-        .originAuth: authentication,
-        .http: malformedResponse, .badContentRange: malformedResponse, .longBody: malformedResponse, .badOrigin: malformedResponse,
-        .originStatus: originError, .notFound: originError, .serverError: originError, .redirects: originError,
-        .storage: storage, .storageFull: storage, .storagePermission: storage,
-        .checksumMismatch: checksumMismatch,
-    ]
-
     /// The status of a command that failed with errors of these codes, in the order they
     /// happened: a refusal (status 2) wins, else the first failure's status.
     public static func of(_ codes: [HaulError.Code]) -> Int32 {
@@ -49,9 +37,4 @@ public enum ExitStatus {
         if statuses.contains(usage) { return usage }
         return statuses.first ?? failure
     }
-}
-
-extension HaulError.Code {
-    /// The status `haul` exits with when a command fails with this code (`ExitStatus`).
-    public var exitStatus: Int32 { ExitStatus.byCode[self] ?? ExitStatus.failure }
 }

@@ -46,20 +46,37 @@ public struct HaulError: Error, CustomStringConvertible, Sendable, Equatable {
 extension HaulError {
     /// A stable, machine-readable kind of error: a short kebab-case word stored in
     /// `transfers.error_code`, printed by `--json`, and matched by callers that must tell kinds
-    /// apart. A struct with static members rather than an enum, so that modules can add their
-    /// own kinds without a central switch (the swift-service-lifecycle and postgres-nio pattern).
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// apart, with the status `haul` exits with when a command fails with it. A struct with
+    /// static members rather than an enum, so that modules can add their own kinds without a
+    /// central switch (the swift-service-lifecycle and postgres-nio pattern). Codes are only
+    /// declared as named constants beside their `///` docs, never written as bare strings.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The kebab-case word.
         public let rawValue: String
+        /// The status `haul` exits with when a command fails with this code (`ExitStatus`).
+        public let exitStatus: Int32
 
-        /// Wraps a stored or received code.
-        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Declares a code: its word and its exit status. Called once per code, by the
+        /// `static let` that names it in a code table (`extension HaulError.Code`).
+        public init(_ rawValue: String, exit exitStatus: Int32) {
+            self.rawValue = rawValue
+            self.exitStatus = exitStatus
+        }
 
-        /// A code written in the source, such as `"origin-changed"`.
-        public init(stringLiteral value: String) { rawValue = value }
+        /// A code read back from storage (`transfers.error_code`): the declared code of that word
+        /// among `known`, or an undeclared one that exits with `ExitStatus.failure`.
+        public init(stored rawValue: String, among known: [Code]) {
+            self = known.first { $0.rawValue == rawValue } ?? Code(rawValue, exit: ExitStatus.failure)
+        }
 
         /// The kebab-case word.
         public var description: String { rawValue }
+
+        /// Codes are the same when their words are.
+        public static func == (left: Code, right: Code) -> Bool { left.rawValue == right.rawValue }
+
+        /// Hashes the word.
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
     }
 
     /// Bad input from the command line or a manifest: the process exits with status 2.

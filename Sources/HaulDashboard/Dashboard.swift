@@ -166,7 +166,7 @@ public final class Dashboard: Sendable {
                     return Reply.page(200, BatchPages.page(batch, view: view))
                 case let path where path.count == 3 && path[0] == "api" && path[1] == "batches":
                     guard let batch = try reader.batch(path[2]) else {
-                        return Reply.json(404, ["ok": false, "code": "no-such-batch", "error": "there is no batch \(path[2])"])
+                        return Reply.json(404, ["ok": false, "code": HaulError.Code.noSuchBatch.rawValue, "error": "there is no batch \(path[2])"])
                     }
                     return Reply.json(200, JSON.batch(batch))
                 case ["workers"]:
@@ -185,7 +185,7 @@ public final class Dashboard: Sendable {
                 case let path where path.count == 2 && path[0] == "transfers", let path where path.count == 3 && path[0] == "api" && path[1] == "transfers":
                     guard let id = Int64(path.last!), let detail = try reader.transfer(id) else {
                         return path[0] == "api"
-                            ? Reply.json(404, ["ok": false, "code": "no-such-transfer", "error": "there is no transfer \(path.last!)"])
+                            ? Reply.json(404, ["ok": false, "code": HaulError.Code.noSuchTransfer.rawValue, "error": "there is no transfer \(path.last!)"])
                             : Reply.page(404, Pages.message("Not found", "There is no transfer \(path.last!)."))
                     }
                     return path[0] == "api" ? Reply.json(200, detail.json) : Reply.page(200, TransferPages.detail(detail, view: view))
@@ -196,7 +196,7 @@ public final class Dashboard: Sendable {
         } catch {
             // A page gets the dashboard's own page, which keeps asking (app.js) until the database is back.
             return parts.first == "api"
-                ? Reply.json(503, ["ok": false, "code": "database", "error": Self.describe(error)])
+                ? Reply.json(503, ["ok": false, "code": HaulError.Code.database.rawValue, "error": Self.describe(error)])
                 : Reply.page(503, Pages.outage(Self.describe(error)))
         }
     }
@@ -247,15 +247,15 @@ public final class Dashboard: Sendable {
         } catch let error as HaulError {
             let status: UInt32 =
                 switch error.code {
-                case "not-found", "no-such-transfer", "no-such-batch": 404
-                case "usage": 400
-                case "invalid-transition", "conflict": 409
+                case .notFound, .noSuchTransfer, .noSuchBatch: 404
+                case .usage: 400
+                case .invalidTransition, .conflict: 409
                 default: 500
                 }
             if back != nil { return Reply.page(status, Pages.message("Refused", error.description, back: back)) }
             return Reply.json(status, ["ok": false, "code": error.code.rawValue, "error": error.description])
         } catch {
-            return Reply.json(503, ["ok": false, "code": "database", "error": Self.describe(error)])
+            return Reply.json(503, ["ok": false, "code": HaulError.Code.database.rawValue, "error": Self.describe(error)])
         }
     }
 

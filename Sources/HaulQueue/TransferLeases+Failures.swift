@@ -24,12 +24,12 @@ extension TransferLeases {
     public func failChecksum(_ claim: Claim, message: String, computed: String?) throws {
         let failed = try db.query(
             """
-            UPDATE transfers SET state = 'failed', error = $3, error_code = 'checksum-mismatch', computed_digest = $4, lease_token = NULL,
+            UPDATE transfers SET state = 'failed', error = $3, error_code = $5, computed_digest = $4, lease_token = NULL,
                    finished_at = now(), updated_at = now()
             WHERE id = $1 AND lease_token = $2::uuid
-            """, [claim.info.id, claim.leaseToken, message, computed]
+            """, [claim.info.id, claim.leaseToken, message, computed, HaulError.Code.checksumMismatch]
         ).affectedRows
-        if failed == 1 { Self.logFailure(claim.info.id, code: "checksum-mismatch", message: message) }
+        if failed == 1 { Self.logFailure(claim.info.id, code: .checksumMismatch, message: message) }
     }
 
     /// The one ERROR line a transfer's failure gets, written once its row says `failed`.

@@ -15,13 +15,14 @@ public enum TransferEvent: String, Sendable, CaseIterable {
     case finished
     /// Part files vanished before assembly: their segments go back to the fetchers (`requeueMissingParts`).
     case partsMissing
-    /// A permanent failure or the last attempt (`failTransfer`, `failChecksum`, `postpone`).
+    /// A permanent failure or the last attempt (`failTransfer`, `failChecksum`, `startOver` of a
+    /// transfer that started over once already).
     case failed
-    /// The origin changed for the first time: start over as a new generation (`restartOrFail`).
+    /// The origin changed for the first time: start over as a new generation (`startOver`).
     case originChanged
     /// `haul cancel`.
     case cancel
-    /// `haul retry`.
+    /// `haul retry` (`OperatorActions`, and `TransferStore.startOver` for a retry from scratch).
     case retry
     /// `haul pause`.
     case pause
@@ -30,9 +31,11 @@ public enum TransferEvent: String, Sendable, CaseIterable {
 }
 
 /// The transfer state machine as one table: for each event, the states it may leave and the
-/// states it may enter. Every `UPDATE` of `transfers.state` in this module is guarded by the
-/// "from" states of its event, so two actors can never both win; the queue tests check each
-/// guard against this table.
+/// states it may enter. `TransitionGuardTests` reads every `UPDATE` of `transfers.state` in
+/// this module from the source and checks it against this table: the states it writes are
+/// its event's "to" states, and its guard (`state IN (…)`) allows only its "from" states. A
+/// few are guarded otherwise and say so there: by a lease held only in one state, or (the
+/// operator actions) by locking the row and judging its state with this table first.
 public enum TransferTransitions {
     /// One row of the table.
     public struct Rule: Sendable {
@@ -74,5 +77,58 @@ public enum TransferTransitions {
     /// The states a transfer in `state` may enter on `event`; empty when the event is refused.
     public static func targets(of event: TransferEvent, from state: TransferState) -> Set<TransferState> {
         allows(event, from: state) ? rule(event).to : []
+    }
+}
+
+/// What happens to a segment: the events of its life, from a fetcher's claim to a retry.
+/// Each names the code path that applies it.
+public enum SegmentEvent: String, Sendable, CaseIterable {
+    /// A fetcher leases queued segments of a downloading transfer (`SegmentLeases.claim`).
+    case claimed
+    /// The lease holder recorded the segment's last byte (`SegmentLeases.markDone`); a segment the
+    /// rescuer queued again meanwhile still counts, as its bytes are there.
+    case completed
+    /// A lease handed back on shutdown, run out, or left by a get's own worker that stopped
+    /// (`SegmentLeases.release`, `rescueExpired`, `TransferStore.adopt`).
+    case released
+    /// A fetch failed: queued again for a later attempt, or failed after the last one (`SegmentLeases.fail`).
+    case fetchFailed
+    /// The transfer failed, was canceled, or starts over: its unfinished segments stop
+    /// (`failTransfer`, `OperatorActions` cancel, `startOver`; a failed one keeps failing with the new reason).
+    case transferEnded
+    /// Done segments are fetched again: their part files vanished, or a retry after a checksum
+    /// mismatch (`refetch`, `OperatorActions.refetchMismatched`).
+    case refetched
+    /// `haul retry`: the failed segments of the current generation are queued again.
+    case retried
+}
+
+/// The segment state machine as one table, in the manner of `TransferTransitions` and checked
+/// against every `UPDATE` of `segments.state` by the same test: for each event, the states it
+/// may leave and the states it may enter.
+public enum SegmentTransitions {
+    /// One row of the table.
+    public struct Rule: Sendable {
+        /// States the event may leave.
+        public let from: Set<SegmentState>
+        /// States the event may enter.
+        public let to: Set<SegmentState>
+    }
+
+    /// The whole table.
+    public static let rules: [SegmentEvent: Rule] = [
+        .claimed: Rule(from: [.queued], to: [.running]),
+        .completed: Rule(from: [.running, .queued], to: [.done]),
+        .released: Rule(from: [.running], to: [.queued]),
+        .fetchFailed: Rule(from: [.running], to: [.queued, .failed]),
+        .transferEnded: Rule(from: [.queued, .running, .failed], to: [.failed]),
+        .refetched: Rule(from: [.done], to: [.queued]),
+        .retried: Rule(from: [.failed, .running], to: [.queued]),
+    ]
+
+    /// The rule of `event`.
+    public static func rule(_ event: SegmentEvent) -> Rule {
+        guard let rule = rules[event] else { preconditionFailure("no segment transition rule for \(event)") }
+        return rule
     }
 }

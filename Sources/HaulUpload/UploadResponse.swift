@@ -95,7 +95,7 @@ public struct UploadResponse: Sendable {
             case 300..<400: "uploads do not follow redirects; use the URL it points to (\(SafeText.cleanLine(Redaction.url(header("Location") ?? "?"))))"
             default: nil
             }
-        let code: HaulError.Code = transient ? "server-error" : "upload-rejected"
+        let code: HaulError.Code = transient ? .serverError : .uploadRejected
         var error = HaulError(code, "\(action) failed with \(statusLine)\(said)", hint: hint, transient: transient)
         error.retryAfter = retryAfter
         return error

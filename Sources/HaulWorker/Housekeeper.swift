@@ -2,100 +2,43 @@ import Foundation
 import HaulCore
 import HaulPostgres
 import HaulQueue
-import HaulStorage
 
-/// The rescuer role plus the worker's own registration: re-queues segments and plans whose
-/// lease ran out, moves fully downloaded transfers on if their last completion was lost in an
-/// outage, and keeps this worker's row in `workers` fresh.
+/// The worker's maintenance: its own registration and queue gauges, and for the rescuer role
+/// the lease rescues, the clean-up of canceled transfers, the settling of S3 uploads and the
+/// pruning of old transfers. Each job is a `MaintenanceService` with its own config and
+/// interval; the housekeeper thread runs those due every heartbeat (`step`).
 final class Housekeeper {
-    private let shared: WorkerShared
-    private let database: ResilientConnection
-    private var lastRegistration = Date.distantPast
-    private var lastPrune = Date()
-    private var lastOrphanSweep = Date.distantPast
+    /// The services, each run when due.
+    let scheduler: MaintenanceScheduler
 
-    init(shared: WorkerShared) {
-        self.shared = shared
-        database = shared.maintenanceDatabase()
+    init(shared: WorkerShared, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        scheduler = MaintenanceScheduler(Self.services(shared: shared, database: shared.maintenanceDatabase(), environment: environment))
     }
 
-    /// One round of housekeeping. - Returns: whether anything was rescued.
+    /// The services of this worker, in the order they run within a round; a setting that is
+    /// not valid is logged once, and its default (or, for `HAUL_RETENTION`, no pruning) applies.
+    static func services(shared: WorkerShared, database: ResilientConnection, environment: [String: String]) -> [any MaintenanceService] {
+        var services: [any MaintenanceService] = [HeartbeatService(shared: shared, database: database), QueueSampler(shared: shared, database: database)]
+        guard shared.config.roles.contains(.rescuer) else { return services }
+        services += [LeaseRescuer(shared: shared, database: database), CanceledDataCleaner(shared: shared, database: database)]
+        if let store = shared.config.objectStore {
+            let sweeping = OrphanUploadSweeper.Config(environment: environment)
+            for problem in sweeping.problems { Log.warning(problem) }
+            services += [
+                UploadSettler(shared: shared, store: store, database: database), OrphanUploadSweeper(config: sweeping, store: store, database: database),
+            ]
+        }
+        let retention = RetentionPruner.Config(environment: environment)
+        for problem in retention.problems { Log.warning(problem) }
+        if let pruner = RetentionPruner(config: retention, database: database) { services.append(pruner) }
+        return services
+    }
+
+    /// One round of housekeeping: every service that is due. - Returns: false (a round is
+    /// never work that keeps the thread from pausing).
     func step() throws -> Bool {
-        let config = shared.config
-        try heartbeat()
-        try sampleQueue()
-        guard config.roles.contains(.rescuer) else { return false }
-        let (segments, plans, stuck) = try database.run { conn -> (Int, Int, Int) in
-            let segments = try SegmentLeases.rescueExpired(on: conn)
-            let plans = try TransferLeases.rescueExpired(on: conn)
-            let stuck = try TransferLeases.finishStuckDownloads(on: conn)
-            return (segments, plans, stuck)
-        }
-        if segments + plans + stuck > 0 {
-            Log.info("rescued expired leases", [("segments", String(segments)), ("plans", String(plans)), ("finished", String(stuck))])
-            shared.announceWork()
-        }
-        try Self.removeCanceledData(shared: shared, database: database)
-        try settleObjectUploads()
-        try pruneNowAndThen()
+        try scheduler.runDue()
         return false
-    }
-
-    /// Now and then (`Retention.pruneInterval`: every 10 minutes for the default retention,
-    /// more often for a short one) one worker of the fleet (an advisory lock picks it) deletes
-    /// finished transfers older than `HAUL_RETENTION` (default 7d; `off` disables it).
-    private func pruneNowAndThen() throws {
-        let setting = ProcessInfo.processInfo.environment["HAUL_RETENTION"] ?? "7d"
-        guard setting != "off", let retention = Duration.parseSeconds(setting) else { return }
-        guard Date().timeIntervalSince(lastPrune) >= Retention.pruneInterval(retention: retention) else { return }
-        lastPrune = Date()
-        _ = try database.run { conn in try Retention.pruneIfFree(conn, olderThan: retention) }
-    }
-
-    /// On S3 storage: aborts the uploads of canceled and failed transfers at once, and every
-    /// `HAUL_S3_ORPHAN_CHECK` (default 10m) the uploads under the prefix no transfer owns that
-    /// are older than `HAUL_S3_ORPHAN_GRACE` (default 1h), so no orphaned parts accrue charges.
-    func settleObjectUploads(sweep: Bool = false) throws {
-        guard let store = shared.config.objectStore else { return }
-        try store.abortAbandoned(database, config: shared.config)
-        let environment = ProcessInfo.processInfo.environment
-        let every = environment["HAUL_S3_ORPHAN_CHECK"].flatMap { Duration.parseSeconds($0) } ?? 600
-        guard sweep || Date().timeIntervalSince(lastOrphanSweep) >= every else { return }
-        lastOrphanSweep = Date()
-        try store.abortOrphans(database, grace: environment["HAUL_S3_ORPHAN_GRACE"].flatMap { Duration.parseSeconds($0) } ?? 3600)
-    }
-
-    /// Deletes the partial files and parts of canceled transfers (never a published file), this
-    /// process's locks on them given up first. A partial file another process writes is left.
-    static func removeCanceledData(shared: WorkerShared, database: ResilientConnection) throws {
-        let config = shared.config
-        let cleanups = try database.run { conn in try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimCleanups(limit: 20) }
-        for cleanup in cleanups {
-            guard let files = try? TransferFiles(root: config.storage, relative: cleanup.dest) else { continue }
-            let left = files.removeTemporaries(generation: cleanup.generation, holding: shared.heldPartials)
-            Log.info("removed partial data of canceled transfer", [("transfer", String(cleanup.id))])
-            for path in left { Log.warning("left a partial file another download writes", [("transfer", String(cleanup.id)), ("path", path)]) }
-        }
-    }
-
-    /// Updates the queue gauges from `QueueFigures`, the definition `workers` and `status` share,
-    /// when there is a `/metrics` to show them.
-    private func sampleQueue() throws {
-        guard shared.metrics.isServed else { return }
-        let figures = try database.run { conn in try QueueFigures.sample(conn) }
-        shared.metrics.queueDepth.set(figures.due)
-        shared.metrics.segments(figures.segments)
-    }
-
-    private func heartbeat() throws {
-        let config = shared.config
-        guard Date().timeIntervalSince(lastRegistration) >= config.heartbeat else { return }
-        lastRegistration = Date()
-        let beat = WorkerRegistry.Heartbeat(
-            workerID: config.workerID, host: ProcessInfo.processInfo.hostName, pid: Int(getpid()),
-            roles: config.roles.map(\.rawValue).sorted().joined(separator: ","), version: HaulVersion.current,
-            bytesFetched: Int64(shared.metrics.bytesFetched.value))
-        try database.run { conn in try WorkerRegistry(conn).beat(beat) }
     }
 
     /// Marks worker `workerID` stopped in the registry, through `connection` or else a new

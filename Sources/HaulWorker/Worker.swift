@@ -234,7 +234,7 @@ public final class Worker: Sendable {
     public func removeCanceledData() {
         let database = shared.maintenanceDatabase(patient: true)
         do {
-            try Housekeeper.removeCanceledData(shared: shared, database: database)
+            try CanceledDataCleaner(shared: shared, database: database).runOnce()
         } catch {
             Log.warning("could not remove the partial data of canceled transfers", [("error", "\(error)")])
         }

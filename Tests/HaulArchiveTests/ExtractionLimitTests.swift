@@ -30,13 +30,13 @@ import Testing
         let error = extractionError {
             _ = try Extractor.extract(archive: temp.sub("bombs/\(file)"), to: temp.sub("work/out"), limits: ExtractionLimits(maxRatio: 200))
         }
-        #expect(error?.code == "compression-ratio", "\(error.map(String.init(describing:)) ?? "no error")")
+        #expect(error?.code == .compressionRatio, "\(error.map(String.init(describing:)) ?? "no error")")
         #expect(try FileManager.default.contentsOfDirectory(atPath: temp.sub("work")).isEmpty, "no destination and no staging left")
         // Under a total given explicitly, refused as too large.
         let capped = extractionError {
             _ = try Extractor.extract(archive: temp.sub("bombs/\(file)"), to: temp.sub("work/out"), limits: ExtractionLimits(maxSize: 10 << 20))
         }
-        #expect(capped?.code == "too-large", "\(capped.map(String.init(describing:)) ?? "no error")")
+        #expect(capped?.code == .tooLarge, "\(capped.map(String.init(describing:)) ?? "no error")")
         #expect(try FileManager.default.contentsOfDirectory(atPath: temp.sub("work")).isEmpty, "no destination and no staging left")
         // With the defaults it is what zip, tar and gzip make of 40 MiB of zeros, and goes through.
         let summary = try Extractor.extract(archive: temp.sub("bombs/\(file)"), to: temp.sub("work/trusted"))
@@ -47,7 +47,7 @@ import Testing
         let temp = try TemporaryDirectory()
         try runChecked(["python3", fixture("bombs.py"), temp.sub("bombs"), "1"])
         let error = extractionError { _ = try Extractor.extract(archive: temp.sub("bombs/pax-flood.tar"), to: temp.sub("out")) }
-        #expect(error?.code == "corrupt-archive", "\(error.map(String.init(describing:)) ?? "no error")")
+        #expect(error?.code == .corruptArchive, "\(error.map(String.init(describing:)) ?? "no error")")
         #expect(!FileManager.default.fileExists(atPath: temp.sub("out")))
     }
 
@@ -68,7 +68,7 @@ import Testing
         var error = extractionError {
             _ = try Extractor.extract(archive: temp.sub("small/zeros.tar.gz"), to: volume + "/small", limits: ExtractionLimits(maxRatio: 200))
         }
-        #expect(error?.code == "compression-ratio", "\(error.map(String.init(describing:)) ?? "no error")")
+        #expect(error?.code == .compressionRatio, "\(error.map(String.init(describing:)) ?? "no error")")
         #expect(try FileManager.default.contentsOfDirectory(atPath: volume).isEmpty, "no destination and no staging left")
 
         // The default limits, and limits raised far past the volume: capped by its free space less the
@@ -77,7 +77,7 @@ import Testing
             error = extractionError {
                 _ = try Extractor.extract(archive: temp.sub("large/\(file)"), to: volume + "/large", limits: limits)
             }
-            #expect(error?.code == "too-large", "\(file): \(error.map(String.init(describing:)) ?? "no error")")
+            #expect(error?.code == .tooLarge, "\(file): \(error.map(String.init(describing:)) ?? "no error")")
             #expect(error?.hint?.contains("free space") == true, "\(error?.hint ?? "")")
             #expect(try FileManager.default.contentsOfDirectory(atPath: volume).isEmpty, "no destination and no staging left")
             #expect(try Self.spaceComesBack(volume, to: free), "free space \((try? Self.freeSpace(volume)) ?? -1), before \(free)")

@@ -38,7 +38,7 @@ import Testing
         let error = extractionError {
             _ = try Extractor.extract(stream: FileSource(file), name: "sparse.tar", size: file.size, spool: temp.sub("spool"), into: DiscardingSink())
         }
-        #expect(error?.code == "too-large", "\(error.map(String.init(describing:)) ?? "no error")")
+        #expect(error?.code == .tooLarge, "\(error.map(String.init(describing:)) ?? "no error")")
         #expect(error?.hint?.contains("sparse") == true, "\(error?.hint ?? "")")
     }
 }

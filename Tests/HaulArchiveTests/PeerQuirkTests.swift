@@ -24,7 +24,7 @@ import Testing
     }
 
     private func create(_ path: String) throws -> String {
-        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw HaulError("test", "cannot create \(path)") }
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw HaulError(.internal, "cannot create \(path)") }
         return path
     }
 

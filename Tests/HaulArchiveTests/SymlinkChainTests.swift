@@ -16,7 +16,7 @@ import Testing
         let error = extractionError {
             _ = try Extractor.extract(archive: temp.sub("corpus/\(file)"), to: "\(parent)/dest", allowSymlinks: true)
         }
-        #expect(error?.code == "unsafe-symlink", "\(error.map(String.init(describing:)) ?? "no error")")
+        #expect(error?.code == .unsafeSymlink, "\(error.map(String.init(describing:)) ?? "no error")")
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent).isEmpty, "no destination and no staging left")
         #expect(try FileManager.default.contentsOfDirectory(atPath: temp.sub("work")) == ["inner"])
     }

@@ -65,7 +65,7 @@ import Testing
         var central = ZipRecordEncoder.centralHeader(big)
         central[30] = 9  // extra length shortened: the zip64 field no longer holds the offset
         let error = #expect(throws: HaulError.self) { try CentralEntry.parseDirectory(Array(central.prefix(46 + 13 + 9)), count: 1) }
-        #expect(error?.code == "corrupt-archive")
+        #expect(error?.code == .corruptArchive)
     }
 
     @Test(arguments: [
@@ -79,7 +79,7 @@ import Testing
     @Test(arguments: ["", "/etc/passwd", "../x", "a/../../x", "a/..", "a\\b", "C:/x", "c:", "a\u{0}b", "../\u{301}x", "/\u{301}x", "a/../\u{301}../x"])
     func namesThatAreRefused(name: String) throws {
         let error = #expect(throws: HaulError.self) { try EntryPath.normalize(name) }
-        #expect(error?.code == "unsafe-entry-name")
+        #expect(error?.code == .unsafeEntryName)
     }
 
     @Test func ancestorsAreCutAtEverySlash() {
@@ -131,14 +131,14 @@ import Testing
             #expect {
                 _ = try staging.createFile(name)
             } throws: { error in
-                (error as? HaulError)?.code == "unsafe-entry-name"
+                (error as? HaulError)?.code == .unsafeEntryName
             }
         }
         for name in ["../outside", "../\u{301}outside/sub", "a/../../outside"] {
             #expect {
                 try staging.makeDirectory(name)
             } throws: { error in
-                (error as? HaulError)?.code == "unsafe-entry-name"
+                (error as? HaulError)?.code == .unsafeEntryName
             }
             #expect(staging.makeSymlink(name + "-link", target: "a") == EXDEV)
         }

@@ -43,14 +43,14 @@ import Testing
         let error = extractionError {
             _ = try ZipWriter.create(archive: temp.sub("out.zip"), inputs: [temp.sub("run.sh"), temp.sub("tree/bin")])
         }
-        #expect(error?.code == "duplicate-entry")
+        #expect(error?.code == .duplicateEntry)
         #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).sorted() == ["run.sh", "tree"])
     }
 
     @Test func aMissingInputLeavesNoArchiveAndNoTemporaryFile() throws {
         let temp = try TemporaryDirectory()
         let error = extractionError { _ = try ZipWriter.create(archive: temp.sub("out.zip"), inputs: [temp.sub("missing")]) }
-        #expect(error?.code == "io-error")
+        #expect(error?.code == .io)
         #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).isEmpty)
     }
 
@@ -60,7 +60,7 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: temp.sub("tree/docs/link"), withDestinationPath: "readme.txt")
         let archive = temp.sub("links.zip")
         _ = try ZipWriter.create(archive: archive, inputs: [temp.sub("tree")])
-        #expect(extractionError { _ = try Extractor.extract(archive: archive, to: temp.sub("refused")) }?.code == "symlink-refused")
+        #expect(extractionError { _ = try Extractor.extract(archive: archive, to: temp.sub("refused")) }?.code == .symlinkRefused)
         #expect(!FileManager.default.fileExists(atPath: temp.sub("refused")))
         let summary = try Extractor.extract(archive: archive, to: temp.sub("out"), allowSymlinks: true)
         #expect(summary.symlinks == 1)
@@ -73,13 +73,13 @@ import Testing
         let mine = Data("my own notes, not an archive\n".utf8)
         try mine.write(to: URL(fileURLWithPath: temp.sub("out.zip")))
         let error = extractionError { _ = try ZipWriter.create(archive: temp.sub("out.zip"), inputs: [temp.sub("tree")]) }
-        #expect(error?.code == "destination-exists")
+        #expect(error?.code == .destinationExists)
         #expect(error?.message == "'\(temp.sub("out.zip"))' already exists; haul zip left it as it was")
         #expect(FileManager.default.contents(atPath: temp.sub("out.zip")) == mine)
         #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).sorted() == ["out.zip", "tree"])
         // A symbolic link of that name is an existing entry too: neither followed nor replaced.
         try FileManager.default.createSymbolicLink(atPath: temp.sub("link.zip"), withDestinationPath: temp.sub("out.zip"))
-        #expect(extractionError { _ = try ZipWriter.create(archive: temp.sub("link.zip"), inputs: [temp.sub("tree")]) }?.code == "destination-exists")
+        #expect(extractionError { _ = try ZipWriter.create(archive: temp.sub("link.zip"), inputs: [temp.sub("tree")]) }?.code == .destinationExists)
         #expect(FileManager.default.contents(atPath: temp.sub("out.zip")) == mine)
 
         _ = try ZipWriter.create(archive: temp.sub("out.zip"), inputs: [temp.sub("tree")], options: ZipWriteOptions(replace: true))

@@ -35,7 +35,7 @@ import Testing
             do {
                 return try HTTPServer(address: MetricsAddress.parse("127.0.0.1:\(port)"), limits: .init(threads: 4), purpose: "the dashboard", handler: handler)
             } catch {
-                if error.code == "metrics-addr-in-use" { continue }
+                if error.code == .metricsAddrInUse { continue }
                 throw error
             }
         }

@@ -39,17 +39,17 @@ struct MultiClientTests {
             MultiClient.Job(
                 request: FetchRequest(url: origin + path),
                 onHead: { head in
-                    if refuse.contains(index) { throw HaulError("refused", "job \(index) refused its answer \(head.status)") }
+                    if refuse.contains(index) { throw HaulError(.internal, "job \(index) refused its answer \(head.status)") }
                 },
                 onData: { bodies[index].data.append(contentsOf: $0) })
         }
         var outcomes = [Result<Data, Error>?](repeating: nil, count: paths.count)
         client.run(jobs, shouldContinue: shouldContinue) { index, result in
             outcomes[index] = result.flatMap { summary in
-                summary.head.status == 200 ? .success(bodies[index].data) : .failure(HaulError("status", "HTTP \(summary.head.status)"))
+                summary.head.status == 200 ? .success(bodies[index].data) : .failure(HaulError(.internal, "HTTP \(summary.head.status)"))
             }
         }
-        return outcomes.map { $0 ?? .failure(HaulError("lost", "no outcome")) }
+        return outcomes.map { $0 ?? .failure(HaulError(.internal, "no outcome")) }
     }
 
     @Test("every body arrives whole, and one job's failure or refusal leaves the others alone")
@@ -95,7 +95,7 @@ struct MultiClientTests {
         let outcomes = run(client, served.map { "/slow" + $0.path }, shouldContinue: { Date().timeIntervalSince(started) < 0.3 })
         for outcome in outcomes {
             #expect(throws: HaulError.self) { try outcome.get() }
-            if case .failure(let error as HaulError) = outcome { #expect(error.code == "interrupted") }
+            if case .failure(let error as HaulError) = outcome { #expect(error.code == .interrupted) }
         }
     }
 }

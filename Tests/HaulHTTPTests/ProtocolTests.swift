@@ -82,7 +82,7 @@ struct ProtocolTests {
                 try RangeCheck.validate(bad, first: 100, last: 199, pinned: pinned, url: "u")
                 Issue.record("\(bad) must be refused")
             } catch let error as HaulError {
-                #expect(error.code == "origin-changed", "\(bad)")
+                #expect(error.code == .originChanged, "\(bad)")
             }
         }
         // Without an ETag the Last-Modified alone is pinned.
@@ -105,7 +105,7 @@ struct ProtocolTests {
                 try RangeCheck.validate(shifted, first: 100, last: 199, pinned: pinned, url: "u")
                 Issue.record("\(shifted) must be refused")
             } catch let error as HaulError {
-                #expect(error.code == "bad-content-range" && error.isTransient, "\(shifted): \(error)")
+                #expect(error.code == .badContentRange && error.isTransient, "\(shifted): \(error)")
             }
         }
     }

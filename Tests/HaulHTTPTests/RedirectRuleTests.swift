@@ -27,7 +27,7 @@ struct RedirectRuleTests {
     @Test func downgradesNeedPermission() throws {
         var request = FetchRequest(url: "https://a.example/file")
         let refused = #expect(throws: HaulError.self) { try request.following("http://a.example/file", hop: 1) }
-        #expect(refused?.code == "redirect-downgrade")
+        #expect(refused?.code == .redirectDowngrade)
         request.allowDowngrade = true
         #expect(try request.following("http://a.example/file", hop: 1).url == "http://a.example/file")
         #expect(try FetchRequest(url: "http://a.example/").following("https://a.example/", hop: 1).url == "https://a.example/")
@@ -37,9 +37,9 @@ struct RedirectRuleTests {
         let request = FetchRequest(url: "http://a.example/file")
         for location in ["ftp://a.example/x", "file:///etc/passwd", "gopher://a.example/"] {
             let error = #expect(throws: HaulError.self) { try request.following(location, hop: 1) }
-            #expect(error?.code == "redirect-scheme")
+            #expect(error?.code == .redirectScheme)
         }
         let loop = #expect(throws: HaulError.self) { try request.following("/again", hop: FetchRequest.maximumRedirects + 1) }
-        #expect(loop?.code == "redirects")
+        #expect(loop?.code == .redirects)
     }
 }

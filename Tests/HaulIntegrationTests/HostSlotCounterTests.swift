@@ -200,7 +200,7 @@ struct HostSlotCounterTests {
                 count("complete", shared)
             case 2:
                 let transient = random.next() % 4 != 0
-                try leases.fail(segment, error: HaulError("test", "chaos", transient: transient), retryAfter: 0, maxAttempts: 50)
+                try leases.fail(segment, error: HaulError(.internal, "chaos", transient: transient), retryAfter: 0, maxAttempts: 50)
                 count("fail", shared)
             case 3:
                 try leases.release(segment)

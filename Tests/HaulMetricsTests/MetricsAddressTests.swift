@@ -40,7 +40,7 @@ import Testing
             _ = try MetricsAddress.parse(text)
         } throws: { error in
             guard let error = error as? HaulError else { return false }
-            return error.code == "usage" && error.message.hasPrefix("invalid --metrics-addr '\(text)'") && error.hint != nil
+            return error.code == .usage && error.message.hasPrefix("invalid --metrics-addr '\(text)'") && error.hint != nil
         }
     }
 

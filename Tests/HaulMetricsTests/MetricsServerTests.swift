@@ -85,7 +85,7 @@ import Testing
         let first = try startServerOnFreePort(MetricsRegistry())
         defer { first.stop() }
         let address = first.address.text
-        #expect(throws: HaulError("metrics-addr-in-use", "cannot serve metrics on \(address): address in use", hint: "choose another --metrics-addr")) {
+        #expect(throws: HaulError(.metricsAddrInUse, "cannot serve metrics on \(address): address in use", hint: "choose another --metrics-addr")) {
             _ = try MetricsServer(address: address, registry: MetricsRegistry(), health: { (true, "") })
         }
         #expect(try curl("http://\(address)/healthz").status == 200)
@@ -116,14 +116,14 @@ import Testing
     @Test func malformedAddressIsAUsageError() {
         #expect {
             _ = try MetricsServer(address: "127.0.0.1", registry: MetricsRegistry(), health: { (true, "") })
-        } throws: { ($0 as? HaulError)?.code == "usage" }
+        } throws: { ($0 as? HaulError)?.code == .usage }
     }
 
     @Test func addressOfAnotherHostIsRefused() {
         // 192.0.2.1 is TEST-NET-1: never an address of this host, and nothing is sent to it.
         #expect {
             _ = try MetricsServer(address: "192.0.2.1:9464", registry: MetricsRegistry(), health: { (true, "") })
-        } throws: { ($0 as? HaulError)?.code == "metrics-addr-unavailable" }
+        } throws: { ($0 as? HaulError)?.code == .metricsAddrUnavailable }
     }
 
     @Test func concurrentScrapesWhileCountersMoveStayMonotonic() throws {

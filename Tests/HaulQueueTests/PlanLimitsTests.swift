@@ -34,12 +34,12 @@ struct PlanLimitsTests {
         let limits = PlanLimits(maxFileSize: 10 << 20, freeSpace: 5 << 30, capacity: 6 << 30)
         try limits.check(size: 10 << 20)
         let tooBig = #expect(throws: HaulError.self) { try limits.check(size: (10 << 20) + 1) }
-        #expect(tooBig?.code == "too-large" && tooBig?.isTransient == false)
+        #expect(tooBig?.code == .tooLarge && tooBig?.isTransient == false)
         let never = #expect(throws: HaulError.self) { try PlanLimits(freeSpace: 1 << 30, capacity: 2 << 30).check(size: Int64.max) }
-        #expect(never?.code == "too-large" && never?.isTransient == false)
+        #expect(never?.code == .tooLarge && never?.isTransient == false)
         #expect(never?.message.contains("more than the whole storage holds") == true)
         let full = #expect(throws: HaulError.self) { try PlanLimits(freeSpace: 1 << 30, capacity: 2 << 30).check(size: 3 << 29) }
-        #expect(full?.code == "storage-full" && full?.isTransient == true)
+        #expect(full?.code == .storageFull && full?.isTransient == true)
         // Not "full": the storage has room, only not enough; the message says how much, and the hint how much more is needed.
         #expect(full?.message == "not enough free space: the origin announced 1.5 GiB (1610612736 bytes) and 1.0 GiB are free on the storage")
         #expect(full?.hint == "free 512.0 MiB more on the storage root")
@@ -53,6 +53,6 @@ struct PlanLimitsTests {
     func segmentFloor() throws {
         try PlanLimits.validateSegmentSize(64 << 10)
         let error = #expect(throws: HaulError.self) { try PlanLimits.validateSegmentSize((64 << 10) - 1) }
-        #expect(error?.code == "usage")
+        #expect(error?.code == .usage)
     }
 }

@@ -39,7 +39,7 @@ struct TransitionTests {
                 let refusal = action.refusal(transfer: 7, state: state)
                 #expect((refusal == nil) == allowed.contains(state), "\(action) from \(state)")
                 if let refusal {
-                    #expect(refusal.code == "invalid-transition" && refusal.message.contains("transfer 7 is \(state.rawValue)"))
+                    #expect(refusal.code == .invalidTransition && refusal.message.contains("transfer 7 is \(state.rawValue)"))
                 }
             }
         }

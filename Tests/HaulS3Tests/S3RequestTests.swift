@@ -109,12 +109,12 @@ struct S3RequestTests {
     func errors() {
         let denied = S3Failure.error(
             status: 403, code: "SignatureDoesNotMatch", message: nil, bucketRegion: nil, doing: "start an upload", bucket: "b", config: local)
-        #expect(denied.code == "s3-auth")
+        #expect(denied.code == .s3Auth)
         #expect(denied.description.contains("AK") && denied.description.contains("127.0.0.1:8333") && !denied.description.contains("s3cr3t"))
         let missing = S3Failure.error(status: 404, code: "NoSuchBucket", message: nil, bucketRegion: nil, doing: "x", bucket: "nobucket", config: local)
-        #expect(missing.code == "s3-no-bucket" && missing.message.contains("'nobucket'"))
+        #expect(missing.code == .s3NoBucket && missing.message.contains("'nobucket'"))
         let region = S3Failure.error(status: 301, code: nil, message: nil, bucketRegion: "ap-south-1", doing: "x", bucket: "b", config: aws)
-        #expect(region.code == "s3-region" && region.description.contains("AWS_REGION=ap-south-1"))
+        #expect(region.code == .s3Region && region.description.contains("AWS_REGION=ap-south-1"))
         #expect(S3Failure.error(status: 503, code: "SlowDown", message: nil, bucketRegion: nil, doing: "x", bucket: "b", config: local).isTransient)
     }
 

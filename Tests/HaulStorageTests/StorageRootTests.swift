@@ -63,7 +63,7 @@ struct StorageRootTests {
         #expect {
             try opened.openFile(second, O_WRONLY | O_CREAT | O_TRUNC, doing: "create")
         } throws: { error in
-            (error as? HaulError)?.code == "unsafe-path"
+            (error as? HaulError)?.code == .unsafePath
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
 
@@ -71,13 +71,13 @@ struct StorageRootTests {
         #expect {
             try OpenedRoot(try StorageRoot(folder.path)).prepare("deep/er/c.bin")
         } throws: { error in
-            (error as? HaulError)?.code == "unsafe-path"
+            (error as? HaulError)?.code == .unsafePath
         }
         // A path outside the root is refused, not opened.
         #expect {
             try opened.openFile(outside.sub("x.bin"), O_WRONLY | O_CREAT, doing: "create")
         } throws: { error in
-            (error as? HaulError)?.code == "unsafe-path"
+            (error as? HaulError)?.code == .unsafePath
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
     }

@@ -87,7 +87,7 @@ import Testing
         let error = #expect(throws: HaulError.self) {
             try MultipartUploader.send(MultipartRequest(url: receiver.base + "/upload", files: [file]), retry: fast)
         }
-        #expect(error?.code == "server-error")
+        #expect(error?.code == .serverError)
         #expect(error?.message.contains("gave up after 4 attempts") == true)
         #expect(try receiver.json("/stats")["requests"] as? Int == 4)
     }
@@ -99,7 +99,7 @@ import Testing
         let url = receiver.base.replacingOccurrences(of: "http://", with: "http://alice:hunter22@") + "/upload"
         let request = MultipartRequest(url: url, files: [file], headers: ["Authorization: Bearer tok-3141592653"])
         let error = #expect(throws: HaulError.self) { try MultipartUploader.send(request, retry: fast) }
-        #expect(error?.code == "upload-rejected")
+        #expect(error?.code == .uploadRejected)
         #expect(error?.isTransient == false)
         #expect(error?.message.contains("403 Forbidden: receiver told to answer 403") == true)
         #expect(error?.description.contains("hunter22") == false)
@@ -122,7 +122,7 @@ import Testing
                 try? handle?.close()
             }
         }
-        #expect(error?.code == "file-changed")
+        #expect(error?.code == .fileChanged)
     }
 
     @Test func cancellingStopsTheUpload() throws {

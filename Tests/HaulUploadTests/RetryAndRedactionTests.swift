@@ -73,7 +73,7 @@ import Testing
         let redactor = Redactor(url: "http://h/", headers: ["Authorization: Bearer tok-123456"])
         let forbidden = UploadResponse(status: 403, reason: "Forbidden", body: Data(#"{"detail":"tok-123456 lacks scope"}"#.utf8))
         let error = forbidden.failure(for: "upload to http://h/", redactor: redactor)
-        #expect(error.code == "upload-rejected" && !error.isTransient)
+        #expect(error.code == .uploadRejected && !error.isTransient)
         #expect(error.message == "upload to http://h/ failed with 403 Forbidden: *** lacks scope")
         let busy = UploadResponse(status: 503, headers: [("Retry-After", "2")], body: Data("overloaded\nplease wait".utf8))
         #expect(busy.failure(for: "upload", redactor: redactor).isTransient)

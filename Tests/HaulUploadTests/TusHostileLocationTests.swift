@@ -29,7 +29,7 @@ import Testing
         let error = #expect(throws: HaulError.self) {
             try TusUploader.upload(TusRequest(url: receiver.base + "/files/", file: file), retry: fast, onUploadURL: { recorded.value = $0 })
         }
-        #expect(error?.code == "bad-server")
+        #expect(error?.code == .badServer)
         #expect(error?.message.contains("not") == true)
         #expect(recorded.value == nil)
         #expect(!FileManager.default.fileExists(atPath: target))
@@ -46,7 +46,7 @@ import Testing
             try TusUploader.upload(
                 TusRequest(url: receiver.base + "/files/", file: file), resumeURL: "file://\(target)", retry: fast, onUploadURL: { _ in })
         }
-        #expect(error?.code == "bad-server")
+        #expect(error?.code == .badServer)
         #expect(!FileManager.default.fileExists(atPath: target))
         let stats = try receiver.json("/stats")
         #expect(stats["POST"] as? Int == 0 && stats["HEAD"] as? Int == 0)

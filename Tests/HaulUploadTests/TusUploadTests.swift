@@ -103,6 +103,6 @@ import Testing
         let error = #expect(throws: HaulError.self) {
             try TusUploader.upload(TusRequest(url: "http://127.0.0.1:9/files", file: file, fields: [("two words", "x")]), onUploadURL: { _ in })
         }
-        #expect(error?.code == "usage")
+        #expect(error?.code == .usage)
     }
 }

@@ -357,6 +357,6 @@ enum GetCommand: Command {
         // A refusal to overwrite a user's file, or to save two URLs the origin names alike into
         // one file, is a usage error, as on the command line; otherwise the first failed URL's
         // code says the status (a canceled one, with no code, gives 1).
-        return ExitStatus.of(statuses.filter { $0.state != .done }.map { HaulError.Code(rawValue: $0.errorCode ?? "") })
+        return ExitStatus.of(statuses.filter { $0.state != .done }.map { HaulError.Code(stored: $0.errorCode ?? "", among: HaulError.Code.known) })
     }
 }

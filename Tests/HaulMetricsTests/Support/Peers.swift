@@ -15,12 +15,12 @@ func startServerOnFreePort(
         do {
             server = try MetricsServer(address: "\(host):\(port)", registry: registry, health: health)
         } catch {
-            if error.code == "metrics-addr-in-use" { continue }
+            if error.code == .metricsAddrInUse { continue }
             throw error
         }
         return server
     }
-    throw HaulError("test", "no free port from \(first) on")
+    throw HaulError(.internal, "no free port from \(first) on")
 }
 
 /// What `curl` got: status, headers with lower-cased names, and body.
@@ -33,10 +33,10 @@ struct CurlReply {
 /// Runs `curl -sS -i` (plus `extra` arguments) against `url` and splits its output.
 func curl(_ url: String, _ extra: [String] = []) throws -> CurlReply {
     let output = try run("curl", ["-sS", "-i", "--max-time", "20", "--noproxy", "*"] + extra + [url])
-    guard let split = output.range(of: "\r\n\r\n") else { throw HaulError("test", "no header end in curl output: \(output)") }
+    guard let split = output.range(of: "\r\n\r\n") else { throw HaulError(.internal, "no header end in curl output: \(output)") }
     let head = output[..<split.lowerBound].components(separatedBy: "\r\n")
     let statusWords = head[0].split(separator: " ")
-    guard statusWords.count >= 2, let status = Int(statusWords[1]) else { throw HaulError("test", "bad status line \(head[0])") }
+    guard statusWords.count >= 2, let status = Int(statusWords[1]) else { throw HaulError(.internal, "bad status line \(head[0])") }
     var headers: [String: String] = [:]
     for line in head.dropFirst() {
         guard let colon = line.firstIndex(of: ":") else { continue }

@@ -31,13 +31,13 @@ final class Receiver {
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = output.fileHandleForReading.availableData
             guard !chunk.isEmpty else {
-                throw HaulError("receiver", "\(script) exited before listening", hint: "pip install multipart tuspyserver uvicorn fastapi")
+                throw HaulError(.internal, "\(script) exited before listening", hint: "pip install multipart tuspyserver uvicorn fastapi")
             }
             line.append(chunk)
         }
         let words = String(decoding: line, as: UTF8.self).split(whereSeparator: \.isWhitespace)
         guard words.count >= 2, words[0] == "PORT", let port = Int(words[1]) else {
-            throw HaulError("receiver", "\(script) did not print its port")
+            throw HaulError(.internal, "\(script) did not print its port")
         }
         base = "http://127.0.0.1:\(port)"
     }
