@@ -31,7 +31,7 @@ public struct S3Client: Sendable {
         case stream(ByteFeed, length: Int64)
     }
 
-    /// Sends `request` once. Network failures throw (`network`, transient); any HTTP status returns.
+    /// Sends `request` once. Network failures throw (as `CurlFailure` words them); any HTTP status returns.
     /// - Parameter sink: receives the body of a 2xx answer instead of `Response.body` (for GET).
     public func send(_ request: S3Request, body: Body = .none, sink: ((UnsafeRawBufferPointer) -> Bool)? = nil) throws -> Response {
         let call = CurlCall(config: config, sink: sink)
@@ -40,19 +40,17 @@ public struct S3Client: Sendable {
 
     /// Sends `request` and fails on a non-2xx answer (or a 200 carrying an `<Error>`, as
     /// `CompleteMultipartUpload` may send), retrying answers that say to slow down or that the
-    /// service failed (`SlowDown`, 500, 503) and network failures up to `attempts` times with backoff.
-    public func perform(_ request: S3Request, body: Data? = nil, doing: String, bucket: String, attempts: Int = 5) throws -> Response {
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                let response = try send(request, body: body.map(Body.bytes) ?? .none)
-                if let error = failure(response, doing: doing, bucket: bucket) { throw error }
-                return response
-            } catch let error as HaulError where error.isTransient && attempt < attempts {
-                let delay = min(5, 0.2 * Double(1 << (attempt - 1))) * Double.random(in: 0.5...1)
-                usleep(UInt32(delay * 1_000_000))
-            }
+    /// service failed (`SlowDown`, 500, 503) and transient network failures (as `CurlFailure`
+    /// tells them) up to `attempts` times, waiting as `RetryPolicy.store` says. A certificate
+    /// the store's TLS cannot be verified with fails at once.
+    public func perform(_ request: S3Request, body: Data? = nil, doing: String, bucket: String, attempts: Int = RetryPolicy.store.attempts) throws -> Response {
+        var policy = RetryPolicy.store
+        policy.attempts = attempts
+        var retry = RetryLoop(policy: policy)
+        return try retry.run {
+            let response = try send(request, body: body.map(Body.bytes) ?? .none)
+            if let error = failure(response, doing: doing, bucket: bucket) { throw error }
+            return response
         }
     }
 
@@ -97,7 +95,8 @@ public final class ByteFeed: Sendable {
     var isCanceled: Bool { canceled.load(ordering: .sequentiallyConsistent) }
 }
 
-/// One easy handle for one request; all on the calling thread.
+/// One request on a pooled easy handle (`CurlHandles`), so that it reuses the connection an
+/// earlier request left open; all on the calling thread.
 private final class CurlCall {
     let config: S3Config
     let sink: ((UnsafeRawBufferPointer) -> Bool)?
@@ -111,12 +110,12 @@ private final class CurlCall {
     }
 
     func perform(_ request: S3Request, body: S3Client.Body) throws -> S3Client.Response {
-        guard let handle = curl_easy_init() else { throw HaulError(.curl, "libcurl could not create a handle") }
+        let handle = try CurlHandles.shared.take()
         var headers: UnsafeMutablePointer<curl_slist>?
         let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer[0] = 0
         defer {
-            curl_easy_cleanup(handle)
+            CurlHandles.shared.give(handle)
             curl_slist_free_all(headers)
             errorBuffer.deallocate()
         }
@@ -169,8 +168,7 @@ private final class CurlCall {
         if feed?.isCanceled == true { throw HaulError(.interrupted, "the upload to S3 was stopped", transient: true) }
         if sinkStopped { throw HaulError(.interrupted, "reading from S3 was stopped", transient: true) }
         guard code == CURLE_OK else {
-            let detail = errorBuffer[0] != 0 ? SafeText.cleanLine(String(cString: errorBuffer)) : String(cString: curl_easy_strerror(code))
-            throw HaulError(.network, "cannot reach \(config.endpoint): \(detail)", transient: true)
+            throw CurlFailure.error(code, detail: String(cString: errorBuffer), url: request.url, bytes: 0, direction: .store)
         }
         var status = 0
         haul_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)

@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulHTTP
 
 /// The S3 API calls Haul makes, each failing with a clear `HaulError`.
 extension S3Client {
@@ -77,18 +78,16 @@ extension S3Client {
         try objectHead(bucket: bucket, key: key)?.size
     }
 
-    /// The `HeadObject` answer for `key`, `nil` if there is none; a transient failure is asked again, up to five times.
+    /// The `HeadObject` answer for `key`, `nil` if there is none; a transient failure is asked again (`RetryPolicy.store`).
     func headObject(bucket: String, key: String) throws -> Response? {
         let request = S3Request("HEAD", config: config, bucket: bucket, key: key)
         let doing = "look up s3://\(bucket)/\(key)"
-        var attempt = 0
-        while true {
-            attempt += 1
+        var retry = RetryLoop(policy: .store)
+        return try retry.run { () throws -> Response? in
             let response = try send(request)
             if response.status == 404 { return nil }
-            guard let error = failure(response, doing: doing, bucket: bucket) else { return response }
-            guard error.isTransient, attempt < 5 else { throw error }
-            usleep(200_000 * UInt32(attempt))
+            if let error = failure(response, doing: doing, bucket: bucket) { throw error }
+            return response
         }
     }
 

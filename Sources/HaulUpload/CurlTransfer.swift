@@ -3,7 +3,8 @@ import Foundation
 import HaulCore
 import HaulHTTP
 
-/// One libcurl easy handle making one request, and the response its callbacks collect.
+/// One request on a pooled libcurl easy handle (`CurlHandles`, so that the requests of an
+/// upload reuse one connection), and the response its callbacks collect.
 ///
 /// Not `Sendable`: the handle, its callbacks and ``perform()`` all run on the caller's thread.
 /// `curl_global_init` must have been called by the process before.
@@ -29,7 +30,7 @@ final class CurlTransfer {
     /// A request to `url` with the caller's `headers` (`Name: value` lines) plus `Expect:` (no
     /// 100-continue wait); errors name it `upload to <url>`, the URL redacted.
     init(url: String, headers: [String], caBundle: String?, insecure: Bool, redactor: Redactor) throws(HaulError) {
-        guard let handle = curl_easy_init() else { throw HaulError(.curl, "libcurl could not create a handle") }
+        let handle = try CurlHandles.shared.take()
         self.handle = handle
         self.redactor = redactor
         self.url = url
@@ -44,7 +45,7 @@ final class CurlTransfer {
     }
 
     deinit {
-        curl_easy_cleanup(handle)
+        CurlHandles.shared.give(handle)
         curl_mime_free(form)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
@@ -101,10 +102,7 @@ final class CurlTransfer {
 
     private func networkError(_ code: CURLcode) -> HaulError {
         let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : ""
-        var error = CurlFailure.error(code, detail: redactor.scrub(detail), url: url, bytes: sent, direction: .upload)
-        // Whatever went wrong on the way, an upload is retried by its own loop, not given up.
-        if error.code != .badURL && error.code != .tlsVerify { error.isTransient = true }
-        return error
+        return CurlFailure.error(code, detail: redactor.scrub(detail), url: url, bytes: sent, direction: .upload)
     }
 
     private func installCallbacks() {

@@ -1,5 +1,6 @@
 import CCurl
 import HaulCore
+import HaulHTTP
 
 /// Sends a ``MultipartRequest`` as one streamed `multipart/form-data` POST.
 public enum MultipartUploader {

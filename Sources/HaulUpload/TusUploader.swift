@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import HaulCore
+import HaulHTTP
 
 /// Uploads a file with the resumable tus 1.0.0 protocol: create, then `PATCH` chunk by chunk,
 /// asking the server (`HEAD`) where to continue after any failure.

@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulHTTP
 
 /// What the server answered to an upload's final request.
 public struct UploadResponse: Sendable {

@@ -21,6 +21,22 @@ struct CurlFailureTests {
         #expect(error.description == "origin origin.test sent a malformed HTTP response: Invalid Content-Length: value", "\(error)")
     }
 
+    /// One classification for every peer: an S3 endpoint's untrusted certificate is permanent
+    /// and names the store's setting; a refused connection to it is worth another attempt.
+    @Test("an S3 endpoint's untrusted certificate fails at once naming AWS_CA_BUNDLE; a refused connection is retried")
+    func storeFailures() {
+        let url = "https://store.test:9000/bucket/key"
+        let tls = CurlFailure.error(
+            CURLE_PEER_FAILED_VERIFICATION, detail: "SSL certificate problem: unable to get local issuer certificate", url: url, bytes: 0,
+            direction: .store)
+        #expect(tls.code == .tlsVerify && !tls.isTransient)
+        #expect(tls.message.hasPrefix("the S3 store's TLS certificate is not trusted (store.test:9000): SSL certificate problem"), "\(tls)")
+        #expect(tls.hint?.contains("AWS_CA_BUNDLE") == true && tls.hint?.contains("--ca-cert") == false, "\(tls)")
+        let refused = CurlFailure.error(CURLE_COULDNT_CONNECT, detail: "", url: url, bytes: 0, direction: .store)
+        #expect(refused.code == .connect && refused.isTransient)
+        #expect(refused.hint == "is the S3 endpoint store.test:9000 up and reachable from this machine?", "\(refused)")
+    }
+
     /// Whether an error is retried is the retrying caller's to say; after the last attempt the
     /// failure says how many were made and promises nothing.
     @Test("a failure given up says how many attempts were made, and no hint promises another")

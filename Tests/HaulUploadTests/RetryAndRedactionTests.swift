@@ -1,4 +1,5 @@
 import Foundation
+import HaulHTTP
 import HaulTestSupport
 import Testing
 

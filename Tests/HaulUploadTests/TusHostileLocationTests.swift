@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulHTTP
 import HaulTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulHTTP
 import HaulTestSupport
 import Testing
 
@@ -47,6 +48,21 @@ import Testing
         let info = try String(contentsOfFile: "\(stored)/\(id).info", encoding: .utf8)
         #expect(info.contains("dataset.csv"))
         #expect(info.contains("text/csv"))
+    }
+
+    /// The upload's requests (a POST, then a PATCH per chunk) take turns on one kept
+    /// connection (`CurlHandles`), counted by a proxy in front of the receiver.
+    @Test func theRequestsOfAnUploadShareOneConnection() throws {
+        let directory = try TemporaryDirectory()
+        let size = 6 << 20
+        let file = try directory.makeFile("chunks.bin", size: size)
+        let receiver = try Receiver("tus_receiver.py", [directory.path + "/server"])
+        let port = try #require(Int(receiver.base.split(separator: ":").last ?? ""))
+        let proxy = try CountingProxy(targetPort: port)
+        defer { proxy.stop() }
+        let response = try TusUploader.upload(TusRequest(url: proxy.url + "/files", file: file, chunkSize: 1 << 20), retry: fast, onUploadURL: { _ in })
+        #expect(response.header("Upload-Offset") == "\(size)")
+        #expect(proxy.connections == 1, "a POST and 6 PATCHes over \(proxy.connections) connections")
     }
 
     @Test func anEmptyFileIsCompleteOnCreation() throws {

@@ -1,12 +1,21 @@
 import Foundation
 import HaulCore
 
-/// How often and how patiently a request is retried after a 5xx answer or a network error.
+/// How often and how patiently a request is retried after a 5xx answer or a network error
+/// that `CurlFailure` calls transient: the one schedule of uploads (``upload``) and object-store
+/// requests (``store``), run by ``RetryLoop``. (A download's segments are retried by the
+/// worker under the transfer's lease, with ``HaulCore/Backoff`` too.)
 ///
 /// Waits follow ``HaulCore/Backoff`` like the rest of Haul: `baseDelay × 2ⁿ⁻¹` capped at
 /// `maxDelay`, spread by jitter over 50–100 %; a longer `Retry-After` from the server wins
 /// (capped at an hour).
 public struct RetryPolicy: Sendable, Equatable {
+    /// `haul upload` and `--upload-to`: 5 attempts, 0.5 s doubling to 30 s.
+    public static let upload = RetryPolicy()
+    /// A request to an S3 store whose bytes are at hand (not a streamed part): 5 attempts,
+    /// 0.2 s doubling to 5 s, as a worker's lane must not wait long for the store.
+    public static let store = RetryPolicy(attempts: 5, baseDelay: 0.2, maxDelay: 5)
+
     /// Attempts in total, the first one included; `1` means never retry.
     public var attempts: Int
     /// Seconds before the first retry, before jitter.
