@@ -14,6 +14,12 @@ extension HaulError.Code {
     ///
     /// Set `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or a profile in `~/.aws/credentials`.
     public static let s3Credentials: Self = "s3-credentials"
+    /// The store refused the session token (`ExpiredToken`, `InvalidToken`,
+    /// `TokenRefreshRequired`) even after Haul fetched new credentials from their source.
+    ///
+    /// Renew the credentials where they come from (a new `AWS_SESSION_TOKEN`, `aws sso login`, the
+    /// `credential_process`), or give Haul a source it can refresh itself (a profile, a role).
+    public static let s3ExpiredToken: Self = "s3-expired-token"
     /// The bucket does not exist.
     ///
     /// Create the bucket, or fix its name in the `s3://` location.
