@@ -71,7 +71,8 @@ extension CredentialSource {
             let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
             let said = [object?["Code"] as? String, object?["Message"] as? String].compactMap { $0.map(SafeText.cleanLine) }.joined(separator: ": ")
             throw HaulError(
-                .s3Credentials, "no credentials from \(from): HTTP \(status)\(said.isEmpty ? "" : " " + said)", hint: "check the role attached to this task or machine",
+                .s3Credentials, "no credentials from \(from): HTTP \(status)\(said.isEmpty ? "" : " " + said)",
+                hint: "check the role attached to this task or machine",
                 transient: status >= 500)
         }
         let token = (object["Token"] as? String).flatMap { $0.isEmpty ? nil : $0 }

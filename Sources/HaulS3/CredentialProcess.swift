@@ -9,7 +9,8 @@ public enum CredentialProcess {
     public static func parse(_ output: Data, command: String) throws -> S3Credentials {
         let shown = "credential_process '\(SafeText.cleanLine(command))'"
         guard let object = try? JSONSerialization.jsonObject(with: output) as? [String: Any] else {
-            throw HaulError(.s3Credentials, "\(shown) printed no JSON object", hint: "it must print {\"Version\": 1, \"AccessKeyId\": …, \"SecretAccessKey\": …}")
+            throw HaulError(
+                .s3Credentials, "\(shown) printed no JSON object", hint: "it must print {\"Version\": 1, \"AccessKeyId\": …, \"SecretAccessKey\": …}")
         }
         guard (object["Version"] as? NSNumber)?.intValue == 1 else {
             throw HaulError(.s3Credentials, "\(shown) printed JSON without \"Version\": 1", hint: "Haul reads version 1 of the credential_process output")

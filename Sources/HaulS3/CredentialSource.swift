@@ -158,7 +158,8 @@ struct ProfileResolver {
         if profile["sso_session"] != nil || profile["sso_start_url"] != nil, profile["aws_access_key_id"] == nil {
             throw HaulError(
                 .s3Credentials, "AWS profile '\(SafeText.cleanLine(name))' signs in with IAM Identity Center (SSO), which Haul does not read",
-                hint: "run `aws sso login --profile \(name)` and give Haul a profile with credential_process = aws configure export-credentials --profile \(name) --format process"
+                hint:
+                    "run `aws sso login --profile \(name)` and give Haul a profile with credential_process = aws configure export-credentials --profile \(name) --format process"
             )
         }
         if let key = profile["aws_access_key_id"], let secret = profile["aws_secret_access_key"], !key.isEmpty, !secret.isEmpty {
