@@ -10,9 +10,12 @@ extension HaulError.Code {
     ///
     /// Check the key id (named in the message) and its secret, and that the key may use the bucket.
     public static let s3Auth: Self = "s3-auth"
-    /// No credentials could be found in the environment or `~/.aws/credentials`.
+    /// No credentials were found along the AWS credential chain, or its source failed (a
+    /// profile that is missing or signs in with SSO, a `credential_process` that failed or
+    /// printed no credentials, STS refusing a role, an unreadable token file).
     ///
-    /// Set `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or a profile in `~/.aws/credentials`.
+    /// Read the source named in the message; set `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`,
+    /// or `AWS_PROFILE` to a working profile.
     public static let s3Credentials: Self = "s3-credentials"
     /// The store refused the session token (`ExpiredToken`, `InvalidToken`,
     /// `TokenRefreshRequired`) even after Haul fetched new credentials from their source.
