@@ -5,9 +5,17 @@ library only). Prints `PORT <n>` once listening on 127.0.0.1.
     python3 sts_s3.py UPSTREAM KEY SECRET
 
     POST /  Action=AssumeRoleWithWebIdentity   answers KEY and SECRET with a session token
-            `sts-token-<n>` expiring in an hour (as STS does), whatever the token
-    GET /_log                                  JSON: "STS <Action> <RoleArn> <WebIdentityToken>"
-                                               and "S3 <METHOD> <path> <x-amz-security-token>"
+            or Action=AssumeRole               `sts-token-<n>` expiring in an hour (as STS does),
+                                               whatever the web identity token; AssumeRole must
+                                               be signed (SigV4)
+    GET /container-credentials                 the ECS container endpoint: KEY, SECRET and token
+                                               `container-token`, for `Authorization: secret-auth`
+    PUT /latest/api/token, GET /latest/meta-data/iam/security-credentials/[haul-role]
+                                               IMDSv2 with role `haul-role` (token `imds-token`)
+    GET /_log                                  JSON: "STS <Action> <RoleArn> <WebIdentityToken or
+                                               signing key id>", "ECS <Authorization>", "IMDS
+                                               <METHOD> <path> <IMDS token>" and
+                                               "S3 <METHOD> <path> <x-amz-security-token>"
     anything else                              relayed to the S3 store at UPSTREAM (signatures
                                                stay valid: Host is passed on), except that a
                                                request whose session token starts with `expired-`
@@ -52,6 +60,14 @@ class Handler(BaseHTTPRequestHandler):
                 return self.answer(200, json.dumps(LOG).encode(), "application/json")
         if self.command == "POST" and self.path == "/" and b"Action=" in body:
             return self.sts(parse_qs(body.decode()))
+        if self.path == "/container-credentials":
+            with LOCK:
+                LOG.append("ECS %s" % self.headers.get("Authorization", "-"))
+            if self.headers.get("Authorization") != "secret-auth":
+                return self.answer(401, b'{"Message": "bad token"}', "application/json")
+            return self.answer(200, self.metadata("container-token"), "application/json")
+        if self.path.startswith("/latest/"):
+            return self.imds()
         token = self.headers.get("x-amz-security-token") or "-"
         with LOCK:
             LOG.append("S3 %s %s %s" % (self.command, urlsplit(self.path).path, token))
@@ -72,20 +88,42 @@ class Handler(BaseHTTPRequestHandler):
 
     def sts(self, form):
         action = form.get("Action", [""])[0]
+        authorization = self.headers.get("Authorization", "")
+        signer = authorization.split("Credential=")[1].split("/")[0] if "Credential=" in authorization else "-"
+        proof = signer if action == "AssumeRole" else form.get("WebIdentityToken", ["-"])[0]
         with LOCK:
-            LOG.append("STS %s %s %s" % (action, form.get("RoleArn", ["-"])[0], form.get("WebIdentityToken", ["-"])[0]))
+            LOG.append("STS %s %s %s" % (action, form.get("RoleArn", ["-"])[0], proof))
             number = len(LOG)
-        if action != "AssumeRoleWithWebIdentity" or not form.get("WebIdentityToken"):
-            error = (b"<ErrorResponse><Error><Type>Sender</Type><Code>InvalidAction</Code>"
+        if action not in ("AssumeRole", "AssumeRoleWithWebIdentity") or proof == "-":
+            error = (b"<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>"
                      b"<Message>not served here</Message></Error></ErrorResponse>")
-            return self.answer(400, error)
+            return self.answer(403, error)
         expires = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        reply = ("<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>"
+        reply = ("<%sResponse><%sResult><Credentials>"
                  "<AccessKeyId>%s</AccessKeyId><SecretAccessKey>%s</SecretAccessKey>"
                  "<SessionToken>sts-token-%d</SessionToken><Expiration>%s</Expiration>"
-                 "</Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>"
-                 % (KEY, SECRET, number, expires))
+                 "</Credentials></%sResult></%sResponse>"
+                 % (action, action, KEY, SECRET, number, expires, action, action))
         self.answer(200, reply.encode())
+
+    def metadata(self, token):
+        expires = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return json.dumps({"Code": "Success", "AccessKeyId": KEY, "SecretAccessKey": SECRET, "Token": token,
+                           "Expiration": expires}).encode()
+
+    def imds(self):
+        token = self.headers.get("X-aws-ec2-metadata-token", "-")
+        with LOCK:
+            LOG.append("IMDS %s %s %s" % (self.command, self.path, token))
+        if self.command == "PUT" and self.path == "/latest/api/token":
+            return self.answer(200, b"imds-token", "text/plain")
+        if token != "imds-token":
+            return self.answer(401, b"", "text/plain")
+        if self.path == "/latest/meta-data/iam/security-credentials/":
+            return self.answer(200, b"haul-role", "text/plain")
+        if self.path == "/latest/meta-data/iam/security-credentials/haul-role":
+            return self.answer(200, self.metadata("imds-session"), "application/json")
+        self.answer(404, b"", "text/plain")
 
     do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = handle_any
 

@@ -95,6 +95,60 @@ struct S3CredentialChainTests {
         }
     }
 
+    @Test("a profile's role_arn with a source_profile is assumed at STS, signed with the source's key, and its session signs the requests")
+    func assumeRole() throws {
+        let home = try Home()
+        let moto = try MotoS3()
+        let bucket = try S3Bucket("role", endpoint: moto.endpoint)
+        try withFakeSTS(upstream: moto.endpoint) { endpoint in
+            let role = "arn:aws:iam::123456789012:role/writer"
+            try home.config("[profile writer]\nrole_arn = \(role)\nsource_profile = base\nrole_session_name = nightly\n")
+            try home.credentials("[base]\naws_access_key_id = BASEKEY\naws_secret_access_key = base-secret\n")
+            let file = try Origin.file("s3/role-\(UUID().uuidString.prefix(6)).bin", size: 100_003)
+            let result = try Run.haul(
+                ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/r.bin"], database: TestDatabase().url,
+                environment: home.environment(["AWS_PROFILE": "writer", "AWS_ENDPOINT_URL": endpoint]))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try bucket.object("r.bin")?.sha256 == file.sha256)
+            let log = try Self.log(endpoint)
+            #expect(log.filter { $0.hasPrefix("STS ") } == ["STS AssumeRole \(role) BASEKEY"], "\(log)")
+            let s3 = log.filter { $0.hasPrefix("S3 ") }
+            #expect(!s3.isEmpty && s3.allSatisfy { $0.hasSuffix(" sts-token-1") }, "\(log)")
+            #expect(!result.stderr.contains("base-secret"))
+        }
+    }
+
+    @Test("the ECS container endpoint (with its authorization token) and the EC2 instance role over IMDSv2 give the credentials", arguments: ["ecs", "imds"])
+    func machineRoles(kind: String) throws {
+        let home = try Home()
+        let moto = try MotoS3()
+        let bucket = try S3Bucket(kind, endpoint: moto.endpoint)
+        try withFakeSTS(upstream: moto.endpoint) { endpoint in
+            let settings =
+                kind == "ecs"
+                ? ["AWS_CONTAINER_CREDENTIALS_FULL_URI": endpoint + "/container-credentials", "AWS_CONTAINER_AUTHORIZATION_TOKEN": "secret-auth"]
+                : ["AWS_EC2_METADATA_DISABLED": "", "AWS_EC2_METADATA_SERVICE_ENDPOINT": endpoint]
+            let file = try Origin.file("s3/\(kind)-\(UUID().uuidString.prefix(6)).bin", size: 100_003)
+            let result = try Run.haul(
+                ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/m.bin"], database: TestDatabase().url,
+                environment: home.environment(settings.merging(["AWS_ENDPOINT_URL": endpoint]) { $1 }))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try bucket.object("m.bin")?.sha256 == file.sha256)
+            let log = try Self.log(endpoint)
+            let token = kind == "ecs" ? "container-token" : "imds-session"
+            let s3 = log.filter { $0.hasPrefix("S3 ") }
+            #expect(!s3.isEmpty && s3.allSatisfy { $0.hasSuffix(" " + token) }, "\(log)")
+            if kind == "ecs" {
+                #expect(log.filter { $0.hasPrefix("ECS ") } == ["ECS secret-auth"], "\(log)")
+            } else {
+                #expect(
+                    log.contains("IMDS PUT /latest/api/token -") && log.contains("IMDS GET /latest/meta-data/iam/security-credentials/haul-role imds-token"),
+                    "\(log)")
+            }
+            #expect(!result.stderr.contains("secret-auth"))
+        }
+    }
+
     /// Runs `body` with `Faults/sts_s3.py` (a fake STS relaying S3 to moto at `upstream`, which
     /// takes any session token) at `http://127.0.0.1:PORT`.
     private func withFakeSTS(upstream: String, _ body: (_ endpoint: String) throws -> Void) throws {
@@ -121,6 +175,8 @@ struct S3CredentialChainTests {
         init() throws { try FileManager.default.createDirectory(atPath: path + "/.aws", withIntermediateDirectories: true) }
 
         func config(_ text: String) throws { try text.write(toFile: path + "/.aws/config", atomically: true, encoding: .utf8) }
+
+        func credentials(_ text: String) throws { try text.write(toFile: path + "/.aws/credentials", atomically: true, encoding: .utf8) }
 
         /// A script printing the test store's keys that expire at `date -d expiresIn`, with
         /// `tokens` a session token (`firstToken` on the first run, then `fresh-<run>`; SeaweedFS
