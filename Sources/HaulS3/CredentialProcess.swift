@@ -7,7 +7,7 @@ import HaulCore
 public enum CredentialProcess {
     /// The credentials in the command's `output`.
     public static func parse(_ output: Data, command: String) throws -> S3Credentials {
-        let shown = "credential_process '\(SafeText.cleanLine(command))'"
+        let shown = "credential_process '\(program(command))'"
         guard let object = try? JSONSerialization.jsonObject(with: output) as? [String: Any] else {
             throw HaulError(
                 .s3Credentials, "\(shown) printed no JSON object", hint: "it must print {\"Version\": 1, \"AccessKeyId\": …, \"SecretAccessKey\": …}")
@@ -38,16 +38,21 @@ public enum CredentialProcess {
         process.standardOutput = output
         process.standardInput = FileHandle.nullDevice
         do { try process.run() } catch {
-            throw HaulError(.s3Credentials, "cannot run credential_process '\(SafeText.cleanLine(command))': \(error)")
+            throw HaulError(.s3Credentials, "cannot run credential_process '\(program(command))': \(error)")
         }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw HaulError(
-                .s3Credentials, "credential_process '\(SafeText.cleanLine(command))' exited with status \(process.terminationStatus)",
+                .s3Credentials, "credential_process '\(program(command))' exited with status \(process.terminationStatus)",
                 hint: "run the command by hand to see why")
         }
         return try parse(data, command: command)
+    }
+
+    /// The command's program, for messages: its arguments may hold a secret.
+    static func program(_ command: String) -> String {
+        SafeText.cleanLine(command.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) ?? "")
     }
 }
 

@@ -123,7 +123,10 @@ struct CredentialChainTests {
             do { _ = try CredentialProcess.parse(Data(bad.utf8), command: "c") } catch { #expect(!"\(error)".contains("hush")) }
         }
         #expect(try CredentialProcess.run("printf '%s' '\(good)'").accessKeyID == "AK")
-        #expect(throws: HaulError.self) { try CredentialProcess.run("exit 3") }
+        do {
+            _ = try CredentialProcess.run("false --token=hush-arg")
+            Issue.record("a failing command gave credentials")
+        } catch { #expect("\(error)".contains("'false' exited with status 1") && !"\(error)".contains("hush-arg"), "\(error)") }
     }
 
     @Test("STS answers: credentials with their expiration, or the error naming STS's code")
