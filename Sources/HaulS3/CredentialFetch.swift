@@ -35,7 +35,38 @@ extension CredentialSource {
             return try Self.metadataCredentials(status: answer.status, body: answer.body, from: "the container credentials endpoint \(url)")
         case .instanceMetadata(let endpoint):
             return try Self.instanceRole(endpoint)
+        case .sso(let profile, let cacheFile, let account, let role, let portal):
+            return try Self.ssoRole(profile: profile, cacheFile: cacheFile, account: account, role: role, portal: portal, caBundle: caBundle)
         }
+    }
+
+    /// The role's credentials from the SSO portal (`GetRoleCredentials`), with the token that
+    /// `aws sso login` cached; an absent or expired token says to log in again.
+    private static func ssoRole(profile: String, cacheFile: String, account: String, role: String, portal: String, caBundle: String?) throws
+        -> S3Credentials
+    {
+        let login = HaulError(
+            .s3Credentials, "the SSO session of AWS profile '\(SafeText.cleanLine(profile))' has expired or was never started",
+            hint: "run `aws sso login --profile \(profile)`")
+        guard let data = FileManager.default.contents(atPath: cacheFile),
+            let cached = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let token = cached["accessToken"] as? String,
+            let expires = (cached["expiresAt"] as? String).flatMap(AWSTime.parse), expires > Date()
+        else { throw login }
+        let query = "account_id=\(S3Request.encode(account, keepSlash: false))&role_name=\(S3Request.encode(role, keepSlash: false))"
+        let answer = try CredentialHTTP.send(
+            "GET", portal + "/federation/credentials?" + query, headers: ["x-amz-sso_bearer_token: \(token)"], caBundle: caBundle,
+            what: "the SSO portal \(portal)")
+        if answer.status == 401 || answer.status == 403 { throw login }
+        guard answer.status == 200, let object = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any],
+            let found = object["roleCredentials"] as? [String: Any], let key = found["accessKeyId"] as? String,
+            let secret = found["secretAccessKey"] as? String
+        else {
+            throw HaulError(
+                .s3Credentials, "the SSO portal \(portal) gave no credentials for role \(SafeText.cleanLine(role)) (HTTP \(answer.status))",
+                hint: "check sso_account_id and sso_role_name of profile '\(profile)'", transient: answer.status >= 500)
+        }
+        let expiration = (found["expiration"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue / 1000) }
+        return S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: found["sessionToken"] as? String, expiration: expiration)
     }
 
     /// IMDSv2: a session token, the role's name, then its credentials; short timeouts, as off

@@ -4,7 +4,7 @@ import HaulCore
 /// Where S3 credentials come from, found the way the AWS CLI (botocore) looks, in its order:
 /// keys in the environment; the profile's `role_arn` (assumed with its `source_profile`,
 /// `credential_source` or `web_identity_token_file`); a web identity token from the
-/// environment (EKS IRSA); the profile's keys; its `credential_process`; the ECS container
+/// environment (EKS IRSA); the profile's SSO role; its keys; its `credential_process`; the ECS container
 /// endpoint; the EC2 instance role (IMDSv2). ``resolve(env:config:credentials:)`` is pure:
 /// nothing is fetched until a ``CredentialProvider`` asks.
 public indirect enum CredentialSource: Sendable, Hashable {
@@ -16,6 +16,9 @@ public indirect enum CredentialSource: Sendable, Hashable {
     case webIdentity(roleARN: String, tokenFile: String, sessionName: String, sts: String)
     /// `AssumeRole` signed with the credentials of `source`.
     case assumeRole(roleARN: String, sessionName: String, externalID: String?, source: CredentialSource, sts: String, region: String)
+    /// IAM Identity Center (SSO): the role's credentials from the portal at `portal`, for the
+    /// token `aws sso login` left in `cacheFile`.
+    case sso(profile: String, cacheFile: String, accountID: String, roleName: String, portal: String)
     /// The ECS (or EKS Pod Identity) container credentials endpoint.
     case container(url: String, token: String?, tokenFile: String?)
     /// The EC2 instance metadata service, IMDSv2.
@@ -28,6 +31,7 @@ public indirect enum CredentialSource: Sendable, Hashable {
         case .process(_, let profile): "the credential_process of profile '\(profile)'"
         case .webIdentity(let role, let file, _, _): "role \(role) assumed with the web identity token in \(file)"
         case .assumeRole(let role, _, _, let source, _, _): "role \(role) assumed with \(source.name)"
+        case .sso(let profile, _, _, let role, _): "the SSO role \(role) of profile '\(profile)'"
         case .container(let url, _, _): "the container credentials endpoint \(url)"
         case .instanceMetadata(let endpoint): "the EC2 instance role (metadata service at \(endpoint))"
         }
@@ -35,7 +39,7 @@ public indirect enum CredentialSource: Sendable, Hashable {
 
     /// The source for `env` and the parsed shared files. The profile is `AWS_PROFILE` (else
     /// `AWS_DEFAULT_PROFILE`, else `default`); a profile named but in neither file, a role whose
-    /// source is missing or circular, and an SSO profile are refused.
+    /// source is missing or circular, and an incomplete SSO profile are refused.
     public static func resolve(env: [String: String], config: AWSConfigFile, credentials: AWSConfigFile) throws -> CredentialSource {
         func setting(_ name: String) -> String? { env[name].flatMap { $0.isEmpty ? nil : $0 } }
         if let key = setting("AWS_ACCESS_KEY_ID"), let secret = setting("AWS_SECRET_ACCESS_KEY") {
@@ -153,14 +157,10 @@ struct ProfileResolver {
         return .assumeRole(roleARN: role, sessionName: session, externalID: profile["external_id"], source: source, sts: sts, region: region)
     }
 
-    /// The credentials a profile holds itself: SSO (refused), keys, `credential_process`.
+    /// The credentials a profile holds itself: SSO, keys, `credential_process`.
     func own(_ name: String, _ profile: [String: String]) throws -> CredentialSource? {
         if profile["sso_session"] != nil || profile["sso_start_url"] != nil, profile["aws_access_key_id"] == nil {
-            throw HaulError(
-                .s3Credentials, "AWS profile '\(SafeText.cleanLine(name))' signs in with IAM Identity Center (SSO), which Haul does not read",
-                hint:
-                    "run `aws sso login --profile \(name)` and give Haul a profile with credential_process = aws configure export-credentials --profile \(name) --format process"
-            )
+            return try sso(name, profile)
         }
         if let key = profile["aws_access_key_id"], let secret = profile["aws_secret_access_key"], !key.isEmpty, !secret.isEmpty {
             let keys = S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: profile["aws_session_token"].flatMap { $0.isEmpty ? nil : $0 })
@@ -168,6 +168,30 @@ struct ProfileResolver {
         }
         if let command = profile["credential_process"], !command.isEmpty { return .process(command: command, profile: name) }
         return nil
+    }
+
+    /// An SSO profile: `sso_session` naming an `[sso-session]` section (or the older
+    /// `sso_start_url` / `sso_region` in the profile), `sso_account_id` and `sso_role_name`.
+    /// The token's cache file is named by the SHA-1 of the session name (or start URL), as the
+    /// CLI names it.
+    func sso(_ name: String, _ profile: [String: String]) throws -> CredentialSource {
+        let session = profile["sso_session"].flatMap { config.sections["sso-session " + $0] }
+        let key = profile["sso_session"] ?? profile["sso_start_url"] ?? ""
+        guard let region = session?["sso_region"] ?? profile["sso_region"], let account = profile["sso_account_id"],
+            let role = profile["sso_role_name"], profile["sso_session"] == nil || session != nil
+        else {
+            throw HaulError(
+                .s3Credentials,
+                "AWS profile '\(SafeText.cleanLine(name))' signs in with IAM Identity Center (SSO) but lacks its sso-session section, sso_region, sso_account_id or sso_role_name",
+                hint: "run `aws configure sso --profile \(name)`, then `aws sso login --profile \(name)`")
+        }
+        let digester = Digester(.sha1)
+        Array(key.utf8).withUnsafeBytes { digester.update($0) }
+        let cache = (env["HOME"] ?? "") + "/.aws/sso/cache/" + digester.finish().hex + ".json"
+        let services = profile["services"].map { config.service("sso", in: $0) } ?? [:]
+        let configured = [env["AWS_ENDPOINT_URL_SSO"], services["endpoint_url"], env["AWS_ENDPOINT_URL"], profile["endpoint_url"]]
+        let portal = configured.compactMap { $0 }.first { !$0.isEmpty } ?? "https://portal.sso.\(region).amazonaws.com"
+        return .sso(profile: name, cacheFile: cache, accountID: account, roleName: role, portal: portal.trimmingTrailingSlashes)
     }
 
     private func refused(_ name: String, _ why: String) -> HaulError {

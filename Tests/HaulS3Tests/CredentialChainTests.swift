@@ -95,7 +95,7 @@ struct CredentialChainTests {
     func refusals() {
         let none = AWSConfigFile()
         for (env, words) in [
-            (["AWS_PROFILE": "nope"], "'nope' is in neither"), (["AWS_PROFILE": "loop"], "comes back"), (["AWS_PROFILE": "sso"], "aws sso login"),
+            (["AWS_PROFILE": "nope"], "'nope' is in neither"), (["AWS_PROFILE": "loop"], "comes back"), (["AWS_PROFILE": "sso"], "aws configure sso"),
             (["AWS_EC2_METADATA_DISABLED": "true"], "no S3 credentials"),
             (["AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://evil.example/creds"], "plain HTTP"),
         ] {

@@ -10,10 +10,13 @@ library only). Prints `PORT <n>` once listening on 127.0.0.1.
                                                be signed (SigV4)
     GET /container-credentials                 the ECS container endpoint: KEY, SECRET and token
                                                `container-token`, for `Authorization: secret-auth`
+    GET /federation/credentials?account_id=&role_name=
+                                               the SSO portal: KEY, SECRET and token `sso-session`
+                                               for `x-amz-sso_bearer_token: sso-access-token`
     PUT /latest/api/token, GET /latest/meta-data/iam/security-credentials/[haul-role]
                                                IMDSv2 with role `haul-role` (token `imds-token`)
     GET /_log                                  JSON: "STS <Action> <RoleArn> <WebIdentityToken or
-                                               signing key id>", "ECS <Authorization>", "IMDS
+                                               signing key id>", "ECS <Authorization>", "SSO <account> <role> <bearer>", "IMDS
                                                <METHOD> <path> <IMDS token>" and
                                                "S3 <METHOD> <path> <x-amz-security-token>"
     anything else                              relayed to the S3 store at UPSTREAM (signatures
@@ -66,6 +69,16 @@ class Handler(BaseHTTPRequestHandler):
             if self.headers.get("Authorization") != "secret-auth":
                 return self.answer(401, b'{"Message": "bad token"}', "application/json")
             return self.answer(200, self.metadata("container-token"), "application/json")
+        if self.path.startswith("/federation/credentials?"):
+            query = parse_qs(urlsplit(self.path).query)
+            bearer = self.headers.get("x-amz-sso_bearer_token", "-")
+            with LOCK:
+                LOG.append("SSO %s %s %s" % (query.get("account_id", ["-"])[0], query.get("role_name", ["-"])[0], bearer))
+            if bearer != "sso-access-token":
+                return self.answer(401, b'{"message": "Session token not found or invalid"}', "application/json")
+            expires = int((datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).timestamp() * 1000)
+            role = {"accessKeyId": KEY, "secretAccessKey": SECRET, "sessionToken": "sso-session", "expiration": expires}
+            return self.answer(200, json.dumps({"roleCredentials": role}).encode(), "application/json")
         if self.path.startswith("/latest/"):
             return self.imds()
         token = self.headers.get("x-amz-security-token") or "-"

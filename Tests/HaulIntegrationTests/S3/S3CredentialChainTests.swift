@@ -149,6 +149,43 @@ struct S3CredentialChainTests {
         }
     }
 
+    @Test("an SSO profile uses the token `aws sso login` cached; without a valid one the error says to log in")
+    func sso() throws {
+        let home = try Home()
+        let moto = try MotoS3()
+        let bucket = try S3Bucket("sso", endpoint: moto.endpoint)
+        try withFakeSTS(upstream: moto.endpoint) { endpoint in
+            try home.config(
+                "[profile dev]\nsso_session = corp\nsso_account_id = 123456789012\nsso_role_name = Writer\n"
+                    + "[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-west-1\n")
+            // The CLI names the cache file by the SHA-1 of the session name: sha1("corp").
+            let cache = home.path + "/.aws/sso/cache"
+            try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+            let login = { (expires: String) in
+                let text =
+                    #"{"startUrl": "https://corp.awsapps.com/start", "region": "eu-west-1", "accessToken": "sso-access-token", "expiresAt": "\#(expires)"}"#
+                try text.write(toFile: cache + "/ee0bfd2552fbd840c02cc48b6e823320543c450f.json", atomically: true, encoding: .utf8)
+            }
+            let environment = home.environment(["AWS_PROFILE": "dev", "AWS_ENDPOINT_URL": endpoint])
+            let file = try Origin.file("s3/sso-\(UUID().uuidString.prefix(6)).bin", size: 100_003)
+            try login("2000-01-01T00:00:00Z")
+            let expired = try Run.haul(
+                ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/s.bin"], database: TestDatabase().url, environment: environment)
+            #expect(expired.status != 0)
+            #expect(expired.stderr.contains("aws sso login --profile dev"), "\(expired.stderr)")
+            try login("2099-01-01T00:00:00Z")
+            let result = try Run.haul(
+                ["get", Harness.origin + file.path, "-o", "s3://\(bucket.name)/s.bin"], database: TestDatabase().url, environment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try bucket.object("s.bin")?.sha256 == file.sha256)
+            let log = try Self.log(endpoint)
+            #expect(log.filter { $0.hasPrefix("SSO ") } == ["SSO 123456789012 Writer sso-access-token"], "\(log)")
+            let s3 = log.filter { $0.hasPrefix("S3 ") }
+            #expect(!s3.isEmpty && s3.allSatisfy { $0.hasSuffix(" sso-session") }, "\(log)")
+            #expect(!result.stderr.contains("sso-access-token") && !expired.stderr.contains("sso-access-token"))
+        }
+    }
+
     /// Runs `body` with `Faults/sts_s3.py` (a fake STS relaying S3 to moto at `upstream`, which
     /// takes any session token) at `http://127.0.0.1:PORT`.
     private func withFakeSTS(upstream: String, _ body: (_ endpoint: String) throws -> Void) throws {
