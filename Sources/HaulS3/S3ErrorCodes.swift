@@ -11,7 +11,7 @@ extension HaulError.Code {
     /// Check the key id (named in the message) and its secret, and that the key may use the bucket.
     public static let s3Auth: Self = "s3-auth"
     /// No credentials were found along the AWS credential chain, or its source failed (a
-    /// profile that is missing or signs in with SSO, a `credential_process` that failed or
+    /// profile that is missing or incomplete, an SSO login that lapsed, a `credential_process` that failed or
     /// printed no credentials, STS refusing a role, an unreadable token file).
     ///
     /// Read the source named in the message; set `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`,

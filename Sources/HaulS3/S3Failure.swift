@@ -67,7 +67,7 @@ public enum S3Failure {
             .s3ExpiredToken, "cannot \(doing): \(config.endpoint) \(why) (\(config.credentials))",
             hint: refreshable
                 ? "Haul fetches new credentials and tries again; if this stays, renew them at their source"
-                : "export a new AWS_SESSION_TOKEN (with its keys), or use a profile, credential_process or role that Haul can refresh",
+                : "set a new session token with its keys (AWS_SESSION_TOKEN or the profile's aws_session_token), or use a source Haul can refresh",
             transient: refreshable)
     }
 }
