@@ -34,8 +34,10 @@ public struct S3Client: Sendable {
     /// Sends `request` once. Network failures throw (as `CurlFailure` words them); any HTTP status returns.
     /// - Parameter sink: receives the body of a 2xx answer instead of `Response.body` (for GET).
     public func send(_ request: S3Request, body: Body = .none, sink: ((UnsafeRawBufferPointer) -> Bool)? = nil) throws -> Response {
-        let call = CurlCall(config: config, sink: sink)
-        return try call.perform(request, body: body)
+        let replayable = if case .stream = body { false } else { true }
+        return try config.credentials.signing(replayable: replayable) { credentials in
+            try CurlCall(config: config, credentials: credentials, sink: sink).perform(request, body: body)
+        }
     }
 
     /// Sends `request` and fails on a non-2xx answer (or a 200 carrying an `<Error>`, as
@@ -99,13 +101,15 @@ public final class ByteFeed: Sendable {
 /// earlier request left open; all on the calling thread.
 private final class CurlCall {
     let config: S3Config
+    let credentials: S3Credentials
     let sink: ((UnsafeRawBufferPointer) -> Bool)?
     var response = S3Client.Response()
     var feed: ByteFeed?
     var sinkStopped = false
 
-    init(config: S3Config, sink: ((UnsafeRawBufferPointer) -> Bool)?) {
+    init(config: S3Config, credentials: S3Credentials, sink: ((UnsafeRawBufferPointer) -> Bool)?) {
         self.config = config
+        self.credentials = credentials
         self.sink = sink
     }
 
@@ -122,13 +126,13 @@ private final class CurlCall {
         // libcurl 7.88 signs an upload's body as empty unless told its hash: say it is unsigned.
         // No header-removing lines ("Expect:"): 7.88 signs them as empty headers it then does not send.
         var lines = request.headers + ["x-amz-content-sha256: UNSIGNED-PAYLOAD"]
-        if let token = config.credentials.sessionToken { lines.append("x-amz-security-token: \(token)") }
+        if let token = credentials.sessionToken { lines.append("x-amz-security-token: \(token)") }
         for line in lines { headers = curl_slist_append(headers, line) }
         CurlSetup.common(handle, url: request.url, tls: TLSOptions(caBundle: config.caBundle), stallSeconds: 120, errorBuffer: errorBuffer)
         haul_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers)
         haul_easy_setopt_string(handle, CURLOPT_AWS_SIGV4, "aws:amz:\(config.region):s3")
-        haul_easy_setopt_string(handle, CURLOPT_USERNAME, config.credentials.accessKeyID)
-        haul_easy_setopt_string(handle, CURLOPT_PASSWORD, config.credentials.secretAccessKey)
+        haul_easy_setopt_string(handle, CURLOPT_USERNAME, credentials.accessKeyID)
+        haul_easy_setopt_string(handle, CURLOPT_PASSWORD, credentials.secretAccessKey)
         haul_easy_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
         switch request.method {
         case "HEAD": haul_easy_setopt_long(handle, CURLOPT_NOBODY, 1)

@@ -2,16 +2,19 @@ import Foundation
 import HaulCore
 
 /// Credentials for SigV4. `description` never shows the secret.
-public struct S3Credentials: Sendable, CustomStringConvertible {
+public struct S3Credentials: Sendable, Hashable, CustomStringConvertible {
     public let accessKeyID: String
     public let secretAccessKey: String
     public let sessionToken: String?
+    /// When temporary credentials stop working (`nil`: never).
+    public let expiration: Date?
 
     /// Creates credentials.
-    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, expiration: Date? = nil) {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
         self.sessionToken = sessionToken
+        self.expiration = expiration
     }
 
     /// The key id only.
@@ -27,7 +30,8 @@ public struct S3Config: Sendable {
     public let region: String
     /// Path-style (`endpoint/bucket/key`) rather than virtual-hosted (`bucket.host/key`) addressing.
     public let pathStyle: Bool
-    public let credentials: S3Credentials
+    /// Asked for the credentials before each request.
+    public let credentials: CredentialProvider
     /// CA bundle for TLS to the endpoint (`AWS_CA_BUNDLE`).
     public let caBundle: String?
 
@@ -48,8 +52,13 @@ public struct S3Config: Sendable {
         return !hostSafe || (labels.count > 1 && !endpoint.hasPrefix("http://"))
     }
 
-    /// Creates a configuration.
+    /// Creates a configuration with fixed credentials.
     public init(endpoint: String?, region: String, pathStyle: Bool? = nil, credentials: S3Credentials, caBundle: String? = nil) {
+        self.init(endpoint: endpoint, region: region, pathStyle: pathStyle, credentials: CredentialProvider(fixed: credentials), caBundle: caBundle)
+    }
+
+    /// Creates a configuration.
+    public init(endpoint: String?, region: String, pathStyle: Bool? = nil, credentials: CredentialProvider, caBundle: String? = nil) {
         self.endpoint = (endpoint ?? "https://s3.\(region).amazonaws.com").trimmingTrailingSlashes
         customEndpoint = endpoint != nil
         self.region = region
@@ -58,27 +67,26 @@ public struct S3Config: Sendable {
         self.caBundle = caBundle
     }
 
-    /// Reads `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (else the
-    /// `AWS_PROFILE` or `default` profile of `~/.aws/credentials`, or `AWS_SHARED_CREDENTIALS_FILE`),
-    /// `AWS_REGION` / `AWS_DEFAULT_REGION` (default us-east-1), `AWS_ENDPOINT_URL` (path-style
-    /// addressing when given), `HAUL_S3_ADDRESSING` (`path` or `virtual`, overriding) and `AWS_CA_BUNDLE`.
+    /// Reads the settings the AWS CLI reads: credentials along ``CredentialSource``'s chain
+    /// (fetched once here, so a missing or broken source fails at once), the profile
+    /// (`AWS_PROFILE`) of `AWS_CONFIG_FILE` (`~/.aws/config`) and `AWS_SHARED_CREDENTIALS_FILE`
+    /// (`~/.aws/credentials`); the region from `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's
+    /// `region` (default us-east-1); the endpoint from `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`,
+    /// the profile's `services` section's `s3` `endpoint_url`, the profile's `endpoint_url`
+    /// (path-style addressing when given); `HAUL_S3_ADDRESSING` (`path` or `virtual`,
+    /// overriding) and `AWS_CA_BUNDLE` (else the profile's `ca_bundle`).
     public static func fromEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment) throws -> S3Config {
-        let credentials: S3Credentials
-        if let key = env["AWS_ACCESS_KEY_ID"], !key.isEmpty, let secret = env["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty {
-            credentials = S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: env["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
-        } else {
-            let file = env["AWS_SHARED_CREDENTIALS_FILE"].flatMap { $0.isEmpty ? nil : $0 } ?? (env["HOME"].map { $0 + "/.aws/credentials" } ?? "")
-            let profile = env["AWS_PROFILE"] ?? "default"
-            let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
-            guard let found = profileCredentials(text, profile: profile) else {
-                throw HaulError(
-                    .s3Credentials, "no S3 credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set and \(file) has no profile '\(profile)'",
-                    hint: "export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for a store other than AWS)")
-            }
-            credentials = found
-        }
-        let region = [env["AWS_REGION"], env["AWS_DEFAULT_REGION"]].compactMap { $0 }.first { !$0.isEmpty } ?? "us-east-1"
-        let endpoint = env["AWS_ENDPOINT_URL_S3"].flatMap { $0.isEmpty ? nil : $0 } ?? env["AWS_ENDPOINT_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        func setting(_ name: String) -> String? { env[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let home = env["HOME"] ?? ""
+        let config = AWSConfigFile(parsing: (try? String(contentsOfFile: setting("AWS_CONFIG_FILE") ?? home + "/.aws/config", encoding: .utf8)) ?? "")
+        let credentialsFile = setting("AWS_SHARED_CREDENTIALS_FILE") ?? home + "/.aws/credentials"
+        let keys = AWSConfigFile(parsing: (try? String(contentsOfFile: credentialsFile, encoding: .utf8)) ?? "")
+        let source = try CredentialSource.resolve(env: env, config: config, credentials: keys)
+        let profile = AWSConfigFile.profile(setting("AWS_PROFILE") ?? setting("AWS_DEFAULT_PROFILE") ?? "default", config: config, credentials: keys) ?? [:]
+        let services = profile["services"].map { config.service("s3", in: $0) } ?? [:]
+        let region = [setting("AWS_REGION"), setting("AWS_DEFAULT_REGION"), profile["region"]].compactMap { $0 }.first ?? "us-east-1"
+        let endpoint = [setting("AWS_ENDPOINT_URL_S3"), setting("AWS_ENDPOINT_URL"), services["endpoint_url"], profile["endpoint_url"]].compactMap { $0 }
+            .first { !$0.isEmpty }
         if let endpoint, !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
             throw HaulError.usage("AWS_ENDPOINT_URL '\(endpoint)' is not an http:// or https:// URL")
         }
@@ -89,24 +97,15 @@ public struct S3Config: Sendable {
         case "virtual": pathStyle = false
         case let other: throw HaulError.usage("HAUL_S3_ADDRESSING '\(other)' is not path or virtual")
         }
-        let bundle = env["AWS_CA_BUNDLE"].flatMap { $0.isEmpty ? nil : $0 }
-        return S3Config(endpoint: endpoint, region: region, pathStyle: pathStyle, credentials: credentials, caBundle: bundle)
+        let bundle = setting("AWS_CA_BUNDLE") ?? profile["ca_bundle"]
+        let provider = CredentialProvider.shared(source, caBundle: bundle)
+        _ = try provider.current()
+        return S3Config(endpoint: endpoint, region: region, pathStyle: pathStyle, credentials: provider, caBundle: bundle)
     }
 
     /// The credentials of `[profile]` in an AWS credentials file, if it has a key id and secret.
     public static func profileCredentials(_ text: String, profile: String) -> S3Credentials? {
-        var section = ""
-        var values: [String: String] = [:]
-        for raw in text.split(whereSeparator: \.isNewline) {
-            let line = raw.trimmingWhitespace()
-            if line.hasPrefix("#") || line.hasPrefix(";") || line.isEmpty { continue }
-            if line.hasPrefix("[") && line.hasSuffix("]") {
-                section = String(line.dropFirst().dropLast()).trimmingWhitespace()
-                continue
-            }
-            guard section == profile, let equals = line.firstIndex(of: "=") else { continue }
-            values[line[..<equals].trimmingWhitespace().lowercased()] = line[line.index(after: equals)...].trimmingWhitespace()
-        }
+        let values = AWSConfigFile(parsing: text).sections[profile] ?? [:]
         guard let key = values["aws_access_key_id"], let secret = values["aws_secret_access_key"] else { return nil }
         return S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: values["aws_session_token"])
     }

@@ -10,10 +10,19 @@ extension HaulError.Code {
     ///
     /// Check the key id (named in the message) and its secret, and that the key may use the bucket.
     public static let s3Auth = Self("s3-auth", exit: ExitStatus.failure)
-    /// No credentials could be found in the environment or `~/.aws/credentials`.
+    /// No credentials were found along the AWS credential chain, or its source failed (a
+    /// profile that is missing or incomplete, an SSO login that lapsed, a `credential_process` that failed or
+    /// printed no credentials, STS refusing a role, an unreadable token file).
     ///
-    /// Set `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or a profile in `~/.aws/credentials`.
+    /// Read the source named in the message; set `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`,
+    /// or `AWS_PROFILE` to a working profile.
     public static let s3Credentials = Self("s3-credentials", exit: ExitStatus.failure)
+    /// The store refused the session token (`ExpiredToken`, `InvalidToken`,
+    /// `TokenRefreshRequired`) even after Haul fetched new credentials from their source.
+    ///
+    /// Renew the credentials where they come from (a new `AWS_SESSION_TOKEN`, `aws sso login`, the
+    /// `credential_process`), or give Haul a source it can refresh itself (a profile, a role).
+    public static let s3ExpiredToken = Self("s3-expired-token", exit: ExitStatus.failure)
     /// The bucket does not exist.
     ///
     /// Create the bucket, or fix its name in the `s3://` location.
@@ -62,7 +71,7 @@ extension HaulError.Code {
 extension HaulError.Code {
     /// Every code the S3 module declares.
     public static let s3Codes: [Self] = [
-        .s3, .s3Auth, .s3Credentials, .s3NoBucket, .s3NoUpload, .s3ObjectChanged, .s3PartMissing, .s3Region, .s3TooLarge, .s3Unavailable,
+        .s3, .s3Auth, .s3Credentials, .s3ExpiredToken, .s3NoBucket, .s3NoUpload, .s3ObjectChanged, .s3PartMissing, .s3Region, .s3TooLarge, .s3Unavailable,
         .s3UnknownSize, .s3Unsupported, .s3UploadLost,
     ]
 }

@@ -30,6 +30,11 @@ public enum S3Failure {
             return HaulError(
                 .s3Region, "cannot \(doing): bucket '\(bucket)' is in another region than \(config.region) (\(said))",
                 hint: "set AWS_REGION to the bucket's region")
+        case (400...403, let named) where CredentialProvider.tokenCodes.contains(named):
+            return expiredToken(doing: doing, why: "answered \(said): the session token is expired or not valid", config: config)
+        case (400, "") where config.credentials.hasSessionToken:
+            let why = "answered HTTP 400 without a reason, as S3 answers a HEAD signed with an expired session token (ExpiredToken)"
+            return expiredToken(doing: doing, why: why, config: config)
         case (403, _), (_, "SignatureDoesNotMatch"), (_, "InvalidAccessKeyId"), (_, "AccessDenied"):
             return HaulError(
                 .s3Auth, "cannot \(doing): \(endpoint) refused \(config.credentials) (\(said))",
@@ -53,5 +58,16 @@ public enum S3Failure {
         default:
             return HaulError(.s3, "cannot \(doing): \(endpoint) answered \(said)")
         }
+    }
+
+    /// The store refused the session token; retried when the source can give new credentials.
+    private static func expiredToken(doing: String, why: String, config: S3Config) -> HaulError {
+        let refreshable = if case .fixed = config.credentials.source { false } else { true }
+        return HaulError(
+            .s3ExpiredToken, "cannot \(doing): \(config.endpoint) \(why) (\(config.credentials))",
+            hint: refreshable
+                ? "Haul fetches new credentials and tries again; if this stays, renew them at their source"
+                : "set a new session token with its keys (AWS_SESSION_TOKEN or the profile's aws_session_token), or use a source Haul can refresh",
+            transient: refreshable)
     }
 }

@@ -128,7 +128,7 @@ struct S3RequestTests {
         let other = S3Config.profileCredentials(file, profile: "other")
         #expect(other?.accessKeyID == "O" && other?.sessionToken == "T")
         #expect(S3Config.profileCredentials(file, profile: "none") == nil)
-        #expect(throws: HaulError.self) { try S3Config.fromEnvironment(["HOME": "/nonexistent"]) }
+        #expect(throws: HaulError.self) { try S3Config.fromEnvironment(["HOME": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"]) }
     }
 }
 
