@@ -270,11 +270,15 @@ public struct SegmentLeases {
         ).first
     }
 
-    /// Gives the segment back (shutdown, pause, cancel), keeping its checkpointed bytes.
-    public func release(_ segment: ClaimedSegment) throws {
+    /// Gives the segment back (shutdown, pause, cancel, a lane yielding to waiting work),
+    /// keeping its checkpointed bytes; it is claimable again after `delay` seconds.
+    public func release(_ segment: ClaimedSegment, after delay: Double = 0) throws {
         try db.queryWithoutDurableCommit(
-            "UPDATE segments SET state = 'queued', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, attempts = greatest(attempts - 1, 0), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'",
-            [segment.id, segment.leaseToken])
+            """
+            UPDATE segments SET state = 'queued', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, attempts = greatest(attempts - 1, 0),
+                   next_attempt_at = CASE WHEN $3::float8 > 0 THEN now() + make_interval(secs => $3::float8) ELSE next_attempt_at END, updated_at = now()
+            WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
+            """, [segment.id, segment.leaseToken, delay])
         try db.query("NOTIFY haul_work")
     }
 

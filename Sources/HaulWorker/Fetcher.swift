@@ -83,6 +83,9 @@ struct SegmentRun {
             }
             try stream.complete()
             Log.debug("segment done", fields)
+        } catch is YieldRequested {
+            stream.yieldRest()
+            Log.debug("segment given back to work that waits for a lane; its bytes are kept", fields)
         } catch is LeaseLost {
             stream.abandon()
             Log.warning("lease lost, another worker has the segment now; stopped", fields)
