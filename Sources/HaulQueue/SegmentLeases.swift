@@ -25,12 +25,12 @@ public struct SegmentLeases {
     /// the lock, and — by trigger — counting them in the host's `busy`), committed without
     /// waiting for the WAL flush; a second, waiting one only when the first found the host's
     /// row held by another claimer, or nothing at all.
-    public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
+    /// - Parameter idleHostsOnly: only segments of a host that holds no slot (`HostLimits.hostWithRoom`).
+    public func claim(limit: Int, lease: Double, idleHostsOnly: Bool = false) throws -> [ClaimedSegment] {
         for wait in [false, true] {
+            let sql = Self.claimStatement(wait: wait, limit: limit, scope: scope, idleHostsOnly: idleHostsOnly)
             let statement = PipelinedStatement(
-                Self.claimStatement(wait: wait, limit: limit, scope: scope), [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false,
-                prepared: true,
-                genericPlan: true)
+                sql, [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true, genericPlan: true)
             let rows = try db.pipelined([statement])[0].rows
             if !rows.isEmpty { return try rows.map(ClaimedSegment.init) }
         }
@@ -61,8 +61,9 @@ public struct SegmentLeases {
     /// waits for the host row first, then picks segments (skipping locked ones): a claimer that
     /// waits for a host row holds no segment row, so it cannot deadlock with a transaction that
     /// holds a host row and waits for a segment row (an operator's bulk cancel).
-    static func claimStatement(wait: Bool, limit: Int, scope: WorkScope) -> String {
-        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope), defaultLimit: "$3")
+    static func claimStatement(wait: Bool, limit: Int, scope: WorkScope, idleHostsOnly: Bool = false) -> String {
+        let candidate = HostLimits.hostWithRoom(
+            candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope), defaultLimit: "$3", idleOnly: idleHostsOnly)
         let picked = { (host: String) in
             """
             SELECT s.id, s.priority FROM segments s

@@ -1,34 +1,38 @@
 import HaulPostgres
 
 /// The question a lane that has streamed one segment for its fairness budget asks with a
-/// checkpoint (`FairShare`): does work of another transfer wait for a lane that yielding this
-/// one would let it take?
+/// checkpoint (`FairShare`): does another origin's work (or a finished file to publish) wait
+/// with no lane at all, while this segment's origin holds more than one?
 public enum WaitingWork {
-    /// Whether a pending transfer, or a queued segment of a transfer with no segment running,
-    /// other than `segment`'s transfer and of no lower priority, is due now in `scope` and its
-    /// origin has a free slot, or would have one once this segment's slot is given back (the
-    /// same origin, not paused). Reads a few hundred candidates at most.
+    /// Whether `segment`'s origin holds two slots or more across the fleet while a pending
+    /// transfer or a queued segment of another origin, of no lower priority and due now in
+    /// `scope`, waits on an origin that holds none and is not paused. Giving one lane to such
+    /// an origin never starves the giver, so lanes settle instead of changing hands for ever:
+    /// every origin with work keeps at least one, as long as there are lanes for that; within
+    /// one origin, its limit and FIFO order rule. A transfer whose bytes are all in and that no
+    /// finalizer holds waits too: it needs a lane, not a slot. Reads a few hundred candidates at most.
     public static func waitsBeside(_ segment: ClaimedSegment, on db: PostgresConnection, workerID: String, scope: WorkScope) throws -> Bool {
         let info = segment.transfer
         let statement = PipelinedStatement(
             """
-            SELECT EXISTS (
+            SELECT coalesce((SELECT busy FROM origin_hosts WHERE host = $3), 0) >= 2 AND (EXISTS (
                 SELECT 1 FROM (
                     (SELECT t.host FROM transfers t
-                     WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND t.priority >= $5 AND t.id <> $1 AND \(scope.owns("t.owner", worker: "$2"))
+                     WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND t.priority >= $4 AND t.host <> $3 AND \(scope.owns("t.owner", worker: "$1"))
                      LIMIT 500)
                     UNION ALL
                     (SELECT s.host FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                     WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND s.priority >= $5 AND s.transfer_id <> $1
-                       AND \(scope.owns("t.owner", worker: "$2"))
-                       AND NOT EXISTS (SELECT 1 FROM segments r WHERE r.transfer_id = s.transfer_id AND r.state = 'running')
+                     WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND s.priority >= $4 AND s.host <> $3 AND \(scope.owns("t.owner", worker: "$1"))
                      LIMIT 500)
                 ) c
                 JOIN origin_hosts h ON h.host = c.host LEFT JOIN origin_hosts d ON d.host = '*'
-                WHERE h.busy - CASE WHEN c.host = $4 THEN 1 ELSE 0 END < coalesce(h.max_running, d.max_running, $3)
-            ) AS waits
-            """, [segment.transferID, workerID, HostLimits.fallbackDefault, info.host, info.priority], awaitDurableCommit: false, prepared: true,
-            genericPlan: true)
+                WHERE h.busy = 0 AND coalesce(h.max_running, d.max_running, $2) > 0
+            ) OR EXISTS (
+                SELECT 1 FROM transfers t
+                WHERE t.state = 'finalizing' AND t.next_attempt_at <= now() AND (t.lease_token IS NULL OR t.lease_expires_at < now())
+                  AND \(scope.owns("t.owner", worker: "$1"))
+            )) AS waits
+            """, [workerID, HostLimits.fallbackDefault, info.host, info.priority], awaitDurableCommit: false, prepared: true, genericPlan: true)
         return try db.pipelined([statement])[0].first?.bool("waits") ?? false
     }
 }

@@ -27,7 +27,8 @@ final class Lane {
     /// published before more of the backlog is fetched, so it never waits for the queue to
     /// empty), else a queued segment (finishing started files), else a pending transfer to
     /// plan, else half of a straggling segment; after a segment given back to waiting work
-    /// (`FairShare`), a pending transfer first. A stop asked for meanwhile ends the search
+    /// (`FairShare`), first the work of an origin that holds no slot (a pending transfer, then
+    /// a queued segment), which it was given back for. A stop asked for meanwhile ends the search
     /// before the next role's query. After a step that found nothing, one cheap statement
     /// (`WorkProbe`) tells first whether any of those queries could find something.
     func step() throws -> StepOutcome {
@@ -40,9 +41,12 @@ final class Lane {
         let roles = shared.config.roles
         let fetcher = Fetcher(lane: self)
         let planner = Planner(lane: self)
-        if stream.takeYielded(), roles.contains(.planner), !shared.isStopping(), try planner.planOne() {
-            shared.progress.announceSettled()
-            return true
+        if stream.takeYielded(), !shared.isStopping() {
+            if roles.contains(.planner), try planner.planOne(idleHostsOnly: true) {
+                shared.progress.announceSettled()
+                return true
+            }
+            if roles.contains(.fetcher), try fetcher.fetchOne(idleHostsOnly: true) { return true }
         }
         // A finalized or planned transfer may be final now (done, failed): `haul get` hears of it at once.
         if roles.contains(.finalizer), !shared.isStopping(), try Finalizer(lane: self).finalizeOne() {

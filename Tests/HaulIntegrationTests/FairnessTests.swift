@@ -45,24 +45,45 @@ struct FairnessTests {
         for file in small { #expect(cluster.sha256("small/" + file.path.split(separator: "/").last!) == file.sha256) }
     }
 
-    @Test("an origin trickling a byte every 0.3 s gives the only lane to a healthy origin's transfer before its lowest speed")
+    @Test("an origin trickling a byte every 0.3 s on both lanes gives one to a healthy origin before its lowest speed")
     func tricklerYieldsToHealthy() throws {
         let trickler = try HostileOrigin()
         let healthy = try Origin.file("fair/\(UUID().uuidString.prefix(8))/healthy.bin", size: 2 << 20)
         let cluster = try Cluster("fair-trickle")
-        let slow = try cluster.enqueue(trickler.base + "/trickle/slow.bin?size=100000&every=0.3", ["--dest", "slow.bin"])
-        // One lane, the lowest speed at its default (1 KiB/s over 30 s).
-        try cluster.startWorker(["--concurrency", "1"])
+        // Bigger than a probe's first segment: the batch probe hands them to the fetchers' segments.
+        let slow = try (0..<2).map { try cluster.enqueue(trickler.base + "/trickle/slow\($0).bin?size=9437184&every=0.3", ["--dest", "slow\($0).bin"]) }
+        // Two lanes, the lowest speed at its default (1 KiB/s over 30 s).
+        try cluster.startWorker(["--concurrency", "2"])
         #expect(
             try Harness.waitUntil(timeout: 30) {
-                try cluster.database.scalar("SELECT count(*) FROM segments WHERE state = 'running' AND transfer_id = \(slow)") == "1"
-            }, "the trickler holds the only lane")
+                try cluster.database.scalar("SELECT count(*) FROM segments WHERE state = 'running'") == "2"
+            }, "the trickler holds both lanes")
         let fine = try cluster.enqueue(Self.otherOrigin + healthy.path, ["--dest", "fine.bin"])
         #expect(try cluster.waitFinal([fine], timeout: 60) == ["done"])
         #expect(cluster.sha256("fine.bin") == healthy.sha256)
-        #expect(try cluster.state(slow) == "downloading", "the trickler still runs or waits for its turn")
-        let givenUp = try cluster.database.scalar("SELECT count(*) FROM segments WHERE transfer_id = \(slow) AND last_error IS NOT NULL")
-        #expect(givenUp == "0", "the healthy transfer ran before the trickler's lowest speed gave its lane back")
+        #expect(try slow.map { try cluster.state($0) } == ["downloading", "downloading"], "the trickler's transfers still run or wait for a lane")
+        let givenUp = try cluster.database.scalar("SELECT count(*) FROM segments WHERE transfer_id IN (\(slow[0]), \(slow[1])) AND last_error IS NOT NULL")
+        #expect(givenUp == "0", "the healthy transfer ran before the trickler's lowest speed gave a lane back")
+    }
+
+    @Test("transfers of one origin at its limit do not take turns: the first keeps its slot")
+    func sameOriginKeepsOrder() throws {
+        let trickler = try HostileOrigin()
+        let cluster = try Cluster("fair-same")
+        let host = "\(trickler.address):\(trickler.port)"
+        #expect(try cluster.haul(["host-limit", "set", host, "1"]).status == 0)
+        let first = try cluster.enqueue(trickler.base + "/trickle/first.bin?size=100000&every=0.05", ["--dest", "first.bin"])
+        try cluster.startWorker(["--concurrency", "2"])
+        #expect(
+            try Harness.waitUntil(timeout: 30) {
+                try cluster.database.scalar("SELECT count(*) FROM segments WHERE state = 'running' AND transfer_id = \(first)") == "1"
+            }, "the first transfer runs")
+        let second = try cluster.enqueue(trickler.base + "/trickle/second.bin?size=100000&every=0.05", ["--dest", "second.bin"])
+        // Past a few yield budgets: the second waits for the origin's only slot, which the first keeps.
+        Thread.sleep(forTimeInterval: 4)
+        #expect(try cluster.state(second) == "pending", "the second of one origin waits its turn")
+        let requests = try trickler.log().filter { $0.path.hasPrefix("/trickle/first.bin") }.count
+        #expect(requests == 1, "the first kept its request: \(requests)")
     }
 
     @Test("the probe of a big file is its first segment: one request per segment, bytes fetched once, under a host limit of 1")
