@@ -1,9 +1,9 @@
 import Synchronization
 
 /// The fairness rule: a lane that has streamed one segment for `budget` seconds gives the rest
-/// of it back (a queued segment that keeps its checkpointed bytes) when work of another
-/// transfer that has no lane at all waits for one, so that no transfer and no origin holds
-/// every lane while others wait (docs/guide-operating.md "What the scheduler guarantees").
+/// of it back (a queued segment that keeps its checkpointed bytes) when its origin holds two
+/// lanes or more while another origin's work waits with none (`WaitingWork`), so that no
+/// origin holds every lane while others wait (docs/guide-operating.md "Yielding").
 ///
 /// `step` is the whole decision; the lane asks the database whether others wait only when it
 /// says `.ask` (with a checkpoint it sends anyway), and yields only when it says `.yield`.

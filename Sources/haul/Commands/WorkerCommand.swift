@@ -35,8 +35,9 @@ enum WorkerCommand: Command {
                                 and is retried later, its transfer fails after --max-attempts
           --max-attempts N      attempts per segment before its transfer fails (default 6)
           --yield-after DURATION  a lane that streamed one segment this long gives the rest
-                                back (its bytes kept) when another transfer waits with no
-                                lane (default 1s; 0: never)
+                                back (its bytes kept) when its origin holds two lanes or
+                                more and another origin's work waits with none (default
+                                1s; 0: never)
           --deny-private-addresses  refuse to connect to loopback, link-local (169.254/16,
                                 fe80::/10), private and other non-public addresses, checked
                                 after DNS on every connection and redirect (or
