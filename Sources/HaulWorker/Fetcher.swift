@@ -86,6 +86,7 @@ struct SegmentRun {
             Log.debug("segment done", fields)
         } catch is YieldRequested {
             stream.yieldRest()
+            shared.metrics.segmentsYielded.increment()
             Log.debug("segment given back to work that waits for a lane; its bytes are kept", fields)
         } catch is LeaseLost {
             stream.abandon()
