@@ -20,6 +20,16 @@ public struct LowestSpeed: Sendable, Equatable {
         self.seconds = seconds
     }
 
+    /// The rule for one transfer: its own figures (`enqueue --lowest-speed`, `--lowest-speed-time`)
+    /// where it has them, else its worker's (`worker`, `nil` when the worker's rule is off), else
+    /// the standard ones; `nil` (off) when the figures in force are 0, or when neither the
+    /// transfer nor the worker has a rule.
+    public static func forTransfer(worker: LowestSpeed?, bytesPerSecond: Int64?, seconds: Int?) -> LowestSpeed? {
+        guard bytesPerSecond != nil || seconds != nil else { return worker }
+        let base = worker ?? standard
+        return LowestSpeed(bytesPerSecond: bytesPerSecond ?? base.bytesPerSecond, seconds: seconds ?? base.seconds)
+    }
+
     /// The error of a request to origin `host` that was too slow after `bytes` body bytes.
     public func error(host: String, bytes: Int64) -> HaulError {
         HaulError(

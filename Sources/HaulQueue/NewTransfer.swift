@@ -27,6 +27,11 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     public var deleteAfterUpload: Bool?
     /// How many attempts a segment gets before the transfer fails.
     public var maxAttempts: Int?
+    /// The transfer's own lowest speed in bytes per second (`enqueue --lowest-speed`; 0: off),
+    /// instead of its worker's.
+    public var lowestSpeed: Int64?
+    /// The transfer's own lowest-speed time in seconds (`enqueue --lowest-speed-time`).
+    public var lowestSpeedTime: Int?
     /// The largest file this transfer may bring (`--max-file-size`).
     public var maxFileSize: Int64?
     /// Follow redirects from https to http even without a checksum (`--allow-downgrade`).
@@ -67,6 +72,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
         case uploadTo = "upload_to", uploadFields = "upload_fields", uploadProtocol = "upload_protocol"
         case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", allowDowngrade = "allow_downgrade",
             uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
+        case lowestSpeed = "lowest_speed", lowestSpeedTime = "lowest_speed_time"
         case keepExisting = "keep_existing", replaceable, timestamping, namedByOrigin = "named_by_origin", replaceExisting = "replace_existing"
     }
 

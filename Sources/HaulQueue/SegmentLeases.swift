@@ -25,12 +25,12 @@ public struct SegmentLeases {
     /// the lock, and — by trigger — counting them in the host's `busy`), committed without
     /// waiting for the WAL flush; a second, waiting one only when the first found the host's
     /// row held by another claimer, or nothing at all.
-    public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
+    /// - Parameter idleHostsOnly: only segments of a host that holds no slot (`HostLimits.hostWithRoom`).
+    public func claim(limit: Int, lease: Double, idleHostsOnly: Bool = false) throws -> [ClaimedSegment] {
         for wait in [false, true] {
+            let sql = Self.claimStatement(wait: wait, limit: limit, scope: scope, idleHostsOnly: idleHostsOnly)
             let statement = PipelinedStatement(
-                Self.claimStatement(wait: wait, limit: limit, scope: scope), [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false,
-                prepared: true,
-                genericPlan: true)
+                sql, [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true, genericPlan: true)
             let rows = try db.pipelined([statement])[0].rows
             if !rows.isEmpty { return try rows.map(ClaimedSegment.init) }
         }
@@ -61,8 +61,9 @@ public struct SegmentLeases {
     /// waits for the host row first, then picks segments (skipping locked ones): a claimer that
     /// waits for a host row holds no segment row, so it cannot deadlock with a transaction that
     /// holds a host row and waits for a segment row (an operator's bulk cancel).
-    static func claimStatement(wait: Bool, limit: Int, scope: WorkScope) -> String {
-        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope), defaultLimit: "$3")
+    static func claimStatement(wait: Bool, limit: Int, scope: WorkScope, idleHostsOnly: Bool = false) -> String {
+        let candidate = HostLimits.hostWithRoom(
+            candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope), defaultLimit: "$3", idleOnly: idleHostsOnly)
         let picked = { (host: String) in
             """
             SELECT s.id, s.priority FROM segments s
@@ -270,11 +271,15 @@ public struct SegmentLeases {
         ).first
     }
 
-    /// Gives the segment back (shutdown, pause, cancel), keeping its checkpointed bytes.
-    public func release(_ segment: ClaimedSegment) throws {
+    /// Gives the segment back (shutdown, pause, cancel, a lane yielding to waiting work),
+    /// keeping its checkpointed bytes; it is claimable again after `delay` seconds.
+    public func release(_ segment: ClaimedSegment, after delay: Double = 0) throws {
         try db.queryWithoutDurableCommit(
-            "UPDATE segments SET state = 'queued', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, attempts = greatest(attempts - 1, 0), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'",
-            [segment.id, segment.leaseToken])
+            """
+            UPDATE segments SET state = 'queued', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, attempts = greatest(attempts - 1, 0),
+                   next_attempt_at = CASE WHEN $3::float8 > 0 THEN now() + make_interval(secs => $3::float8) ELSE next_attempt_at END, updated_at = now()
+            WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
+            """, [segment.id, segment.leaseToken, delay])
         try db.query("NOTIFY haul_work")
     }
 

@@ -47,11 +47,11 @@ public struct TransferLeases {
     /// (`releaseSlots`) waited for it: the connections a batch had just freed stood idle.
     /// A failure between the two leaves a batch of the slot rows alone, or rows whose leases
     /// run out and are rescued, as for any claim whose reply is lost.
-    public func claimPlanning(lease: Double, limit: Int, connections: Int) throws -> PlanningBatch {
+    public func claimPlanning(lease: Double, limit: Int, connections: Int, idleHostsOnly: Bool = false) throws -> PlanningBatch {
         for wait in [false, true] {
+            let sql = Self.slotClaim(wait: wait, limit: limit, scope: scope, idleHostsOnly: idleHostsOnly)
             let statement = PipelinedStatement(
-                Self.slotClaim(wait: wait, limit: limit, scope: scope), [lease, workerID, connections, HostLimits.fallbackDefault],
-                awaitDurableCommit: false, prepared: true, genericPlan: true)
+                sql, [lease, workerID, connections, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true, genericPlan: true)
             let rows = try db.pipelined([statement])[0].rows
             guard let first = rows.first else { continue }
             let columns = JSONColumns()
@@ -126,8 +126,9 @@ public struct TransferLeases {
     /// held fewer than some 200 000 rows (a scan of all of them per claim), so the statement
     /// had been planned afresh at every run: 1–2 ms of the server's CPU per claim, though most
     /// claims, woken by a slot given back, take nothing.
-    static func slotClaim(wait: Bool, limit: Int, scope: WorkScope) -> String {
-        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.planningCandidates(worker: "$2", scope: scope), defaultLimit: "$4")
+    static func slotClaim(wait: Bool, limit: Int, scope: WorkScope, idleHostsOnly: Bool = false) -> String {
+        let candidate = HostLimits.hostWithRoom(
+            candidates: HostLimits.planningCandidates(worker: "$2", scope: scope), defaultLimit: "$4", idleOnly: idleHostsOnly)
         let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$4", wait: wait)
         let pending = pendingOf(host: "(SELECT host FROM host)", scope: scope)
         return """

@@ -20,6 +20,7 @@ final class CheckpointRecorder: @unchecked Sendable {
     private let database: ResilientConnection
     private let workerID: String
     private let lease: Double
+    private let scope: WorkScope
     private let wakeup: Wakeup
     private var thread: ServiceThread?
 
@@ -27,6 +28,8 @@ final class CheckpointRecorder: @unchecked Sendable {
     enum Settlement: Sendable {
         case recorded
         case shortened(Int64)
+        /// Recorded, and work of another transfer waits for a lane (asked for by `FairShare`).
+        case othersWait
         case leaseLost
         case transferStopped(TransferState)
         case failed(HaulError)
@@ -60,6 +63,8 @@ final class CheckpointRecorder: @unchecked Sendable {
         let part: PartRecord?
         let etag: String?
         let completes: Bool
+        /// Whether to ask, once recorded, whether other work waits for a lane (`WaitingWork`).
+        let asksWaiting: Bool
         let ticket: Ticket
     }
 
@@ -72,6 +77,7 @@ final class CheckpointRecorder: @unchecked Sendable {
         self.database = database
         workerID = config.workerID
         lease = config.lease
+        scope = config.scope
     }
 
     /// Starts the syncer thread.
@@ -95,9 +101,13 @@ final class CheckpointRecorder: @unchecked Sendable {
     /// Queues a checkpoint (or the completion) of `segment` at `bytesDone`, whose bytes are
     /// already written to `file` (nil: an S3 part, nothing to sync). The file is synced through
     /// that open file, never by its name, which may since name another. A queued checkpoint of
-    /// the same segment not yet taken is replaced. `etag` is a completed S3 part's.
-    func submit(_ segment: ClaimedSegment, file: SyncHandle?, bytesDone: Int64, part: PartRecord?, etag: String? = nil, completes: Bool) -> Ticket {
-        let request = Request(segment: segment, file: file, bytesDone: bytesDone, part: part, etag: etag, completes: completes, ticket: Ticket())
+    /// the same segment not yet taken is replaced. `etag` is a completed S3 part's. With
+    /// `asksWaiting` a recorded checkpoint settles as `.othersWait` when other work waits for a lane.
+    func submit(
+        _ segment: ClaimedSegment, file: SyncHandle?, bytesDone: Int64, part: PartRecord?, etag: String? = nil, completes: Bool, asksWaiting: Bool = false
+    ) -> Ticket {
+        let request = Request(
+            segment: segment, file: file, bytesDone: bytesDone, part: part, etag: etag, completes: completes, asksWaiting: asksWaiting, ticket: Ticket())
         condition.lock()
         if let index = queue.firstIndex(where: { $0.segment.id == segment.id && !$0.completes }) {
             queue[index].ticket.settle(.recorded)
@@ -150,7 +160,7 @@ final class CheckpointRecorder: @unchecked Sendable {
     private func report(_ settlement: Settlement, completing segment: ClaimedSegment) {
         let fields = [("transfer", String(segment.transferID)), ("segment", String(segment.index))]
         switch settlement {
-        case .recorded, .shortened, .transferStopped: break
+        case .recorded, .shortened, .othersWait, .transferStopped: break
         case .leaseLost: Log.warning("completed segment was fenced off: its lease had passed to another worker", fields)
         case .failed(let error):
             Log.error("completed segment could not be made durable; it will be fetched again after its lease", fields + [("error", error.description)])
@@ -173,7 +183,9 @@ final class CheckpointRecorder: @unchecked Sendable {
                     }
                 }
                 switch try leases.checkpoint(request.segment, bytesDone: request.bytesDone, lease: lease, part: request.part) {
-                case .recorded: return .recorded
+                case .recorded:
+                    guard request.asksWaiting else { return .recorded }
+                    return try WaitingWork.waitsBeside(request.segment, on: conn, workerID: workerID, scope: scope) ? .othersWait : .recorded
                 case .shortened(let length): return .shortened(length)
                 case .leaseLost: return .leaseLost
                 case .transferStopped(let state): return .transferStopped(state)

@@ -8,11 +8,12 @@ struct Fetcher: LaneRole {
     let lane: Lane
 
     /// Claims and fetches one segment. - Returns: whether there was one.
-    func fetchOne() throws -> Bool {
+    /// - Parameter idleHostsOnly: only of an origin that holds no slot (after a yield, `FairShare`).
+    func fetchOne(idleHostsOnly: Bool = false) throws -> Bool {
         let config = shared.config
         let started = Date()
         let claimed = try database.run { conn in
-            try SegmentLeases(conn, workerID: config.workerID, scope: config.scope).claim(limit: 1, lease: config.lease)
+            try SegmentLeases(conn, workerID: config.workerID, scope: config.scope).claim(limit: 1, lease: config.lease, idleHostsOnly: idleHostsOnly)
         }
         shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
         guard let segment = claimed.first else { return false }
@@ -83,6 +84,10 @@ struct SegmentRun {
             }
             try stream.complete()
             Log.debug("segment done", fields)
+        } catch is YieldRequested {
+            stream.yieldRest()
+            shared.metrics.segmentsYielded.increment()
+            Log.debug("segment given back to work that waits for a lane; its bytes are kept", fields)
         } catch is LeaseLost {
             stream.abandon()
             Log.warning("lease lost, another worker has the segment now; stopped", fields)

@@ -26,7 +26,9 @@ final class Lane {
     /// One unit of work: a transfer to finalize first (a file whose bytes are all in is
     /// published before more of the backlog is fetched, so it never waits for the queue to
     /// empty), else a queued segment (finishing started files), else a pending transfer to
-    /// plan, else half of a straggling segment. A stop asked for meanwhile ends the search
+    /// plan, else half of a straggling segment; after a segment given back to waiting work
+    /// (`FairShare`), first the work of an origin that holds no slot (a pending transfer, then
+    /// a queued segment), which it was given back for. A stop asked for meanwhile ends the search
     /// before the next role's query. After a step that found nothing, one cheap statement
     /// (`WorkProbe`) tells first whether any of those queries could find something.
     func step() throws -> StepOutcome {
@@ -38,13 +40,21 @@ final class Lane {
     private func findWork() throws -> Bool {
         let roles = shared.config.roles
         let fetcher = Fetcher(lane: self)
+        let planner = Planner(lane: self)
+        if stream.takeYielded(), !shared.isStopping() {
+            if roles.contains(.planner), try planner.planOne(idleHostsOnly: true) {
+                shared.progress.announceSettled()
+                return true
+            }
+            if roles.contains(.fetcher), try fetcher.fetchOne(idleHostsOnly: true) { return true }
+        }
         // A finalized or planned transfer may be final now (done, failed): `haul get` hears of it at once.
         if roles.contains(.finalizer), !shared.isStopping(), try Finalizer(lane: self).finalizeOne() {
             shared.progress.announceSettled()
             return true
         }
         if roles.contains(.fetcher), !shared.isStopping(), try fetcher.fetchOne() { return true }
-        if roles.contains(.planner), !shared.isStopping(), try Planner(lane: self).planOne() {
+        if roles.contains(.planner), !shared.isStopping(), try planner.planOne() {
             shared.progress.announceSettled()
             return true
         }

@@ -12,11 +12,12 @@ struct Planner: LaneRole {
     /// Plans pending transfers of one origin: one on its own (streaming its first segment), or
     /// up to `--probe-batch` at once as a `BatchProbe` over up to `--concurrency` connections.
     /// - Returns: whether there were any.
-    func planOne() throws -> Bool {
+    /// - Parameter idleHostsOnly: only of an origin that holds no slot (after a yield, `FairShare`).
+    func planOne(idleHostsOnly: Bool = false) throws -> Bool {
         let config = shared.config
         let batch = try database.run { conn in
             try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimPlanning(
-                lease: config.lease, limit: config.probeBatch, connections: config.concurrency)
+                lease: config.lease, limit: config.probeBatch, connections: config.concurrency, idleHostsOnly: idleHostsOnly)
         }
         guard !batch.claims.isEmpty else { return false }
         if batch.morePending { shared.announceWorkForOne() }

@@ -10,6 +10,9 @@ struct LeaseLost: Error {}
 /// Thrown when the segment was split by an idle worker and this one has reached its new end.
 struct SegmentEnded: Error {}
 
+/// Thrown when the lane gives the rest of its segment back to work that waits (`FairShare`).
+struct YieldRequested: Error {}
+
 /// Thrown when an operator paused or canceled the transfer mid-segment.
 struct TransferStopped: Error {
     let state: TransferState
@@ -29,6 +32,9 @@ final class SegmentStream {
     private let metrics: WorkerMetrics
     /// Where a `haul get`'s partial files stay locked (`WorkerShared.heldPartials(for:)`).
     private let heldPartials: (TransferInfo) -> HeldPartials?
+    /// When the lane yields to waiting work (`nil`: never), and the worker's turns at it.
+    private let fairShare: FairShare?
+    private let yieldTurns: YieldTurns
     private var segment: ClaimedSegment? {
         didSet {
             extent = segment.map { Extent(length: $0.length) }
@@ -52,6 +58,10 @@ final class SegmentStream {
     private var heldByte: UInt8?
     private var startDone: Int64 = 0
     private var lastCheckpoint = Date()
+    /// When the segment's stream began on this lane.
+    private var began = Date()
+    /// Whether the last segment was given back to waiting work (`yieldRest`), until `takeYielded`.
+    private var yielded = false
     private var bytesAtCheckpoint: Int64 = 0
     private var ticket: CheckpointRecorder.Ticket?
     /// The progress tally of the segment's transfer, when `haul get` watches it.
@@ -76,6 +86,8 @@ final class SegmentStream {
         self.progress = shared.progress
         self.metrics = shared.metrics
         self.heldPartials = shared.heldPartials(for:)
+        self.fairShare = shared.config.yieldAfter.map(FairShare.init)
+        self.yieldTurns = shared.yieldTurns
     }
 
     /// The segment being streamed, with `bytesDone` as of its claim.
@@ -98,6 +110,7 @@ final class SegmentStream {
         startDone = claimed.bytesDone
         bytesAtCheckpoint = startDone
         lastCheckpoint = Date()
+        began = lastCheckpoint
         guard let dest = claimed.transfer.dest else { throw HaulError(.unplanned, "segment \(claimed.index) has no destination") }
         if let store = config.objectStore {
             heldByte = nil
@@ -215,7 +228,8 @@ final class SegmentStream {
         bytesAtCheckpoint = position
         lastCheckpoint = Date()
         let file = objectPart == nil ? writer.syncHandle : nil
-        return checkpoints.submit(segment, file: file, bytesDone: done, part: part(length: done), etag: etag, completes: completes)
+        let asks = !completes && fairStep(othersWait: nil) == .ask
+        return checkpoints.submit(segment, file: file, bytesDone: done, part: part(length: done), etag: etag, completes: completes, asksWaiting: asks)
     }
 
     /// Stops the S3 part upload, if any, without completing it.
@@ -228,6 +242,10 @@ final class SegmentStream {
     private func check(_ settlement: CheckpointRecorder.Settlement) throws {
         switch settlement {
         case .recorded: return
+        case .othersWait:
+            if fairStep(othersWait: true) == .yield, yieldTurns.take(now: Date().timeIntervalSinceReferenceDate, budget: fairShare?.budget ?? 0) {
+                throw YieldRequested()
+            }
         case .shortened(let length):
             segment = segment.map { $0.shortened(to: length) }
             shortened = true
@@ -244,7 +262,7 @@ final class SegmentStream {
     func complete() throws {
         if let settled = ticket?.settlement {
             ticket = nil
-            do { try check(settled) } catch is SegmentEnded {}
+            do { try check(settled) } catch is SegmentEnded {} catch is YieldRequested {}
         }
         guard let segment = self.segment else { return }
         if let length = segment.length, position < length {
@@ -259,8 +277,33 @@ final class SegmentStream {
         metrics.segmentsCompleted.increment()
     }
 
-    /// Saves what was received and hands the segment back to the queue (shutdown, pause).
-    func release() {
+    /// What `FairShare` says of the current segment now. Only a segment whose rest a later
+    /// request can resume yields: a ranged one of known length, not an S3 part (a part is atomic).
+    private func fairStep(othersWait: Bool?) -> FairShare.Step {
+        guard let fairShare, let segment, segment.transfer.acceptsRanges, objectPart == nil else { return .keep }
+        let now = Date()
+        let held = now.timeIntervalSince(began)
+        return fairShare.step(
+            held: held, rate: held > 0 ? Double(position - startDone) / held : 0, rest: segment.length.map { $0 - position }, othersWait: othersWait,
+            sinceWorkerYield: yieldTurns.sinceLast(now: now.timeIntervalSinceReferenceDate))
+    }
+
+    /// Gives the rest of the segment back to the queue, its received bytes kept, claimable again
+    /// after `FairShare.restDelay`: the lane takes the work that waits first.
+    func yieldRest() {
+        release(after: FairShare.restDelay)
+        yielded = true
+    }
+
+    /// Whether the last segment was given back to waiting work (asked once: it forgets).
+    func takeYielded() -> Bool {
+        defer { yielded = false }
+        return yielded
+    }
+
+    /// Saves what was received and hands the segment back to the queue (shutdown, pause), to be
+    /// claimed again after `delay` seconds.
+    func release(after delay: Double = 0) {
         guard let segment else { return }
         dropObjectPart()
         let settled = (try? submit(completes: false))??.wait()
@@ -269,7 +312,7 @@ final class SegmentStream {
             self.segment = nil
             return
         }
-        database.bestEffort("release segment \(segment.id)") { conn in try SegmentLeases(conn, workerID: config.workerID).release(segment) }
+        database.bestEffort("release segment \(segment.id)") { conn in try SegmentLeases(conn, workerID: config.workerID).release(segment, after: delay) }
         self.segment = nil
     }
 

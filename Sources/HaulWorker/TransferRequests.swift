@@ -17,7 +17,9 @@ extension WorkerShared {
         if let limit = bodyCap?.bodyLimit { request.bodyLimit = BodyLimit(bytes: limit.bytes, isFreeSpace: limit.transient) }
         request.addressPolicy = config.addressPolicy
         request.pacer = pacer
-        request.lowestSpeed = config.limitRate == nil ? config.lowestSpeed : nil
+        request.lowestSpeed =
+            config.limitRate == nil
+            ? LowestSpeed.forTransfer(worker: config.lowestSpeed, bytesPerSecond: info.options.lowestSpeed, seconds: info.options.lowestSpeedTime) : nil
         request.allowDowngrade = info.expectedDigest != nil || info.options.allowDowngrade == true
         return request
     }

@@ -13,6 +13,8 @@ final class WorkerShared: Sendable {
     let wakeup = Wakeup()
     /// What lanes that start on demand (`WorkerConfig.lanesOnDemand`) wait for before their first step.
     let laneStart = Wakeup()
+    /// When a lane last gave its segment back to waiting work (`FairShare`).
+    let yieldTurns = YieldTurns()
     let progress: ProgressCounter
     let checkpoints: CheckpointRecorder
     let metrics: WorkerMetrics

@@ -45,6 +45,9 @@ public struct WorkerConfig: Sendable {
     /// (`--lowest-speed`, `--lowest-speed-time`); `nil`: off. Off too under `limitRate`, whose
     /// own pacing could hold a connection under it.
     public var lowestSpeed: LowestSpeed? = .standard
+    /// Seconds a lane streams one segment before it gives the rest back to another origin's
+    /// work that waits with no lane (`--yield-after`, `FairShare`, `WaitingWork`); `nil`: never.
+    public var yieldAfter: Double? = 1
     /// Most bytes per second this worker receives in all (`--limit-rate`), shared by all its
     /// connections (`WorkerShared.pacer`); `nil`: no limit.
     public var limitRate: Int64?

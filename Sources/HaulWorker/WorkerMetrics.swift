@@ -7,6 +7,8 @@ final class WorkerMetrics: Sendable {
     let registry = MetricsRegistry()
     let bytesFetched: Counter
     let segmentsCompleted: Counter
+    /// Segments whose rest a lane gave back to another origin's waiting work (`FairShare`).
+    let segmentsYielded: Counter
     let claimLatency: Histogram
     let queueDepth: Gauge
     /// When the database last answered, and when a statement last found it unreachable
@@ -26,6 +28,8 @@ final class WorkerMetrics: Sendable {
     init() {
         bytesFetched = registry.counter("haul_bytes_fetched_total", help: "Body bytes received from origins by this worker.")
         segmentsCompleted = registry.counter("haul_segments_completed_total", help: "Segments this worker completed.")
+        segmentsYielded = registry.counter(
+            "haul_segments_yielded_total", help: "Segments whose rest this worker gave back, bytes kept, to another origin's waiting work.")
         claimLatency = registry.histogram("haul_claim_latency_seconds", help: "Time of one segment claim statement, in seconds.")
         queueDepth = registry.gauge("haul_queue_depth", help: "Claimable segments in the cluster (queued and due).")
     }

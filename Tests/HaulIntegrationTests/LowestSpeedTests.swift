@@ -26,4 +26,21 @@ struct LowestSpeedTests {
         #expect((Int(kept) ?? 0) > 0, "the bytes it trickled are kept: \(kept)")
         #expect(!error.contains("CURL") && !error.contains("Operation too slow"), "no libcurl words: \(error)")
     }
+
+    @Test("a transfer's own --lowest-speed wins over its worker's defaults: too-slow after its attempts")
+    func perTransferRule() throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let trickle = try origin.create("/own-trickle.bin", size: 256 << 10, ["rate": 300])
+        let cluster = try Cluster("lowest-speed-own")
+        let slow = try cluster.enqueue(
+            trickle.url, ["--dest", "slow.bin", "--segment-size", "64KiB", "--lowest-speed", "1KiB", "--lowest-speed-time", "2s", "--max-attempts", "2"])
+        // The worker's own rule is its default, 1 KiB/s over 30 s.
+        try cluster.startWorker()
+        #expect(try cluster.waitFinal([slow], timeout: 120) == ["failed"])
+        let status = try cluster.status(slow)
+        let error = status["error"] as? String ?? ""
+        #expect(status["error_code"] as? String == "too-slow", "\(status)")
+        #expect(error.contains("sent under 1.0 KiB/s for 2 s") && error.contains("2 attempts"), "the transfer's own figures: \(error)")
+    }
 }

@@ -9,7 +9,7 @@ enum TransferFlags {
     static let options: Set<String> = [
         "--segment-size", "--max-file-size", "--checksum", "--priority", "--layout", "--header", "--ca-cert", "--max-attempts",
         "--extract-to", "--extract-max-size", "--extract-max-ratio", "--upload-to", "--field", "--upload-protocol", "--upload-ca-cert", "--user-agent",
-        "--netrc-file", "--retry",
+        "--netrc-file", "--retry", "--lowest-speed", "--lowest-speed-time",
     ]
     static let flags: Set<String> = [
         "--netrc", "--insecure", "--record-digest", "--extract", "--delete-after-upload", "--allow-downgrade", "--upload-insecure",
@@ -131,6 +131,8 @@ enum TransferFlags {
         request.options.allowDowngrade = arguments.has("--allow-downgrade") ? true : nil
         request.options.recordDigest = arguments.has("--record-digest") ? true : nil
         request.options.maxAttempts = try maxAttempts(arguments)
+        request.options.lowestSpeed = try arguments.value("--lowest-speed").map { $0 == "0" ? 0 : try ByteSize.parse($0, flag: "--lowest-speed") }
+        request.options.lowestSpeedTime = try arguments.duration("--lowest-speed-time", allowZero: true).map { Int($0.rounded(.up)) }
         request.options.caCert = try caBundle(arguments, "--ca-cert")
         try addFinalizerOptions(arguments, to: &request)
         return request

@@ -27,6 +27,10 @@ enum EnqueueCommand: Command {
                                 (default: the transfer fails with destination-exists and the
                                 file is kept; with --dest, a file haul published is replaced)
         \(TransferFlags.help)
+          --lowest-speed RATE   give the lane back when a request stays under RATE for
+          --lowest-speed-time D  D, instead of the worker's figures (1KiB and 30s by
+                                default): retried later, failed with too-slow after
+                                --max-attempts; 0 turns the rule off for this transfer
           --json                print {"id": N} (with --manifest: {"batch", "inserted", "existing", "rejected"})
         """
 

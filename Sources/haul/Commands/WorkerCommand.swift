@@ -34,6 +34,10 @@ enum WorkerCommand: Command {
                                 it off; off under --limit-rate): the segment keeps its bytes
                                 and is retried later, its transfer fails after --max-attempts
           --max-attempts N      attempts per segment before its transfer fails (default 6)
+          --yield-after DURATION  a lane that streamed one segment this long gives the rest
+                                back (its bytes kept) when its origin holds two lanes or
+                                more and another origin's work waits with none (default
+                                1s; 0: never)
           --deny-private-addresses  refuse to connect to loopback, link-local (169.254/16,
                                 fe80::/10), private and other non-public addresses, checked
                                 after DNS on every connection and redirect (or
@@ -67,7 +71,7 @@ enum WorkerCommand: Command {
             words,
             options: [
                 "--storage", "--concurrency", "--db-connections", "--probe-batch", "--roles", "--lease", "--stall-timeout", "--max-attempts", "--grace",
-                "--lowest-speed", "--lowest-speed-time",
+                "--lowest-speed", "--lowest-speed-time", "--yield-after",
                 "--poll-interval",
                 "--max-file-size", "--allow-network",
                 "--log-format", "--limit-rate",
@@ -117,6 +121,7 @@ enum WorkerCommand: Command {
         config.lease = try arguments.duration("--lease") ?? config.lease
         config.stallTimeout = Int((try arguments.duration("--stall-timeout") ?? Double(config.stallTimeout)).rounded(.up))
         config.lowestSpeed = try lowestSpeed(arguments)
+        if let after = try arguments.duration("--yield-after", allowZero: true) { config.yieldAfter = after > 0 ? after : nil }
         config.maxAttempts = try arguments.positiveInt("--max-attempts") ?? config.maxAttempts
         config.maxFileSize = try arguments.size("--max-file-size") ?? config.maxFileSize
         config.addressPolicy = try addressPolicy(arguments)

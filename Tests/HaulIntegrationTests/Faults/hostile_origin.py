@@ -9,6 +9,7 @@
     GET /bighead              200 with 1 MiB of response headers
     GET /redirect?to=URL      302 Location: URL (&code=301|303|307|308)
     GET /auth/NAME?size=N     as /file/, but 401 without one of AUTHORIZATIONS
+    GET /trickle/NAME?size=N&every=S  as /file/, but its body one byte every S seconds (default 0.3)
     POST /upload              reads the body and answers 200 {} (logged like a GET)
     GET|POST /hostile?code=N  N (default 404) with a reason phrase and a JSON body that write the
                               clipboard (ESC]52), clear the screen (ESC[2J), use the 8-bit CSI
@@ -21,6 +22,7 @@ import random
 import re
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -108,6 +110,24 @@ class Handler(BaseHTTPRequestHandler):
             return
         if url.path.startswith("/auth/") and self.headers.get("Authorization") not in AUTHORIZATIONS:
             return self.answer(401, [("WWW-Authenticate", 'Basic realm="haul"')], b"who are you?\n")
+        if url.path.startswith("/trickle/"):
+            size = int(query.get("size", ["1000"])[0])
+            every = float(query.get("every", ["0.3"])[0])
+            data = content(url.path, size)
+            first, last = self.requested_range(size) or (0, size - 1)
+            self.send_response(206 if self.headers.get("Range") else 200)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, size))
+            self.send_header("Content-Length", str(last - first + 1))
+            self.send_header("ETag", '"t"')
+            self.end_headers()
+            try:
+                for offset in range(first, last + 1):
+                    self.wfile.write(data[offset : offset + 1])
+                    self.wfile.flush()
+                    time.sleep(every)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
         if url.path.startswith("/file/") or url.path.startswith("/auth/"):
             size = int(query.get("size", ["1000"])[0])
             data = content(url.path, size)
