@@ -104,7 +104,7 @@ struct CredentialChainTests {
                     env: env, config: env["AWS_PROFILE"] == nil ? none : config, credentials: env["AWS_PROFILE"] == nil ? none : keys)
                 Issue.record("\(env) resolved")
             } catch let error as HaulError {
-                #expect(error.code == "s3-credentials" && error.description.contains(words), "\(error)")
+                #expect(error.code == .s3Credentials && error.description.contains(words), "\(error)")
             } catch { Issue.record("\(error)") }
         }
     }
@@ -200,7 +200,7 @@ struct CredentialChainTests {
         let error = S3Failure.error(
             status: 400, code: "ExpiredToken", message: "The provided token has expired.", bucketRegion: nil, doing: "put s3://b/k", bucket: "b", config: config
         )
-        #expect(error.code == "s3-expired-token" && error.isTransient && error.description.contains("ExpiredToken"), "\(error)")
+        #expect(error.code == .s3ExpiredToken && error.isTransient && error.description.contains("ExpiredToken"), "\(error)")
         #expect(!error.description.contains("secret-value"))
         let fixed = S3Config(endpoint: "http://h:1", region: "r", credentials: S3Credentials(accessKeyID: "K", secretAccessKey: "x", sessionToken: "T"))
         let stale = S3Failure.error(status: 403, code: "InvalidToken", message: nil, bucketRegion: nil, doing: "x", bucket: "b", config: fixed)
