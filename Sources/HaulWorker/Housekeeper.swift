@@ -52,9 +52,10 @@ final class Housekeeper {
         _ = try database.run { conn in try Retention.pruneIfFree(conn, olderThan: retention) }
     }
 
-    /// On S3 storage: aborts the uploads of canceled and failed transfers at once, and every
-    /// `HAUL_S3_ORPHAN_CHECK` (default 10m) the uploads under the prefix no transfer owns that
-    /// are older than `HAUL_S3_ORPHAN_GRACE` (default 1h), so no orphaned parts accrue charges.
+    /// On S3 storage: aborts the uploads of this worker's canceled and failed transfers at once,
+    /// and every `HAUL_S3_ORPHAN_CHECK` (default 10m) those under the prefix that are Haul's but
+    /// no transfer will complete (`ObjectStore.abortOrphans`; grace `HAUL_S3_ORPHAN_GRACE`,
+    /// default 1h), so no orphaned parts accrue charges.
     func settleObjectUploads(sweep: Bool = false) throws {
         guard let store = shared.config.objectStore else { return }
         try store.abortAbandoned(database, config: shared.config)

@@ -81,23 +81,30 @@ public struct ObjectStore: Sendable {
         return abandoned.count
     }
 
-    /// Aborts uploads under the prefix that no transfer owns and that began more than `grace`
-    /// seconds ago (a planner records its upload right after creating it). - Returns: how many.
+    /// Aborts the uploads under the prefix that are provably Haul's and that no one will
+    /// complete (see `UploadKnowledge.verdict`): those recorded by a stopped transfer of any
+    /// worker, and those begun more than `grace` seconds ago at a key where the database says a
+    /// planner or extraction was about to open one that it never recorded. Uploads of other
+    /// hosts, fleets and tools under the same prefix are left alone. - Returns: how many.
     @discardableResult
     func abortOrphans(_ database: ResilientConnection, grace: Double) throws -> Int {
-        let prefix = location.path.isEmpty || location.path.endsWithSlash ? location.path : location.path + "/"
-        let open = try client.listUploads(bucket: location.bucket, prefix: prefix)
+        let bucket = location.bucket
+        let open = try client.listUploads(bucket: bucket, prefix: location.folder)
+        defer { try? database.run { conn in try ObjectUploads.pruneIntents(conn, bucket: bucket, olderThan: grace + 2 * UploadKnowledge.window) } }
         guard !open.isEmpty else { return 0 }
-        let owned = try database.run { conn in try ObjectUploads.owned(conn) }
+        let known = try database.run { conn in try ObjectUploads.known(conn, bucket: bucket, keys: Array(Set(open.map(\.key)))) }
         let parser = ISO8601DateFormatter()
         parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let plain = ISO8601DateFormatter()
         var aborted = 0
-        for upload in open where !owned.contains(upload.uploadID) {
-            guard let started = parser.date(from: upload.initiated) ?? plain.date(from: upload.initiated),
-                Date().timeIntervalSince(started) > grace
-            else { continue }
-            try client.abortUpload(bucket: location.bucket, key: upload.key, uploadID: upload.uploadID)
+        for upload in open {
+            let initiated = (parser.date(from: upload.initiated) ?? plain.date(from: upload.initiated))?.timeIntervalSince1970
+            let verdict = known.verdict(key: upload.key, uploadID: upload.uploadID, initiated: initiated, now: Date().timeIntervalSince1970, grace: grace)
+            guard verdict != .keep else { continue }
+            try client.abortUpload(bucket: bucket, key: upload.key, uploadID: upload.uploadID)
+            if case .abortStopped(let transfer) = verdict {
+                try database.run { conn in try ObjectUploads.forget(conn, transferID: transfer, uploadID: upload.uploadID) }
+            }
             aborted += 1
         }
         if aborted > 0 { Log.info("aborted orphaned S3 uploads", [("count", String(aborted)), ("prefix", location.description)]) }
@@ -165,11 +172,14 @@ enum ObjectPlanning {
             try? store.client.abortUpload(bucket: store.location.bucket, key: claim.info.dest.flatMap { try? store.key(for: $0) } ?? key, uploadID: earlier)
         }
         guard !plan.ranges.isEmpty, plan.unknownLength || !isSingleRequest(size: plan.size) else { return true }
+        // Recorded first, so that the sweep knows the upload for Haul's own if this dies before recording it.
+        let intent = try database.run { conn in try ObjectUploads.intend(conn, bucket: store.location.bucket, key: key) }
         let uploadID = try store.client.createUpload(
             bucket: store.location.bucket, key: key, contentType: plan.contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
         let recorded = try database.run { conn in
             try TransferLeases(conn, workerID: "").recordObjectUpload(claim, uploadID: uploadID)
         }
+        try? database.run { conn in try ObjectUploads.settle(conn, intent: intent) }
         if !recorded { try? store.client.abortUpload(bucket: store.location.bucket, key: key, uploadID: uploadID) }
         return recorded
     }
