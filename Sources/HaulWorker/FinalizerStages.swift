@@ -96,9 +96,14 @@ struct FinalizerStages {
     private func uploadObject(_ file: String, to target: String) throws {
         let result: String
         do {
-            result = try ObjectUpload.send(file, to: target, contentType: claim.info.contentType) { shared.isStopping() || keeper.isLost }
+            let options = claim.info.options
+            let replacing = options.replaceExisting == true || (options.localTarget != nil && options.keepExisting != true)
+            result = try ObjectUpload.send(file, from: claim.info.url, to: target, replacing: replacing, contentType: claim.info.contentType) {
+                shared.isStopping() || keeper.isLost
+            }
         } catch let error as HaulError {
-            throw HaulError(error.code, "upload to \(target) failed: \(error.message)", hint: "\(claim.info.retryCommand) retries just the upload")
+            let hint = error.code == .destinationExists ? error.hint : "\(claim.info.retryCommand) retries just the upload"
+            throw HaulError(error.code, "upload to \(target) failed: \(error.message)", hint: hint)
         }
         try database.run(patient: true) { conn in try leases(conn).recordUpload(claim, result: result) }
         Log.info("uploaded", [("transfer", String(claim.info.id)), ("to", target)])

@@ -35,7 +35,7 @@ public struct ObjectStore: Sendable {
         let client: S3Client
         do {
             client = S3Client(config: try S3Config.fromEnvironment())
-            try client.checkBucket(location.bucket)
+            try client.checkBucket(location.bucket, prefix: location.folder)
         } catch let error as HaulError where [.s3NoBucket, .s3Auth, .s3Credentials, .s3Region].contains(error.code) {
             throw HaulError(.usage, error.message, hint: error.hint)
         }
