@@ -47,7 +47,7 @@ public struct ObjectStore: Sendable {
     /// for a file of at most 5 TiB.
     /// - Parameter first: the length of the first part (its request is already streaming).
     /// - Throws: when the size is unknown or an origin without ranges sends more than one part may hold.
-    static func fit(_ plan: TransferLeases.Plan, first: Int64, requested: Int64) throws -> TransferLeases.Plan {
+    public static func fit(_ plan: TransferLeases.Plan, first: Int64, requested: Int64) throws -> TransferLeases.Plan {
         guard !plan.ranges.isEmpty else { return plan }
         guard let size = plan.size, !plan.unknownLength else {
             throw HaulError(
@@ -71,11 +71,11 @@ public struct ObjectStore: Sendable {
 
     /// Aborts the multipart uploads of canceled and failed transfers. - Returns: how many.
     @discardableResult
-    func abortAbandoned(_ database: ResilientConnection, config: WorkerConfig) throws -> Int {
-        let abandoned = try database.run { conn in try ObjectUploads.abandoned(conn, scope: config.scope, workerID: config.workerID) }
+    public func abortAbandoned(_ database: any QueueDatabase, scope: WorkScope, workerID: String) throws -> Int {
+        let abandoned = try database.run(patient: false) { conn in try ObjectUploads.abandoned(conn, scope: scope, workerID: workerID) }
         for upload in abandoned {
             try client.abortUpload(bucket: location.bucket, key: try key(for: upload.dest), uploadID: upload.uploadID)
-            try database.run { conn in try ObjectUploads.forget(conn, transferID: upload.transferID, uploadID: upload.uploadID) }
+            try database.run(patient: false) { conn in try ObjectUploads.forget(conn, transferID: upload.transferID, uploadID: upload.uploadID) }
             Log.info("aborted the S3 upload of a stopped transfer", [("transfer", String(upload.transferID))])
         }
         return abandoned.count
@@ -84,11 +84,11 @@ public struct ObjectStore: Sendable {
     /// Aborts uploads under the prefix that no transfer owns and that began more than `grace`
     /// seconds ago (a planner records its upload right after creating it). - Returns: how many.
     @discardableResult
-    func abortOrphans(_ database: ResilientConnection, grace: Double) throws -> Int {
+    public func abortOrphans(_ database: any QueueDatabase, grace: Double) throws -> Int {
         let prefix = location.path.isEmpty || location.path.endsWithSlash ? location.path : location.path + "/"
         let open = try client.listUploads(bucket: location.bucket, prefix: prefix)
         guard !open.isEmpty else { return 0 }
-        let owned = try database.run { conn in try ObjectUploads.owned(conn) }
+        let owned = try database.run(patient: false) { conn in try ObjectUploads.owned(conn) }
         let parser = ISO8601DateFormatter()
         parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let plain = ISO8601DateFormatter()
@@ -107,11 +107,11 @@ public struct ObjectStore: Sendable {
 
 /// Opening a segment's upload (S3 storage): a part of the transfer's multipart upload, or the
 /// whole object in one `PutObject` for a file below the part minimum.
-enum ObjectPart {
+public enum ObjectPart {
     /// Starts the `UploadPart` of `segment` (part number `index + 1`, its whole length), or the
     /// `PutObject` of a single-request file. A `PutObject` is conditional on the object as it is
     /// when the request starts, and carries the expected sha256 when there is one.
-    static func open(_ segment: ClaimedSegment, dest: String, store: ObjectStore) throws -> PartStream {
+    public static func open(_ segment: ClaimedSegment, dest: String, store: ObjectStore) throws -> PartStream {
         let key = try store.key(for: dest)
         if segment.transfer.objectUploadID == nil, segment.index == 0, let length = segment.length,
             ObjectPlanning.isSingleRequest(size: segment.transfer.size)
@@ -129,28 +129,28 @@ enum ObjectPart {
     }
 
     /// The expected digest's bytes when it is a sha256 (the one digest S3 checks on a `PutObject`).
-    static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? {
+    public static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? {
         guard let text = info.expectedDigest, let expected = try? Checksum(parsing: text), expected.algorithm == .sha256 else { return nil }
         return expected.bytes
     }
 }
 
 /// The planner's hooks for S3 storage.
-enum ObjectPlanning {
+public enum ObjectPlanning {
     /// The first segment's length: the transfer's segment size, within S3's part limits.
-    static func firstSegment(_ info: TransferInfo, store: ObjectStore?) -> Int64 {
+    public static func firstSegment(_ info: TransferInfo, store: ObjectStore?) -> Int64 {
         store == nil ? info.segmentSize : min(max(info.segmentSize, S3PartRules.minimumPart), S3PartRules.maximumPart)
     }
 
     /// Whether a file of `size` bytes is stored with one `PutObject` instead of a multipart
     /// upload: a known size below S3's part minimum (an empty file is put by the finalizer).
-    static func isSingleRequest(size: Int64?) -> Bool {
+    public static func isSingleRequest(size: Int64?) -> Bool {
         guard let size else { return false }
         return size > 0 && size < S3PartRules.minimumPart
     }
 
     /// `plan` cut into valid S3 parts (unchanged on POSIX storage).
-    static func fit(_ plan: TransferLeases.Plan, info: TransferInfo, store: ObjectStore?) throws -> TransferLeases.Plan {
+    public static func fit(_ plan: TransferLeases.Plan, info: TransferInfo, store: ObjectStore?) throws -> TransferLeases.Plan {
         guard store != nil else { return plan }
         return try ObjectStore.fit(plan, first: firstSegment(info, store: store), requested: info.segmentSize)
     }
@@ -159,7 +159,7 @@ enum ObjectPlanning {
     /// the one an earlier plan opened (a restarted transfer starts its upload over). An empty
     /// file needs none (the finalizer puts it), nor does a file below the part minimum (its one
     /// segment is a `PutObject`). - Returns: false if the lease was lost.
-    static func openUpload(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, database: ResilientConnection) throws -> Bool {
+    public static func openUpload(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, database: any QueueDatabase) throws -> Bool {
         let key = try store.key(for: plan.dest)
         if let earlier = claim.info.objectUploadID {
             try? store.client.abortUpload(bucket: store.location.bucket, key: claim.info.dest.flatMap { try? store.key(for: $0) } ?? key, uploadID: earlier)
@@ -167,7 +167,7 @@ enum ObjectPlanning {
         guard !plan.ranges.isEmpty, plan.unknownLength || !isSingleRequest(size: plan.size) else { return true }
         let uploadID = try store.client.createUpload(
             bucket: store.location.bucket, key: key, contentType: plan.contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
-        let recorded = try database.run { conn in
+        let recorded = try database.run(patient: false) { conn in
             try TransferLeases(conn, workerID: "").recordObjectUpload(claim, uploadID: uploadID)
         }
         if !recorded { try? store.client.abortUpload(bucket: store.location.bucket, key: key, uploadID: uploadID) }

@@ -5,12 +5,12 @@ import HaulS3
 /// `--upload-to s3://BUCKET/KEY`: re-uploads a finished file from POSIX storage as an object,
 /// with the worker's S3 credentials. Up to 64 MiB in one `PutObject`; larger files as a
 /// multipart upload read part by part from the file (aborted if it fails, so nothing is left).
-enum ObjectUpload {
+public enum ObjectUpload {
     static let singleRequestLimit: Int64 = 64 << 20
 
     /// Uploads `file` to `target`, stored with `contentType` (the origin's; see `S3ContentType`).
     /// - Returns: a line saying what was stored, for the transfer's record.
-    static func send(_ file: String, to target: String, contentType: String?, shouldCancel: () -> Bool) throws -> String {
+    public static func send(_ file: String, to target: String, contentType: String?, shouldCancel: () -> Bool) throws -> String {
         let location = try S3Location(parsing: target, what: "--upload-to")
         let name = file.lastSlashComponent.map(String.init) ?? "file"
         let key = location.path.isEmpty || location.path.endsWithSlash ? location.path + name : location.path
@@ -19,7 +19,7 @@ enum ObjectUpload {
     }
 
     /// Stores `file` as object `key` of `bucket`. - Returns: a line saying what was stored.
-    static func store(_ file: String, client: S3Client, bucket: String, key: String, contentType: String?, shouldCancel: () -> Bool) throws -> String {
+    public static func store(_ file: String, client: S3Client, bucket: String, key: String, contentType: String?, shouldCancel: () -> Bool) throws -> String {
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw HaulError(.storage, "cannot open \(file) to upload it: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -59,7 +59,7 @@ enum ObjectUpload {
 
     /// Runs `body` again after a transient failure (its bytes are still at hand, in a file or in
     /// memory), up to three attempts, unless `shouldStop` says to give up.
-    static func retrying<T>(shouldStop: () -> Bool = { false }, _ body: () throws -> T) throws -> T {
+    public static func retrying<T>(shouldStop: () -> Bool = { false }, _ body: () throws -> T) throws -> T {
         var attempt = 0
         while true {
             attempt += 1
