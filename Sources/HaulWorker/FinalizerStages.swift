@@ -3,6 +3,7 @@ import HaulArchive
 import HaulCore
 import HaulPostgres
 import HaulQueue
+import HaulS3Storage
 import HaulStorage
 import HaulUpload
 
@@ -30,17 +31,9 @@ struct FinalizerStages {
         }
     }
 
-    /// Where `--extract` writes when `--extract-to` is not given: the file's name without its archive extension.
-    static func defaultExtractionFolder(for dest: String) -> String {
-        for suffix in [".tar.gz", ".tgz", ".zip", ".tar", ".gz"] {
-            if let base = dest.droppingASCIISuffix(suffix), !base.isEmpty { return String(base) }
-        }
-        return dest + ".d"
-    }
-
     private func extract(_ file: String) throws {
         guard let dest = claim.info.dest else { return }
-        let relative = try SafePath.validate(claim.info.options.extractTo ?? Self.defaultExtractionFolder(for: dest), what: "--extract-to")
+        let relative = try SafePath.validate(claim.info.options.extractTo ?? Extractor.defaultFolder(for: dest), what: "--extract-to")
         let target = try shared.config.storage.prepare(relative)
         do {
             let summary = try Extractor.extract(archive: file, to: target, limits: limits)

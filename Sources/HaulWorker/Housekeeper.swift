@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulPostgres
 import HaulQueue
+import HaulS3Storage
 import HaulStorage
 
 /// The rescuer role plus the worker's own registration: re-queues segments and plans whose
@@ -58,7 +59,7 @@ final class Housekeeper {
     /// default 1h), so no orphaned parts accrue charges.
     func settleObjectUploads(sweep: Bool = false) throws {
         guard let store = shared.config.objectStore else { return }
-        try store.abortAbandoned(database, config: shared.config)
+        try store.abortAbandoned(database, scope: shared.config.scope, workerID: shared.config.workerID)
         let environment = ProcessInfo.processInfo.environment
         let every = environment["HAUL_S3_ORPHAN_CHECK"].flatMap { Duration.parseSeconds($0) } ?? 600
         guard sweep || Date().timeIntervalSince(lastOrphanSweep) >= every else { return }

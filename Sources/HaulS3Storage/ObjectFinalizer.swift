@@ -8,27 +8,43 @@ import HaulS3
 /// The finalizer's work on S3 storage: complete the multipart upload with the parts recorded
 /// under the segments' lease fences (in order), check the object's size with `HEAD`, verify a
 /// digest by reading the object back once, streamed. The object appears only when complete.
-struct ObjectFinalizer {
-    let config: WorkerConfig
+public struct ObjectFinalizer {
+    let workerID: String
     let store: ObjectStore
-    let database: ResilientConnection
+    let database: any QueueDatabase
+    /// The worker's scratch directory.
+    let scratch: String
     /// The transfer's extraction limits, capped by the worker's.
     let extractionLimits: ExtractionLimits
+    /// Throws `destination-exists` when the object at a destination is not the claim's to replace.
+    let refuseOthers: (String, TransferLeases.Claim) throws -> Void
 
-    private var workerID: String { config.workerID }
+    /// A finalizer of worker `workerID`'s transfers on `store`.
+    public init(
+        workerID: String, store: ObjectStore, database: any QueueDatabase, scratch: String, extractionLimits: ExtractionLimits,
+        refuseOthers: @escaping (String, TransferLeases.Claim) throws -> Void
+    ) {
+        self.workerID = workerID
+        self.store = store
+        self.database = database
+        self.scratch = scratch
+        self.extractionLimits = extractionLimits
+        self.refuseOthers = refuseOthers
+    }
 
     /// Publishes the object unless an earlier attempt did, then extracts it if asked; returns the digest to record.
-    func finalize(_ claim: TransferLeases.Claim, keeper: LeaseKeeper) throws -> String? {
+    public func finalize(_ claim: TransferLeases.Claim, keeper: any FinalizingLease) throws -> String? {
         guard let dest = claim.info.dest else { throw HaulError(.unplanned, "transfer \(claim.info.id) has no destination") }
         if claim.info.options.uploadTo != nil {
             throw HaulError(.s3Unsupported, "--upload-to is not available for transfers stored on S3 yet", hint: "use a POSIX storage root for it")
         }
-        let progress = try database.run { conn in try leases(conn).progress(of: claim) }
+        let progress = try database.run(patient: false) { conn in try leases(conn).progress(of: claim) }
         let digest =
-            progress.published ? try database.run { conn in try leases(conn).publishedDigest(of: claim) } : try publish(claim, dest: dest, keeper: keeper)
+            progress.published
+            ? try database.run(patient: false) { conn in try leases(conn).publishedDigest(of: claim) } : try publish(claim, dest: dest, keeper: keeper)
         if claim.info.options.extract == true, !progress.extracted {
-            let folder = try SafePath.validate(claim.info.options.extractTo ?? FinalizerStages.defaultExtractionFolder(for: dest), what: "--extract-to")
-            let extraction = ObjectExtraction(store: store, database: database, workerID: workerID, scratch: config.storage.path, limits: extractionLimits)
+            let folder = try SafePath.validate(claim.info.options.extractTo ?? Extractor.defaultFolder(for: dest), what: "--extract-to")
+            let extraction = ObjectExtraction(store: store, database: database, workerID: workerID, scratch: scratch, limits: extractionLimits)
             _ = try extraction.run(claim, dest: dest, folder: folder) { keeper.isLost }
             try keeper.check()
             try database.run(patient: true) { conn in try leases(conn).markExtracted(claim) }
@@ -37,9 +53,9 @@ struct ObjectFinalizer {
     }
 
     /// Completes the upload and checks the object; returns the digest to record.
-    private func publish(_ claim: TransferLeases.Claim, dest: String, keeper: LeaseKeeper) throws -> String? {
+    private func publish(_ claim: TransferLeases.Claim, dest: String, keeper: any FinalizingLease) throws -> String? {
         let key = try store.key(for: dest)
-        let parts = try database.run { conn in try leases(conn).partETags(of: claim) }
+        let parts = try database.run(patient: false) { conn in try leases(conn).partETags(of: claim) }
         let size = claim.info.size ?? 0
         let bucket = store.location.bucket
         try keeper.renew()
@@ -53,7 +69,7 @@ struct ObjectFinalizer {
             guard recorded.count == parts.count else {
                 throw HaulError(.s3PartMissing, "a segment of \(dest) was completed without an S3 part", hint: "run \(claim.info.retryCommand)")
             }
-            try OthersFiles.refuse(dest, of: claim, config: config, database: database)
+            try refuseOthers(dest, claim)
             do {
                 try store.client.completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: recorded)
             } catch let error as HaulError where error.code == .s3NoUpload {
@@ -98,7 +114,7 @@ struct ObjectFinalizer {
     }
 
     /// Reads the object back once, streamed, when a digest is asked for.
-    private func verifyDigest(_ claim: TransferLeases.Claim, key: String, keeper: LeaseKeeper) throws -> String? {
+    private func verifyDigest(_ claim: TransferLeases.Claim, key: String, keeper: any FinalizingLease) throws -> String? {
         guard let algorithm = claim.info.digestAlgorithm else { return nil }
         let digester = Digester(algorithm)
         try store.client.readObject(bucket: store.location.bucket, key: key) { bytes in

@@ -5,14 +5,14 @@ import HaulS3
 /// `--upload-to s3://BUCKET/KEY`: re-uploads a finished file from POSIX storage as an object,
 /// with the worker's S3 credentials. Up to 64 MiB in one `PutObject`; larger files as a
 /// multipart upload read part by part from the file (aborted if it fails, so nothing is left).
-enum ObjectUpload {
+public enum ObjectUpload {
     static let singleRequestLimit: Int64 = 64 << 20
 
     /// Uploads `file`, fetched from `url`, to `target`, stored with `contentType` (the origin's;
     /// see `S3ContentType`) and the URL's `ObjectSourceMark`. An object already there that an
     /// upload of the same URL did not store is kept (`destination-exists`) unless `replacing`
     /// (`--force`), as `-o s3://` keeps it. - Returns: a line saying what was stored.
-    static func send(_ file: String, from url: String, to target: String, replacing: Bool, contentType: String?, shouldCancel: () -> Bool) throws -> String {
+    public static func send(_ file: String, from url: String, to target: String, replacing: Bool, contentType: String?, shouldCancel: () -> Bool) throws -> String {
         let location = try S3Location(parsing: target, what: "--upload-to")
         let name = file.lastSlashComponent.map(String.init) ?? "file"
         let key = location.path.isEmpty || location.path.endsWithSlash ? location.path + name : location.path
@@ -28,7 +28,7 @@ enum ObjectUpload {
     }
 
     /// Stores `file` as object `key` of `bucket`. - Returns: a line saying what was stored.
-    static func store(
+    public static func store(
         _ file: String, client: S3Client, bucket: String, key: String, contentType: String?, metadata: [String] = [], shouldCancel: () -> Bool
     ) throws -> String {
         let fd = open(file, O_RDONLY | O_CLOEXEC)
@@ -70,7 +70,7 @@ enum ObjectUpload {
 
     /// Runs `body` again after a transient failure (its bytes are still at hand, in a file or in
     /// memory), up to three attempts, unless `shouldStop` says to give up.
-    static func retrying<T>(shouldStop: () -> Bool = { false }, _ body: () throws -> T) throws -> T {
+    public static func retrying<T>(shouldStop: () -> Bool = { false }, _ body: () throws -> T) throws -> T {
         var attempt = 0
         while true {
             attempt += 1
