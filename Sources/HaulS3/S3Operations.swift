@@ -120,6 +120,43 @@ extension S3Client {
         if let error = failure(response, doing: "put s3://\(bucket)/\(key)", bucket: bucket) { throw error }
     }
 
+    /// Copies object `source` of `bucket` to `key` on the store, with its type and metadata:
+    /// one `CopyObject` up to 5 GiB, else a multipart upload of `UploadPartCopy` parts.
+    public func copyObject(bucket: String, from source: String, to key: String) throws {
+        let doing = "copy s3://\(bucket)/\(source) to \(key)"
+        let from = "x-amz-copy-source: /\(bucket)/\(S3Request.encode(source, keepSlash: true))"
+        guard let head = try headObject(bucket: bucket, key: source), let size = head.headers["content-length"].flatMap({ Int64($0) }) else {
+            throw HaulError(.s3, "cannot \(doing): the object is gone", transient: true)
+        }
+        if size <= S3PartRules.maximumPart {
+            _ = try perform(S3Request("PUT", config: config, bucket: bucket, key: key, headers: [from]), doing: doing, bucket: bucket)
+            return
+        }
+        let metadata = head.headers.filter { $0.key.hasPrefix("x-amz-meta-") }.map { "\($0.key): \($0.value)" }
+        let uploadID = try createUpload(bucket: bucket, key: key, contentType: head.headers["content-type"], metadata: metadata)
+        do {
+            let part = S3PartRules.partSize(fileSize: size, requested: S3PartRules.maximumPart)
+            var parts: [(number: Int, etag: String)] = []
+            var offset: Int64 = 0
+            while offset < size {
+                let end = min(offset + part, size) - 1
+                let request = S3Request(
+                    "PUT", config: config, bucket: bucket, key: key, query: [("partNumber", String(parts.count + 1)), ("uploadId", uploadID)],
+                    headers: [from, "x-amz-copy-source-range: bytes=\(offset)-\(end)"])
+                let response = try perform(request, doing: doing, bucket: bucket)
+                guard let etag = S3XML.value("ETag", in: String(decoding: response.body, as: UTF8.self)) else {
+                    throw HaulError(.s3, "cannot \(doing): the answer had no ETag", transient: true)
+                }
+                parts.append((parts.count + 1, etag))
+                offset = end + 1
+            }
+            try completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: parts)
+        } catch {
+            try? abortUpload(bucket: bucket, key: key, uploadID: uploadID)
+            throw error
+        }
+    }
+
     /// The `Content-MD5` header line of the first `length` bytes of file `fd`, read with
     /// `pread`; `nil` when it cannot be read so.
     static func contentMD5(fd: Int32, length: Int64) -> String? {

@@ -38,8 +38,8 @@ extension S3Client {
 
     /// Puts `length` bytes read from `feed` as object `key` in one request, only if the object is
     /// still as `precondition` says (412 fails with `s3-object-changed`). `sha256`, the expected
-    /// digest of the bytes, makes the store refuse a body that does not match it, so a wrong
-    /// object never appears. `contentType`: the origin's (see `S3ContentType`). Not retried here
+    /// digest of the bytes: the body is read whole and checked before it is sent, and the store
+    /// checks it again, so a wrong object never appears and the one there stays. `contentType`: the origin's (see `S3ContentType`). Not retried here
     /// (the bytes are gone). - Returns: the object's ETag.
     public func putObject(
         bucket: String, key: String, length: Int64, feed: ByteFeed, precondition: S3Precondition?, sha256: [UInt8]? = nil,
@@ -47,6 +47,7 @@ extension S3Client {
     ) throws -> String {
         var headers = [S3ContentType.header(contentType)] + metadata
         let precondition = support.supports(.conditionalWrites) ? precondition : nil
+        let expected = sha256
         let sha256 = support.supports(.checksums) ? sha256 : nil
         if let precondition { headers.append(precondition.header) }
         if let sha256 { headers.append("x-amz-checksum-sha256: \(Data(sha256).base64EncodedString())") }
@@ -54,11 +55,17 @@ extension S3Client {
         var body = S3Client.Body.stream(feed, length: length)
         var spool: Int32 = -1
         defer { if spool >= 0 { close(spool) } }
-        if support.requiresContentMD5 {
+        if support.requiresContentMD5 || expected != nil {
             // Read whole (below the 5 MiB part minimum) to digest it before the first byte is
-            // sent, into an unlinked temporary file that the request then reads.
+            // sent, into an unlinked temporary file that the request then reads: wrong bytes never
+            // replace the object there, even on a store that ignores x-amz-checksum-sha256.
             let bytes = try Self.readAll(feed, length: length, doing: doing)
-            headers.append(S3Support.contentMD5(bytes))
+            if let expected, Self.sha256(bytes) != expected {
+                throw HaulError(
+                    .checksumMismatch, "checksum mismatch: the bytes for s3://\(bucket)/\(key) do not have the expected sha256; nothing was stored",
+                    hint: "check the published digest")
+            }
+            if support.requiresContentMD5 { headers.append(S3Support.contentMD5(bytes)) }
             spool = try Self.spool(bytes, doing: doing)
             body = .stream(ByteFeed(fd: spool, limit: length), length: length)
         }
@@ -82,6 +89,13 @@ extension S3Client {
         }
         if let error = failure(response, doing: doing, bucket: bucket) { throw error }
         return response.headers["etag"] ?? ""
+    }
+
+    /// The sha256 of `bytes`.
+    static func sha256(_ bytes: Data) -> [UInt8] {
+        let digester = Digester(.sha256)
+        bytes.withUnsafeBytes { digester.update($0) }
+        return digester.finish().bytes
     }
 
     /// An unlinked temporary file holding `bytes`, open at its start (the caller closes it).

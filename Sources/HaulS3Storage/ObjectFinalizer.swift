@@ -61,6 +61,8 @@ public struct ObjectFinalizer {
         try keeper.renew()
         // The object's HEAD when a check below has asked for it already.
         var head: S3Client.ObjectHead?
+        // Where the object this one replaces was copied until the new one is verified.
+        var kept: String?
         if parts.isEmpty {
             try store.client.putObject(
                 bucket: bucket, key: key, fd: -1, length: 0, contentType: claim.info.contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
@@ -70,6 +72,7 @@ public struct ObjectFinalizer {
                 throw HaulError(.s3PartMissing, "a segment of \(dest) was completed without an S3 part", hint: "run \(claim.info.retryCommand)")
             }
             try refuseOthers(dest, claim)
+            if claim.info.expectedDigest != nil { kept = try keepAside(key, of: claim, parts: recorded.map(\.etag)) }
             do {
                 try store.client.completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: recorded)
             } catch let error as HaulError where error.code == .s3NoUpload {
@@ -103,14 +106,35 @@ public struct ObjectFinalizer {
         do {
             digest = try verifyDigest(claim, key: key, keeper: keeper)
         } catch let error as HaulError where error.code == .checksumMismatch {
-            // Never leave a wrong object under the name.
-            try? store.client.deleteObject(bucket: bucket, key: key)
+            // Never leave a wrong object under the name: the one it replaced is put back.
+            if let kept {
+                try store.client.copyObject(bucket: bucket, from: kept, to: key)
+                try store.client.deleteObject(bucket: bucket, key: kept)
+            } else {
+                try? store.client.deleteObject(bucket: bucket, key: key)
+            }
             throw error
         }
+        if let kept { try? store.client.deleteObject(bucket: bucket, key: kept) }
         guard try database.run(patient: true, { conn in try leases(conn).markPublished(claim, digest: digest) }) else {
             throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now")
         }
         return digest
+    }
+
+    /// Before a multipart upload replaces the object at `key` (`--force`) with bytes whose digest
+    /// is still to be verified, copies that object to `KEY.haul-kept-ID` on the store, so that a
+    /// mismatch puts it back as it was. A copy an earlier attempt made is kept; an object that is
+    /// already this upload's (`parts` make its ETag: an earlier attempt completed it) is not
+    /// copied. - Returns: the copy's key, `nil` when nothing is to be kept.
+    private func keepAside(_ key: String, of claim: TransferLeases.Claim, parts: [String]) throws -> String? {
+        let bucket = store.location.bucket
+        let kept = "\(key).haul-kept-\(claim.info.id)"
+        if try store.client.objectHead(bucket: bucket, key: kept) != nil { return kept }
+        guard let head = try store.client.objectHead(bucket: bucket, key: key) else { return nil }
+        if let etag = head.etag, ObjectETag.matches(etag, parts: parts) { return nil }
+        try store.client.copyObject(bucket: bucket, from: key, to: kept)
+        return kept
     }
 
     /// Reads the object back once, streamed, when a digest is asked for.

@@ -12,7 +12,9 @@ public enum ObjectUpload {
     /// see `S3ContentType`) and the URL's `ObjectSourceMark`. An object already there that an
     /// upload of the same URL did not store is kept (`destination-exists`) unless `replacing`
     /// (`--force`), as `-o s3://` keeps it. - Returns: a line saying what was stored.
-    public static func send(_ file: String, from url: String, to target: String, replacing: Bool, contentType: String?, shouldCancel: () -> Bool) throws -> String {
+    public static func send(
+        _ file: String, from url: String, to target: String, replacing: Bool, contentType: String?, shouldCancel: () -> Bool
+    ) throws -> String {
         let location = try S3Location(parsing: target, what: "--upload-to")
         let name = file.lastSlashComponent.map(String.init) ?? "file"
         let key = location.path.isEmpty || location.path.endsWithSlash ? location.path + name : location.path
