@@ -26,9 +26,11 @@ let package = Package(
         .target(name: "HaulS3", dependencies: ["CCurl", "HaulHTTP", "HaulCore"]),
         .target(name: "HaulMetrics", dependencies: ["CMicroHTTPD", "HaulCore"]),
         .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),
-        .target(name: "HaulWorker", dependencies: ["CLinux", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulS3", "HaulMetrics", "HaulPostgres", "HaulCore"]),
+        // The S3 storage: objects, multipart uploads, extraction into a bucket.
+        .target(name: "HaulS3Storage", dependencies: ["CLinux", "HaulQueue", "HaulS3", "HaulStorage", "HaulArchive", "HaulPostgres", "HaulCore"]),
+        .target(name: "HaulWorker", dependencies: ["CLinux", "HaulQueue", "HaulS3Storage", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulS3", "HaulMetrics", "HaulPostgres", "HaulCore"]),
         .target(name: "HaulDashboard", dependencies: ["CCrypto", "HaulMetrics", "HaulQueue", "HaulPostgres", "HaulCore"]),
-        .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulDashboard", "HaulS3", "HaulMetrics", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
+        .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulDashboard", "HaulS3", "HaulS3Storage", "HaulMetrics", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
 
         .executableTarget(name: "haul-bench", dependencies: ["HaulQueue", "HaulPostgres"], path: "Sources/haul-bench"),
         .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations"),
@@ -46,6 +48,6 @@ let package = Package(
         .testTarget(name: "HaulMetricsTests", dependencies: ["HaulTestSupport", "HaulMetrics", "HaulCore"]),
         .testTarget(name: "HaulArchiveTests", dependencies: ["HaulTestSupport", "HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
         .testTarget(name: "HaulStorageTests", dependencies: ["HaulTestSupport", "HaulStorage"]),
-        .testTarget(name: "HaulWorkerTests", dependencies: ["HaulWorker", "HaulStorage", "HaulCore", "HaulHTTP"]),
+        .testTarget(name: "HaulWorkerTests", dependencies: ["HaulWorker", "HaulS3Storage", "HaulArchive", "HaulStorage", "HaulCore", "HaulHTTP"]),
     ]
 )

@@ -83,6 +83,14 @@ public struct ExtractionSummary: Sendable, Equatable {
 
 /// Safe extraction of zip, tar, tar.gz and gz archives into a new directory.
 public enum Extractor {
+    /// Where `--extract` writes when `--extract-to` is not given: the file's name without its archive extension.
+    public static func defaultFolder(for dest: String) -> String {
+        for suffix in [".tar.gz", ".tgz", ".zip", ".tar", ".gz"] {
+            if let base = dest.droppingASCIISuffix(suffix), !base.isEmpty { return String(base) }
+        }
+        return dest + ".d"
+    }
+
     /// Extracts `archive` into `destination`, all or nothing.
     ///
     /// The format is detected from the content. Everything is written into a fresh `.haul-extract-*`

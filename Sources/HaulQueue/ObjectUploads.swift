@@ -50,15 +50,85 @@ public enum ObjectUploads {
         try db.query("UPDATE transfers SET object_upload_id = NULL WHERE id = $1 AND object_upload_id = $2", [transferID, uploadID])
     }
 
-    /// Every upload id a transfer still owns (live or still to abort): its own, and those of the
-    /// entries its extraction has open.
-    public static func owned(_ db: PostgresConnection) throws -> Set<String> {
-        Set(
-            try db.query(
-                """
-                SELECT object_upload_id AS id FROM transfers WHERE object_upload_id IS NOT NULL
-                UNION SELECT upload_id FROM extracted_objects WHERE upload_id IS NOT NULL
-                """
-            ).rows.compactMap { $0["id"] })
+    /// Records that an upload of `key` in `bucket` is about to be opened (before
+    /// `CreateMultipartUpload`), so that the sweep can tell it for Haul's own if its opener dies
+    /// before recording its id. - Returns: the record's id, for `settle`.
+    public static func intend(_ db: PostgresConnection, bucket: String, key: String) throws -> Int64 {
+        try db.query("INSERT INTO object_upload_intents (bucket, key) VALUES ($1, $2) RETURNING id", [bucket, key]).rows[0].int64("id")
     }
+
+    /// Deletes intent `id` once the upload's id is recorded (or it was never opened).
+    public static func settle(_ db: PostgresConnection, intent id: Int64) throws {
+        try db.query("DELETE FROM object_upload_intents WHERE id = $1", [id])
+    }
+
+    /// Deletes the intents of `bucket` older than `seconds`: any upload they announced was old
+    /// enough for the sweep long ago.
+    public static func pruneIntents(_ db: PostgresConnection, bucket: String, olderThan seconds: Double) throws {
+        try db.query("DELETE FROM object_upload_intents WHERE bucket = $1 AND intended_at < now() - make_interval(secs => $2)", [bucket, seconds])
+    }
+
+    /// What the database knows of the uploads open at `keys` of `bucket`.
+    public static func known(_ db: PostgresConnection, bucket: String, keys: [String]) throws -> UploadKnowledge {
+        var known = UploadKnowledge()
+        let ids = try db.query(
+            """
+            SELECT object_upload_id AS id, id AS transfer, state IN ('canceled', 'failed') AS stopped FROM transfers WHERE object_upload_id IS NOT NULL
+            UNION ALL SELECT upload_id, NULL, false FROM extracted_objects WHERE upload_id IS NOT NULL
+            """)
+        for row in ids.rows {
+            let id = try row.string("id")
+            if row["stopped"] == "t", let transfer = row["transfer"].flatMap({ Int64($0) }) { known.stopped[id] = transfer } else { known.live.insert(id) }
+        }
+        guard !keys.isEmpty else { return known }
+        let begun = try db.query(
+            """
+            SELECT key, extract(epoch FROM intended_at)::float8 AS at FROM object_upload_intents WHERE bucket = $1 AND key = ANY($2::text[])
+            UNION ALL SELECT key, extract(epoch FROM recorded_at)::float8 FROM extracted_objects WHERE key = ANY($2::text[])
+            """, [bucket, keys])
+        for row in begun.rows {
+            guard let at = row["at"].flatMap({ Double($0) }) else { continue }
+            known.begun[try row.string("key"), default: []].append(at)
+        }
+        return known
+    }
+}
+
+/// What the database knows of the multipart uploads open under a storage prefix: the only
+/// uploads the sweep may abort are the ones it can tell for Haul's own from this.
+public struct UploadKnowledge: Sendable, Equatable {
+    /// Upload ids of live transfers and of extraction entries: never aborted.
+    public var live: Set<String> = []
+    /// Upload ids recorded by canceled and failed transfers (of any worker or `haul get`), by
+    /// transfer id: no one will complete them.
+    public var stopped: [String: Int64] = [:]
+    /// When Haul was about to open an upload at a key (an intent, or an extraction entry's
+    /// record), in seconds since 1970, by key.
+    public var begun: [String: [Double]] = [:]
+
+    public init() {}
+
+    /// How far apart the store's and the database's clocks may be, and how long an opener may
+    /// take from its intent to `CreateMultipartUpload`, for an upload to count as the intent's.
+    public static let window: Double = 600
+
+    /// What the sweep does with an upload open at `key` with id `uploadID`, begun at `initiated`
+    /// (seconds since 1970, the store's clock), at `now`, after `grace` seconds.
+    public func verdict(key: String, uploadID: String, initiated: Double?, now: Double, grace: Double) -> UploadVerdict {
+        if live.contains(uploadID) { return .keep }
+        if let transfer = stopped[uploadID] { return .abortStopped(transfer) }
+        guard let initiated, now - initiated > grace else { return .keep }
+        let announced = begun[key, default: []].contains { abs(initiated - $0) <= Self.window }
+        return announced ? .abortOrphan : .keep
+    }
+}
+
+/// The sweep's decision on one open upload.
+public enum UploadVerdict: Sendable, Equatable {
+    /// Not Haul's, or still in use, or too young: left open.
+    case keep
+    /// Recorded by this stopped transfer: aborted and forgotten.
+    case abortStopped(Int64)
+    /// Opened by a Haul planner or extraction that died before recording it: aborted.
+    case abortOrphan
 }

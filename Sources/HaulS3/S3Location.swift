@@ -36,6 +36,9 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
         return path.endsWithSlash ? path + relative : path + "/" + relative
     }
 
+    /// The path taken as a folder: every key under it starts so (`PREFIX/`; empty at the root).
+    public var folder: String { key(for: "") }
+
     /// `s3://bucket/path`.
     public var description: String { "s3://\(bucket)/\(path)" }
 }

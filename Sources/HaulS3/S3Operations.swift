@@ -4,9 +4,13 @@ import HaulHTTP
 
 /// The S3 API calls Haul makes, each failing with a clear `HaulError`.
 extension S3Client {
-    /// Checks that the bucket exists and the credentials may use it (`HeadBucket`).
-    public func checkBucket(_ bucket: String) throws {
-        _ = try perform(S3Request("HEAD", config: config, bucket: bucket), doing: "reach bucket '\(bucket)'", bucket: bucket, attempts: 3)
+    /// Checks that the bucket exists and the credentials may list the keys under `prefix`
+    /// (`ListObjectsV2` of one key there): what the work itself needs, so that keys limited to a
+    /// prefix (`s3:ListBucket` with an `s3:prefix` condition) pass where a `HeadBucket`, which
+    /// needs the whole bucket, is refused.
+    public func checkBucket(_ bucket: String, prefix: String) throws {
+        let request = S3Request("GET", config: config, bucket: bucket, query: [("list-type", "2"), ("max-keys", "1"), ("prefix", prefix)])
+        _ = try perform(request, doing: "reach bucket '\(bucket)'", bucket: bucket, attempts: 3)
     }
 
     /// Starts a multipart upload of `key`, whose object is stored with `contentType` (see
@@ -105,10 +109,66 @@ extension S3Client {
 
     /// Puts the `length` bytes of open file `fd` as object `key` in one request (`PutObject`),
     /// with `contentType` (see `S3ContentType`) and `metadata` header lines (`x-amz-meta-NAME: value`).
+    /// It carries the file's `Content-MD5` (read once before), which buckets with Object Lock
+    /// retention require.
     public func putObject(bucket: String, key: String, fd: Int32, length: Int64, contentType: String? = nil, metadata: [String] = []) throws {
-        let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: [S3ContentType.header(contentType)] + metadata)
+        var headers = [S3ContentType.header(contentType)] + metadata
+        if let md5 = Self.contentMD5(fd: fd, length: length) { headers.append(md5) }
+        let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: headers)
         let response = try send(request, body: .stream(ByteFeed(fd: fd), length: length))
         if let error = failure(response, doing: "put s3://\(bucket)/\(key)", bucket: bucket) { throw error }
+    }
+
+    /// Copies object `source` of `bucket` to `key` on the store, with its type and metadata:
+    /// one `CopyObject` up to 5 GiB, else a multipart upload of `UploadPartCopy` parts.
+    public func copyObject(bucket: String, from source: String, to key: String) throws {
+        let doing = "copy s3://\(bucket)/\(source) to \(key)"
+        let from = "x-amz-copy-source: /\(bucket)/\(S3Request.encode(source, keepSlash: true))"
+        guard let head = try headObject(bucket: bucket, key: source), let size = head.headers["content-length"].flatMap({ Int64($0) }) else {
+            throw HaulError(.s3, "cannot \(doing): the object is gone", transient: true)
+        }
+        if size <= S3PartRules.maximumPart {
+            _ = try perform(S3Request("PUT", config: config, bucket: bucket, key: key, headers: [from]), doing: doing, bucket: bucket)
+            return
+        }
+        let metadata = head.headers.filter { $0.key.hasPrefix("x-amz-meta-") }.map { "\($0.key): \($0.value)" }
+        let uploadID = try createUpload(bucket: bucket, key: key, contentType: head.headers["content-type"], metadata: metadata)
+        do {
+            let part = S3PartRules.partSize(fileSize: size, requested: S3PartRules.maximumPart)
+            var parts: [(number: Int, etag: String)] = []
+            var offset: Int64 = 0
+            while offset < size {
+                let end = min(offset + part, size) - 1
+                let request = S3Request(
+                    "PUT", config: config, bucket: bucket, key: key, query: [("partNumber", String(parts.count + 1)), ("uploadId", uploadID)],
+                    headers: [from, "x-amz-copy-source-range: bytes=\(offset)-\(end)"])
+                let response = try perform(request, doing: doing, bucket: bucket)
+                guard let etag = S3XML.value("ETag", in: String(decoding: response.body, as: UTF8.self)) else {
+                    throw HaulError(.s3, "cannot \(doing): the answer had no ETag", transient: true)
+                }
+                parts.append((parts.count + 1, etag))
+                offset = end + 1
+            }
+            try completeUpload(bucket: bucket, key: key, uploadID: uploadID, parts: parts)
+        } catch {
+            try? abortUpload(bucket: bucket, key: key, uploadID: uploadID)
+            throw error
+        }
+    }
+
+    /// The `Content-MD5` header line of the first `length` bytes of file `fd`, read with
+    /// `pread`; `nil` when it cannot be read so.
+    static func contentMD5(fd: Int32, length: Int64) -> String? {
+        let digester = Digester(.md5)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: Int64 = 0
+        while offset < length {
+            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Int(min(Int64($0.count), length - offset)), off_t(offset)) }
+            guard got > 0 else { return nil }
+            buffer.withUnsafeBytes { digester.update(UnsafeRawBufferPointer(rebasing: $0.prefix(got))) }
+            offset += Int64(got)
+        }
+        return "Content-MD5: \(Data(digester.finish().bytes).base64EncodedString())"
     }
 
     /// Deletes object `key` (one already gone counts as deleted).

@@ -38,8 +38,8 @@ extension S3Client {
 
     /// Puts `length` bytes read from `feed` as object `key` in one request, only if the object is
     /// still as `precondition` says (412 fails with `s3-object-changed`). `sha256`, the expected
-    /// digest of the bytes, makes the store refuse a body that does not match it, so a wrong
-    /// object never appears. `contentType`: the origin's (see `S3ContentType`). Not retried here
+    /// digest of the bytes: the body is read whole and checked before it is sent, and the store
+    /// checks it again, so a wrong object never appears and the one there stays. `contentType`: the origin's (see `S3ContentType`). Not retried here
     /// (the bytes are gone). - Returns: the object's ETag.
     public func putObject(
         bucket: String, key: String, length: Int64, feed: ByteFeed, precondition: S3Precondition?, sha256: [UInt8]? = nil,
@@ -47,13 +47,37 @@ extension S3Client {
     ) throws -> String {
         var headers = [S3ContentType.header(contentType)] + metadata
         let precondition = support.supports(.conditionalWrites) ? precondition : nil
+        let expected = sha256
         let sha256 = support.supports(.checksums) ? sha256 : nil
         if let precondition { headers.append(precondition.header) }
         if let sha256 { headers.append("x-amz-checksum-sha256: \(Data(sha256).base64EncodedString())") }
-        let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: headers)
         let doing = "put s3://\(bucket)/\(key)"
-        let response = try send(request, body: .stream(feed, length: length))
+        var body = S3Client.Body.stream(feed, length: length)
+        var spool: Int32 = -1
+        defer { if spool >= 0 { close(spool) } }
+        if support.requiresContentMD5 || expected != nil {
+            // Read whole (below the 5 MiB part minimum) to digest it before the first byte is
+            // sent, into an unlinked temporary file that the request then reads: wrong bytes never
+            // replace the object there, even on a store that ignores x-amz-checksum-sha256.
+            let bytes = try Self.readAll(feed, length: length, doing: doing)
+            if let expected, Self.sha256(bytes) != expected {
+                throw HaulError(
+                    .checksumMismatch, "checksum mismatch: the bytes for s3://\(bucket)/\(key) do not have the expected sha256; nothing was stored",
+                    hint: "check the published digest")
+            }
+            if support.requiresContentMD5 { headers.append(S3Support.contentMD5(bytes)) }
+            spool = try Self.spool(bytes, doing: doing)
+            body = .stream(ByteFeed(fd: spool, limit: length), length: length)
+        }
+        let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: headers)
+        let response = try send(request, body: body)
         let text = String(decoding: response.body.prefix(64 << 10), as: UTF8.self)
+        if S3Support.asksForContentMD5(status: response.status, code: S3XML.value("Code", in: text), message: S3XML.value("Message", in: text)) {
+            if support.requireContentMD5() {
+                Log.info("the S3 bucket requires Content-MD5 (Object Lock); small objects are read whole to digest them", [("bucket", bucket)])
+            }
+            throw HaulError(.s3, "cannot \(doing): bucket '\(bucket)' requires Content-MD5 (Object Lock); retried with it", transient: true)
+        }
         if let feature = S3Support.refused(
             status: response.status, code: S3XML.value("Code", in: text), sentPrecondition: precondition != nil, sentChecksum: sha256 != nil)
         {
@@ -65,6 +89,43 @@ extension S3Client {
         }
         if let error = failure(response, doing: doing, bucket: bucket) { throw error }
         return response.headers["etag"] ?? ""
+    }
+
+    /// The sha256 of `bytes`.
+    static func sha256(_ bytes: Data) -> [UInt8] {
+        let digester = Digester(.sha256)
+        bytes.withUnsafeBytes { digester.update($0) }
+        return digester.finish().bytes
+    }
+
+    /// An unlinked temporary file holding `bytes`, open at its start (the caller closes it).
+    static func spool(_ bytes: Data, doing: String) throws -> Int32 {
+        var template = Array((NSTemporaryDirectory() + "/haul-put-XXXXXX").utf8CString)
+        let fd = mkstemp(&template)
+        guard fd >= 0 else { throw HaulError(.storage, "cannot \(doing): no temporary file: \(String(cString: strerror(errno)))", transient: true) }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == bytes.count, lseek(fd, 0, SEEK_SET) == 0 else {
+            close(fd)
+            throw HaulError(.storage, "cannot \(doing): the temporary file could not be written", transient: true)
+        }
+        return fd
+    }
+
+    /// The `length` bytes of `feed`, read whole. - Throws: when it ends early or is canceled.
+    static func readAll(_ feed: ByteFeed, length: Int64, doing: String) throws -> Data {
+        var bytes = Data(count: Int(length))
+        var got = 0
+        while got < bytes.count, !feed.isCanceled {
+            let read = bytes.withUnsafeMutableBytes { feed.read(into: $0.baseAddress! + got, count: $0.count - got) }
+            guard read > 0 else { break }
+            got += read
+        }
+        guard got == bytes.count else {
+            throw HaulError(.s3, "cannot \(doing): the body ended after \(got) of \(length) bytes", transient: true)
+        }
+        return bytes
     }
 }
 

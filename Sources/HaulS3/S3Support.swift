@@ -1,3 +1,4 @@
+import Foundation
 import HaulCore
 import Synchronization
 
@@ -21,6 +22,7 @@ public final class S3Support: Sendable {
     }
 
     private let missing = Atomic<Int>(0)
+    private let md5Required = Atomic<Bool>(false)
 
     /// A store assumed to support everything until it says otherwise.
     public init() {}
@@ -34,6 +36,30 @@ public final class S3Support: Sendable {
     @discardableResult
     public func drop(_ feature: Feature) -> Bool {
         missing.bitwiseOr(1 << feature.rawValue, ordering: .relaxed).oldValue & (1 << feature.rawValue) == 0
+    }
+
+    /// Whether the store asked for `Content-MD5` on a streamed `PutObject` (a bucket with Object
+    /// Lock retention): such bodies are then read whole before they are sent, to digest them.
+    public var requiresContentMD5: Bool { md5Required.load(ordering: .relaxed) }
+
+    /// Records that the store requires `Content-MD5`. - Returns: whether this is the first time.
+    @discardableResult
+    public func requireContentMD5() -> Bool {
+        !md5Required.exchange(true, ordering: .relaxed)
+    }
+
+    /// Whether an answer refuses a `PutObject` for lacking `Content-MD5` or a checksum, as AWS
+    /// (`InvalidRequest`, naming `Content-MD5`) and moto do in a bucket with Object Lock retention.
+    public static func asksForContentMD5(status: Int, code: String?, message: String?) -> Bool {
+        guard status == 400 else { return false }
+        return code == "MissingUploadObjectWithObjectLockHeaders" || (code == "InvalidRequest" && message?.contains("Content-MD5") == true)
+    }
+
+    /// The `Content-MD5` header line of `bytes`.
+    public static func contentMD5(_ bytes: Data) -> String {
+        let digester = Digester(.md5)
+        bytes.withUnsafeBytes { digester.update($0) }
+        return "Content-MD5: \(Data(digester.finish().bytes).base64EncodedString())"
     }
 
     /// The feature an answer of `status` with S3 error `code` refuses, if it is a

@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulQueue
+import HaulS3Storage
 import HaulStorage
 
 /// The planner for many small files at once. A batch of pending transfers of one origin is
@@ -25,7 +26,10 @@ struct BatchProbe: LaneRole {
         let config = shared.config
         let leases = BatchLeases(claims: claims, database: database, config: config)
         if let store = config.objectStore {
-            let storage = ObjectBatchStorage(store: store, leases: leases, config: config, database: database)
+            let database = database
+            let storage = ObjectBatchStorage(store: store, leases: leases) { dest, claim, seen in
+                try OthersFiles.refuse(dest, of: claim, config: config, database: database, seen: seen)
+            }
             try probe(claims, connections: connections, storage: storage, leases: leases)
         } else {
             let storage = FileBatchStorage(root: OpenedRoot(config.storage), database: database, config: config)

@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulQueue
+import HaulS3Storage
 
 /// Where a `BatchProbe` puts the files it finishes itself: files on a POSIX root
 /// (`FileBatchStorage`) or S3 objects (`ObjectBatchStorage`).

@@ -1,6 +1,7 @@
 import Foundation
 import HaulCore
 import HaulQueue
+import HaulS3Storage
 import HaulStorage
 
 /// The finalizer role: verify a transfer whose segments are all done, assemble it, check its
@@ -57,8 +58,11 @@ struct Finalizer: LaneRole {
         let config = shared.config
         if let store = config.objectStore {
             let limits = FinalizerStages.extractionLimits(claim.info.options, config: config)
-            return try ObjectFinalizer(config: config, store: store, database: database, extractionLimits: limits)
-                .finalize(claim, keeper: keeper)
+            let database = database
+            let finalizer = ObjectFinalizer(
+                workerID: config.workerID, store: store, database: database, scratch: config.storage.path, extractionLimits: limits
+            ) { dest, claim in try OthersFiles.refuse(dest, of: claim, config: config, database: database) }
+            return try finalizer.finalize(claim, keeper: keeper)
         }
         guard let dest = claim.info.dest else { throw HaulError(.unplanned, "transfer \(claim.info.id) has no destination") }
         let files = try TransferFiles(root: config.storage, relative: dest)

@@ -3,6 +3,7 @@ import HaulArchive
 import HaulCore
 import HaulPostgres
 import HaulQueue
+import HaulS3Storage
 import HaulStorage
 import HaulUpload
 
@@ -30,17 +31,9 @@ struct FinalizerStages {
         }
     }
 
-    /// Where `--extract` writes when `--extract-to` is not given: the file's name without its archive extension.
-    static func defaultExtractionFolder(for dest: String) -> String {
-        for suffix in [".tar.gz", ".tgz", ".zip", ".tar", ".gz"] {
-            if let base = dest.droppingASCIISuffix(suffix), !base.isEmpty { return String(base) }
-        }
-        return dest + ".d"
-    }
-
     private func extract(_ file: String) throws {
         guard let dest = claim.info.dest else { return }
-        let relative = try SafePath.validate(claim.info.options.extractTo ?? Self.defaultExtractionFolder(for: dest), what: "--extract-to")
+        let relative = try SafePath.validate(claim.info.options.extractTo ?? Extractor.defaultFolder(for: dest), what: "--extract-to")
         let target = try shared.config.storage.prepare(relative)
         do {
             let summary = try Extractor.extract(archive: file, to: target, limits: limits)
@@ -96,9 +89,14 @@ struct FinalizerStages {
     private func uploadObject(_ file: String, to target: String) throws {
         let result: String
         do {
-            result = try ObjectUpload.send(file, to: target, contentType: claim.info.contentType) { shared.isStopping() || keeper.isLost }
+            let options = claim.info.options
+            let replacing = options.replaceExisting == true || (options.localTarget != nil && options.keepExisting != true)
+            result = try ObjectUpload.send(file, from: claim.info.url, to: target, replacing: replacing, contentType: claim.info.contentType) {
+                shared.isStopping() || keeper.isLost
+            }
         } catch let error as HaulError {
-            throw HaulError(error.code, "upload to \(target) failed: \(error.message)", hint: "\(claim.info.retryCommand) retries just the upload")
+            let hint = error.code == .destinationExists ? error.hint : "\(claim.info.retryCommand) retries just the upload"
+            throw HaulError(error.code, "upload to \(target) failed: \(error.message)", hint: hint)
         }
         try database.run(patient: true) { conn in try leases(conn).recordUpload(claim, result: result) }
         Log.info("uploaded", [("transfer", String(claim.info.id)), ("to", target)])

@@ -1,14 +1,16 @@
 import HaulCore
+import HaulS3Storage
 
-/// On S3 storage: every `HAUL_S3_ORPHAN_CHECK` aborts the uploads under the prefix that no
-/// transfer owns and that are older than `HAUL_S3_ORPHAN_GRACE`, so no orphaned parts accrue
-/// charges. Its first sweep is at the start.
+/// On S3 storage: every `HAUL_S3_ORPHAN_CHECK` aborts the uploads under the prefix that are
+/// Haul's but that no transfer will complete, once older than `HAUL_S3_ORPHAN_GRACE`
+/// (`ObjectStore.abortOrphans`: other tools' uploads are never touched), so no orphaned parts
+/// accrue charges. Its first sweep is at the start.
 final class OrphanUploadSweeper: MaintenanceService {
     /// What the sweeper reads from the environment.
     struct Config: Equatable {
         /// Seconds between sweeps (`HAUL_S3_ORPHAN_CHECK`).
         var every: Double = 600
-        /// How old an unowned upload must be before it is aborted (`HAUL_S3_ORPHAN_GRACE`).
+        /// How old an orphaned upload of Haul's must be before it is aborted (`HAUL_S3_ORPHAN_GRACE`).
         var grace: Double = 3600
         /// Values that were not durations and gave way to the defaults.
         var problems: [String] = []

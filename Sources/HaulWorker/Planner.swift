@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulQueue
+import HaulS3Storage
 import HaulStorage
 
 /// The planner role: probe a pending transfer with its first segment's own ranged GET, write the

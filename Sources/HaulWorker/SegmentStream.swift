@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulQueue
 import HaulS3
+import HaulS3Storage
 import HaulStorage
 
 /// Thrown when the database says another worker owns the segment now: stop, write nothing more.

@@ -1,7 +1,8 @@
 import HaulCore
+import HaulS3Storage
 
-/// On S3 storage, at every round: aborts the multipart uploads of canceled and failed
-/// transfers at once.
+/// On S3 storage, at every round: aborts the multipart uploads of this worker's canceled and
+/// failed transfers at once.
 final class UploadSettler: MaintenanceService {
     let name = "upload settler"
     let interval = 0.0
@@ -17,6 +18,6 @@ final class UploadSettler: MaintenanceService {
     }
 
     func runOnce() throws {
-        try store.abortAbandoned(database, config: shared.config)
+        try store.abortAbandoned(database, scope: shared.config.scope, workerID: shared.config.workerID)
     }
 }

@@ -225,7 +225,7 @@ public final class Worker: Sendable {
     public func abortStoppedUploads() {
         guard let store = shared.config.objectStore else { return }
         let database = shared.maintenanceDatabase(patient: true)
-        do { try store.abortAbandoned(database, config: shared.config) } catch {
+        do { try store.abortAbandoned(database, scope: shared.config.scope, workerID: shared.config.workerID) } catch {
             Log.warning("could not abort S3 uploads of stopped transfers", [("error", "\(error)")])
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulQueue
+import HaulS3Storage
 import HaulStorage
 
 /// The roles a worker process can play (docs/ARCHITECTURE.md "One binary, many roles").

@@ -102,6 +102,21 @@ struct S3SupportTests {
         #expect(!support.supports(.conditionalWrites) && support.supports(.checksums))
     }
 
+    @Test("a PutObject refused for lacking Content-MD5 (Object Lock) is told apart from other 400s; the requirement is recorded once")
+    func contentMD5() {
+        let lock = "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object requests with Object Lock parameters"
+        #expect(S3Support.asksForContentMD5(status: 400, code: "InvalidRequest", message: lock))
+        #expect(S3Support.asksForContentMD5(status: 400, code: "MissingUploadObjectWithObjectLockHeaders", message: nil))
+        #expect(!S3Support.asksForContentMD5(status: 400, code: "InvalidRequest", message: "Invalid part number"))
+        #expect(!S3Support.asksForContentMD5(status: 403, code: "AccessDenied", message: lock))
+        let support = S3Support()
+        #expect(!support.requiresContentMD5)
+        #expect(support.requireContentMD5() && !support.requireContentMD5())
+        #expect(support.requiresContentMD5)
+        // The MD5 of "hello", as S3 wants it: base64 of the 16 bytes.
+        #expect(S3Support.contentMD5(Data("hello".utf8)) == "Content-MD5: XUFAKrxLKna5cZ2REBfFkg==")
+    }
+
     @Test("any other 501 NotImplemented is permanent, not retried as an unavailable store")
     func permanent() {
         let config = S3Config(endpoint: "http://127.0.0.1:8333", region: "us-east-1", credentials: S3Credentials(accessKeyID: "AK", secretAccessKey: "s"))

@@ -1,5 +1,6 @@
 import HaulCore
 import HaulQueue
+import HaulS3Storage
 import Testing
 
 @testable import HaulWorker

@@ -1,4 +1,5 @@
 import Foundation
+import HaulArchive
 import HaulCore
 import HaulHTTP
 import Testing
@@ -38,10 +39,10 @@ struct OriginNamingTests {
 
     @Test("--extract's default folder is the file's name without its archive extension, cut by bytes")
     func defaultExtractionFolder() {
-        #expect(FinalizerStages.defaultExtractionFolder(for: "dir/data.TGZ") == "dir/data")
-        #expect(FinalizerStages.defaultExtractionFolder(for: "a.tar.gz") == "a")
-        #expect(FinalizerStages.defaultExtractionFolder(for: "x\u{600}.zip").sameBytes(as: "x\u{600}"))
-        #expect(FinalizerStages.defaultExtractionFolder(for: ".zip") == ".zip.d")
-        #expect(FinalizerStages.defaultExtractionFolder(for: "notes.txt") == "notes.txt.d")
+        #expect(Extractor.defaultFolder(for: "dir/data.TGZ") == "dir/data")
+        #expect(Extractor.defaultFolder(for: "a.tar.gz") == "a")
+        #expect(Extractor.defaultFolder(for: "x\u{600}.zip").sameBytes(as: "x\u{600}"))
+        #expect(Extractor.defaultFolder(for: ".zip") == ".zip.d")
+        #expect(Extractor.defaultFolder(for: "notes.txt") == "notes.txt.d")
     }
 }

@@ -1,5 +1,6 @@
 import HaulCore
 import HaulS3
+import HaulS3Storage
 import HaulStorage
 import HaulWorker
 

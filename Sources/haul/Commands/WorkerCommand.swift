@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulS3
+import HaulS3Storage
 import HaulStorage
 import HaulWorker
 

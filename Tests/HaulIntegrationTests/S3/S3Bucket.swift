@@ -21,11 +21,11 @@ struct S3Bucket {
     var storeEnvironment: [String: String] { Self.environment.merging(["AWS_ENDPOINT_URL": endpoint]) { $1 } }
 
     /// Creates a bucket named after `label` (plus a random tail) on the store at `endpoint`
-    /// (default: the test SeaweedFS).
-    init(_ label: String, endpoint: String? = nil) throws {
+    /// (default: the test SeaweedFS); with `objectLock`, with Object Lock and a default retention.
+    init(_ label: String, endpoint: String? = nil, objectLock: Bool = false) throws {
         name = "haul-\(label)-\(UUID().uuidString.prefix(8).lowercased())"
         self.endpoint = endpoint ?? Harness.required("HAUL_TEST_S3_ENDPOINT")
-        _ = try check(["mkbucket", name])
+        _ = try check([objectLock ? "mklockbucket" : "mkbucket", name])
     }
 
     /// The object's `Content-Type`, `nil` if there is no such object.

@@ -300,7 +300,9 @@ struct S3WorkerTests {
         #expect(try bucket.openUploads().isEmpty)
     }
 
-    @Test("the housekeeper aborts uploads under the prefix that no transfer owns (nor an extraction's record) once they are older than the grace period")
+    @Test(
+        "the housekeeper aborts an upload a planner opened but never recorded once past the grace, and leaves other tools' uploads under the prefix alone"
+    )
     func orphans() throws {
         let bucket = try S3Bucket("orphan")
         let cluster = try Cluster("s3-orphan")
@@ -308,7 +310,14 @@ struct S3WorkerTests {
         // through its record: the sweep leaves it alone. Started first, so it is past the grace
         // whenever the unowned one is.
         let entry = try bucket.startUpload("pre/unpacked/huge.bin")
+        // A planner killed between opening its upload and recording its id leaves the intent it
+        // recorded before opening it.
         try bucket.startUpload("pre/left-behind.bin")
+        let intent =
+            "WITH r AS (INSERT INTO object_upload_intents (bucket, key) VALUES ('\(bucket.name)', 'pre/left-behind.bin') RETURNING key) SELECT key FROM r"
+        #expect(try cluster.database.scalar(intent) == "pre/left-behind.bin")
+        // Another host's, fleet's or tool's uploads, under the prefix and outside it.
+        try bucket.startUpload("pre/foreign.bin")
         try bucket.startUpload("elsewhere/not-ours.bin")
         let file = try Origin.file("s3/orphan-live.bin", size: 6 * Self.mib)
         let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "live.bin"])
@@ -321,11 +330,11 @@ struct S3WorkerTests {
         #expect(try cluster.waitFinal([id]) == ["done"])
         let swept = try Harness.waitUntil(timeout: 30) { !(try bucket.openUploads().contains("pre/left-behind.bin")) }
         #expect(swept, "the orphan under the prefix was aborted: \((try? bucket.openUploads()) ?? [])")
-        // Three more sweeps (one a second; a sweep logs only what it aborts): the recorded upload
-        // and the one outside the prefix stay.
+        // Three more sweeps (one a second; a sweep logs only what it aborts): the recorded upload,
+        // the foreign one under the prefix and the one outside it stay.
         let later = Reliability.logLines(worker, containing: "aborted orphaned S3 uploads").count
         Thread.sleep(forTimeInterval: 3)
-        #expect(try bucket.openUploads().sorted() == ["elsewhere/not-ours.bin", "pre/unpacked/huge.bin"], "\(worker.stderr)")
+        #expect(try bucket.openUploads().sorted() == ["elsewhere/not-ours.bin", "pre/foreign.bin", "pre/unpacked/huge.bin"], "\(worker.stderr)")
         #expect(Reliability.logLines(worker, containing: "aborted orphaned S3 uploads").count == later, "nothing more was aborted")
         #expect(try bucket.object("pre/live.bin")?.sha256 == file.sha256)
     }

@@ -6,7 +6,11 @@ With `--not-implemented`: the port printed is a proxy in front of moto that answ
 POST carrying `If-None-Match`, `If-Match` or `x-amz-checksum-sha256` with `501 NotImplemented`
 (after reading its body), as stores without conditional writes or checksums do, and passes
 everything else on. `GET /_refused` on it: how many requests it refused.
+
+With `--record`: the port printed is a proxy that passes every request on and records its
+method and path (with the query); `GET /_requests` on it: those lines, as a JSON list.
 """
+import json
 import http.client
 import random
 import socket
@@ -21,6 +25,7 @@ from moto.server import ThreadedMotoServer
 OPTIONAL = ("if-none-match", "if-match", "x-amz-checksum-sha256")
 HOP = ("connection", "expect", "transfer-encoding", "keep-alive")
 REFUSED = [0]
+RECORDED = []
 LOCK = threading.Lock()
 
 
@@ -55,6 +60,7 @@ def start_moto():
 class Proxy(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     upstream = 0
+    record = False
 
     def log_message(self, *args):
         pass
@@ -64,7 +70,14 @@ class Proxy(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         if self.path == "/_refused":
             return self.answer(200, [("Content-Type", "application/json")], str(REFUSED[0]).encode())
-        if self.command in ("PUT", "POST") and any(name in self.headers for name in OPTIONAL):
+        if self.path == "/_requests":
+            with LOCK:
+                lines = list(RECORDED)
+            return self.answer(200, [("Content-Type", "application/json")], json.dumps(lines).encode())
+        if self.record:
+            with LOCK:
+                RECORDED.append("%s %s" % (self.command, self.path))
+        elif self.command in ("PUT", "POST") and any(name in self.headers for name in OPTIONAL):
             with LOCK:
                 REFUSED[0] += 1
             error = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code>'
@@ -93,8 +106,9 @@ class Proxy(BaseHTTPRequestHandler):
 
 
 moto = start_moto()
-if "--not-implemented" in sys.argv[1:]:
+if "--not-implemented" in sys.argv[1:] or "--record" in sys.argv[1:]:
     Proxy.upstream = moto
+    Proxy.record = "--record" in sys.argv[1:]
     for _ in range(500):
         try:
             proxy = ThreadingHTTPServer(("127.0.0.1", free_port()), Proxy)

@@ -1,6 +1,6 @@
 """The tests' independent S3 client (boto3), against the test SeaweedFS.
 
-Usage: s3check.py mkbucket NAME | stat BUCKET KEY | type BUCKET KEY (its Content-Type) | uploads BUCKET | keys BUCKET PREFIX | start BUCKET KEY | put BUCKET KEY TEXT
+Usage: s3check.py mkbucket NAME | mklockbucket NAME (Object Lock, default retention) | stat BUCKET KEY | type BUCKET KEY (its Content-Type) | uploads BUCKET | keys BUCKET PREFIX | start BUCKET KEY | put BUCKET KEY TEXT
        | scramble BUCKET KEY (puts random bytes of the object's size over it)
 Prints JSON on stdout. Reads HAUL_TEST_S3_ENDPOINT, HAUL_TEST_S3_KEY, HAUL_TEST_S3_SECRET.
 """
@@ -23,6 +23,12 @@ def main(command, *args):
     s3 = client()
     if command == "mkbucket":
         s3.create_bucket(Bucket=args[0])
+        result = {"bucket": args[0]}
+    elif command == "mklockbucket":
+        # Object Lock with a default retention: every put must carry Content-MD5 or a checksum.
+        s3.create_bucket(Bucket=args[0], ObjectLockEnabledForBucket=True)
+        s3.put_object_lock_configuration(Bucket=args[0], ObjectLockConfiguration={
+            "ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}})
         result = {"bucket": args[0]}
     elif command == "stat":
         try:

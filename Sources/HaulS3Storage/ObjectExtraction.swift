@@ -17,7 +17,7 @@ import Synchronization
 /// crashed one first deletes what the earlier attempt recorded, then starts over.
 struct ObjectExtraction {
     let store: ObjectStore
-    let database: ResilientConnection
+    let database: any QueueDatabase
     let workerID: String
     /// The worker's scratch directory (local disk for a zip archive, removed after).
     let scratch: String
@@ -95,12 +95,12 @@ struct ObjectExtraction {
 /// Records extracted keys and their open uploads one at a time (zip entries are written by
 /// several threads; the connection is not shared).
 private final class Journal: ExtractionJournal, @unchecked Sendable {
-    private let database: ResilientConnection
+    private let database: any QueueDatabase
     private let workerID: String
     private let claim: TransferLeases.Claim
     private let lock = Mutex<Void>(())
 
-    init(database: ResilientConnection, workerID: String, claim: TransferLeases.Claim) {
+    init(database: any QueueDatabase, workerID: String, claim: TransferLeases.Claim) {
         self.database = database
         self.workerID = workerID
         self.claim = claim

@@ -1,17 +1,16 @@
 import HaulCore
-import HaulQueue
 
 /// Which digest a finished file gets and how it is judged, for the finalizer and the batch probe alike.
 extension TransferInfo {
     /// The algorithm to hash the finished file with: the expected digest's, sha256 for
     /// `--record-digest`, none otherwise.
-    var digestAlgorithm: Checksum.Algorithm? {
+    public var digestAlgorithm: Checksum.Algorithm? {
         expectedChecksum?.algorithm ?? (options.recordDigest == true ? .sha256 : nil)
     }
 
     /// The computed digest as it is recorded, after checking it against the expected one.
     /// - Throws: `checksum-mismatch` when they differ.
-    func verified(_ actual: Checksum) throws -> String {
+    public func verified(_ actual: Checksum) throws -> String {
         if let expected = expectedChecksum, actual != expected {
             throw HaulError(
                 .checksumMismatch, "checksum mismatch: expected \(expected) but the downloaded file is \(actual)",

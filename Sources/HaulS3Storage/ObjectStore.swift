@@ -35,7 +35,7 @@ public struct ObjectStore: Sendable {
         let client: S3Client
         do {
             client = S3Client(config: try S3Config.fromEnvironment())
-            try client.checkBucket(location.bucket)
+            try client.checkBucket(location.bucket, prefix: location.folder)
         } catch let error as HaulError where [.s3NoBucket, .s3Auth, .s3Credentials, .s3Region].contains(error.code) {
             throw HaulError(.usage, error.message, hint: error.hint)
         }
@@ -47,7 +47,7 @@ public struct ObjectStore: Sendable {
     /// for a file of at most 5 TiB.
     /// - Parameter first: the length of the first part (its request is already streaming).
     /// - Throws: when the size is unknown or an origin without ranges sends more than one part may hold.
-    static func fit(_ plan: TransferLeases.Plan, first: Int64, requested: Int64) throws -> TransferLeases.Plan {
+    public static func fit(_ plan: TransferLeases.Plan, first: Int64, requested: Int64) throws -> TransferLeases.Plan {
         guard !plan.ranges.isEmpty else { return plan }
         guard let size = plan.size, !plan.unknownLength else {
             throw HaulError(
@@ -71,33 +71,44 @@ public struct ObjectStore: Sendable {
 
     /// Aborts the multipart uploads of canceled and failed transfers. - Returns: how many.
     @discardableResult
-    func abortAbandoned(_ database: ResilientConnection, config: WorkerConfig) throws -> Int {
-        let abandoned = try database.run { conn in try ObjectUploads.abandoned(conn, scope: config.scope, workerID: config.workerID) }
+    public func abortAbandoned(_ database: any QueueDatabase, scope: WorkScope, workerID: String) throws -> Int {
+        let abandoned = try database.run(patient: false) { conn in try ObjectUploads.abandoned(conn, scope: scope, workerID: workerID) }
         for upload in abandoned {
             try client.abortUpload(bucket: location.bucket, key: try key(for: upload.dest), uploadID: upload.uploadID)
-            try database.run { conn in try ObjectUploads.forget(conn, transferID: upload.transferID, uploadID: upload.uploadID) }
+            try database.run(patient: false) { conn in try ObjectUploads.forget(conn, transferID: upload.transferID, uploadID: upload.uploadID) }
             Log.info("aborted the S3 upload of a stopped transfer", [("transfer", String(upload.transferID))])
         }
         return abandoned.count
     }
 
-    /// Aborts uploads under the prefix that no transfer owns and that began more than `grace`
-    /// seconds ago (a planner records its upload right after creating it). - Returns: how many.
+    /// Aborts the uploads under the prefix that are provably Haul's and that no one will
+    /// complete (see `UploadKnowledge.verdict`): those recorded by a stopped transfer of any
+    /// worker, and those begun more than `grace` seconds ago at a key where the database says a
+    /// planner or extraction was about to open one that it never recorded. Uploads of other
+    /// hosts, fleets and tools under the same prefix are left alone. - Returns: how many.
     @discardableResult
-    func abortOrphans(_ database: ResilientConnection, grace: Double) throws -> Int {
-        let prefix = location.path.isEmpty || location.path.endsWithSlash ? location.path : location.path + "/"
-        let open = try client.listUploads(bucket: location.bucket, prefix: prefix)
+    public func abortOrphans(_ database: any QueueDatabase, grace: Double) throws -> Int {
+        let bucket = location.bucket
+        let open = try client.listUploads(bucket: bucket, prefix: location.folder)
+        defer {
+            try? database.run(patient: false) { conn in
+                try ObjectUploads.pruneIntents(conn, bucket: bucket, olderThan: grace + 2 * UploadKnowledge.window)
+            }
+        }
         guard !open.isEmpty else { return 0 }
-        let owned = try database.run { conn in try ObjectUploads.owned(conn) }
+        let known = try database.run(patient: false) { conn in try ObjectUploads.known(conn, bucket: bucket, keys: Array(Set(open.map(\.key)))) }
         let parser = ISO8601DateFormatter()
         parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let plain = ISO8601DateFormatter()
         var aborted = 0
-        for upload in open where !owned.contains(upload.uploadID) {
-            guard let started = parser.date(from: upload.initiated) ?? plain.date(from: upload.initiated),
-                Date().timeIntervalSince(started) > grace
-            else { continue }
-            try client.abortUpload(bucket: location.bucket, key: upload.key, uploadID: upload.uploadID)
+        for upload in open {
+            let initiated = (parser.date(from: upload.initiated) ?? plain.date(from: upload.initiated))?.timeIntervalSince1970
+            let verdict = known.verdict(key: upload.key, uploadID: upload.uploadID, initiated: initiated, now: Date().timeIntervalSince1970, grace: grace)
+            guard verdict != .keep else { continue }
+            try client.abortUpload(bucket: bucket, key: upload.key, uploadID: upload.uploadID)
+            if case .abortStopped(let transfer) = verdict {
+                try database.run(patient: false) { conn in try ObjectUploads.forget(conn, transferID: transfer, uploadID: upload.uploadID) }
+            }
             aborted += 1
         }
         if aborted > 0 { Log.info("aborted orphaned S3 uploads", [("count", String(aborted)), ("prefix", location.description)]) }
@@ -107,11 +118,11 @@ public struct ObjectStore: Sendable {
 
 /// Opening a segment's upload (S3 storage): a part of the transfer's multipart upload, or the
 /// whole object in one `PutObject` for a file below the part minimum.
-enum ObjectPart {
+public enum ObjectPart {
     /// Starts the `UploadPart` of `segment` (part number `index + 1`, its whole length), or the
     /// `PutObject` of a single-request file. A `PutObject` is conditional on the object as it is
     /// when the request starts, and carries the expected sha256 when there is one.
-    static func open(_ segment: ClaimedSegment, dest: String, store: ObjectStore) throws -> PartStream {
+    public static func open(_ segment: ClaimedSegment, dest: String, store: ObjectStore) throws -> PartStream {
         let key = try store.key(for: dest)
         if segment.transfer.objectUploadID == nil, segment.index == 0, let length = segment.length,
             ObjectPlanning.isSingleRequest(size: segment.transfer.size)
@@ -129,28 +140,28 @@ enum ObjectPart {
     }
 
     /// The expected digest's bytes when it is a sha256 (the one digest S3 checks on a `PutObject`).
-    static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? {
+    public static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? {
         guard let text = info.expectedDigest, let expected = try? Checksum(parsing: text), expected.algorithm == .sha256 else { return nil }
         return expected.bytes
     }
 }
 
 /// The planner's hooks for S3 storage.
-enum ObjectPlanning {
+public enum ObjectPlanning {
     /// The first segment's length: the transfer's segment size, within S3's part limits.
-    static func firstSegment(_ info: TransferInfo, store: ObjectStore?) -> Int64 {
+    public static func firstSegment(_ info: TransferInfo, store: ObjectStore?) -> Int64 {
         store == nil ? info.segmentSize : min(max(info.segmentSize, S3PartRules.minimumPart), S3PartRules.maximumPart)
     }
 
     /// Whether a file of `size` bytes is stored with one `PutObject` instead of a multipart
     /// upload: a known size below S3's part minimum (an empty file is put by the finalizer).
-    static func isSingleRequest(size: Int64?) -> Bool {
+    public static func isSingleRequest(size: Int64?) -> Bool {
         guard let size else { return false }
         return size > 0 && size < S3PartRules.minimumPart
     }
 
     /// `plan` cut into valid S3 parts (unchanged on POSIX storage).
-    static func fit(_ plan: TransferLeases.Plan, info: TransferInfo, store: ObjectStore?) throws -> TransferLeases.Plan {
+    public static func fit(_ plan: TransferLeases.Plan, info: TransferInfo, store: ObjectStore?) throws -> TransferLeases.Plan {
         guard store != nil else { return plan }
         return try ObjectStore.fit(plan, first: firstSegment(info, store: store), requested: info.segmentSize)
     }
@@ -159,17 +170,20 @@ enum ObjectPlanning {
     /// the one an earlier plan opened (a restarted transfer starts its upload over). An empty
     /// file needs none (the finalizer puts it), nor does a file below the part minimum (its one
     /// segment is a `PutObject`). - Returns: false if the lease was lost.
-    static func openUpload(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, database: ResilientConnection) throws -> Bool {
+    public static func openUpload(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, database: any QueueDatabase) throws -> Bool {
         let key = try store.key(for: plan.dest)
         if let earlier = claim.info.objectUploadID {
             try? store.client.abortUpload(bucket: store.location.bucket, key: claim.info.dest.flatMap { try? store.key(for: $0) } ?? key, uploadID: earlier)
         }
         guard !plan.ranges.isEmpty, plan.unknownLength || !isSingleRequest(size: plan.size) else { return true }
+        // Recorded first, so that the sweep knows the upload for Haul's own if this dies before recording it.
+        let intent = try database.run(patient: false) { conn in try ObjectUploads.intend(conn, bucket: store.location.bucket, key: key) }
         let uploadID = try store.client.createUpload(
             bucket: store.location.bucket, key: key, contentType: plan.contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
-        let recorded = try database.run { conn in
+        let recorded = try database.run(patient: false) { conn in
             try TransferLeases(conn, workerID: "").recordObjectUpload(claim, uploadID: uploadID)
         }
+        try? database.run(patient: false) { conn in try ObjectUploads.settle(conn, intent: intent) }
         if !recorded { try? store.client.abortUpload(bucket: store.location.bucket, key: key, uploadID: uploadID) }
         return recorded
     }

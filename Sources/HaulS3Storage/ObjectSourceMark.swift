@@ -11,7 +11,7 @@ public enum ObjectSourceMark {
     static let name = "haul-source"
 
     /// The header line that marks a new object as stored from `url`.
-    static func metadata(for url: String) -> [String] {
+    public static func metadata(for url: String) -> [String] {
         ["x-amz-meta-\(name): \(SourceMark.value(for: url))"]
     }
 

@@ -14,30 +14,38 @@ import Synchronization
 /// stale, asks again and learns that the lease is gone). The request's precondition
 /// (`S3Precondition`) covers a freeze between that check and the last byte: it never replaces
 /// an object other than the one the batch's lookup saw, the one its ownership was checked on.
-struct ObjectBatchStorage: BatchStorage {
+public struct ObjectBatchStorage {
     let store: ObjectStore
-    let leases: BatchLeases
-    let config: WorkerConfig
-    let database: ResilientConnection
+    let leases: any BatchFence
+    /// Throws `destination-exists` when the object at a destination (as the lookup saw it) is
+    /// not the claim's to replace.
+    let refuse: (String, TransferLeases.Claim, S3Client.ObjectHead?) throws -> Void
     /// What `lookUp` found, by transfer id.
     private let seen = SeenObjects()
+
+    /// The batch storage of `store`, fenced by `leases`.
+    public init(store: ObjectStore, leases: any BatchFence, refuse: @escaping (String, TransferLeases.Claim, S3Client.ObjectHead?) throws -> Void) {
+        self.store = store
+        self.leases = leases
+        self.refuse = refuse
+    }
 
     /// How many lookups run at once: each is a round trip to the store that waits on the
     /// network, a few milliseconds each even on a local network, so one after another a batch
     /// of a thousand files would wait seconds before its first request.
-    static let lookupWidth = 16
+    public static let lookupWidth = 16
 
-    var noun: String { "object" }
-    var storing: String { "storing the object" }
+    public var noun: String { "object" }
+    public var storing: String { "storing the object" }
 
-    func takesWhole(size: Int64) -> Bool {
+    public func takesWhole(size: Int64) -> Bool {
         size < S3PartRules.minimumPart
     }
 
     /// A `HeadObject` per named destination, `lookupWidth` at a time. The one answer serves the
     /// size, the ownership check (`refuseOthers`) and the `PutObject`'s precondition (`sink`).
     /// A lookup that fails counts as nothing seen: the `PutObject` then looks the object up itself.
-    func lookUp(_ claims: [TransferLeases.Claim]) -> [Int64?] {
+    public func lookUp(_ claims: [TransferLeases.Claim]) -> [Int64?] {
         let store = store
         let found = Concurrently.map(claims.count, width: Self.lookupWidth) { index -> SeenObjects.Seen? in
             guard let dest = claims[index].info.dest, let key = try? store.key(for: dest) else { return nil }
@@ -51,28 +59,15 @@ struct ObjectBatchStorage: BatchStorage {
         return found.map { $0?.head?.size }
     }
 
-    func refuseOthers(_ dest: String, of claim: TransferLeases.Claim) throws {
-        try OthersFiles.refuse(dest, of: claim, config: config, database: database, seen: seen.at(dest, of: claim.info.id)?.head)
+    public func refuseOthers(_ dest: String, of claim: TransferLeases.Claim) throws {
+        try refuse(dest, claim, seen.at(dest, of: claim.info.id)?.head)
     }
 
-    func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> ObjectPut {
+    public func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> ObjectPut {
         let object = seen.at(plan.dest, of: claim.info.id)
         return try ObjectPut(plan: plan, of: claim, store: store, leases: leases, seen: object.flatMap { S3Precondition.seen($0.head) })
     }
 
-    /// Waits for the `PutObject`s' answers.
-    func store(_ whole: [BatchedProbe<Self>], unchanged: [BatchedProbe<Self>], planner: Planner) throws -> [BatchedProbe<Self>] {
-        let stored = whole.filter { probe in
-            do {
-                try probe.sink?.settle()
-                return true
-            } catch {
-                planner.planningFailed(probe.claim, error: error)
-                return false
-            }
-        }
-        return stored + unchanged
-    }
 }
 
 /// The objects a batch's lookup found at its destinations (`ObjectBatchStorage.lookUp`),
@@ -98,10 +93,10 @@ final class SeenObjects: Sendable {
 
 /// A whole file streaming into its `PutObject`, which keeps the object's last byte back until
 /// the lease is confirmed (an empty file's request starts only then).
-final class ObjectPut: WholeFileSink {
+public final class ObjectPut {
     private let claim: TransferLeases.Claim
     private let store: ObjectStore
-    private let leases: BatchLeases
+    private let leases: any BatchFence
     private let key: String
     /// The object as the batch's lookup saw it, which the request must still find; `nil`: it looks first.
     private let seen: S3Precondition?
@@ -110,7 +105,7 @@ final class ObjectPut: WholeFileSink {
     private var upload: PartStream?
     private var heldByte: UInt8?
 
-    init(plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, leases: BatchLeases, seen: S3Precondition?) throws {
+    init(plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, leases: any BatchFence, seen: S3Precondition?) throws {
         self.claim = claim
         self.store = store
         self.leases = leases
@@ -125,7 +120,7 @@ final class ObjectPut: WholeFileSink {
     }
 
     /// Streams bytes into the `PutObject`, keeping the object's last byte back.
-    func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws {
+    public func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws {
         guard let upload else { throw HaulError(.`internal`, "transfer \(claim.info.id) has bytes but no upload") }
         try upload.write(completing ? UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 1)]) : bytes) { [leases, claim] in
             leases.renewIfDue()
@@ -136,7 +131,7 @@ final class ObjectPut: WholeFileSink {
 
     /// The fence: once the lease is confirmed held, sends the last byte (or starts an empty
     /// file's `PutObject`); the answer is read in `settle`, so that the batch goes on meanwhile.
-    func complete() throws {
+    public func complete() throws {
         guard leases.isHeld(claim.info.id) else { throw HaulError(.leaseLost, "another worker holds transfer \(claim.info.id) now") }
         if let byte = heldByte {
             try withUnsafeBytes(of: byte) { bytes in try upload?.write(bytes) { true } }
@@ -148,7 +143,7 @@ final class ObjectPut: WholeFileSink {
     }
 
     /// Waits for the `PutObject`'s answer.
-    func settle() throws {
+    public func settle() throws {
         guard let upload else { return }
         _ = try upload.finish {}
         self.upload = nil
@@ -159,7 +154,7 @@ final class ObjectPut: WholeFileSink {
     }
 
     /// Stops the `PutObject` without completing it: nothing is stored.
-    func discard() {
+    public func discard() {
         upload?.abort()
         upload = nil
         heldByte = nil

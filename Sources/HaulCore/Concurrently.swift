@@ -4,9 +4,9 @@ import Synchronization
 /// Blocking calls (libcurl requests) run side by side on threads of their own, never on the
 /// cooperative pool, for work that waits on the network rather than the CPU: a batch's S3
 /// lookups, each a round trip that would otherwise wait for the one before.
-enum Concurrently {
+public enum Concurrently {
     /// `body(0)`, `body(1)` … `body(count - 1)` on up to `width` threads; the results in order.
-    static func map<Result: Sendable>(_ count: Int, width: Int, _ body: @escaping @Sendable (Int) -> Result) -> [Result] {
+    public static func map<Result: Sendable>(_ count: Int, width: Int, _ body: @escaping @Sendable (Int) -> Result) -> [Result] {
         guard count > 1, width > 1 else { return (0..<count).map(body) }
         let work = Work<Result>(count: count)
         let finished = DispatchGroup()
