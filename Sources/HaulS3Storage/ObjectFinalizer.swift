@@ -12,8 +12,6 @@ public struct ObjectFinalizer {
     let workerID: String
     let store: ObjectStore
     let database: any QueueDatabase
-    /// The worker's scratch directory.
-    let scratch: String
     /// The transfer's extraction limits, capped by the worker's.
     let extractionLimits: ExtractionLimits
     /// Throws `destination-exists` when the object at a destination is not the claim's to replace.
@@ -21,13 +19,12 @@ public struct ObjectFinalizer {
 
     /// A finalizer of worker `workerID`'s transfers on `store`.
     public init(
-        workerID: String, store: ObjectStore, database: any QueueDatabase, scratch: String, extractionLimits: ExtractionLimits,
+        workerID: String, store: ObjectStore, database: any QueueDatabase, extractionLimits: ExtractionLimits,
         refuseOthers: @escaping (String, TransferLeases.Claim) throws -> Void
     ) {
         self.workerID = workerID
         self.store = store
         self.database = database
-        self.scratch = scratch
         self.extractionLimits = extractionLimits
         self.refuseOthers = refuseOthers
     }
@@ -44,7 +41,7 @@ public struct ObjectFinalizer {
             ? try database.run(patient: false) { conn in try leases(conn).publishedDigest(of: claim) } : try publish(claim, dest: dest, keeper: keeper)
         if claim.info.options.extract == true, !progress.extracted {
             let folder = try SafePath.validate(claim.info.options.extractTo ?? Extractor.defaultFolder(for: dest), what: "--extract-to")
-            let extraction = ObjectExtraction(store: store, database: database, workerID: workerID, scratch: scratch, limits: extractionLimits)
+            let extraction = ObjectExtraction(store: store, database: database, workerID: workerID, limits: extractionLimits)
             _ = try extraction.run(claim, dest: dest, folder: folder) { keeper.isLost }
             try keeper.check()
             try database.run(patient: true) { conn in try leases(conn).markExtracted(claim) }

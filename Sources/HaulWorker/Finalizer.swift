@@ -60,7 +60,7 @@ struct Finalizer: LaneRole {
             let limits = FinalizerStages.extractionLimits(claim.info.options, config: config)
             let database = database
             let finalizer = ObjectFinalizer(
-                workerID: config.workerID, store: store, database: database, scratch: config.storage.path, extractionLimits: limits
+                workerID: config.workerID, store: store, database: database, extractionLimits: limits
             ) { dest, claim in try OthersFiles.refuse(dest, of: claim, config: config, database: database) }
             return try finalizer.finalize(claim, keeper: keeper)
         }
