@@ -233,4 +233,29 @@ struct S3GetTests {
         #expect(try bucket.object("m/a.bin")?.sha256 == file.sha256)
         #expect(try bucket.openUploads().isEmpty)
     }
+
+    @Test(
+        "a malformed storage URL is refused up front with a hint, never saved into a local folder named after it",
+        arguments: ["s3:/bucket/x.bin", "s3:bucket/x.bin", "S3://bucket/x.bin", "file:/tmp/x.bin"])
+    func malformedStorageURL(output: String) throws {
+        let work = Harness.temporaryDirectory("s3-slip")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let small = try Origin.file("s3/slip-\(UUID().uuidString.prefix(6)).bin", size: 1000)
+        let database = try TestDatabase()
+        let result = try Run.haul(
+            ["get", Harness.origin + small.path, "-o", output], database: database.url, environment: S3Bucket.environment, directory: work)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("'\(output)'") && result.stderr.contains("s3://BUCKET/KEY"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+    }
+
+    @Test("an S3 worker's startup line names its bucket and prefix")
+    func workerNamesBucket() throws {
+        let bucket = try S3Bucket("startlog")
+        let cluster = try Cluster("s3-startlog")
+        let worker = try cluster.startWorker([], environment: S3Bucket.environment, storage: "s3://\(bucket.name)/pre")
+        let started = Harness.waitUntil(timeout: 30) { (worker.stdout + worker.stderr).contains("worker started") }
+        let line = (worker.stdout + worker.stderr).split(separator: "\n").first { $0.contains("worker started") } ?? ""
+        #expect(started && line.contains("s3://\(bucket.name)/pre"), "\(line)")
+    }
 }
