@@ -29,12 +29,10 @@ public struct ObjectFinalizer {
         self.refuseOthers = refuseOthers
     }
 
-    /// Publishes the object unless an earlier attempt did, then extracts it if asked; returns the digest to record.
+    /// Publishes the object unless an earlier attempt did, then extracts it if asked; returns the
+    /// digest to record. (`--upload-to` is the worker's: it uploads an `ObjectCopy`.)
     public func finalize(_ claim: TransferLeases.Claim, keeper: any FinalizingLease) throws -> String? {
         guard let dest = claim.info.dest else { throw HaulError(.unplanned, "transfer \(claim.info.id) has no destination") }
-        if claim.info.options.uploadTo != nil {
-            throw HaulError(.s3Unsupported, "--upload-to is not available for transfers stored on S3 yet", hint: "use a POSIX storage root for it")
-        }
         let progress = try database.run(patient: false) { conn in try leases(conn).progress(of: claim) }
         let digest =
             progress.published

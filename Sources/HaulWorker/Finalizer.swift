@@ -62,7 +62,17 @@ struct Finalizer: LaneRole {
             let finalizer = ObjectFinalizer(
                 workerID: config.workerID, store: store, database: database, extractionLimits: limits
             ) { dest, claim in try OthersFiles.refuse(dest, of: claim, config: config, database: database) }
-            return try finalizer.finalize(claim, keeper: keeper)
+            let digest = try finalizer.finalize(claim, keeper: keeper)
+            if claim.info.options.uploadTo != nil, let dest = claim.info.dest {
+                // The uploaders send a file: the object is read back into the private scratch folder.
+                let progress = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).progress(of: claim) }
+                let copy = try ObjectCopy(of: dest, store: store) { [shared] in shared.isStopping() || keeper.isLost }
+                defer { copy.remove() }
+                try FinalizerStages(shared: shared, database: database, claim: claim, keeper: keeper).upload(copy.path, progress: progress) {
+                    try store.client.deleteObject(bucket: store.location.bucket, key: try store.key(for: dest))
+                }
+            }
+            return digest
         }
         guard let dest = claim.info.dest else { throw HaulError(.unplanned, "transfer \(claim.info.id) has no destination") }
         let files = try TransferFiles(root: config.storage, relative: dest)

@@ -102,8 +102,9 @@ enum GetCommand: Command {
             throw HaulError.usage("-o names one file but there are \(urls.count) URLs", hint: "give -o a directory (ending in /) to keep the origins' names")
         }
         let timestamping = arguments.has("--timestamping")
-        if timestamping && (toStandardOutput || object != nil) {
-            throw HaulError.usage("-N compares with a file on this machine", hint: "give -o a local path, or drop -N")
+        if timestamping && toStandardOutput {
+            throw HaulError.usage(
+                "-N compares with the file or object saved before; standard output keeps none", hint: "give -o a path or s3:// URL, or drop -N")
         }
         // -N replaces an older file, as wget -N does: it is the point of asking.
         let force = arguments.has("--force") || timestamping

@@ -258,4 +258,40 @@ struct S3GetTests {
         let line = (worker.stdout + worker.stderr).split(separator: "\n").first { $0.contains("worker started") } ?? ""
         #expect(started && line.contains("s3://\(bucket.name)/pre"), "\(line)")
     }
+
+    @Test("-N into s3://: an object stored after the origin's copy changed is kept untouched; once the origin's copy is newer it is replaced")
+    func timestamping() throws {
+        let bucket = try S3Bucket("stamp")
+        let database = try TestDatabase()
+        let served = try Origin.file("s3/stamp-\(UUID().uuidString.prefix(6)).bin", size: 300_000)
+        try bucket.put("n/x.bin", "mine\n")
+        let arguments = ["get", "-N", Harness.origin + served.path, "-o", "s3://\(bucket.name)/n/x.bin"]
+        let kept = try Run.haul(arguments, database: database.url, environment: S3Bucket.environment)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(try bucket.object("n/x.bin")?.sha256 == Origin.sha256(Data("mine\n".utf8)), "the newer object is untouched")
+        #expect(kept.stderr.contains("up to date"), "\(kept.stderr)")
+        try TimestampingTests.setModified(Harness.docroot + served.path, Int(Date().timeIntervalSince1970) + 3600)
+        let replaced = try Run.haul(arguments, database: database.url, environment: S3Bucket.environment)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try bucket.object("n/x.bin")?.sha256 == served.sha256, "the older object was replaced by the origin's copy")
+    }
+
+    @Test("--upload-to from S3 storage reads the object back and uploads it; --delete-after-upload then deletes the object")
+    func uploadToFromS3() throws {
+        let bucket = try S3Bucket("upfrom")
+        let database = try TestDatabase()
+        let served = try Origin.file("s3/upfrom-\(UUID().uuidString.prefix(6)).bin", size: 6 * Self.mib + 5)
+        let result = try Run.haul(
+            ["get", Harness.origin + served.path, "-o", "s3://\(bucket.name)/a/x.bin", "--upload-to", "s3://\(bucket.name)/up/"], database: database.url,
+            environment: S3Bucket.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try bucket.object("a/x.bin")?.sha256 == served.sha256)
+        #expect(try bucket.object("up/x.bin")?.sha256 == served.sha256)
+        let moved = try Run.haul(
+            ["get", Harness.origin + served.path, "-o", "s3://\(bucket.name)/b/y.bin", "--upload-to", "s3://\(bucket.name)/up2/", "--delete-after-upload"],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(try bucket.object("up2/y.bin")?.sha256 == served.sha256)
+        #expect(try bucket.object("b/y.bin") == nil, "deleted after the upload")
+    }
 }
