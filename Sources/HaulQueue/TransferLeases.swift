@@ -217,6 +217,10 @@ public struct TransferLeases {
         public var ranges: [SegmentPlan.Range]
         /// `nil` length: a single segment reading an unknown-length body to its end.
         public var unknownLength: Bool
+        /// The storage the file goes to (`file:///ROOT`, `s3://BUCKET/PREFIX`), recorded with the plan.
+        public var storage: String?
+        /// The layout there when the storage decides it (`s3`); `nil` keeps the one enqueued.
+        public var layout: StorageLayout?
 
         public init(
             dest: String, host: String, size: Int64?, etag: String?, lastModified: String?, contentType: String?, acceptsRanges: Bool,
@@ -264,13 +268,14 @@ public struct TransferLeases {
             let updated = try db.query(
                 """
                 UPDATE transfers SET state = CASE WHEN $9 THEN 'finalizing' ELSE 'downloading' END, dest = $3, size = $4, etag = $5, last_modified = $6, content_type = $7, accepts_ranges = $8,
+                       storage = coalesce($11, storage), layout = coalesce($12, layout),
                        options = CASE WHEN $10 THEN options || '{"named_by_origin": true}'::jsonb ELSE options END,
                        lease_token = NULL, lease_expires_at = NULL, attempts = 0, updated_at = now()
                 WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'
                 """,
                 [
                     claim.info.id, claim.leaseToken, plan.dest, plan.size, plan.etag, plan.lastModified, plan.contentType, plan.acceptsRanges,
-                    plan.ranges.isEmpty, namedByOrigin,
+                    plan.ranges.isEmpty, namedByOrigin, plan.storage, plan.layout?.rawValue,
                 ]
             ).affectedRows
             guard updated == 1 else { return .lost }

@@ -106,7 +106,7 @@ struct Finalizer: LaneRole {
         if segments.isEmpty {
             source = files.partial(generation: claim.generation)
             try files.preparePartial(size: 0, generation: claim.generation, url: claim.info.url, holding: shared.heldPartials(for: claim.info))
-        } else if claim.info.layout == "parts" {
+        } else if claim.info.layout == .parts {
             // Part paths come back from the database: they must pass the same rules as a --dest.
             let pieces = try segments.flatMap { segment in
                 try segment.parts.map { Assembler.Piece(path: try config.storage.recorded($0.path), offset: $0.offset, length: $0.length) }

@@ -216,7 +216,7 @@ enum GetCommand: Command {
     /// recorded in another database too, which the history cannot show. Resuming would fail on
     /// the mark and start over anyway (`TransferFiles.confirmPartial`); seen here, the user is told.
     private static func partialMarkedByAnother(_ earlier: TransferStatus, url: String, storage: StorageRoot) -> Bool {
-        guard earlier.layout == "inplace", let dest = earlier.dest, let files = try? TransferFiles(root: storage, relative: dest) else { return false }
+        guard earlier.layout == .inplace, let dest = earlier.dest, let files = try? TransferFiles(root: storage, relative: dest) else { return false }
         return SourceMark.read(files.partial(generation: earlier.generation), against: url) == .anotherURL
     }
 

@@ -294,4 +294,20 @@ struct S3GetTests {
         #expect(try bucket.object("up2/y.bin")?.sha256 == served.sha256)
         #expect(try bucket.object("b/y.bin") == nil, "deleted after the upload")
     }
+
+    @Test("each transfer records its storage and layout: s3://bucket/prefix and s3 for every object, file:///root for a folder")
+    func recordsStorage() throws {
+        let bucket = try S3Bucket("where")
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("where")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let small = try Origin.file("s3/where-\(UUID().uuidString.prefix(6)).bin", size: 100_003)
+        let big = try Origin.file("s3/where-\(UUID().uuidString.prefix(6)).bin", size: 6 * Self.mib + 1)
+        for (served, output) in [(small, "s3://\(bucket.name)/w/small.bin"), (big, "s3://\(bucket.name)/w/big.bin"), (small, work + "/small.bin")] {
+            let result = try Run.haul(["get", Harness.origin + served.path, "-o", output], database: database.url, environment: S3Bucket.environment)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let rows = try database.scalar("SELECT string_agg(dest || ' ' || layout || ' ' || coalesce(storage, '-'), ',' ORDER BY id) FROM transfers")
+        #expect(rows == "small.bin s3 s3://\(bucket.name)/w/,big.bin s3 s3://\(bucket.name)/w/,small.bin inplace file://\(work)", "\(rows)")
+    }
 }
