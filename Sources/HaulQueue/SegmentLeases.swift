@@ -10,12 +10,17 @@ public struct SegmentLeases {
     let workerID: String
     /// The transfers whose segments this worker claims and splits.
     let scope: WorkScope
+    /// The claiming worker's storage identity (`WorkerConfig.storageIdentity`): segments of a
+    /// transfer planned on another storage are not its to fetch. `nil`: any.
+    let storage: String?
 
-    /// Works through `connection` on behalf of worker `workerID`, on the transfers of `scope`.
-    public init(_ connection: PostgresConnection, workerID: String, scope: WorkScope = .fleet) {
+    /// Works through `connection` on behalf of worker `workerID`, on the transfers of `scope`
+    /// (and of `storage`, when given).
+    public init(_ connection: PostgresConnection, workerID: String, scope: WorkScope = .fleet, storage: String? = nil) {
         self.db = connection
         self.workerID = workerID
         self.scope = scope
+        self.storage = storage
     }
 
     /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority,
@@ -28,7 +33,7 @@ public struct SegmentLeases {
     public func claim(limit: Int, lease: Double) throws -> [ClaimedSegment] {
         for wait in [false, true] {
             let statement = PipelinedStatement(
-                Self.claimStatement(wait: wait, limit: limit, scope: scope), [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false,
+                Self.claimStatement(wait: wait, limit: limit, scope: scope), [lease, workerID, HostLimits.fallbackDefault, storage], awaitDurableCommit: false,
                 prepared: true,
                 genericPlan: true)
             let rows = try db.pipelined([statement])[0].rows
@@ -45,7 +50,7 @@ public struct SegmentLeases {
         // connection ends it anyway.
         defer { _ = try? db.query("ROLLBACK") }
         return try db.query(
-            "EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false, limit: limit, scope: scope), [30.0, workerID, HostLimits.fallbackDefault]
+            "EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false, limit: limit, scope: scope), [30.0, workerID, HostLimits.fallbackDefault, storage]
         )
         .rows.map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")
     }
@@ -62,12 +67,13 @@ public struct SegmentLeases {
     /// waits for a host row holds no segment row, so it cannot deadlock with a transaction that
     /// holds a host row and waits for a segment row (an operator's bulk cancel).
     static func claimStatement(wait: Bool, limit: Int, scope: WorkScope) -> String {
-        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope), defaultLimit: "$3")
+        let candidate = HostLimits.hostWithRoom(candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope, storage: "$4"), defaultLimit: "$3")
         let picked = { (host: String) in
             """
             SELECT s.id, s.priority FROM segments s
                 JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
                 WHERE s.state = 'queued' AND s.host = \(host) AND s.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: "$2"))
+                  AND \(WorkScope.onStorage("t.storage", storage: "$4"))
                 ORDER BY s.priority DESC, s.id
                 LIMIT \(max(limit, 0))
                 FOR UPDATE OF s SKIP LOCKED

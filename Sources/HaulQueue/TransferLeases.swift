@@ -7,12 +7,17 @@ public struct TransferLeases {
     let workerID: String
     /// The transfers this worker plans, finalizes and cleans up.
     let scope: WorkScope
+    /// The worker's storage identity: a transfer planned on another storage is not its to
+    /// finalize (`claimFinalizing`). `nil`: any.
+    let storage: String?
 
-    /// Works through `connection` on behalf of worker `workerID`, on the transfers of `scope`.
-    public init(_ connection: PostgresConnection, workerID: String, scope: WorkScope = .fleet) {
+    /// Works through `connection` on behalf of worker `workerID`, on the transfers of `scope`
+    /// (and of `storage`, when given).
+    public init(_ connection: PostgresConnection, workerID: String, scope: WorkScope = .fleet, storage: String? = nil) {
         self.db = connection
         self.workerID = workerID
         self.scope = scope
+        self.storage = storage
     }
 
     /// A transfer held by this worker under a lease on its row.
@@ -177,9 +182,10 @@ public struct TransferLeases {
                    attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now()
             WHERE t.id = (SELECT id FROM transfers
                           WHERE state = 'finalizing' AND next_attempt_at <= now() AND (lease_token IS NULL OR lease_expires_at < now()) AND \(scope.owns("owner", worker: "$2"))
+                            AND \(WorkScope.onStorage("storage", storage: "$3"))
                           ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING \(Self.returning)
-            """, [lease, workerID]
+            """, [lease, workerID, storage]
         ).first.map { try Self.claim($0) }
     }
 

@@ -12,7 +12,7 @@ struct Fetcher: LaneRole {
         let config = shared.config
         let started = Date()
         let claimed = try database.run { conn in
-            try SegmentLeases(conn, workerID: config.workerID, scope: config.scope).claim(limit: 1, lease: config.lease)
+            try SegmentLeases(conn, workerID: config.workerID, scope: config.scope, storage: config.storageIdentity).claim(limit: 1, lease: config.lease)
         }
         shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
         guard let segment = claimed.first else { return false }

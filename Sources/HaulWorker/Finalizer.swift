@@ -13,7 +13,7 @@ struct Finalizer: LaneRole {
     func finalizeOne() throws -> Bool {
         let config = shared.config
         let claimed = try database.run { conn in
-            try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimFinalizing(lease: config.lease)
+            try TransferLeases(conn, workerID: config.workerID, scope: config.scope, storage: config.storageIdentity).claimFinalizing(lease: config.lease)
         }
         guard let claim = claimed else { return false }
         if shared.failIfAbandoned(claim, phase: "finalizing", database: database) { return true }
