@@ -29,7 +29,7 @@ public struct WorkerConfig: Sendable {
     public var conninfo: String
     /// The storage root on this host.
     public var storage: StorageRoot
-    /// Set when the storage is an S3 bucket (`storage` is then only a scratch directory).
+    /// Set when the storage is an S3 bucket (`storage` is then its private `ScratchFolder`).
     public var objectStore: ObjectStore?
 
     /// The storage's identity as transfers record it: `s3://BUCKET/PREFIX`, or `file:///ROOT`

@@ -28,7 +28,8 @@ enum GetCommand: Command {
                                 (refused otherwise)
           -N, --timestamping    download only when the origin's copy is newer than the file
                                 already there (its recorded validators, else its mtime, as
-                                wget -N); a newer copy replaces it
+                                wget -N; an s3:// object's Last-Modified); a newer copy
+                                replaces it
           -i, --input-file FILE more URLs, one a line ('#' comments; - for stdin), as wget -i
                                 and aria2c -i; with several URLs, -o must be a directory
           -x, --connections N   segments downloaded at once (default 4)
