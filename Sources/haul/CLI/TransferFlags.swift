@@ -50,7 +50,7 @@ enum TransferFlags {
                                 or as an object to s3://BUCKET/KEY
           --field NAME=VALUE    a text field sent with the upload (repeatable; tus: Upload-Metadata)
           --upload-protocol multipart|tus  (default multipart)
-          --delete-after-upload remove the local file once the upload succeeded
+          --delete-after-upload remove the stored file (or object) once the upload succeeded
           --upload-ca-cert FILE trust this CA bundle for the upload target (--ca-cert and
                                 --insecure apply to the origin only)
           --upload-insecure     do not verify the upload target's TLS certificate

@@ -102,6 +102,9 @@ enum GetCommand: Command {
         guard urls.count == 1 || dest == nil else {
             throw HaulError.usage("-o names one file but there are \(urls.count) URLs", hint: "give -o a directory (ending in /) to keep the origins' names")
         }
+        if object != nil, arguments.value("--layout") == StorageLayout.parts.rawValue {
+            throw HaulError.usage("--layout parts is for a folder; an s3:// object is stored as one upload of parts", hint: "drop --layout")
+        }
         let timestamping = arguments.has("--timestamping")
         if timestamping && toStandardOutput {
             throw HaulError.usage(

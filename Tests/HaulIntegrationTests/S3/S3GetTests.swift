@@ -310,4 +310,17 @@ struct S3GetTests {
         let rows = try database.scalar("SELECT string_agg(dest || ' ' || layout || ' ' || coalesce(storage, '-'), ',' ORDER BY id) FROM transfers")
         #expect(rows == "small.bin s3 s3://\(bucket.name)/w/,big.bin s3 s3://\(bucket.name)/w/,small.bin inplace file://\(work)", "\(rows)")
     }
+
+    @Test("--layout parts with -o s3:// is refused before anything is downloaded")
+    func layoutPartsRefused() throws {
+        let bucket = try S3Bucket("noparts")
+        let database = try TestDatabase()
+        let small = try Origin.file("s3/noparts-\(UUID().uuidString.prefix(6)).bin", size: 1000)
+        let result = try Run.haul(
+            ["get", Harness.origin + small.path, "-o", "s3://\(bucket.name)/p.bin", "--layout", "parts"], database: database.url,
+            environment: S3Bucket.environment)
+        #expect(result.status == 2 && result.stderr.contains("--layout parts is for a folder"), "\(result.stderr)")
+        #expect(try bucket.keys().isEmpty)
+        #expect(Origin.requests(for: small.path).isEmpty)
+    }
 }
