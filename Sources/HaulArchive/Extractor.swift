@@ -133,7 +133,11 @@ public enum Extractor {
     /// Entries reach the sink as they are read; on an error the extraction stops and throws, and removing
     /// what the sink already stored is its owner's job. Blocks the calling thread.
     public static func extract(archive: String, into sink: any EntrySink, limits: ExtractionLimits = ExtractionLimits()) throws -> ExtractionSummary {
-        let file = try InputFile(path: archive)
+        try extract(file: InputFile(path: archive), into: sink, limits: limits)
+    }
+
+    /// `extract(archive:into:limits:)` of an open file.
+    static func extract(file: InputFile, into sink: any EntrySink, limits: ExtractionLimits) throws -> ExtractionSummary {
         let format = try ArchiveFormat.detect(file)
         let resolved = resolve(limits, archiveSize: Int64(file.size), space: (free: Int64.max, total: 0))
         return try run(file, format: format, sink: sink, limits: resolved, allowSymlinks: false)

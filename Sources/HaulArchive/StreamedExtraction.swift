@@ -13,22 +13,30 @@ extension Extractor {
 
     /// Extracts an archive read once, front to back, from `stream` into `sink`, under the rules of
     /// `extract(archive:into:limits:)`. tar, tar.gz and gz are extracted as they stream in, with no
-    /// local copy; anything else is first written to the new file `spool` (removed by the caller).
+    /// local copy; anything else is first written to `spool`, a new empty file open for reading and
+    /// writing (unnamed, so that nobody can swap it; it is closed here).
     ///
     /// - Parameters:
     ///   - name: the archive's name (a lone `.gz` without a stored name is extracted as `name` less `.gz`).
     ///   - size: the archive's size, for the default size limit.
     /// - Throws: what the extraction throws, or what `stream` throws (it must throw, not end, on a failed read).
     public static func extract(
-        stream: any ByteSource, name: String, size: Int64, spool: String, into sink: any EntrySink, limits: ExtractionLimits = ExtractionLimits()
+        stream: any ByteSource, name: String, size: Int64, spool: Int32, into sink: any EntrySink, limits: ExtractionLimits = ExtractionLimits()
     ) throws -> (summary: ExtractionSummary, reading: Reading) {
         var prefix = [UInt8](repeating: 0, count: streamPrefix)
         let got = try prefix.withUnsafeMutableBytes { try stream.readFully(into: $0.baseAddress!, count: streamPrefix) }
         prefix.removeLast(streamPrefix - got)
         guard let format = streamableFormat(prefix, complete: got < streamPrefix) else {
-            try copy(prefix, stream, to: spool)
-            return (try extract(archive: spool, into: sink, limits: limits), .spooled)
+            let spooled = "the spooled \(name)"
+            do {
+                try copy(prefix, stream, to: spool, path: spooled)
+            } catch {
+                close(spool)
+                throw error
+            }
+            return (try extract(file: InputFile(descriptor: spool, name: spooled), into: sink, limits: limits), .spooled)
         }
+        close(spool)
         let resolved = resolve(limits, archiveSize: size, space: (free: Int64.max, total: 0))
         let source = PrefixedSource(prefix, then: stream)
         let summary: ExtractionSummary
@@ -65,11 +73,8 @@ extension Extractor {
         return nil
     }
 
-    /// Writes `prefix` and the rest of `stream` to the new file `path`.
-    private static func copy(_ prefix: [UInt8], _ stream: any ByteSource, to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw HaulError.archiveIO("create", path, errno: errno) }
-        defer { close(fd) }
+    /// Writes `prefix` and the rest of `stream` to the empty file `fd`, called `path` in errors.
+    private static func copy(_ prefix: [UInt8], _ stream: any ByteSource, to fd: Int32, path: String) throws {
         try prefix.withUnsafeBytes { try writeAll(fd, $0.baseAddress!, $0.count, path: path) }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: ioChunkSize, alignment: 16)
         defer { buffer.deallocate() }

@@ -21,6 +21,19 @@ final class InputFile: Sendable {
         self.size = Int64(info.st_size)
     }
 
+    /// Takes over the open file `fd` (closed with this), called `name` in error messages.
+    init(descriptor fd: Int32, name: String) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw HaulError.archiveIO("stat", name, errno: code)
+        }
+        path = name
+        descriptor = fd
+        size = Int64(info.st_size)
+    }
+
     deinit { close(descriptor) }
 
     /// Reads up to `count` bytes at `offset` into `buffer`; returns how many were read (less only at end of file).

@@ -171,7 +171,8 @@ enum TransferPages {
             ("ETag", e(status.etag ?? "—")), ("Last-Modified", e(status.lastModified ?? "—")),
             ("Expected digest", "<code class=\"wrap\">\(e(status.expectedDigest ?? "—"))</code>"),
             ("Digest", "<code class=\"wrap\">\(e(status.computedDigest ?? "—"))</code>"),
-            ("Layout", e(status.layout)), ("Priority", "\(status.priority)"), ("Created", e(status.createdAt)), ("Finished", e(status.finishedAt ?? "—")),
+            ("Layout", e(status.layout.rawValue)), ("Storage", e(status.storage ?? "—")), ("Priority", "\(status.priority)"), ("Created", e(status.createdAt)),
+            ("Finished", e(status.finishedAt ?? "—")),
         ]
         let list = facts.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }.joined()
         let segments = Pages.table(

@@ -60,7 +60,7 @@ public struct Batches {
                     """,
                     [
                         chunk.map(\.url), chunk.map { $0.dest ?? "" }, chunk.map(\.segmentSize), chunk.map { $0.checksum?.description },
-                        chunk.map(\.priority), chunk.map(\.layout), Self.encodeRuns(chunk.map(\.headers), Header.json),
+                        chunk.map(\.priority), chunk.map(\.layout.rawValue), Self.encodeRuns(chunk.map(\.headers), Header.json),
                         Self.encodeRuns(chunk.map(\.options), \.json), batchID,
                         Array(hostKeys[range]),
                     ]

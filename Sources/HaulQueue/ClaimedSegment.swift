@@ -59,7 +59,7 @@ public struct TransferInfo: Sendable {
     public let etag: String?
     public let lastModified: String?
     public let acceptsRanges: Bool
-    public let layout: String
+    public let layout: StorageLayout
     public let headers: [Header]
     public let options: TransferOptions
     public let segmentSize: Int64
@@ -87,7 +87,7 @@ public struct TransferInfo: Sendable {
         etag = row["etag"]
         lastModified = row["last_modified"]
         acceptsRanges = row["accepts_ranges"] == "t"
-        layout = try row.string("layout")
+        layout = try StorageLayout(recorded: row.string("layout"))
         headers = columns.headers(row["headers"])
         options = columns.options(row["options"])
         segmentSize = try row.int64("segment_size")

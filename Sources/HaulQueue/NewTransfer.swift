@@ -103,7 +103,7 @@ public struct NewTransfer: Sendable {
     /// Higher runs first.
     public var priority: Int
     /// `inplace` or `parts`.
-    public var layout: String
+    public var layout: StorageLayout
     /// Extra request headers as (name, value).
     public var headers: [Header]
     /// Finalizer and TLS options.
@@ -120,7 +120,7 @@ public struct NewTransfer: Sendable {
         self.segmentSize = segmentSize
         self.checksum = nil
         self.priority = 0
-        self.layout = "inplace"
+        self.layout = .inplace
         self.headers = []
         self.options = TransferOptions()
         self.batchID = nil

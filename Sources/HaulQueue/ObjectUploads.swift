@@ -7,7 +7,7 @@ extension TransferLeases {
     /// layout `s3`), under the planning lease. - Returns: false if the lease was lost.
     public func recordObjectUpload(_ claim: Claim, uploadID: String) throws -> Bool {
         try db.query(
-            "UPDATE transfers SET layout = 's3', object_upload_id = $3, updated_at = now() WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'",
+            "UPDATE transfers SET layout = '\(StorageLayout.s3.rawValue)', object_upload_id = $3, updated_at = now() WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'",
             [claim.info.id, claim.leaseToken, uploadID]
         ).affectedRows == 1
     }

@@ -93,7 +93,8 @@ extension TransferStore {
                     // aborted. Partial file written by another transfer since: its bytes may be the
                     // other's. Each starts over as a new generation.
                     let startsOver =
-                        state == .canceled || Self.restartCodes.contains(row["error_code"] ?? "") || row["layout"] == "s3" || shared.contains(id)
+                        state == .canceled || Self.restartCodes.contains(row["error_code"] ?? "") || row["layout"] == StorageLayout.s3.rawValue
+                        || shared.contains(id)
                     if action == .retry && startsOver { restart.append(id) }
                 case .alreadyDone: outcome.unchanged.append(id)
                 case .refuse(let error): outcome.refused.append((id, error))

@@ -10,12 +10,17 @@ public struct SegmentLeases {
     let workerID: String
     /// The transfers whose segments this worker claims and splits.
     let scope: WorkScope
+    /// The claiming worker's storage identity (`WorkerConfig.storageIdentity`): segments of a
+    /// transfer planned on another storage are not its to fetch. `nil`: any.
+    let storage: String?
 
-    /// Works through `connection` on behalf of worker `workerID`, on the transfers of `scope`.
-    public init(_ connection: PostgresConnection, workerID: String, scope: WorkScope = .fleet) {
+    /// Works through `connection` on behalf of worker `workerID`, on the transfers of `scope`
+    /// (and of `storage`, when given).
+    public init(_ connection: PostgresConnection, workerID: String, scope: WorkScope = .fleet, storage: String? = nil) {
         self.db = connection
         self.workerID = workerID
         self.scope = scope
+        self.storage = storage
     }
 
     /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority,
@@ -30,7 +35,7 @@ public struct SegmentLeases {
         for wait in [false, true] {
             let sql = Self.claimStatement(wait: wait, limit: limit, scope: scope, idleHostsOnly: idleHostsOnly)
             let statement = PipelinedStatement(
-                sql, [lease, workerID, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true, genericPlan: true)
+                sql, [lease, workerID, HostLimits.fallbackDefault, storage], awaitDurableCommit: false, prepared: true, genericPlan: true)
             let rows = try db.pipelined([statement])[0].rows
             if !rows.isEmpty { return try rows.map(ClaimedSegment.init) }
         }
@@ -45,7 +50,7 @@ public struct SegmentLeases {
         // connection ends it anyway.
         defer { _ = try? db.query("ROLLBACK") }
         return try db.query(
-            "EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false, limit: limit, scope: scope), [30.0, workerID, HostLimits.fallbackDefault]
+            "EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false, limit: limit, scope: scope), [30.0, workerID, HostLimits.fallbackDefault, storage]
         )
         .rows.map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")
     }
@@ -63,12 +68,13 @@ public struct SegmentLeases {
     /// holds a host row and waits for a segment row (an operator's bulk cancel).
     static func claimStatement(wait: Bool, limit: Int, scope: WorkScope, idleHostsOnly: Bool = false) -> String {
         let candidate = HostLimits.hostWithRoom(
-            candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope), defaultLimit: "$3", idleOnly: idleHostsOnly)
+            candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope, storage: "$4"), defaultLimit: "$3", idleOnly: idleHostsOnly)
         let picked = { (host: String) in
             """
             SELECT s.id, s.priority FROM segments s
                 JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
                 WHERE s.state = 'queued' AND s.host = \(host) AND s.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: "$2"))
+                  AND \(WorkScope.onStorage("t.storage", storage: "$4"))
                 ORDER BY s.priority DESC, s.id
                 LIMIT \(max(limit, 0))
                 FOR UPDATE OF s SKIP LOCKED
@@ -251,7 +257,7 @@ public struct SegmentLeases {
                        s.bytes_done + h.room + ((s.length - s.bytes_done - h.room) / 2 / 1048576) * 1048576 AS keep
                 FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
                 CROSS JOIN LATERAL (SELECT least($3, (s.rate * 2 * $4)::bigint + 1048576) AS room, greatest($1, (s.rate * $5)::bigint) AS piece) h
-                WHERE s.state = 'running' AND s.rate IS NOT NULL AND s.length IS NOT NULL AND t.accepts_ranges AND t.layout <> 's3'
+                WHERE s.state = 'running' AND s.rate IS NOT NULL AND s.length IS NOT NULL AND t.accepts_ranges AND t.layout <> '\(StorageLayout.s3.rawValue)'
                   AND s.length - s.bytes_done - h.room >= 2 * h.piece
                   AND s.lease_expires_at > now() AND \(scope.owns("t.owner", worker: "$2"))
                   AND NOT EXISTS (SELECT 1 FROM segments q WHERE q.transfer_id = s.transfer_id AND q.generation = s.generation AND q.state = 'queued'

@@ -79,16 +79,17 @@ extension TransferLeases {
                 UPDATE transfers t SET state = 'done', dest = f.dest, options = \(Self.namingOrigin("t.")), size = f.size, etag = f.etag, last_modified = f.last_modified,
                        content_type = coalesce(f.content_type, t.content_type), accepts_ranges = CASE WHEN f.unchanged THEN t.accepts_ranges ELSE f.accepts_ranges END,
                        computed_digest = coalesce(f.digest, t.computed_digest), unchanged = f.unchanged, error = NULL, error_code = NULL,
+                       storage = coalesce(f.storage, t.storage), layout = coalesce(f.layout, t.layout),
                        lease_token = NULL, lease_expires_at = NULL, published_at = now(), finished_at = now(), updated_at = now()
-                FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::text[], $10::bool[])
-                     AS f(id, token, dest, size, etag, last_modified, content_type, accepts_ranges, digest, unchanged)
+                FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::text[], $10::bool[], $11::text[], $12::text[])
+                     AS f(id, token, dest, size, etag, last_modified, content_type, accepts_ranges, digest, unchanged, storage, layout)
                 WHERE t.id = f.id AND t.lease_token = f.token AND t.state = 'planning'
                 RETURNING t.id
                 """,
                 [
                     files.map { $0.claim.info.id }, files.map { $0.claim.leaseToken }, files.map { $0.plan.dest }, files.map { $0.plan.size },
                     files.map { $0.plan.etag }, files.map { $0.plan.lastModified }, files.map { $0.plan.contentType }, files.map { $0.plan.acceptsRanges },
-                    files.map { $0.digest }, files.map { $0.unchanged },
+                    files.map { $0.digest }, files.map { $0.unchanged }, files.map { $0.plan.storage }, files.map { $0.plan.layout?.rawValue },
                 ]
             ).rows
             let ids = Set(try finished.map { try $0.int64("id") })

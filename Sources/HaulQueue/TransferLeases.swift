@@ -7,12 +7,17 @@ public struct TransferLeases {
     let workerID: String
     /// The transfers this worker plans, finalizes and cleans up.
     let scope: WorkScope
+    /// The worker's storage identity: a transfer planned on another storage is not its to
+    /// finalize (`claimFinalizing`). `nil`: any.
+    let storage: String?
 
-    /// Works through `connection` on behalf of worker `workerID`, on the transfers of `scope`.
-    public init(_ connection: PostgresConnection, workerID: String, scope: WorkScope = .fleet) {
+    /// Works through `connection` on behalf of worker `workerID`, on the transfers of `scope`
+    /// (and of `storage`, when given).
+    public init(_ connection: PostgresConnection, workerID: String, scope: WorkScope = .fleet, storage: String? = nil) {
         self.db = connection
         self.workerID = workerID
         self.scope = scope
+        self.storage = storage
     }
 
     /// A transfer held by this worker under a lease on its row.
@@ -178,9 +183,10 @@ public struct TransferLeases {
                    attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now()
             WHERE t.id = (SELECT id FROM transfers
                           WHERE state = 'finalizing' AND next_attempt_at <= now() AND (lease_token IS NULL OR lease_expires_at < now()) AND \(scope.owns("owner", worker: "$2"))
+                            AND \(WorkScope.onStorage("storage", storage: "$3"))
                           ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING \(Self.returning)
-            """, [lease, workerID]
+            """, [lease, workerID, storage]
         ).first.map { try Self.claim($0) }
     }
 
@@ -218,6 +224,10 @@ public struct TransferLeases {
         public var ranges: [SegmentPlan.Range]
         /// `nil` length: a single segment reading an unknown-length body to its end.
         public var unknownLength: Bool
+        /// The storage the file goes to (`file:///ROOT`, `s3://BUCKET/PREFIX`), recorded with the plan.
+        public var storage: String?
+        /// The layout there when the storage decides it (`s3`); `nil` keeps the one enqueued.
+        public var layout: StorageLayout?
 
         public init(
             dest: String, host: String, size: Int64?, etag: String?, lastModified: String?, contentType: String?, acceptsRanges: Bool,
@@ -265,13 +275,14 @@ public struct TransferLeases {
             let updated = try db.query(
                 """
                 UPDATE transfers SET state = CASE WHEN $9 THEN 'finalizing' ELSE 'downloading' END, dest = $3, size = $4, etag = $5, last_modified = $6, content_type = $7, accepts_ranges = $8,
+                       storage = coalesce($11, storage), layout = coalesce($12, layout),
                        options = CASE WHEN $10 THEN options || '{"named_by_origin": true}'::jsonb ELSE options END,
                        lease_token = NULL, lease_expires_at = NULL, attempts = 0, updated_at = now()
                 WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'
                 """,
                 [
                     claim.info.id, claim.leaseToken, plan.dest, plan.size, plan.etag, plan.lastModified, plan.contentType, plan.acceptsRanges,
-                    plan.ranges.isEmpty, namedByOrigin,
+                    plan.ranges.isEmpty, namedByOrigin, plan.storage, plan.layout?.rawValue,
                 ]
             ).affectedRows
             guard updated == 1 else { return .lost }

@@ -24,7 +24,9 @@ public struct TransferStatus: Sendable {
     public let etag: String?
     public let lastModified: String?
     public let priority: Int
-    public let layout: String
+    public let layout: StorageLayout
+    /// The storage its file is on (`file:///ROOT`, `s3://BUCKET/PREFIX`); `nil` until it is planned.
+    public let storage: String?
     public let attempts: Int
     /// How many times the transfer started over; it names the partial file (`TransferFiles.partial`).
     public let generation: Int
@@ -47,7 +49,7 @@ public struct TransferStatus: Sendable {
 
     static let selectSQL = """
         SELECT t.id, t.url, t.dest, t.state, t.unchanged, t.size, t.error, t.error_code, t.expected_digest, t.computed_digest, t.etag, t.last_modified,
-               t.priority, t.layout, t.generation, t.created_at::text AS created_at, t.finished_at::text AS finished_at,
+               t.priority, t.layout, t.storage, t.generation, t.created_at::text AS created_at, t.finished_at::text AS finished_at,
                coalesce(g.bytes_done, 0) AS bytes_done, coalesce(g.segments, 0) AS segments, coalesce(g.done, 0) AS done,
                coalesce(g.running, 0) AS running, coalesce(g.attempts, t.attempts, 0) AS attempts,
                CASE WHEN t.started_at IS NOT NULL AND extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) > 0
@@ -88,7 +90,8 @@ public struct TransferStatus: Sendable {
         etag = row["etag"].map(SafeText.cleanLine)
         lastModified = row["last_modified"].map(SafeText.cleanLine)
         priority = try row.int("priority")
-        layout = try row.string("layout")
+        layout = try StorageLayout(recorded: row.string("layout"))
+        storage = row["storage"]
         attempts = try row.int("attempts")
         generation = try row.int("generation")
         rate = try row.optionalDouble("rate")

@@ -49,7 +49,7 @@ extension TransferStore {
                 """,
                 [
                     chunk.map(\.url), chunk.map(\.dest), chunk.map(\.segmentSize), chunk.map { $0.checksum?.description }, chunk.map(\.priority),
-                    chunk.map(\.layout), Batches.encodeRuns(chunk.map(\.headers), Header.json), Batches.encodeRuns(chunk.map(\.options), \.json),
+                    chunk.map(\.layout.rawValue), Batches.encodeRuns(chunk.map(\.headers), Header.json), Batches.encodeRuns(chunk.map(\.options), \.json),
                     chunk.map(\.owner), Array(hosts[range]),
                 ]
             ).rows

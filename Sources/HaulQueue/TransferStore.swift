@@ -35,7 +35,7 @@ public struct TransferStore {
                 RETURNING id
                 """,
                 [
-                    request.url, request.dest, request.segmentSize, request.checksum?.description, request.priority, request.layout,
+                    request.url, request.dest, request.segmentSize, request.checksum?.description, request.priority, request.layout.rawValue,
                     Header.json(request.headers), request.options.json, request.batchID, request.owner, host,
                 ]
             ).first

@@ -9,6 +9,13 @@ public enum WorkScope: Sendable, Equatable {
     case own
 
     /// The SQL condition on the owner column `column` for the worker id in parameter `worker` (`$2`).
+    /// The SQL condition that the transfer's storage column `column` is the claiming worker's,
+    /// in parameter `storage` (text): a transfer not planned yet (`NULL`) is anybody's, and a
+    /// `NULL` parameter takes any.
+    static func onStorage(_ column: String, storage: String) -> String {
+        "(\(storage)::text IS NULL OR \(column) IS NULL OR \(column) = \(storage)::text)"
+    }
+
     func owns(_ column: String, worker: String) -> String {
         switch self {
         case .fleet: "(\(column) IS NULL OR \(column) = \(worker))"

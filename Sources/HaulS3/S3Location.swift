@@ -7,18 +7,26 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
     /// The key or key prefix, without a leading slash (may be empty).
     public let path: String
 
-    /// Whether `text` is URL-like (`scheme://…`), so it must never be taken as a local path.
+    /// Whether `text` is URL-like, so it must never be taken as a local path: `scheme://…`, and
+    /// the slips `scheme:/…` and `s3:…` (`s3:/bucket` once saved into a local folder named `s3:`).
+    /// A scheme is a letter and at least one more letter, digit, `+`, `-` or `.`.
     public static func isURLLike(_ text: String) -> Bool {
-        guard let range = text.range(of: "://") else { return false }
-        let scheme = text[..<range.lowerBound]
-        return !scheme.isEmpty && scheme.allSatisfy { $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }
+        guard let colon = text.firstIndex(of: ":") else { return false }
+        let scheme = text[..<colon]
+        guard scheme.count >= 2, scheme.first?.isLetter == true,
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") })
+        else { return false }
+        return text[text.index(after: colon)...].hasPrefix("/") || scheme.lowercased() == "s3"
     }
 
     /// Parses `s3://BUCKET[/PATH]`; `what` names the flag in errors. Refuses other schemes, and
     /// what `S3KeyRules.split` refuses (a bucket name S3 does not allow, a `..` segment, …).
     public init(parsing text: String, what: String) throws {
         guard text.hasPrefix("s3://") else {
-            let scheme = text.range(of: "://").map { String(text[..<$0.lowerBound]) } ?? text
+            if text.lowercased().hasPrefix("s3:") {
+                throw HaulError.usage("\(what) '\(text)' is not an S3 URL", hint: "write s3://BUCKET/KEY, in lower case and with two slashes")
+            }
+            let scheme = text.firstIndex(of: ":").map { String(text[..<$0]) } ?? text
             throw HaulError.usage("\(what) '\(text)' has the unknown scheme '\(scheme)'", hint: "give a local path or s3://BUCKET/KEY")
         }
         (bucket, path) = try S3KeyRules.split(text, what: what)

@@ -66,6 +66,8 @@ extension S3Client {
         public let etag: String?
         /// Its user metadata (`x-amz-meta-NAME: value`), by lowercased `NAME`.
         public let metadata: [String: String]
+        /// When it was stored (`Last-Modified`, an HTTP date), if the answer said.
+        public var lastModified: String? = nil
     }
 
     /// Object `key`'s size, ETag and user metadata, `nil` if there is none (`HeadObject`).
@@ -74,7 +76,9 @@ extension S3Client {
         let prefix = "x-amz-meta-"
         let metadata = Dictionary(
             response.headers.filter { $0.key.hasPrefix(prefix) }.map { (String($0.key.dropFirst(prefix.count)), $0.value) }, uniquingKeysWith: { a, _ in a })
-        return ObjectHead(size: response.headers["content-length"].flatMap { Int64($0) }, etag: response.headers["etag"], metadata: metadata)
+        return ObjectHead(
+            size: response.headers["content-length"].flatMap { Int64($0) }, etag: response.headers["etag"], metadata: metadata,
+            lastModified: response.headers["last-modified"])
     }
 
     /// The size of object `key`, `nil` if there is none (`HeadObject`).

@@ -10,7 +10,7 @@ import Synchronization
 /// the extractor streams each entry, under the same hostile-archive rules as on POSIX storage,
 /// into an object under the extract-to prefix (`ObjectEntrySink`). tar, tar.gz and gz are
 /// extracted as they arrive; a zip (its central directory is at its end) is first copied to a
-/// local spool file (the archive only, never its entries).
+/// local spool file, unnamed, in the private `ScratchFolder` (the archive only, never its entries).
 ///
 /// Each key is recorded in the database under the finalizing lease before it is written. A failed
 /// extraction deletes the recorded objects and forgets them; a finalizer taking over from a
@@ -19,8 +19,6 @@ struct ObjectExtraction {
     let store: ObjectStore
     let database: any QueueDatabase
     let workerID: String
-    /// The worker's scratch directory (local disk for a zip archive, removed after).
-    let scratch: String
     let limits: ExtractionLimits
 
     /// Extracts the object of `dest` under `folder` (relative to the storage prefix). - Returns: objects written.
@@ -29,9 +27,6 @@ struct ObjectExtraction {
         let earlier = try removeRecorded(claim, shouldCancel: shouldCancel)
         if earlier > 0 { Log.info("removed the objects of an earlier extraction", [("transfer", String(transfer)), ("objects", String(earlier))]) }
         try refuseOthers(under: folder, dest: dest)
-        let work = scratch + "/extract-\(transfer)-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: work) }
         let name = dest.lastSlashComponent.map(String.init) ?? "archive"
         let journal = Journal(database: database, workerID: workerID, claim: claim)
         let sink = ObjectEntrySink(
@@ -43,7 +38,7 @@ struct ObjectExtraction {
             let reader = try ObjectReader(client: store.client, bucket: store.location.bucket, key: try store.key(for: dest))
             defer { reader.stop() }
             (summary, reading) = try Extractor.extract(
-                stream: reader, name: name, size: claim.info.size ?? 0, spool: work + "/" + name, into: sink, limits: limits)
+                stream: reader, name: name, size: claim.info.size ?? 0, spool: store.scratch.unnamedFile(), into: sink, limits: limits)
         } catch {
             let removed = (try? removeRecorded(claim, shouldCancel: shouldCancel)) ?? 0
             Log.info("removed the objects of a failed extraction", [("transfer", String(transfer)), ("objects", String(removed))])

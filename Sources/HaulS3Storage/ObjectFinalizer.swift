@@ -12,8 +12,6 @@ public struct ObjectFinalizer {
     let workerID: String
     let store: ObjectStore
     let database: any QueueDatabase
-    /// The worker's scratch directory.
-    let scratch: String
     /// The transfer's extraction limits, capped by the worker's.
     let extractionLimits: ExtractionLimits
     /// Throws `destination-exists` when the object at a destination is not the claim's to replace.
@@ -21,30 +19,27 @@ public struct ObjectFinalizer {
 
     /// A finalizer of worker `workerID`'s transfers on `store`.
     public init(
-        workerID: String, store: ObjectStore, database: any QueueDatabase, scratch: String, extractionLimits: ExtractionLimits,
+        workerID: String, store: ObjectStore, database: any QueueDatabase, extractionLimits: ExtractionLimits,
         refuseOthers: @escaping (String, TransferLeases.Claim) throws -> Void
     ) {
         self.workerID = workerID
         self.store = store
         self.database = database
-        self.scratch = scratch
         self.extractionLimits = extractionLimits
         self.refuseOthers = refuseOthers
     }
 
-    /// Publishes the object unless an earlier attempt did, then extracts it if asked; returns the digest to record.
+    /// Publishes the object unless an earlier attempt did, then extracts it if asked; returns the
+    /// digest to record. (`--upload-to` is the worker's: it uploads an `ObjectCopy`.)
     public func finalize(_ claim: TransferLeases.Claim, keeper: any FinalizingLease) throws -> String? {
         guard let dest = claim.info.dest else { throw HaulError(.unplanned, "transfer \(claim.info.id) has no destination") }
-        if claim.info.options.uploadTo != nil {
-            throw HaulError(.s3Unsupported, "--upload-to is not available for transfers stored on S3 yet", hint: "use a POSIX storage root for it")
-        }
         let progress = try database.run(patient: false) { conn in try leases(conn).progress(of: claim) }
         let digest =
             progress.published
             ? try database.run(patient: false) { conn in try leases(conn).publishedDigest(of: claim) } : try publish(claim, dest: dest, keeper: keeper)
         if claim.info.options.extract == true, !progress.extracted {
             let folder = try SafePath.validate(claim.info.options.extractTo ?? Extractor.defaultFolder(for: dest), what: "--extract-to")
-            let extraction = ObjectExtraction(store: store, database: database, workerID: workerID, scratch: scratch, limits: extractionLimits)
+            let extraction = ObjectExtraction(store: store, database: database, workerID: workerID, limits: extractionLimits)
             _ = try extraction.run(claim, dest: dest, folder: folder) { keeper.isLost }
             try keeper.check()
             try database.run(patient: true) { conn in try leases(conn).markExtracted(claim) }

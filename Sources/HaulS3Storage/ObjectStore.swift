@@ -11,11 +11,14 @@ public struct ObjectStore: Sendable {
     public let location: S3Location
     /// The signed client for the service.
     public let client: S3Client
+    /// The process's private folder for what must touch local disk (a zip archive to extract).
+    public let scratch: ScratchFolder
 
-    /// A store at `location`, reached with `client`.
-    public init(location: S3Location, client: S3Client) {
+    /// A store at `location`, reached with `client`, spooling into `scratch`.
+    public init(location: S3Location, client: S3Client, scratch: ScratchFolder) {
         self.location = location
         self.client = client
+        self.scratch = scratch
     }
 
     /// The object key of destination `dest`.
@@ -23,8 +26,8 @@ public struct ObjectStore: Sendable {
         location.key(for: try SafePath.validate(dest))
     }
 
-    /// The storage a `--storage` / `-o` value names: a local directory, or an S3 location with a
-    /// scratch directory as its local root (for nothing but temporary names). A URL-like value
+    /// The storage a `--storage` / `-o` value names: a local directory, or an S3 location with
+    /// the process's private scratch folder (`ScratchFolder`) as its local root. A URL-like value
     /// with another scheme is refused (exit 2), never taken as a local path. The bucket is
     /// checked at once, so missing or wrong credentials, another region or a missing bucket
     /// fail before any work is taken, with exit status 2 as a missing storage folder does (the
@@ -39,8 +42,8 @@ public struct ObjectStore: Sendable {
         } catch let error as HaulError where [.s3NoBucket, .s3Auth, .s3Credentials, .s3Region].contains(error.code) {
             throw HaulError(.usage, error.message, hint: error.hint)
         }
-        let scratch = FileManager.default.temporaryDirectory.path + "/haul-s3-\(getuid())"
-        return (try StorageRoot(scratch), ObjectStore(location: location, client: client))
+        let scratch = try ScratchFolder(prefix: "haul-s3")
+        return (try StorageRoot(scratch.path), ObjectStore(location: location, client: client, scratch: scratch))
     }
 
     /// The segment ranges for S3: parts of 5 MiB to 5 GiB except the last, at most 10 000 of them,

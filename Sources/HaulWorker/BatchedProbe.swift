@@ -120,9 +120,10 @@ final class BatchedProbe<Storage: BatchStorage> {
             verdict = .unchanged
             return
         }
-        let plan = try ObjectPlanning.fit(
-            Planner.plan(outcome, head: head, info: info, storage: config.storage, store: config.objectStore, limits: limits, names: names), info: info,
-            store: config.objectStore)
+        let plan = try config.placed(
+            ObjectPlanning.fit(
+                Planner.plan(outcome, head: head, info: info, storage: config.storage, store: config.objectStore, limits: limits, names: names), info: info,
+                store: config.objectStore))
         let staged = info.options.extract == true || info.options.uploadTo != nil
         // A fleet transfer named by the origin has its name checked against the other active
         // transfers' when its plan is recorded (`writePlan`), before a byte is written.

@@ -11,7 +11,7 @@ enum ConditionalProbe {
     /// storage at that size, unwritten since it was published (for a transfer the origin names,
     /// at the name that transfer saved, and still its URL's: `isKept`); for `haul get -N`, the
     /// file on storage as it is now (its size, and its modification time as `If-Modified-Since`,
-    /// as `wget -N` compares).
+    /// as `wget -N` compares; on S3 storage the object's `Last-Modified`, when it was stored).
     /// - Parameter onStorage: the size of the file on storage now (`Planner.fileOnStorage`).
     static func baseline(
         recorded: TransferLeases.PreviousVersion?, onStorage: Int64?, info: TransferInfo, config: WorkerConfig
@@ -21,7 +21,13 @@ enum ConditionalProbe {
             return onStorage == recorded?.size && !changedSinceSealed(dest, config: config) ? recorded : nil
         }
         // -N compares with the file as it is now, whoever wrote it.
-        guard let size = onStorage, config.objectStore == nil, let dest = info.dest else { return nil }
+        guard let size = onStorage, let dest = info.dest else { return nil }
+        if let store = config.objectStore {
+            guard let key = try? store.key(for: dest), let head = try? store.client.objectHead(bucket: store.location.bucket, key: key),
+                let stored = head.lastModified
+            else { return nil }
+            return TransferLeases.PreviousVersion(etag: nil, lastModified: stored, size: size, dest: dest)
+        }
         var attributes = stat()
         guard stat(config.storage.path + "/" + dest, &attributes) == 0 else { return nil }
         return TransferLeases.PreviousVersion(etag: nil, lastModified: httpDate(attributes.st_mtim.tv_sec), size: size, dest: dest)

@@ -13,7 +13,8 @@ struct Fetcher: LaneRole {
         let config = shared.config
         let started = Date()
         let claimed = try database.run { conn in
-            try SegmentLeases(conn, workerID: config.workerID, scope: config.scope).claim(limit: 1, lease: config.lease, idleHostsOnly: idleHostsOnly)
+            try SegmentLeases(conn, workerID: config.workerID, scope: config.scope, storage: config.storageIdentity).claim(
+                limit: 1, lease: config.lease, idleHostsOnly: idleHostsOnly)
         }
         shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
         guard let segment = claimed.first else { return false }

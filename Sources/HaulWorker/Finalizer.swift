@@ -13,7 +13,7 @@ struct Finalizer: LaneRole {
     func finalizeOne() throws -> Bool {
         let config = shared.config
         let claimed = try database.run { conn in
-            try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimFinalizing(lease: config.lease)
+            try TransferLeases(conn, workerID: config.workerID, scope: config.scope, storage: config.storageIdentity).claimFinalizing(lease: config.lease)
         }
         guard let claim = claimed else { return false }
         if shared.failIfAbandoned(claim, phase: "finalizing", database: database) { return true }
@@ -60,9 +60,19 @@ struct Finalizer: LaneRole {
             let limits = FinalizerStages.extractionLimits(claim.info.options, config: config)
             let database = database
             let finalizer = ObjectFinalizer(
-                workerID: config.workerID, store: store, database: database, scratch: config.storage.path, extractionLimits: limits
+                workerID: config.workerID, store: store, database: database, extractionLimits: limits
             ) { dest, claim in try OthersFiles.refuse(dest, of: claim, config: config, database: database) }
-            return try finalizer.finalize(claim, keeper: keeper)
+            let digest = try finalizer.finalize(claim, keeper: keeper)
+            if claim.info.options.uploadTo != nil, let dest = claim.info.dest {
+                // The uploaders send a file: the object is read back into the private scratch folder.
+                let progress = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).progress(of: claim) }
+                let copy = try ObjectCopy(of: dest, store: store) { [shared] in shared.isStopping() || keeper.isLost }
+                defer { copy.remove() }
+                try FinalizerStages(shared: shared, database: database, claim: claim, keeper: keeper).upload(copy.path, progress: progress) {
+                    try store.client.deleteObject(bucket: store.location.bucket, key: try store.key(for: dest))
+                }
+            }
+            return digest
         }
         guard let dest = claim.info.dest else { throw HaulError(.unplanned, "transfer \(claim.info.id) has no destination") }
         let files = try TransferFiles(root: config.storage, relative: dest)
@@ -96,7 +106,7 @@ struct Finalizer: LaneRole {
         if segments.isEmpty {
             source = files.partial(generation: claim.generation)
             try files.preparePartial(size: 0, generation: claim.generation, url: claim.info.url, holding: shared.heldPartials(for: claim.info))
-        } else if claim.info.layout == "parts" {
+        } else if claim.info.layout == .parts {
             // Part paths come back from the database: they must pass the same rules as a --dest.
             let pieces = try segments.flatMap { segment in
                 try segment.parts.map { Assembler.Piece(path: try config.storage.recorded($0.path), offset: $0.offset, length: $0.length) }

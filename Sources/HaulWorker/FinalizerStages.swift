@@ -25,10 +25,15 @@ struct FinalizerStages {
             try keeper.check()
             try database.run(patient: true) { conn in try leases(conn).markExtracted(claim) }
         }
-        if let target = options.uploadTo {
-            try upload(file, to: target, resumeURL: progress.uploadURL)
-            if options.deleteAfterUpload == true { unlink(file) }
-        }
+        try upload(file, progress: progress) { unlink(file) }
+    }
+
+    /// `--upload-to` of `file`, when asked; then, for `--delete-after-upload`, `delete` removes
+    /// the stored file (on S3 storage `file` is a local copy of the object, and `delete` the object).
+    func upload(_ file: String, progress: TransferLeases.Progress, delete: () throws -> Void) throws {
+        guard let target = claim.info.options.uploadTo else { return }
+        try upload(file, to: target, resumeURL: progress.uploadURL)
+        if claim.info.options.deleteAfterUpload == true { try delete() }
     }
 
     private func extract(_ file: String) throws {

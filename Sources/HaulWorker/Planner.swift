@@ -71,10 +71,11 @@ struct Planner: LaneRole {
                         unchanged = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).finishUnchanged(claim, kept: kept) }
                         return
                     }
-                    let plan = try ObjectPlanning.fit(
-                        Self.plan(
-                            outcome, head: head, info: info, storage: config.storage, store: config.objectStore, limits: limits,
-                            names: shared.originNames), info: info, store: config.objectStore)
+                    let plan = try config.placed(
+                        ObjectPlanning.fit(
+                            Self.plan(
+                                outcome, head: head, info: info, storage: config.storage, store: config.objectStore, limits: limits,
+                                names: shared.originNames), info: info, store: config.objectStore))
                     let written = try record(plan, of: claim, keepFirst: true)
                     result = written
                     switch written {
@@ -131,7 +132,7 @@ struct Planner: LaneRole {
         }
         if let store = config.objectStore {
             guard try ObjectPlanning.openUpload(plan, of: claim, store: store, database: database) else { return .lost }
-        } else if claim.info.layout == "inplace" && !plan.ranges.isEmpty {
+        } else if claim.info.layout == .inplace && !plan.ranges.isEmpty {
             try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(
                 size: plan.size, generation: claim.generation, url: claim.info.url, holding: shared.heldPartials(for: claim.info))
         }

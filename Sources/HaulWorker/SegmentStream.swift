@@ -120,7 +120,7 @@ final class SegmentStream {
             return
         }
         let files = try TransferFiles(root: config.storage, relative: dest)
-        if claimed.transfer.layout == "parts" {
+        if claimed.transfer.layout == .parts {
             let name = TransferFiles.partName(relativeDest: dest, generation: claimed.generation, index: claimed.index, lease: claimed.leaseToken)
             try Directories.create(files.partsDirectory)
             partPath = name

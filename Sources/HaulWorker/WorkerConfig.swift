@@ -29,8 +29,22 @@ public struct WorkerConfig: Sendable {
     public var conninfo: String
     /// The storage root on this host.
     public var storage: StorageRoot
-    /// Set when the storage is an S3 bucket (`storage` is then only a scratch directory).
+    /// Set when the storage is an S3 bucket (`storage` is then its private `ScratchFolder`).
     public var objectStore: ObjectStore?
+
+    /// The storage's identity as transfers record it: `s3://BUCKET/PREFIX`, or `file:///ROOT`
+    /// (no credential, no endpoint).
+    public var storageIdentity: String {
+        objectStore.map { $0.location.description } ?? "file://" + storage.path
+    }
+
+    /// `plan` with the storage it goes to, and the layout that storage decides (`s3`).
+    func placed(_ plan: TransferLeases.Plan) -> TransferLeases.Plan {
+        var placed = plan
+        placed.storage = storageIdentity
+        if objectStore != nil { placed.layout = .s3 }
+        return placed
+    }
     /// Segments fetched at once by this process.
     public var concurrency: Int = 4
     /// Roles this process plays.

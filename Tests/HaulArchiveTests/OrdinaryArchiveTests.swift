@@ -36,7 +36,9 @@ import Testing
         // A sink without holes (S3) would receive 1 GiB of zeros from 20 KiB: past the default total.
         let file = try InputFile(path: archive)
         let error = extractionError {
-            _ = try Extractor.extract(stream: FileSource(file), name: "sparse.tar", size: file.size, spool: temp.sub("spool"), into: DiscardingSink())
+            _ = try Extractor.extract(
+                stream: FileSource(file), name: "sparse.tar", size: file.size, spool: open(temp.sub("spool"), O_RDWR | O_CREAT | O_EXCL, 0o600),
+                into: DiscardingSink())
         }
         #expect(error?.code == .tooLarge, "\(error.map(String.init(describing:)) ?? "no error")")
         #expect(error?.hint?.contains("sparse") == true, "\(error?.hint ?? "")")

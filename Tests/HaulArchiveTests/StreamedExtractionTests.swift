@@ -61,9 +61,12 @@ private final class MemoryFile: EntryWriter {
         }
         let sink = MemorySink()
         let file = try InputFile(path: temp.sub("a.\(suffix)"))
-        let result = try Extractor.extract(stream: FileSource(file), name: "a.\(suffix)", size: file.size, spool: temp.sub("spool"), into: sink)
+        let result = try Extractor.extract(
+            stream: FileSource(file), name: "a.\(suffix)", size: file.size, spool: open(temp.sub("spool"), O_RDWR | O_CREAT | O_EXCL, 0o600), into: sink)
         #expect(result.reading == reading)
-        #expect(FileManager.default.fileExists(atPath: temp.sub("spool")) == (reading == .spooled))
+        // The spool file is given to the extraction; only a spooled archive is copied into it.
+        let spooled = (try FileManager.default.attributesOfItem(atPath: temp.sub("spool"))[.size] as? Int ?? 0) > 0
+        #expect(spooled == (reading == .spooled))
         #expect(sink.files.withLock { $0 } == onDisk)
         #expect(result.summary.files == onDisk.count)
     }
@@ -75,7 +78,8 @@ private final class MemoryFile: EntryWriter {
         try runChecked(["gzip", "-k", "-n", path])
         let sink = MemorySink()
         let file = try InputFile(path: path + ".gz")
-        let result = try Extractor.extract(stream: FileSource(file), name: "renamed.bin.gz", size: file.size, spool: temp.sub("spool"), into: sink)
+        let result = try Extractor.extract(
+            stream: FileSource(file), name: "renamed.bin.gz", size: file.size, spool: open(temp.sub("spool"), O_RDWR | O_CREAT | O_EXCL, 0o600), into: sink)
         #expect(result.reading == .streamed)
         #expect(sink.files.withLock { $0 } == ["renamed.bin": try Data(contentsOf: URL(fileURLWithPath: path))])
     }
@@ -97,7 +101,8 @@ private final class MemoryFile: EntryWriter {
         try runChecked(["tar", "--sparse", "--format=pax", "-cf", temp.sub("s.tar"), "-C", temp.sub("tree"), "disk.img"])
         let sink = MemorySink()
         let file = try InputFile(path: temp.sub("s.tar"))
-        _ = try Extractor.extract(stream: FileSource(file), name: "s.tar", size: file.size, spool: temp.sub("spool"), into: sink)
+        _ = try Extractor.extract(
+            stream: FileSource(file), name: "s.tar", size: file.size, spool: open(temp.sub("spool"), O_RDWR | O_CREAT | O_EXCL, 0o600), into: sink)
         #expect(sink.files.withLock { $0["disk.img"] } == expected)
     }
 

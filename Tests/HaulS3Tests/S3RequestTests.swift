@@ -55,6 +55,11 @@ struct S3RequestTests {
         #expect(throws: HaulError.self) { try S3Location(parsing: "gs://bucket/k", what: "-o") }
         #expect(S3Location.isURLLike("gs://bucket/k"))
         #expect(!S3Location.isURLLike("/tmp/a:b"))
+        #expect(!S3Location.isURLLike("notes:v2.txt"))
+        for slip in ["s3:/bucket/k", "s3:bucket", "S3://bucket/k", "file:/tmp/x"] {
+            #expect(S3Location.isURLLike(slip), "\(slip)")
+            #expect(throws: HaulError.self) { try S3Location(parsing: slip, what: "-o") }
+        }
     }
 
     @Test(

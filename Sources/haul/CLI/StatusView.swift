@@ -11,7 +11,7 @@ enum StatusView {
             "size": status.size ?? NSNull(), "bytes_done": status.bytesDone, "error": status.error ?? NSNull(),
             "error_code": status.errorCode ?? NSNull(), "digest": status.computedDigest ?? NSNull(),
             "expected_digest": status.expectedDigest ?? NSNull(), "etag": status.etag ?? NSNull(),
-            "priority": status.priority, "layout": status.layout, "attempts": status.attempts,
+            "priority": status.priority, "layout": status.layout.rawValue, "storage": status.storage ?? NSNull(), "attempts": status.attempts,
             "rate": status.rate.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
             "created_at": status.createdAt, "finished_at": status.finishedAt ?? NSNull(),
             "segments": ["total": status.segmentCount, "done": status.segmentsDone, "running": status.segmentsRunning],

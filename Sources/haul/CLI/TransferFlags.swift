@@ -50,7 +50,7 @@ enum TransferFlags {
                                 or as an object to s3://BUCKET/KEY
           --field NAME=VALUE    a text field sent with the upload (repeatable; tus: Upload-Metadata)
           --upload-protocol multipart|tus  (default multipart)
-          --delete-after-upload remove the local file once the upload succeeded
+          --delete-after-upload remove the stored file (or object) once the upload succeeded
           --upload-ca-cert FILE trust this CA bundle for the upload target (--ca-cert and
                                 --insecure apply to the origin only)
           --upload-insecure     do not verify the upload target's TLS certificate
@@ -120,9 +120,10 @@ enum TransferFlags {
         request.options.automaticSegments = arguments.value("--segment-size") == nil ? true : nil
         request.checksum = try arguments.value("--checksum").map { try Checksum(parsing: $0) }
         request.priority = try arguments.int("--priority") ?? 0
-        let layout = arguments.value("--layout") ?? "inplace"
-        guard ["inplace", "parts"].contains(layout) else {
-            throw HaulError.usage("--layout '\(layout)' is not a layout", hint: "use inplace (default) or parts")
+        let text = arguments.value("--layout") ?? StorageLayout.inplace.rawValue
+        // `s3` is not chosen: a worker on S3 storage records it when it plans the transfer.
+        guard let layout = StorageLayout(rawValue: text), layout != .s3 else {
+            throw HaulError.usage("--layout '\(text)' is not a layout", hint: "use inplace (default) or parts")
         }
         request.layout = layout
         request.headers = secrets.headers

@@ -28,7 +28,8 @@ enum GetCommand: Command {
                                 (refused otherwise)
           -N, --timestamping    download only when the origin's copy is newer than the file
                                 already there (its recorded validators, else its mtime, as
-                                wget -N); a newer copy replaces it
+                                wget -N; an s3:// object's Last-Modified); a newer copy
+                                replaces it
           -i, --input-file FILE more URLs, one a line ('#' comments; - for stdin), as wget -i
                                 and aria2c -i; with several URLs, -o must be a directory
           -x, --connections N   segments downloaded at once (default 4)
@@ -101,9 +102,13 @@ enum GetCommand: Command {
         guard urls.count == 1 || dest == nil else {
             throw HaulError.usage("-o names one file but there are \(urls.count) URLs", hint: "give -o a directory (ending in /) to keep the origins' names")
         }
+        if object != nil, arguments.value("--layout") == StorageLayout.parts.rawValue {
+            throw HaulError.usage("--layout parts is for a folder; an s3:// object is stored as one upload of parts", hint: "drop --layout")
+        }
         let timestamping = arguments.has("--timestamping")
-        if timestamping && (toStandardOutput || object != nil) {
-            throw HaulError.usage("-N compares with a file on this machine", hint: "give -o a local path, or drop -N")
+        if timestamping && toStandardOutput {
+            throw HaulError.usage(
+                "-N compares with the file or object saved before; standard output keeps none", hint: "give -o a path or s3:// URL, or drop -N")
         }
         // -N replaces an older file, as wget -N does: it is the point of asking.
         let force = arguments.has("--force") || timestamping
@@ -215,7 +220,7 @@ enum GetCommand: Command {
     /// recorded in another database too, which the history cannot show. Resuming would fail on
     /// the mark and start over anyway (`TransferFiles.confirmPartial`); seen here, the user is told.
     private static func partialMarkedByAnother(_ earlier: TransferStatus, url: String, storage: StorageRoot) -> Bool {
-        guard earlier.layout == "inplace", let dest = earlier.dest, let files = try? TransferFiles(root: storage, relative: dest) else { return false }
+        guard earlier.layout == .inplace, let dest = earlier.dest, let files = try? TransferFiles(root: storage, relative: dest) else { return false }
         return SourceMark.read(files.partial(generation: earlier.generation), against: url) == .anotherURL
     }
 

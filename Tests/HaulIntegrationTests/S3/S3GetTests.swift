@@ -233,4 +233,94 @@ struct S3GetTests {
         #expect(try bucket.object("m/a.bin")?.sha256 == file.sha256)
         #expect(try bucket.openUploads().isEmpty)
     }
+
+    @Test(
+        "a malformed storage URL is refused up front with a hint, never saved into a local folder named after it",
+        arguments: ["s3:/bucket/x.bin", "s3:bucket/x.bin", "S3://bucket/x.bin", "file:/tmp/x.bin"])
+    func malformedStorageURL(output: String) throws {
+        let work = Harness.temporaryDirectory("s3-slip")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let small = try Origin.file("s3/slip-\(UUID().uuidString.prefix(6)).bin", size: 1000)
+        let database = try TestDatabase()
+        let result = try Run.haul(
+            ["get", Harness.origin + small.path, "-o", output], database: database.url, environment: S3Bucket.environment, directory: work)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("'\(output)'") && result.stderr.contains("s3://BUCKET/KEY"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+    }
+
+    @Test("an S3 worker's startup line names its bucket and prefix")
+    func workerNamesBucket() throws {
+        let bucket = try S3Bucket("startlog")
+        let cluster = try Cluster("s3-startlog")
+        let worker = try cluster.startWorker([], environment: S3Bucket.environment, storage: "s3://\(bucket.name)/pre")
+        let started = Harness.waitUntil(timeout: 30) { (worker.stdout + worker.stderr).contains("worker started") }
+        let line = (worker.stdout + worker.stderr).split(separator: "\n").first { $0.contains("worker started") } ?? ""
+        #expect(started && line.contains("s3://\(bucket.name)/pre"), "\(line)")
+    }
+
+    @Test("-N into s3://: an object stored after the origin's copy changed is kept untouched; once the origin's copy is newer it is replaced")
+    func timestamping() throws {
+        let bucket = try S3Bucket("stamp")
+        let database = try TestDatabase()
+        let served = try Origin.file("s3/stamp-\(UUID().uuidString.prefix(6)).bin", size: 300_000)
+        try bucket.put("n/x.bin", "mine\n")
+        let arguments = ["get", "-N", Harness.origin + served.path, "-o", "s3://\(bucket.name)/n/x.bin"]
+        let kept = try Run.haul(arguments, database: database.url, environment: S3Bucket.environment)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(try bucket.object("n/x.bin")?.sha256 == Origin.sha256(Data("mine\n".utf8)), "the newer object is untouched")
+        #expect(kept.stderr.contains("up to date"), "\(kept.stderr)")
+        try TimestampingTests.setModified(Harness.docroot + served.path, Int(Date().timeIntervalSince1970) + 3600)
+        let replaced = try Run.haul(arguments, database: database.url, environment: S3Bucket.environment)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try bucket.object("n/x.bin")?.sha256 == served.sha256, "the older object was replaced by the origin's copy")
+    }
+
+    @Test("--upload-to from S3 storage reads the object back and uploads it; --delete-after-upload then deletes the object")
+    func uploadToFromS3() throws {
+        let bucket = try S3Bucket("upfrom")
+        let database = try TestDatabase()
+        let served = try Origin.file("s3/upfrom-\(UUID().uuidString.prefix(6)).bin", size: 6 * Self.mib + 5)
+        let result = try Run.haul(
+            ["get", Harness.origin + served.path, "-o", "s3://\(bucket.name)/a/x.bin", "--upload-to", "s3://\(bucket.name)/up/"], database: database.url,
+            environment: S3Bucket.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try bucket.object("a/x.bin")?.sha256 == served.sha256)
+        #expect(try bucket.object("up/x.bin")?.sha256 == served.sha256)
+        let moved = try Run.haul(
+            ["get", Harness.origin + served.path, "-o", "s3://\(bucket.name)/b/y.bin", "--upload-to", "s3://\(bucket.name)/up2/", "--delete-after-upload"],
+            database: database.url, environment: S3Bucket.environment)
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(try bucket.object("up2/y.bin")?.sha256 == served.sha256)
+        #expect(try bucket.object("b/y.bin") == nil, "deleted after the upload")
+    }
+
+    @Test("each transfer records its storage and layout: s3://bucket/prefix and s3 for every object, file:///root for a folder")
+    func recordsStorage() throws {
+        let bucket = try S3Bucket("where")
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("where")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let small = try Origin.file("s3/where-\(UUID().uuidString.prefix(6)).bin", size: 100_003)
+        let big = try Origin.file("s3/where-\(UUID().uuidString.prefix(6)).bin", size: 6 * Self.mib + 1)
+        for (served, output) in [(small, "s3://\(bucket.name)/w/small.bin"), (big, "s3://\(bucket.name)/w/big.bin"), (small, work + "/small.bin")] {
+            let result = try Run.haul(["get", Harness.origin + served.path, "-o", output], database: database.url, environment: S3Bucket.environment)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let rows = try database.scalar("SELECT string_agg(dest || ' ' || layout || ' ' || coalesce(storage, '-'), ',' ORDER BY id) FROM transfers")
+        #expect(rows == "small.bin s3 s3://\(bucket.name)/w/,big.bin s3 s3://\(bucket.name)/w/,small.bin inplace file://\(work)", "\(rows)")
+    }
+
+    @Test("--layout parts with -o s3:// is refused before anything is downloaded")
+    func layoutPartsRefused() throws {
+        let bucket = try S3Bucket("noparts")
+        let database = try TestDatabase()
+        let small = try Origin.file("s3/noparts-\(UUID().uuidString.prefix(6)).bin", size: 1000)
+        let result = try Run.haul(
+            ["get", Harness.origin + small.path, "-o", "s3://\(bucket.name)/p.bin", "--layout", "parts"], database: database.url,
+            environment: S3Bucket.environment)
+        #expect(result.status == 2 && result.stderr.contains("--layout parts is for a folder"), "\(result.stderr)")
+        #expect(try bucket.keys().isEmpty)
+        #expect(Origin.requests(for: small.path).isEmpty)
+    }
 }

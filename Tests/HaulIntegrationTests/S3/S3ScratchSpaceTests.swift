@@ -23,4 +23,37 @@ struct S3ScratchSpaceTests {
         #expect(final == ["done"], "\(status)")
         #expect(try bucket.object("pre/big.bin")?.sha256 == file.sha256)
     }
+
+    @Test(
+        "as root, haul neither uses nor writes through the scratch folder another user made in TMPDIR, and removes its own at exit",
+        .enabled(if: getuid() == 0, "acts as nobody with runuser (root only)"))
+    func foreignScratchFolder() throws {
+        let bucket = try S3Bucket("scratchown")
+        let database = try TestDatabase()
+        let temporary = Harness.temporaryDirectory("s3-tmp")
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        #expect(chmod(temporary, 0o1777) == 0)
+        // nobody plants the folder name haul once used as a symlink to a file of its own.
+        let asNobody = { (words: [String]) in
+            try Run.program("/usr/sbin/runuser", ["-u", "nobody", "--"] + words, environment: [:], directory: "/", timeout: 60)
+        }
+        #expect(try asNobody(["/bin/sh", "-c", "printf bait > \(temporary)/bait && ln -s \(temporary)/bait \(temporary)/haul-s3-0"]).status == 0)
+        let folder = "s3own-" + UUID().uuidString.prefix(8)
+        defer { try? FileManager.default.removeItem(atPath: Harness.docroot + "/" + folder) }
+        let sums = try S3ExtractTests.archives(
+            folder,
+            """
+            inner = random(300000)
+            with zipfile.ZipFile(os.path.join(folder, 'pack.zip'), 'w') as z:
+                z.writestr('data/inner.bin', inner, compress_type=zipfile.ZIP_DEFLATED)
+            print(json.dumps({'inner': sha(inner)}))
+            """)
+        let result = try Run.haul(
+            ["get", Harness.origin + "/\(folder)/pack.zip", "-o", "s3://\(bucket.name)/p/pack.zip", "--extract", "--extract-to", "out"],
+            database: database.url, environment: S3Bucket.environment.merging(["TMPDIR": temporary]) { $1 })
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try bucket.object("p/out/data/inner.bin")?.sha256 == sums["inner"])
+        #expect(try String(contentsOfFile: temporary + "/bait", encoding: .utf8) == "bait")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).sorted() == ["bait", "haul-s3-0"])
+    }
 }
