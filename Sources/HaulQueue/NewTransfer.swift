@@ -106,6 +106,10 @@ public struct NewTransfer: Sendable {
     public var batchID: Int64?
     /// The only worker allowed to work on it (`haul get` pins its transfer to its own process).
     public var owner: String?
+    /// Further URLs of the same file (`--mirror`, a Metalink), in priority order after `url`.
+    public var mirrors: [String] = []
+    /// Digests piece by piece (a Metalink's `<pieces>`): segments align to them.
+    public var pieces: PieceDigests?
 
     /// A request with the defaults `haul enqueue` uses.
     public init(url: String, dest: String?, segmentSize: Int64 = 8 << 20) {
@@ -158,5 +162,22 @@ public struct Header: Codable, Sendable, Equatable {
     public static func decode(_ json: String?) -> [Header] {
         guard let json, let headers = try? JSONDecoder().decode([Header].self, from: Data(json.utf8)) else { return [] }
         return headers
+    }
+}
+
+/// A file's digests piece by piece, as a Metalink gives them.
+public struct PieceDigests: Sendable, Equatable {
+    /// Bytes in each piece; the last may be shorter.
+    public let length: Int64
+    /// The digest algorithm.
+    public let algorithm: Checksum.Algorithm
+    /// Each piece's digest in lowercase hex, in order.
+    public let hashes: [String]
+
+    /// Digests of pieces of `length` bytes.
+    public init(length: Int64, algorithm: Checksum.Algorithm, hashes: [String]) {
+        self.length = length
+        self.algorithm = algorithm
+        self.hashes = hashes
     }
 }

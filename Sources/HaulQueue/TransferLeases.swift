@@ -29,7 +29,7 @@ public struct TransferLeases {
 
     private static let returning = """
         t.id, t.url, t.host, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
-        t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.content_type, t.generation, t.lease_token::text AS lease_token, t.attempts
+        t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.content_type, t.mirrored, t.piece_length, t.piece_algorithm, t.generation, t.lease_token::text AS lease_token, t.attempts
         """
 
     /// Moves up to `limit` pending transfers of one origin host to `planning` (only a share of
@@ -293,6 +293,7 @@ public struct TransferLeases {
                 FROM unnest($3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(o, l, i)
                 """,
                 [claim.info.id, claim.generation, offsets, lengths, claim.info.priority, lease, workerID, plan.host, keepFirst])
+            if claim.info.mirrored { try db.query("SELECT haul_spread_mirrors($1, $2)", [claim.info.id, claim.generation]) }
             // A kept segment 0 is the planner's own; only further segments are work for others.
             if plan.ranges.count > 1 || !keepFirst { try db.query("NOTIFY haul_work") }
             guard keepFirst else { return .queued }

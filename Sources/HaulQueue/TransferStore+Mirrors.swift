@@ -1,0 +1,52 @@
+import HaulCore
+import HaulPostgres
+
+extension TransferStore {
+    /// Records `request`'s mirrors (its own URL first) and piece digests for transfer `id`;
+    /// nothing when it has neither. Run it in the transaction that inserts the transfer, or
+    /// before any worker may plan it.
+    static func recordMirrors(_ id: Int64, _ request: NewTransfer, _ db: PostgresConnection) throws {
+        guard !request.mirrors.isEmpty || request.pieces != nil else { return }
+        let urls = [request.url] + request.mirrors
+        try db.query(
+            """
+            INSERT INTO transfer_mirrors (transfer_id, idx, url, host)
+            SELECT $1, i - 1, u, h FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS m(u, h, i)
+            """, [id, urls, OriginURL.hostKeys(urls)])
+        try db.query(
+            "UPDATE transfers SET mirrored = true, piece_length = $2, piece_algorithm = $3, piece_hashes = $4::text[] WHERE id = $1",
+            [id, request.pieces?.length, request.pieces?.algorithm.rawValue, request.pieces?.hashes])
+    }
+
+    /// Each mirror of transfer `id`, in priority order (none for a transfer without mirrors).
+    public func mirrors(of id: Int64) throws -> [MirrorStatus] {
+        try db.query(
+            "SELECT idx, url, bytes, failures, state, reason FROM transfer_mirrors WHERE transfer_id = $1 ORDER BY idx", [id]
+        ).rows.map(MirrorStatus.init)
+    }
+}
+
+/// One mirror of a transfer, as `status` shows it.
+public struct MirrorStatus: Sendable, Equatable {
+    /// Its place in priority order; 0 is the transfer's own URL.
+    public let index: Int
+    /// The URL (may hold credentials: redact before showing).
+    public let url: String
+    /// Bytes it has brought.
+    public let bytes: Int64
+    /// Attempts on it that failed.
+    public let failures: Int
+    /// `healthy` or `demoted`.
+    public let state: String
+    /// Why it was demoted.
+    public let reason: String?
+
+    init(_ row: PostgresRow) throws {
+        index = try row.int("idx")
+        url = try row.string("url")
+        bytes = try row.int64("bytes")
+        failures = try row.int("failures")
+        state = try row.string("state")
+        reason = row["reason"]
+    }
+}
