@@ -191,7 +191,9 @@ struct Planner: LaneRole {
         case .ranged(let size):
             try limits.check(size: size)
             let wanted = info.options.automaticSegments == true ? SegmentPlan.automaticSegmentSize(fileSize: size) : info.segmentSize
-            let rest = PlanLimits.segmentSize(fileSize: size, first: info.segmentSize, rest: wanted)
+            var rest = PlanLimits.segmentSize(fileSize: size, first: info.segmentSize, rest: wanted)
+            // Segments of a transfer with piece digests end where pieces do (the first is a multiple already).
+            if let piece = info.pieceLength { rest = (rest + piece - 1) / piece * piece }
             return .init(
                 dest: dest, host: host, size: size, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: true,
                 ranges: SegmentPlan(size: size, firstSegment: info.segmentSize, segmentSize: rest).ranges, unknownLength: false)
