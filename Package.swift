@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),
         .target(name: "HaulWorker", dependencies: ["CLinux", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulS3", "HaulMetrics", "HaulPostgres", "HaulCore"]),
         .target(name: "HaulDashboard", dependencies: ["CCrypto", "HaulMetrics", "HaulQueue", "HaulPostgres", "HaulCore"]),
-        .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulDashboard", "HaulS3", "HaulMetrics", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
+        .executableTarget(name: "haul", dependencies: ["HaulMetalink", "HaulWorker", "HaulDashboard", "HaulS3", "HaulMetrics", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
 
         .executableTarget(name: "haul-bench", dependencies: ["HaulQueue", "HaulPostgres"], path: "Sources/haul-bench"),
         .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations"),

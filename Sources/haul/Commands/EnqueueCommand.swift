@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulMetalink
 import HaulQueue
 
 enum EnqueueCommand: Command {
@@ -27,19 +28,22 @@ enum EnqueueCommand: Command {
                                 (default: the transfer fails with destination-exists and the
                                 file is kept; with --dest, a file haul published is replaced)
         \(TransferFlags.help)
+        \(MirrorFlags.help)
           --json                print {"id": N} (with --manifest: {"batch", "inserted", "existing", "rejected"})
         """
 
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
-            words, options: TransferFlags.options.union(["--dest", "--manifest", "--batch"]),
+            words, options: TransferFlags.options.union(MirrorFlags.options).union(["--dest", "--manifest", "--batch"]),
             flags: TransferFlags.flags.union(["--json", "--skip-invalid", "--force"]))
         if arguments.value("--manifest") != nil || arguments.value("--batch") != nil {
             return try enqueueManifest(arguments)
         }
+        if let metalink = try MirrorFlags.metalink(arguments) { return try enqueueMetalink(metalink, arguments) }
         let url = try arguments.expect(1, "URL")[0]
         var request = try TransferFlags.build(url: url, dest: arguments.value("--dest"), arguments, try TransferFlags.secrets(arguments))
         request.options.replaceExisting = arguments.has("--force") ? true : nil
+        request.mirrors = try MirrorFlags.mirrors(arguments)
         let session = try DatabaseSession()
         defer { session.close() }
         let id = try TransferStore(session.connection).enqueue(request)
@@ -47,6 +51,32 @@ enum EnqueueCommand: Command {
             Output.json(["id": id])
         } else {
             Output.line("\(id)")
+        }
+        return ExitCode.success
+    }
+
+    /// `--metalink FILE`: one transfer per file it lists, named by it under `--dest DIR/` (or
+    /// the storage root), each id on a line.
+    static func enqueueMetalink(_ metalink: Metalink, _ arguments: Arguments) throws -> Int32 {
+        guard arguments.positionals.isEmpty, arguments.all("--mirror").isEmpty else {
+            throw HaulError.usage("--metalink lists the URLs itself", hint: "give either --metalink FILE or URL [--mirror URL...]")
+        }
+        let folder = arguments.value("--dest").map { $0.hasSuffix("/") ? $0 : $0 + "/" } ?? ""
+        let secrets = try TransferFlags.secrets(arguments)
+        let requests = try metalink.files.map { file in
+            var request = try TransferFlags.build(url: file.mirrors[0].url, dest: folder + file.name, arguments, secrets)
+            request.options.replaceExisting = arguments.has("--force") ? true : nil
+            MirrorFlags.apply(file, to: &request)
+            return request
+        }
+        let session = try DatabaseSession()
+        defer { session.close() }
+        let store = TransferStore(session.connection)
+        let ids = try requests.map { try store.enqueue($0) }
+        if arguments.has("--json") {
+            Output.json(["ids": ids])
+        } else {
+            for id in ids { Output.line("\(id)") }
         }
         return ExitCode.success
     }

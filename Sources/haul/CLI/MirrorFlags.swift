@@ -1,0 +1,45 @@
+import Foundation
+import HaulCore
+import HaulMetalink
+import HaulQueue
+
+/// `--mirror URL` and `--metalink FILE`, shared by `get` and `enqueue`.
+enum MirrorFlags {
+    static let options: Set<String> = ["--mirror", "--metalink"]
+
+    static let help = """
+          --mirror URL          another URL of the same file (repeatable); segments spread
+                                over all of them, a failing mirror hands its segments on
+          --metalink FILE       fetch the files a Metalink (.meta4 or 3.0 .metalink) lists,
+                                from its mirrors, each piece verified with its digests
+        """
+
+    /// The `--metalink` document, read and checked; `nil` when none was given.
+    static func metalink(_ arguments: Arguments) throws -> Metalink? {
+        guard let path = arguments.value("--metalink") else { return nil }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw HaulError.usage("cannot read the Metalink '\(SafeText.cleanLine(path))'", hint: "give the path of a .meta4 or .metalink file")
+        }
+        defer { try? handle.close() }
+        // One byte past the limit is enough to refuse it.
+        let data = try handle.read(upToCount: Metalink.maxBytes + 1) ?? Data()
+        return try Metalink(parsing: Array(data))
+    }
+
+    /// The `--mirror` URLs, validated.
+    static func mirrors(_ arguments: Arguments) throws -> [String] {
+        try arguments.all("--mirror").map { try OriginURL.validate($0) }
+    }
+
+    /// The request for `file` of a Metalink: its first mirror is the URL, the others mirrors;
+    /// its digests are checked (a `--checksum` given wins); segments are whole pieces.
+    static func apply(_ file: Metalink.File, to request: inout NewTransfer) {
+        request.mirrors = file.mirrors.dropFirst().map(\.url)
+        request.checksum = request.checksum ?? file.checksum
+        if let pieces = file.pieces {
+            request.pieces = PieceDigests(length: pieces.length, algorithm: pieces.algorithm, hashes: pieces.hashes)
+            request.segmentSize = max(1, (request.segmentSize + pieces.length - 1) / pieces.length) * pieces.length
+            request.options.automaticSegments = nil
+        }
+    }
+}
