@@ -1,0 +1,122 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// One file from several mirrors (a Metalink, `--mirror`): a corrupt mirror's bad piece is
+/// fetched again elsewhere, a dead one hands its segments on, the file is exact.
+@Suite("mirrors and Metalink")
+struct MirrorTests {
+    static let piece = 256 * 1024
+
+    /// A file of 2 MiB + 5 bytes on the test origin, a copy of it with one byte of piece 3
+    /// changed, and a Metalink listing the corrupt copy first, then a dead mirror (nothing
+    /// listens on port 9), then the good file, with the file's piece and whole-file digests.
+    static func mirrored(_ label: String) throws -> (good: (path: String, sha256: String), corrupt: String, metalink: String) {
+        let name = "mirrors/\(label)-\(UUID().uuidString.prefix(6)).bin"
+        let good = try Origin.file(name, size: 2 * 1_048_576 + 5)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: Harness.docroot + good.path))
+        bytes[3 * piece + 100] ^= 0xFF
+        let corrupt = "/" + name + ".corrupt"
+        try bytes.write(to: URL(fileURLWithPath: Harness.docroot + corrupt))
+        bytes[3 * piece + 100] ^= 0xFF
+        let hashes = stride(from: 0, to: bytes.count, by: piece).map { start in
+            "<hash>\(Origin.sha256(bytes.subdata(in: start..<min(start + piece, bytes.count))))</hash>"
+        }
+        let metalink = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <metalink xmlns="urn:ietf:params:xml:ns:metalink">
+              <file name="\(label).bin">
+                <size>\(bytes.count)</size>
+                <hash type="sha-256">\(good.sha256)</hash>
+                <pieces length="\(piece)" type="sha-256">\(hashes.joined())</pieces>
+                <url priority="1">\(Harness.origin + corrupt)</url>
+                <url priority="2">http://127.0.0.1:9/\(label).bin</url>
+                <url priority="3">\(Harness.origin + good.path)</url>
+              </file>
+            </metalink>
+            """
+        return (good, corrupt, metalink)
+    }
+
+    /// Each mirror's state, failures and bytes, by priority: `state failures bytes reason`.
+    static func mirrorRows(_ database: TestDatabase) throws -> [String] {
+        try database.scalar("SELECT string_agg(concat_ws(' ', state, failures, bytes, reason), E'\\n' ORDER BY idx) FROM transfer_mirrors")
+            .split(separator: "\n").map(String.init)
+    }
+
+    @Test("haul get --metalink: a corrupt, a dead and a good mirror give the exact file; the bad piece is fetched elsewhere")
+    func getMetalink() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("metalink-get")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let (good, _, metalink) = try Self.mirrored("get")
+        try metalink.write(toFile: work + "/file.meta4", atomically: true, encoding: .utf8)
+        let result = try Run.haul(
+            ["get", "--metalink", work + "/file.meta4", "-o", work + "/out/", "--segment-size", "256KiB"], database: database.url, directory: work,
+            timeout: 180)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(Origin.sha256(file: work + "/out/get.bin") == good.sha256)
+        let rows = try Self.mirrorRows(database)
+        #expect(rows.count == 3)
+        // The corrupt mirror is demoted for its piece 3, the dead one failed, the good one brought bytes.
+        #expect(rows.first?.hasPrefix("demoted") == true && rows.first?.contains("piece 3") == true, "\(rows)")
+        #expect(rows.dropFirst().first.map { $0.split(separator: " ")[1] != "0" } == true, "\(rows)")
+        #expect(rows.last.map { Int($0.split(separator: " ")[2]) ?? 0 > 0 } == true, "\(rows)")
+    }
+
+    @Test("haul enqueue --metalink with two workers: the exact file, the corrupt mirror demoted")
+    func enqueueMetalink() throws {
+        let cluster = try Cluster("metalink-fleet")
+        let (good, _, metalink) = try Self.mirrored("fleet")
+        let document = cluster.storage + "-fleet.meta4"
+        try metalink.write(toFile: document, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: document) }
+        let result = try cluster.haul(["enqueue", "--metalink", document, "--dest", "isos/", "--segment-size", "256KiB"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(Int64(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        try cluster.startWorker()
+        try cluster.startWorker()
+        #expect(try cluster.waitFinal([id], timeout: 120) == ["done"])
+        #expect(Origin.sha256(file: cluster.storage + "/isos/fleet.bin") == good.sha256)
+        #expect(try Self.mirrorRows(cluster.database).first?.hasPrefix("demoted") == true)
+    }
+
+    @Test("haul get URL --mirror URL2: both serve segments and the file is exact")
+    func getWithMirror() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("mirror-get")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let file = try Origin.file("mirrors/plain-\(UUID().uuidString.prefix(6)).bin", size: 2 * 1_048_576)
+        let copy = file.path + ".copy"
+        try FileManager.default.copyItem(atPath: Harness.docroot + file.path, toPath: Harness.docroot + copy)
+        let result = try Run.haul(
+            ["get", Harness.origin + file.path, "--mirror", Harness.origin + copy, "-o", work + "/plain.bin", "--segment-size", "256KiB"],
+            database: database.url, directory: work)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(Origin.sha256(file: work + "/plain.bin") == file.sha256)
+        let rows = try Self.mirrorRows(database)
+        #expect(rows.count == 2 && rows.allSatisfy { $0.hasPrefix("healthy") && Int($0.split(separator: " ")[2]) ?? 0 > 0 }, "\(rows)")
+    }
+
+    @Test("a hostile Metalink is refused with one line and exit 2, nothing written")
+    func hostile() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("metalink-hostile")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let documents = [
+            "<metalink><file name=\"../../escape.bin\"><url>\(Harness.origin)/x</url></file></metalink>",
+            "<!DOCTYPE m [<!ENTITY a \"aaaa\">]><metalink><file name=\"a.bin\"><url>\(Harness.origin)/&a;</url></file></metalink>",
+            "<metalink><file name=\"a.bin\"><size>10</size><pieces length=\"1\" type=\"sha-1\"><hash>\(String(repeating: "0", count: 40))</hash></pieces>"
+                + "<url>\(Harness.origin)/x</url></file></metalink>",
+        ]
+        try FileManager.default.createDirectory(atPath: work + "/out", withIntermediateDirectories: true)
+        for (index, document) in documents.enumerated() {
+            try document.write(toFile: work + "/\(index).meta4", atomically: true, encoding: .utf8)
+            let result = try Run.haul(["get", "--metalink", work + "/\(index).meta4", "-o", work + "/out/"], database: database.url, directory: work)
+            #expect(result.status == 2, "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("Metalink"), "\(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work + "/out").isEmpty)
+        #expect(try database.scalar("SELECT count(*) FROM transfers") == "0")
+    }
+}
