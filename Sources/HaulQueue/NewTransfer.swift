@@ -58,6 +58,9 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     /// (compared by its modification time when no earlier transfer recorded validators).
     public var timestamping: Bool?
 
+    /// The size a Metalink gives the file: the probed origin must agree, or the plan fails.
+    public var expectedSize: Int64?
+
     /// No options set.
     public init() {}
 
@@ -68,6 +71,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
         case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", allowDowngrade = "allow_downgrade",
             uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
         case keepExisting = "keep_existing", replaceable, timestamping, namedByOrigin = "named_by_origin", replaceExisting = "replace_existing"
+        case expectedSize = "expected_size"
     }
 
     /// The options as the JSON text stored in the database.

@@ -190,6 +190,7 @@ struct Planner: LaneRole {
         switch outcome {
         case .ranged(let size):
             try limits.check(size: size)
+            try MirrorSizes.check(size, of: info)
             let wanted = info.options.automaticSegments == true ? SegmentPlan.automaticSegmentSize(fileSize: size) : info.segmentSize
             var rest = PlanLimits.segmentSize(fileSize: size, first: info.segmentSize, rest: wanted)
             // Segments of a transfer with piece digests end where pieces do (the first is a multiple already).
@@ -199,6 +200,7 @@ struct Planner: LaneRole {
                 ranges: SegmentPlan(size: size, firstSegment: info.segmentSize, segmentSize: rest).ranges, unknownLength: false)
         case .whole(let length):
             if let length { try limits.check(size: length) }
+            try MirrorSizes.check(length, of: info)
             return .init(
                 dest: dest, host: host, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
                 ranges: [SegmentPlan.Range(offset: 0, length: length ?? 0)], unknownLength: length == nil)

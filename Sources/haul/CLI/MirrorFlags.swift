@@ -36,6 +36,7 @@ enum MirrorFlags {
     static func apply(_ file: Metalink.File, to request: inout NewTransfer) {
         request.mirrors = file.mirrors.dropFirst().map(\.url)
         request.checksum = request.checksum ?? file.checksum
+        request.options.expectedSize = file.size
         if let pieces = file.pieces {
             request.pieces = PieceDigests(length: pieces.length, algorithm: pieces.algorithm, hashes: pieces.hashes)
             request.segmentSize = max(1, (request.segmentSize + pieces.length - 1) / pieces.length) * pieces.length
