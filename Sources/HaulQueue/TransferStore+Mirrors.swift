@@ -18,6 +18,24 @@ extension TransferStore {
             [id, request.pieces?.length, request.pieces?.algorithm.rawValue, request.pieces?.hashes])
     }
 
+    /// `recordMirrors` for the manifest lines of batch `batchID` that name mirrors, found by
+    /// URL and destination; a transfer that has its mirrors already keeps them.
+    static func recordBatchMirrors(_ entries: [NewTransfer], batchID: Int64, _ db: PostgresConnection) throws {
+        guard !entries.isEmpty else { return }
+        // Tab-joined per entry: a validated URL holds no tab.
+        let urls = entries.map { ([$0.url] + $0.mirrors).joined(separator: "\t") }
+        let hosts = entries.map { OriginURL.hostKeys([$0.url] + $0.mirrors).joined(separator: "\t") }
+        try db.query(
+            """
+            WITH entry AS (SELECT t.id, e.m, e.h FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS e(u, d, m, h)
+                           JOIN transfers t ON t.batch_id = $1 AND t.url = e.u AND t.dest = e.d),
+                 marked AS (UPDATE transfers SET mirrored = true WHERE id IN (SELECT id FROM entry))
+            INSERT INTO transfer_mirrors (transfer_id, idx, url, host)
+            SELECT entry.id, x.i - 1, x.mu, x.mh FROM entry, unnest(string_to_array(entry.m, E'\\t'), string_to_array(entry.h, E'\\t')) WITH ORDINALITY AS x(mu, mh, i)
+            ON CONFLICT DO NOTHING
+            """, [batchID, entries.map(\.url), entries.map { $0.dest ?? "" }, urls, hosts])
+    }
+
     /// Each mirror of transfer `id`, in priority order (none for a transfer without mirrors).
     public func mirrors(of id: Int64) throws -> [MirrorStatus] {
         try db.query(

@@ -15,7 +15,8 @@ enum EnqueueCommand: Command {
         is invalid, or when an active transfer already writes DEST (exit status 2).
 
         With --manifest, each line is 'URL [DEST]' (DEST defaults to the URL's path;
-        '#' starts a comment) or a JSON object {"url", "dest", "checksum", "headers",
+        '#' starts a comment; more URLs of the same file may follow the first, separated
+        by tabs as in aria2's input files: they are its mirrors) or a JSON object {"url", "dest", "checksum", "headers",
         "priority", "extract", "upload_to"}; the options below apply to every line.
         All or nothing: an invalid line (also one whose DEST another line or an active
         transfer writes) is reported with its number and nothing is inserted, unless
