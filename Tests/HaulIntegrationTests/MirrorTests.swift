@@ -120,3 +120,27 @@ struct MirrorTests {
         #expect(try database.scalar("SELECT count(*) FROM transfers") == "0")
     }
 }
+
+extension MirrorTests {
+    @Test("a manifest line with tab-separated URLs is one transfer fetched from all of them; status shows each mirror")
+    func manifestMirrors() throws {
+        let cluster = try Cluster("manifest-mirrors")
+        let file = try Origin.file("mirrors/listed-\(UUID().uuidString.prefix(6)).bin", size: 2 * 1_048_576)
+        let copy = file.path + ".copy"
+        try FileManager.default.copyItem(atPath: Harness.docroot + file.path, toPath: Harness.docroot + copy)
+        let manifest = cluster.storage + "-manifest.txt"
+        try "\(Harness.origin + file.path)\t\(Harness.origin + copy)\tout/listed.bin\n".write(toFile: manifest, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: manifest) }
+        let result = try cluster.haul(["enqueue", "--manifest", manifest, "--batch", "mirrored", "--segment-size", "256KiB"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(Int64(try cluster.database.scalar("SELECT id FROM transfers")))
+        try cluster.startWorker()
+        #expect(try cluster.waitFinal([id], timeout: 120) == ["done"])
+        #expect(Origin.sha256(file: cluster.storage + "/out/listed.bin") == file.sha256)
+        let mirrors = try #require(try cluster.status(id)["mirrors"] as? [[String: Any]])
+        #expect(mirrors.count == 2)
+        #expect(mirrors.allSatisfy { $0["state"] as? String == "healthy" && ($0["bytes"] as? Int ?? 0) > 0 }, "\(mirrors)")
+        let text = try cluster.haul(["status", String(id)]).stdout
+        #expect(text.contains("mirror 1: healthy"), "\(text)")
+    }
+}
