@@ -64,14 +64,14 @@ struct MirrorTests {
         #expect(rows.last.map { Int($0.split(separator: " ")[2]) ?? 0 > 0 } == true, "\(rows)")
     }
 
-    @Test("haul enqueue --metalink with two workers: the exact file, the corrupt mirror demoted")
+    @Test("haul enqueue --metalink URL with two workers: the exact file, the corrupt mirror demoted")
     func enqueueMetalink() throws {
         let cluster = try Cluster("metalink-fleet")
         let (good, _, metalink) = try Self.mirrored("fleet")
-        let document = cluster.storage + "-fleet.meta4"
-        try metalink.write(toFile: document, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: document) }
-        let result = try cluster.haul(["enqueue", "--metalink", document, "--dest", "isos/", "--segment-size", "256KiB"])
+        // Given as a URL: the command fetches the Metalink itself.
+        let document = "/mirrors/fleet-\(UUID().uuidString.prefix(6)).meta4"
+        try metalink.write(toFile: Harness.docroot + document, atomically: true, encoding: .utf8)
+        let result = try cluster.haul(["enqueue", "--metalink", Harness.origin + document, "--dest", "isos/", "--segment-size", "256KiB"])
         #expect(result.status == 0, "\(result.stderr)")
         let id = try #require(Int64(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
         try cluster.startWorker()

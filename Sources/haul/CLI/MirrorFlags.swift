@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulHTTP
 import HaulMetalink
 import HaulQueue
 
@@ -10,13 +11,14 @@ enum MirrorFlags {
     static let help = """
           --mirror URL          another URL of the same file (repeatable); segments spread
                                 over all of them, a failing mirror hands its segments on
-          --metalink FILE       fetch the files a Metalink (.meta4 or 3.0 .metalink) lists,
+          --metalink FILE|URL   fetch the files a Metalink (.meta4 or 3.0 .metalink) lists,
                                 from its mirrors, each piece verified with its digests
         """
 
-    /// The `--metalink` document, read and checked; `nil` when none was given.
+    /// The `--metalink` document (a file, or an http(s) URL), read and checked; `nil` when none was given.
     static func metalink(_ arguments: Arguments) throws -> Metalink? {
         guard let path = arguments.value("--metalink") else { return nil }
+        if path.contains("://") { return try Metalink(parsing: download(try OriginURL.validate(path), arguments)) }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw HaulError.usage("cannot read the Metalink '\(SafeText.cleanLine(path))'", hint: "give the path of a .meta4 or .metalink file")
         }
@@ -24,6 +26,28 @@ enum MirrorFlags {
         // One byte past the limit is enough to refuse it.
         let data = try handle.read(upToCount: Metalink.maxBytes + 1) ?? Data()
         return try Metalink(parsing: Array(data))
+    }
+
+    /// The body of the Metalink at `url`, refused past `Metalink.maxBytes`; fetched under the
+    /// same address policy as the files (`--deny-private-addresses`).
+    private static func download(_ url: String, _ arguments: Arguments) throws -> [UInt8] {
+        var request = FetchRequest(url: url)
+        request.addressPolicy = try WorkerCommand.addressPolicy(arguments)
+        var body: [UInt8] = []
+        try HTTPClient().fetch(
+            request,
+            onHead: { head in
+                guard head.status == 200 else { throw StatusPolicy.error(for: head, url: url) }
+            },
+            onData: { bytes in
+                guard body.count + bytes.count <= Metalink.maxBytes else {
+                    throw HaulError.usage(
+                        "the Metalink at \(SafeText.cleanLine(Redaction.url(url))) is more than the \(Metalink.maxBytes) bytes Haul reads",
+                        hint: "split it into several Metalinks")
+                }
+                body.append(contentsOf: bytes)
+            })
+        return body
     }
 
     /// The `--mirror` URLs, validated.
