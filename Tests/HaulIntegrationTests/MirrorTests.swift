@@ -144,3 +144,20 @@ extension MirrorTests {
         #expect(text.contains("mirror 1: healthy"), "\(text)")
     }
 }
+
+extension MirrorTests {
+    @Test("the dashboard's transfer page lists each mirror, its reason escaped and its secrets hidden")
+    func dashboardMirrors() throws {
+        let served = try DashboardTests.Served("dash-mirrors")
+        let id = try served.cluster.enqueue(
+            "http://127.0.0.1:9/a.bin", ["--mirror", "http://user:pw@127.0.0.1:9/b.bin?token=hunter2", "--dest", "a.bin"])
+        _ = try Run.psql(
+            served.cluster.database.url,
+            "UPDATE transfer_mirrors SET state = 'demoted', failures = 3, bytes = 1048576, reason = '<b>piece 3</b>' WHERE transfer_id = \(id) AND idx = 1")
+        _ = try served.logIn()
+        let page = try served.request("GET", "/transfers/\(id)").body
+        #expect(page.contains("<h2>Mirrors</h2>"))
+        #expect(page.contains("demoted") && page.contains("&lt;b&gt;piece 3&lt;/b&gt;") && page.contains("1.0 MiB"), "\(page)")
+        #expect(!page.contains("hunter2") && !page.contains("pw@"))
+    }
+}
