@@ -65,7 +65,8 @@ struct SegmentRun {
                 onHead: { head in
                     if info.acceptsRanges {
                         let pinned = PinnedVersion(size: info.size, etag: pins ? info.etag : nil, lastModified: pins ? info.lastModified : nil)
-                        try RangeCheck.validate(head, first: first, last: segment.lastByte, pinned: pinned, url: request.url)
+                        let check = { try RangeCheck.validate(head, first: first, last: segment.lastByte, pinned: pinned, url: request.url) }
+                        try route?.validate(check) ?? check()
                     } else if head.status != 200 {
                         throw StatusPolicy.error(for: head, url: request.url)
                     }

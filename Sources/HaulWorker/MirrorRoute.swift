@@ -34,6 +34,19 @@ final class MirrorRoute {
     /// Whether this attempt's validators may be checked against the planner's probe.
     var pinsValidators: Bool { mirror == 0 }
 
+    /// Runs `check` of a response head. On a mirror other than the probed one, a size other
+    /// than the file's is that mirror's fault, not a change of the file: the mirror is demoted
+    /// (`size-mismatch`) instead of the transfer starting over.
+    func validate(_ check: () throws -> Void) throws {
+        do {
+            try check()
+        } catch let error as HaulError where error.code == .originChanged && !pinsValidators {
+            throw HaulError(
+                .sizeMismatch, "mirror \(OriginURL.hostKey(url)) serves another version of the file: \(error.message)",
+                hint: "the mirror is demoted; the others fetch its segments")
+        }
+    }
+
     /// Loads the digests of the pieces the rest of the segment covers, from `first` (a piece start).
     func begin(first: Int64, _ db: PostgresConnection) throws {
         let info = segment.transfer

@@ -81,7 +81,7 @@ struct MirrorTests {
         #expect(try Self.mirrorRows(cluster.database).first?.hasPrefix("demoted") == true)
     }
 
-    @Test("haul get URL --mirror URL2: both serve segments and the file is exact")
+    @Test("haul get URL --mirror URL2 --mirror URL3: the agreeing mirrors serve segments, one of another size is demoted")
     func getWithMirror() throws {
         let database = try TestDatabase()
         let work = Harness.temporaryDirectory("mirror-get")
@@ -89,13 +89,19 @@ struct MirrorTests {
         let file = try Origin.file("mirrors/plain-\(UUID().uuidString.prefix(6)).bin", size: 2 * 1_048_576)
         let copy = file.path + ".copy"
         try FileManager.default.copyItem(atPath: Harness.docroot + file.path, toPath: Harness.docroot + copy)
+        let other = try Origin.file("mirrors/other-\(UUID().uuidString.prefix(6)).bin", size: 2 * 1_048_576 + 1)
         let result = try Run.haul(
-            ["get", Harness.origin + file.path, "--mirror", Harness.origin + copy, "-o", work + "/plain.bin", "--segment-size", "256KiB"],
+            [
+                "get", Harness.origin + file.path, "--mirror", Harness.origin + copy, "--mirror", Harness.origin + other.path, "-o", work + "/plain.bin",
+                "--segment-size", "256KiB",
+            ],
             database: database.url, directory: work)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Origin.sha256(file: work + "/plain.bin") == file.sha256)
         let rows = try Self.mirrorRows(database)
-        #expect(rows.count == 2 && rows.allSatisfy { $0.hasPrefix("healthy") && Int($0.split(separator: " ")[2]) ?? 0 > 0 }, "\(rows)")
+        #expect(rows.count == 3)
+        #expect(rows.prefix(2).allSatisfy { $0.hasPrefix("healthy") && Int($0.split(separator: " ")[2]) ?? 0 > 0 }, "\(rows)")
+        #expect(rows.last?.hasPrefix("demoted") == true && rows.last?.contains("another version") == true, "\(rows)")
     }
 
     @Test("a hostile Metalink is refused with one line and exit 2, nothing written")
