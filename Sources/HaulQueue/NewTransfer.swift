@@ -61,6 +61,9 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     /// The size a Metalink gives the file: the probed origin must agree, or the plan fails.
     public var expectedSize: Int64?
 
+    /// Ignore the mirrors and digest an origin names in its headers (RFC 6249; `--no-mirror-headers`).
+    public var ignoreMirrorHeaders: Bool?
+
     /// No options set.
     public init() {}
 
@@ -71,7 +74,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
         case deleteAfterUpload = "delete_after_upload", maxAttempts = "max_attempts", maxFileSize = "max_file_size", allowDowngrade = "allow_downgrade",
             uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
         case keepExisting = "keep_existing", replaceable, timestamping, namedByOrigin = "named_by_origin", replaceExisting = "replace_existing"
-        case expectedSize = "expected_size"
+        case expectedSize = "expected_size", ignoreMirrorHeaders = "ignore_mirror_headers"
     }
 
     /// The options as the JSON text stored in the database.

@@ -217,6 +217,10 @@ public struct TransferLeases {
         public var ranges: [SegmentPlan.Range]
         /// `nil` length: a single segment reading an unknown-length body to its end.
         public var unknownLength: Bool
+        /// Mirrors the origin named (RFC 6249 `Link: rel=duplicate`), after its own URL.
+        public var mirrors: [String] = []
+        /// The digest the origin sent (`Digest:`), checked when none was given.
+        public var digest: Checksum?
 
         public init(
             dest: String, host: String, size: Int64?, etag: String?, lastModified: String?, contentType: String?, acceptsRanges: Bool,
@@ -279,6 +283,7 @@ public struct TransferLeases {
                 return .noSegments
             }
             try db.query("INSERT INTO origin_hosts (host) VALUES ($1) ON CONFLICT DO NOTHING", [plan.host])
+            try TransferStore.recordOriginMirrors(plan.mirrors, digest: plan.digest, of: claim.info, db)
             let offsets = plan.ranges.map(\.offset)
             let lengths: [Int64?] = plan.unknownLength ? [nil] : plan.ranges.map(\.length)
             try db.query(
@@ -293,7 +298,7 @@ public struct TransferLeases {
                 FROM unnest($3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(o, l, i)
                 """,
                 [claim.info.id, claim.generation, offsets, lengths, claim.info.priority, lease, workerID, plan.host, keepFirst])
-            if claim.info.mirrored { try db.query("SELECT haul_spread_mirrors($1, $2)", [claim.info.id, claim.generation]) }
+            if claim.info.mirrored || !plan.mirrors.isEmpty { try db.query("SELECT haul_spread_mirrors($1, $2)", [claim.info.id, claim.generation]) }
             // A kept segment 0 is the planner's own; only further segments are work for others.
             if plan.ranges.count > 1 || !keepFirst { try db.query("NOTIFY haul_work") }
             guard keepFirst else { return .queued }

@@ -36,6 +36,24 @@ extension TransferStore {
             """, [batchID, entries.map(\.url), entries.map { $0.dest ?? "" }, urls, hosts])
     }
 
+    /// The mirrors and digest an origin's response named (RFC 6249), for a transfer given
+    /// none: mirrors it has already (`--mirror`, a Metalink, an earlier plan) are kept, as is
+    /// an expected digest.
+    static func recordOriginMirrors(_ mirrors: [String], digest: Checksum?, of info: TransferInfo, _ db: PostgresConnection) throws {
+        if let digest, info.expectedDigest == nil {
+            try db.query("UPDATE transfers SET expected_digest = $2 WHERE id = $1 AND expected_digest IS NULL", [info.id, digest.description])
+        }
+        guard !mirrors.isEmpty, !info.mirrored else { return }
+        let urls = [info.url] + mirrors
+        try db.query(
+            """
+            INSERT INTO transfer_mirrors (transfer_id, idx, url, host)
+            SELECT $1, i - 1, u, h FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS m(u, h, i)
+            ON CONFLICT DO NOTHING
+            """, [info.id, urls, OriginURL.hostKeys(urls)])
+        try db.query("UPDATE transfers SET mirrored = true WHERE id = $1", [info.id])
+    }
+
     /// Each mirror of transfer `id`, in priority order (none for a transfer without mirrors).
     public func mirrors(of id: Int64) throws -> [MirrorStatus] {
         try db.query(

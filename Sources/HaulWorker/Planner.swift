@@ -195,9 +195,14 @@ struct Planner: LaneRole {
             var rest = PlanLimits.segmentSize(fileSize: size, first: info.segmentSize, rest: wanted)
             // Segments of a transfer with piece digests end where pieces do (the first is a multiple already).
             if let piece = info.pieceLength { rest = (rest + piece - 1) / piece * piece }
-            return .init(
+            var plan = TransferLeases.Plan(
                 dest: dest, host: host, size: size, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: true,
                 ranges: SegmentPlan(size: size, firstSegment: info.segmentSize, segmentSize: rest).ranges, unknownLength: false)
+            if info.options.ignoreMirrorHeaders != true {
+                plan.mirrors = MirrorHeaders.duplicates(head["link"], base: info.url)
+                plan.digest = MirrorHeaders.digest(head["digest"])
+            }
+            return plan
         case .whole(let length):
             if let length { try limits.check(size: length) }
             try MirrorSizes.check(length, of: info)

@@ -167,3 +167,37 @@ extension MirrorTests {
         #expect(!page.contains("hunter2") && !page.contains("pw@"))
     }
 }
+
+extension MirrorTests {
+    /// `value` for a query of the fault origin's `/_create`.
+    static func query(_ value: String) -> String { value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value }
+
+    @Test("RFC 6249: the origin's Link rel=duplicate mirror serves segments, unless --no-mirror-headers; its Digest is checked")
+    func mirrorHeaders() throws {
+        let origin = try FaultOrigin()
+        let work = Harness.temporaryDirectory("mirror-headers")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        // The mirror on nginx is a copy of what the fault origin serves.
+        let copy = "/mirrors/duplicate-\(UUID().uuidString.prefix(6)).bin"
+        let served = try origin.create(
+            "/linked.bin", size: 2 * 1_048_576, ["link": Self.query("<\(Harness.origin + copy)>; rel=duplicate; pri=1")])
+        let fetched = try Run.program("/usr/bin/curl", ["-sf", "-o", Harness.docroot + copy, served.url], environment: [:], timeout: 60)
+        #expect(fetched.status == 0)
+        for (flags, mirrors) in [([String](), 2), (["--no-mirror-headers"], 0)] {
+            let database = try TestDatabase()
+            let result = try Run.haul(
+                ["get", served.url, "-o", work + "/linked-\(mirrors).bin", "--segment-size", "256KiB"] + flags, database: database.url,
+                directory: work)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(Origin.sha256(file: work + "/linked-\(mirrors).bin") == served.sha256)
+            let rows = try Self.mirrorRows(database)
+            #expect(rows.count == mirrors, "\(rows)")
+            #expect(rows.allSatisfy { Int($0.split(separator: " ")[2]) ?? 0 > 0 }, "\(rows)")
+        }
+        // A Digest the bytes do not have fails the get as a checksum mismatch.
+        let wrong = try origin.create("/digested.bin", size: 100_000, ["digest": Self.query("SHA-256=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")])
+        let database = try TestDatabase()
+        let result = try Run.haul(["get", wrong.url, "-o", work + "/digested.bin"], database: database.url, directory: work)
+        #expect(result.status == 10, "\(result.stderr)")
+    }
+}

@@ -7,12 +7,15 @@ import HaulQueue
 /// `--mirror URL` and `--metalink FILE`, shared by `get` and `enqueue`.
 enum MirrorFlags {
     static let options: Set<String> = ["--mirror", "--metalink"]
+    static let flags: Set<String> = ["--no-mirror-headers"]
 
     static let help = """
           --mirror URL          another URL of the same file (repeatable); segments spread
                                 over all of them, a failing mirror hands its segments on
           --metalink FILE|URL   fetch the files a Metalink (.meta4 or 3.0 .metalink) lists,
                                 from its mirrors, each piece verified with its digests
+          --no-mirror-headers   ignore the mirrors (Link: rel=duplicate) and digest (Digest:)
+                                an origin names in its headers (RFC 6249)
         """
 
     /// The `--metalink` document (a file, or an http(s) URL), read and checked; `nil` when none was given.
@@ -48,6 +51,11 @@ enum MirrorFlags {
                 body.append(contentsOf: bytes)
             })
         return body
+    }
+
+    /// `--no-mirror-headers` on `request`.
+    static func applyFlags(_ arguments: Arguments, to request: inout NewTransfer) {
+        request.options.ignoreMirrorHeaders = arguments.has("--no-mirror-headers") ? true : nil
     }
 
     /// The `--mirror` URLs, validated.

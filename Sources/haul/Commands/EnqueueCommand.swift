@@ -36,7 +36,7 @@ enum EnqueueCommand: Command {
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
             words, options: TransferFlags.options.union(MirrorFlags.options).union(["--dest", "--manifest", "--batch"]),
-            flags: TransferFlags.flags.union(["--json", "--skip-invalid", "--force"]))
+            flags: TransferFlags.flags.union(MirrorFlags.flags).union(["--json", "--skip-invalid", "--force"]))
         if arguments.value("--manifest") != nil || arguments.value("--batch") != nil {
             return try enqueueManifest(arguments)
         }
@@ -45,6 +45,7 @@ enum EnqueueCommand: Command {
         var request = try TransferFlags.build(url: url, dest: arguments.value("--dest"), arguments, try TransferFlags.secrets(arguments))
         request.options.replaceExisting = arguments.has("--force") ? true : nil
         request.mirrors = try MirrorFlags.mirrors(arguments)
+        MirrorFlags.applyFlags(arguments, to: &request)
         let session = try DatabaseSession()
         defer { session.close() }
         let id = try TransferStore(session.connection).enqueue(request)
@@ -68,6 +69,7 @@ enum EnqueueCommand: Command {
             var request = try TransferFlags.build(url: file.mirrors[0].url, dest: folder + file.name, arguments, secrets)
             request.options.replaceExisting = arguments.has("--force") ? true : nil
             MirrorFlags.apply(file, to: &request)
+            MirrorFlags.applyFlags(arguments, to: &request)
             return request
         }
         let session = try DatabaseSession()
@@ -99,6 +101,7 @@ extension EnqueueCommand {
         secrets.netrc = nil
         var base = try TransferFlags.build(url: "http://manifest.invalid/", dest: nil, arguments, secrets)
         base.options.replaceExisting = arguments.has("--force") ? true : nil
+        MirrorFlags.applyFlags(arguments, to: &base)
         let (parsed, invalid) = Manifest.parseNumbered(text, base: base)
         var numbered = parsed
         for index in numbered.indices { TransferFlags.authorize(&numbered[index].transfer, from: netrc) }

@@ -74,7 +74,7 @@ enum GetCommand: Command {
                 "--output", "--connections", "--stall-timeout", "--lowest-speed", "--lowest-speed-time", "--lease", "--input-file", "--proxy", "--limit-rate",
                 "--allow-network", "--output-dir",
             ]),
-            flags: TransferFlags.flags.union([
+            flags: TransferFlags.flags.union(MirrorFlags.flags).union([
                 "--quiet", "--verbose", "--json", "--force", "--timestamping", "--deny-private-addresses", "--silent", "--location", "--fail",
             ]),
             short: CurlHabits.short.merging([
@@ -121,6 +121,7 @@ enum GetCommand: Command {
             request.options.keepExisting = force ? nil : true
             request.options.timestamping = timestamping ? true : nil
             request.mirrors = mirrors
+            MirrorFlags.applyFlags(arguments, to: &request)
             if let file = metalink?.files.first(where: { $0.mirrors[0].url == url }) {
                 MirrorFlags.apply(file, to: &request)
                 // The Metalink names the file (checked as a destination when it was read).
