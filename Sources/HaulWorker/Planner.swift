@@ -59,6 +59,7 @@ struct Planner: LaneRole {
         var request = shared.request(for: info, first: 0, last: requestedLast, bodyCap: limits)
         ConditionalProbe.ask(&request, ifChangedSince: previous)
         var unchanged = false
+        var route: MirrorRoute?
         do {
             try http.fetch(
                 request,
@@ -88,10 +89,15 @@ struct Planner: LaneRole {
                                 ("dest", plan.dest),
                             ])
                         try stream.begin(segment)
+                        // Segment 0 of a transfer with piece digests is checked as any other (MirrorRoute).
+                        route = MirrorRoute(segment)
+                        try route.map { route in try database.run { try route.begin(first: segment.offset, $0) } }
                     }
                 },
                 onData: { bytes in
-                    if case .firstSegment = result { try stream.accept(bytes) }
+                    guard case .firstSegment = result else { return }
+                    try route?.feed(bytes)
+                    try stream.accept(bytes)
                 }, shouldContinue: { !shared.isStopping() && stream.keepAlive() })
         } catch {
             failure = error
@@ -102,7 +108,7 @@ struct Planner: LaneRole {
         }
         switch result {
         case .firstSegment(let segment):
-            SegmentRun(shared: shared, stream: stream, http: http, database: database).settle(segment) {
+            SegmentRun(shared: shared, stream: stream, http: http, database: database).settle(segment, route: route) {
                 if let failure { throw failure }
             }
         case .noSegments:

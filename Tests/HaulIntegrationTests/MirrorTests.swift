@@ -8,17 +8,17 @@ import Testing
 struct MirrorTests {
     static let piece = 256 * 1024
 
-    /// A file of 2 MiB + 5 bytes on the test origin, a copy of it with one byte of piece 3
-    /// changed, and a Metalink listing the corrupt copy first, then a dead mirror (nothing
+    /// A file of 2 MiB + 5 bytes on the test origin, a copy of it with one byte of pieces 0 (the
+    /// probe's own segment) and 3 changed, and a Metalink listing the corrupt copy first, then a dead mirror (nothing
     /// listens on port 9), then the good file, with the file's piece and whole-file digests.
     static func mirrored(_ label: String) throws -> (good: (path: String, sha256: String), corrupt: String, metalink: String) {
         let name = "mirrors/\(label)-\(UUID().uuidString.prefix(6)).bin"
         let good = try Origin.file(name, size: 2 * 1_048_576 + 5)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: Harness.docroot + good.path))
-        bytes[3 * piece + 100] ^= 0xFF
+        for offset in [100, 3 * piece + 100] { bytes[offset] ^= 0xFF }
         let corrupt = "/" + name + ".corrupt"
         try bytes.write(to: URL(fileURLWithPath: Harness.docroot + corrupt))
-        bytes[3 * piece + 100] ^= 0xFF
+        for offset in [100, 3 * piece + 100] { bytes[offset] ^= 0xFF }
         let hashes = stride(from: 0, to: bytes.count, by: piece).map { start in
             "<hash>\(Origin.sha256(bytes.subdata(in: start..<min(start + piece, bytes.count))))</hash>"
         }
@@ -58,8 +58,8 @@ struct MirrorTests {
         #expect(Origin.sha256(file: work + "/out/get.bin") == good.sha256)
         let rows = try Self.mirrorRows(database)
         #expect(rows.count == 3)
-        // The corrupt mirror is demoted for its piece 3, the dead one failed, the good one brought bytes.
-        #expect(rows.first?.hasPrefix("demoted") == true && rows.first?.contains("piece 3") == true, "\(rows)")
+        // The corrupt mirror is demoted for a bad piece, the dead one failed, the good one brought bytes.
+        #expect(rows.first?.hasPrefix("demoted") == true && rows.first?.contains("wrong sha256 digest") == true, "\(rows)")
         #expect(rows.dropFirst().first.map { $0.split(separator: " ")[1] != "0" } == true, "\(rows)")
         #expect(rows.last.map { Int($0.split(separator: " ")[2]) ?? 0 > 0 } == true, "\(rows)")
     }
