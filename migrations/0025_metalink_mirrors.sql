@@ -39,19 +39,30 @@ CREATE FUNCTION haul_spread_mirrors(transfer bigint, gen integer) RETURNS void L
 $$;
 
 -- A segment's attempt on mirror `failed` went wrong: count it on the mirror (demoting it with
--- `reason` when `demote`, or at its third failure), add the bytes it brought, and hand the
--- segment, queued again, to the next healthy mirror, its progress cut back to `keep` bytes (the
--- start of a bad piece). Called right after the failure was filed (lease token cleared), while
--- the segment waits out its backoff, so no other worker holds it yet.
+-- `reason` when `demote`, or at its third failure, and spreading its other queued segments over
+-- the healthy mirrors), add the bytes it brought, and hand the segment, queued again, to the
+-- next healthy mirror, its progress cut back to `keep` bytes (the start of a bad piece). Called
+-- right after the failure was filed (lease token cleared), while the segment waits out its
+-- backoff, so no other worker holds it yet.
 CREATE FUNCTION haul_mirror_failed(segment bigint, transfer bigint, failed integer, demote boolean, reason text, received bigint, keep bigint)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     next record;
+    now_state text;
 BEGIN
     UPDATE transfer_mirrors m SET failures = m.failures + 1, bytes = m.bytes + received, updated_at = now(),
            state = CASE WHEN demote OR m.failures >= 2 THEN 'demoted' ELSE m.state END,
            reason = CASE WHEN demote OR m.failures >= 2 THEN haul_mirror_failed.reason ELSE m.reason END
-    WHERE m.transfer_id = transfer AND m.idx = failed;
+    WHERE m.transfer_id = transfer AND m.idx = failed
+    RETURNING m.state INTO now_state;
+    -- A demoted mirror's other queued segments go to the healthy ones at once, not one failure at a time.
+    IF now_state = 'demoted' THEN
+        UPDATE segments s SET mirror = m.idx, host = m.host
+        FROM (SELECT idx, host, row_number() OVER (ORDER BY idx) - 1 AS k, count(*) OVER () AS n
+              FROM transfer_mirrors WHERE transfer_id = transfer AND state = 'healthy') m
+        WHERE s.transfer_id = transfer AND s.state = 'queued' AND coalesce(s.mirror, 0) = failed AND s.id <> segment
+          AND s.generation = (SELECT generation FROM transfers WHERE id = transfer) AND m.k = s.idx % m.n;
+    END IF;
     SELECT idx, host INTO next FROM transfer_mirrors
     WHERE transfer_id = transfer AND state = 'healthy' AND idx <> failed
     ORDER BY idx > failed DESC, failures, idx LIMIT 1;
