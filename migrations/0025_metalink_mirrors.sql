@@ -41,22 +41,25 @@ $$;
 -- A segment's attempt on mirror `failed` went wrong: count it on the mirror (demoting it with
 -- `reason` when `demote`, or at its third failure, and spreading its other queued segments over
 -- the healthy mirrors), add the bytes it brought, and hand the segment, queued again, to the
--- next healthy mirror, its progress cut back to `keep` bytes (the start of a bad piece). Called
+-- next healthy mirror, its progress cut back to `keep` bytes (the start of a bad piece); returns
+-- whether this failure demoted the mirror. Called
 -- right after the failure was filed (lease token cleared), while the segment waits out its
 -- backoff, so no other worker holds it yet.
 CREATE FUNCTION haul_mirror_failed(segment bigint, transfer bigint, failed integer, demote boolean, reason text, received bigint, keep bigint)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
     next record;
+    was text;
     now_state text;
 BEGIN
+    SELECT m.state INTO was FROM transfer_mirrors m WHERE m.transfer_id = transfer AND m.idx = failed FOR UPDATE;
     UPDATE transfer_mirrors m SET failures = m.failures + 1, bytes = m.bytes + received, updated_at = now(),
            state = CASE WHEN demote OR m.failures >= 2 THEN 'demoted' ELSE m.state END,
            reason = CASE WHEN demote OR m.failures >= 2 THEN haul_mirror_failed.reason ELSE m.reason END
     WHERE m.transfer_id = transfer AND m.idx = failed
     RETURNING m.state INTO now_state;
     -- A demoted mirror's other queued segments go to the healthy ones at once, not one failure at a time.
-    IF now_state = 'demoted' THEN
+    IF was = 'healthy' AND now_state = 'demoted' THEN
         UPDATE segments s SET mirror = m.idx, host = m.host
         FROM (SELECT idx, host, row_number() OVER (ORDER BY idx) - 1 AS k, count(*) OVER () AS n
               FROM transfer_mirrors WHERE transfer_id = transfer AND state = 'healthy') m
@@ -69,4 +72,5 @@ BEGIN
     UPDATE segments s SET bytes_done = least(s.bytes_done, keep),
            mirror = coalesce(next.idx, s.mirror), host = coalesce(next.host, s.host)
     WHERE s.id = segment AND s.state = 'queued' AND s.lease_token IS NULL;
+    RETURN coalesce(was = 'healthy' AND now_state = 'demoted', false);
 END $$;

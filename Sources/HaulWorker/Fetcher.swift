@@ -110,7 +110,11 @@ struct SegmentRun {
         } catch let error as HaulError {
             let filed = route?.filed(error) ?? error
             stream.fail(filed)
-            if let route { database.bestEffort("record the failure of segment \(segment.id) on its mirror") { try route.failed(error, $0) } }
+            if let route {
+                database.bestEffort("record the failure of segment \(segment.id) on its mirror") { conn in
+                    shared.metrics.mirrorFailed(demoted: try route.failed(error, conn))
+                }
+            }
         } catch {
             stream.fail(HaulError(.`internal`, "\(error)", transient: true))
         }

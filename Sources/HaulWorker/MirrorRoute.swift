@@ -96,11 +96,13 @@ final class MirrorRoute {
     /// After the failed attempt was filed: counts it on the mirror (demoting it for a bad piece,
     /// an error no retry mends, or its third failure) and hands the segment to the next healthy
     /// mirror, its progress cut back to the bad piece's start.
-    func failed(_ error: HaulError, _ db: PostgresConnection) throws {
-        guard segment.transfer.mirrored || badPieceStart != nil else { return }
+    /// - Returns: whether this failure demoted the mirror.
+    func failed(_ error: HaulError, _ db: PostgresConnection) throws -> Bool {
+        guard segment.transfer.mirrored || badPieceStart != nil else { return false }
         let demote = badPieceStart != nil || !error.isTransient
-        try db.query(
-            "SELECT haul_mirror_failed($1, $2, $3, $4, $5, $6, $7)",
-            [segment.id, segment.transferID, mirror, demote, SafeText.cleanLine(error.message), received, badPieceStart ?? Int64.max])
+        return try db.query(
+            "SELECT haul_mirror_failed($1, $2, $3, $4, $5, $6, $7) AS demoted",
+            [segment.id, segment.transferID, mirror, demote, SafeText.cleanLine(error.message), received, badPieceStart ?? Int64.max]
+        ).first?["demoted"] == "t"
     }
 }

@@ -74,11 +74,14 @@ struct MirrorTests {
         let result = try cluster.haul(["enqueue", "--metalink", Harness.origin + document, "--dest", "isos/", "--segment-size", "256KiB"])
         #expect(result.status == 0, "\(result.stderr)")
         let id = try #require(Int64(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
-        try cluster.startWorker()
-        try cluster.startWorker()
+        let ports = [Reliability.freePort(), Reliability.freePort()]
+        for port in ports { try cluster.startWorker(["--metrics-addr", "127.0.0.1:\(port)"]) }
         #expect(try cluster.waitFinal([id], timeout: 120) == ["done"])
         #expect(Origin.sha256(file: cluster.storage + "/isos/fleet.bin") == good.sha256)
         #expect(try Self.mirrorRows(cluster.database).first?.hasPrefix("demoted") == true)
+        // The workers' metrics count the demotion.
+        let scraped = try ports.map { try Run.program("/usr/bin/curl", ["-s", "http://127.0.0.1:\($0)/metrics"], environment: [:], timeout: 30).stdout }
+        #expect(scraped.joined().contains("haul_mirror_failures_total{demoted=\"true\"}"), "\(scraped)")
     }
 
     @Test("haul get URL --mirror URL2 --mirror URL3: the agreeing mirrors serve segments, one of another size is demoted")
