@@ -25,12 +25,13 @@ let package = Package(
         .target(name: "HaulUpload", dependencies: ["CCurl", "HaulHTTP", "HaulCore"]),
         .target(name: "HaulS3", dependencies: ["CCurl", "HaulHTTP", "HaulCore"]),
         .target(name: "HaulMetrics", dependencies: ["CMicroHTTPD", "HaulCore"]),
+        .target(name: "HaulMetalink", dependencies: ["HaulCore"]),
         .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),
         // The S3 storage: objects, multipart uploads, extraction into a bucket.
         .target(name: "HaulS3Storage", dependencies: ["CLinux", "HaulQueue", "HaulS3", "HaulStorage", "HaulArchive", "HaulPostgres", "HaulCore"]),
         .target(name: "HaulWorker", dependencies: ["CLinux", "HaulQueue", "HaulS3Storage", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulS3", "HaulMetrics", "HaulPostgres", "HaulCore"]),
         .target(name: "HaulDashboard", dependencies: ["CCrypto", "HaulMetrics", "HaulQueue", "HaulPostgres", "HaulCore"]),
-        .executableTarget(name: "haul", dependencies: ["HaulWorker", "HaulDashboard", "HaulS3", "HaulS3Storage", "HaulMetrics", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
+        .executableTarget(name: "haul", dependencies: ["HaulMetalink", "HaulWorker", "HaulDashboard", "HaulS3", "HaulS3Storage", "HaulMetrics", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
 
         .executableTarget(name: "haul-bench", dependencies: ["HaulQueue", "HaulPostgres"], path: "Sources/haul-bench"),
         .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations"),
@@ -45,6 +46,7 @@ let package = Package(
         .testTarget(name: "HaulUploadTests", dependencies: ["HaulTestSupport", "CCurl", "HaulCore", "HaulHTTP", "HaulUpload"], exclude: ["Receivers"]),
         .testTarget(name: "HaulDashboardTests", dependencies: ["HaulTestSupport", "HaulDashboard", "HaulMetrics", "HaulQueue", "HaulCore"]),
         .testTarget(name: "HaulS3Tests", dependencies: ["HaulS3", "HaulCore"]),
+        .testTarget(name: "HaulMetalinkTests", dependencies: ["HaulMetalink", "HaulCore"]),
         .testTarget(name: "HaulMetricsTests", dependencies: ["HaulTestSupport", "HaulMetrics", "HaulCore"]),
         .testTarget(name: "HaulArchiveTests", dependencies: ["HaulTestSupport", "HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
         .testTarget(name: "HaulStorageTests", dependencies: ["HaulTestSupport", "HaulStorage"]),

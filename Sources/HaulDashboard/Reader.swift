@@ -92,6 +92,8 @@ struct Reader {
         var batch: String?
         var segments: [FleetView.SegmentDetail]
         var history: [FleetView.TransferEvent]
+        /// Its mirrors in priority order (none without `--mirror` or a Metalink).
+        var mirrors: [MirrorStatus]
         /// Why it does not run, as `haul status` says it (`WaitReason`), nil while it runs or is finished.
         var waiting: String?
         var pollAfter: Int
@@ -103,7 +105,8 @@ struct Reader {
         let view = FleetView(db)
         return TransferDetail(
             status: status, host: place.host, batch: place.batch, segments: try view.segments(of: id), history: try view.history(of: id),
-            waiting: try WaitReason.of(db, transfers: [id])[id]?.text, pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
+            mirrors: try TransferStore(db).mirrors(of: id), waiting: try WaitReason.of(db, transfers: [id])[id]?.text,
+            pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
     }
 
     /// Milliseconds until the page polls again: as `haul wait`, at most a tenth of the time on

@@ -189,6 +189,18 @@ enum TransferPages {
             ["When", "From", "To", "Error"],
             [["\(e(status.createdAt))", "", "pending (created)", ""]]
                 + detail.history.map { [e($0.at), e($0.from), e($0.to), "<span class=\"err wrap\">\(e($0.error ?? ""))</span>"] })
+        let mirrors =
+            detail.mirrors.isEmpty
+            ? ""
+            : "<h2>Mirrors</h2>"
+                + Pages.table(
+                    ["#", "URL", "State", "Bytes", "Failures", "Reason"],
+                    detail.mirrors.map {
+                        [
+                            "\($0.index)", "<span class=\"wrap\">\(e(Redaction.url($0.url)))</span>", e($0.state), ByteSize.format($0.bytes), "\($0.failures)",
+                            "<span class=\"err wrap\">\(e($0.reason ?? ""))</span>",
+                        ]
+                    })
         let back = "/transfers/\(status.id)"
         return Pages.layout(
             "Transfer \(status.id)", current: "/transfers", view: view, live: "/api/transfers/\(status.id)",
@@ -199,7 +211,7 @@ enum TransferPages {
             <p>\(segmentMap(detail.segments.map(\.state)))</p>
             \(actions(status, view: view, back: back))
             </div>
-            <h2>Segments</h2>\(segments)
+            \(mirrors)<h2>Segments</h2>\(segments)
             <h2>History</h2>\(history)
             """)
     }

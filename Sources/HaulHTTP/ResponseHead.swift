@@ -62,7 +62,10 @@ public struct ResponseHead: Sendable, Equatable {
             headers = Dictionary(minimumCapacity: 16)
         } else if let colon = trimmed.firstIndex(of: UInt8(ascii: ":")) {
             let value = UnsafeRawBufferPointer(rebasing: trimmed[(colon + 1)...].trimmingASCIIWhitespace())
-            headers[Self.lowercasedName(UnsafeRawBufferPointer(rebasing: trimmed[..<colon]))] = String(decoding: value, as: UTF8.self)
+            let name = Self.lowercasedName(UnsafeRawBufferPointer(rebasing: trimmed[..<colon]))
+            let text = String(decoding: value, as: UTF8.self)
+            // Several `Link` fields are one list (RFC 6249 mirrors come one a field).
+            if name == "link", let earlier = headers[name] { headers[name] = earlier + ", " + text } else { headers[name] = text }
         }
     }
 

@@ -67,6 +67,7 @@ public struct Batches {
                 ).affectedRows
                 start += chunk.count
             }
+            try TransferStore.recordBatchMirrors(entries.filter { !$0.mirrors.isEmpty }, batchID: batchID, db)
             if inserted >= Self.analyzeAfter { analyzeNewRows() }
             try db.query("NOTIFY haul_work")
             return (batchID, inserted, busy)

@@ -17,11 +17,16 @@ public struct ClaimedSegment: Sendable {
     public let leaseToken: String
     public let attempts: Int
     public let transfer: TransferInfo
+    /// The mirror this attempt fetches from (`nil`: the transfer's own URL, mirror 0).
+    public let mirror: Int?
+    /// That mirror's URL.
+    public let mirrorURL: String?
 
     static let returning = """
         s.id, s.transfer_id, s.idx, s.generation, s.byte_offset, s.length, s.bytes_done, s.lease_token::text AS lease_token, s.attempts,
         t.url, t.host, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
-        t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.content_type
+        t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.content_type, t.mirrored, t.piece_length, t.piece_algorithm,
+        s.mirror, (SELECT m.url FROM transfer_mirrors m WHERE m.transfer_id = s.transfer_id AND m.idx = s.mirror) AS mirror_url
         """
 
     init(_ row: PostgresRow) throws {
@@ -35,6 +40,8 @@ public struct ClaimedSegment: Sendable {
         leaseToken = try row.string("lease_token")
         attempts = try row.int("attempts")
         transfer = try TransferInfo(row, id: transferID)
+        mirror = try row.optionalInt64("mirror").map(Int.init)
+        mirrorURL = row["mirror_url"]
     }
 
     /// The inclusive last byte this segment covers, when its length is known.
@@ -69,6 +76,12 @@ public struct TransferInfo: Sendable {
     public let objectUploadID: String?
     /// The origin's `Content-Type`, once planned.
     public let contentType: String?
+    /// Whether the transfer has mirrors (`transfer_mirrors`).
+    public let mirrored: Bool
+    /// Bytes per piece, when the transfer has piece digests (its segments align to them).
+    public let pieceLength: Int64?
+    /// The pieces' digest algorithm.
+    public let pieceAlgorithm: Checksum.Algorithm?
 
     /// What runs this transfer again, for the hints of its failures: `'haul retry 12'`, or for a
     /// `haul get` transfer, which only its own command runs, `the same 'haul get' command`.
@@ -95,6 +108,9 @@ public struct TransferInfo: Sendable {
         priority = try row.int("priority")
         objectUploadID = row["object_upload_id"]
         contentType = row["content_type"]
+        mirrored = row["mirrored"] == "t"
+        pieceLength = try row.optionalInt64("piece_length")
+        pieceAlgorithm = row["piece_algorithm"].flatMap(Checksum.Algorithm.init(rawValue:))
     }
 }
 

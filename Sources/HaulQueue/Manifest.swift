@@ -2,7 +2,9 @@ import Foundation
 import HaulCore
 import Synchronization
 
-/// A batch mirror manifest: one transfer per line, as `URL [DEST]` or as a JSON object.
+/// A batch mirror manifest: one transfer per line, as `URL [DEST]` (with further URLs of the
+/// same file after the first, tab-separated as aria2 writes them: `URL<TAB>MIRROR [DEST]`) or
+/// as a JSON object.
 /// Pure: parsing and validation only; `TransferStore.enqueue(batch:)` inserts the result.
 ///
 /// ```
@@ -91,10 +93,17 @@ public enum Manifest {
     private static func plain(_ line: String, base: NewTransfer) throws -> NewTransfer {
         let fields = line.utf8.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }).map { String(Substring($0)) }
             .prefix { !$0.hasPrefix("#") }
-        guard fields.count <= 2 else {
-            throw HaulError.usage("expected 'URL [DEST]' but found \(fields.count) fields", hint: "quote nothing; a DEST with spaces needs the JSON form")
+        // Several URLs of one file (aria2's input-file form), then the DEST if any.
+        let urls = fields.prefix { $0.contains("://") }
+        let rest = fields.dropFirst(max(urls.count, 1))
+        guard rest.count <= 1 else {
+            throw HaulError.usage(
+                "expected 'URL [MIRROR...] [DEST]' but found \(rest.count) fields after the URLs",
+                hint: "quote nothing; a DEST with spaces needs the JSON form")
         }
-        return try entry(url: fields[0], dest: fields.count == 2 ? fields[1] : nil, base: base)
+        var transfer = try entry(url: fields[0], dest: rest.first, base: base)
+        transfer.mirrors = try urls.dropFirst().map { try OriginURL.validate($0) }
+        return transfer
     }
 
     private static func json(_ line: String, base: NewTransfer) throws -> NewTransfer {

@@ -63,6 +63,12 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     /// (compared by its modification time when no earlier transfer recorded validators).
     public var timestamping: Bool?
 
+    /// The size a Metalink gives the file: the probed origin must agree, or the plan fails.
+    public var expectedSize: Int64?
+
+    /// Ignore the mirrors and digest an origin names in its headers (RFC 6249; `--no-mirror-headers`).
+    public var ignoreMirrorHeaders: Bool?
+
     /// No options set.
     public init() {}
 
@@ -74,6 +80,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
             uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
         case lowestSpeed = "lowest_speed", lowestSpeedTime = "lowest_speed_time"
         case keepExisting = "keep_existing", replaceable, timestamping, namedByOrigin = "named_by_origin", replaceExisting = "replace_existing"
+        case expectedSize = "expected_size", ignoreMirrorHeaders = "ignore_mirror_headers"
     }
 
     /// The options as the JSON text stored in the database.
@@ -112,6 +119,10 @@ public struct NewTransfer: Sendable {
     public var batchID: Int64?
     /// The only worker allowed to work on it (`haul get` pins its transfer to its own process).
     public var owner: String?
+    /// Further URLs of the same file (`--mirror`, a Metalink), in priority order after `url`.
+    public var mirrors: [String] = []
+    /// Digests piece by piece (a Metalink's `<pieces>`): segments align to them.
+    public var pieces: PieceDigests?
 
     /// A request with the defaults `haul enqueue` uses.
     public init(url: String, dest: String?, segmentSize: Int64 = 8 << 20) {
@@ -164,5 +175,22 @@ public struct Header: Codable, Sendable, Equatable {
     public static func decode(_ json: String?) -> [Header] {
         guard let json, let headers = try? JSONDecoder().decode([Header].self, from: Data(json.utf8)) else { return [] }
         return headers
+    }
+}
+
+/// A file's digests piece by piece, as a Metalink gives them.
+public struct PieceDigests: Sendable, Equatable {
+    /// Bytes in each piece; the last may be shorter.
+    public let length: Int64
+    /// The digest algorithm.
+    public let algorithm: Checksum.Algorithm
+    /// Each piece's digest in lowercase hex, in order.
+    public let hashes: [String]
+
+    /// Digests of pieces of `length` bytes.
+    public init(length: Int64, algorithm: Checksum.Algorithm, hashes: [String]) {
+        self.length = length
+        self.algorithm = algorithm
+        self.hashes = hashes
     }
 }

@@ -257,7 +257,7 @@ public struct SegmentLeases {
                        s.bytes_done + h.room + ((s.length - s.bytes_done - h.room) / 2 / 1048576) * 1048576 AS keep
                 FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
                 CROSS JOIN LATERAL (SELECT least($3, (s.rate * 2 * $4)::bigint + 1048576) AS room, greatest($1, (s.rate * $5)::bigint) AS piece) h
-                WHERE s.state = 'running' AND s.rate IS NOT NULL AND s.length IS NOT NULL AND t.accepts_ranges AND t.layout <> '\(StorageLayout.s3.rawValue)'
+                WHERE s.state = 'running' AND s.rate IS NOT NULL AND s.length IS NOT NULL AND t.accepts_ranges AND t.layout <> '\(StorageLayout.s3.rawValue)' AND t.piece_length IS NULL
                   AND s.length - s.bytes_done - h.room >= 2 * h.piece
                   AND s.lease_expires_at > now() AND \(scope.owns("t.owner", worker: "$2"))
                   AND NOT EXISTS (SELECT 1 FROM segments q WHERE q.transfer_id = s.transfer_id AND q.generation = s.generation AND q.state = 'queued'

@@ -34,7 +34,7 @@ public struct TransferLeases {
 
     private static let returning = """
         t.id, t.url, t.host, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
-        t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.content_type, t.generation, t.lease_token::text AS lease_token, t.attempts
+        t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.content_type, t.mirrored, t.piece_length, t.piece_algorithm, t.generation, t.lease_token::text AS lease_token, t.attempts
         """
 
     /// Moves up to `limit` pending transfers of one origin host to `planning` (only a share of
@@ -228,6 +228,10 @@ public struct TransferLeases {
         public var storage: String?
         /// The layout there when the storage decides it (`s3`); `nil` keeps the one enqueued.
         public var layout: StorageLayout?
+        /// Mirrors the origin named (RFC 6249 `Link: rel=duplicate`), after its own URL.
+        public var mirrors: [String] = []
+        /// The digest the origin sent (`Digest:`), checked when none was given.
+        public var digest: Checksum?
 
         public init(
             dest: String, host: String, size: Int64?, etag: String?, lastModified: String?, contentType: String?, acceptsRanges: Bool,
@@ -291,6 +295,7 @@ public struct TransferLeases {
                 return .noSegments
             }
             try db.query("INSERT INTO origin_hosts (host) VALUES ($1) ON CONFLICT DO NOTHING", [plan.host])
+            try TransferStore.recordOriginMirrors(plan.mirrors, digest: plan.digest, of: claim.info, db)
             let offsets = plan.ranges.map(\.offset)
             let lengths: [Int64?] = plan.unknownLength ? [nil] : plan.ranges.map(\.length)
             try db.query(
@@ -305,6 +310,7 @@ public struct TransferLeases {
                 FROM unnest($3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(o, l, i)
                 """,
                 [claim.info.id, claim.generation, offsets, lengths, claim.info.priority, lease, workerID, plan.host, keepFirst])
+            if claim.info.mirrored || !plan.mirrors.isEmpty { try db.query("SELECT haul_spread_mirrors($1, $2)", [claim.info.id, claim.generation]) }
             // A kept segment 0 is the planner's own; only further segments are work for others.
             if plan.ranges.count > 1 || !keepFirst { try db.query("NOTIFY haul_work") }
             guard keepFirst else { return .queued }

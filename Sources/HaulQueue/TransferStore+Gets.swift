@@ -57,6 +57,7 @@ extension TransferStore {
             start = range.upperBound
         }
         guard ids.count == requests.count else { throw HaulError(.database, "recorded \(ids.count) of \(requests.count) transfers") }
+        for (id, request) in zip(ids, requests) { try Self.recordMirrors(id, request, db) }
         if ids.count >= Batches.analyzeAfter { Batches(db).analyzeNewRows() }
         return ids
     }

@@ -28,7 +28,7 @@ public struct TransferStore {
                 try Self.refuseBusy(dest, db)
             }
             try db.query("INSERT INTO origin_hosts (host) VALUES ($1) ON CONFLICT DO NOTHING", [host])
-            return try db.query(
+            let row = try db.query(
                 """
                 INSERT INTO transfers (url, host, dest, segment_size, expected_digest, priority, layout, headers, options, batch_id, owner)
                 VALUES ($1, $11, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10)
@@ -39,6 +39,8 @@ public struct TransferStore {
                     Header.json(request.headers), request.options.json, request.batchID, request.owner, host,
                 ]
             ).first
+            if let row { try Self.recordMirrors(try row.int64("id"), request, db) }
+            return row
         }
         // A transfer a `haul get` owns is work for its own worker alone, which does not listen.
         if request.owner == nil { try db.query("NOTIFY haul_work") }

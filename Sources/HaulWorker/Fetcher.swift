@@ -48,29 +48,41 @@ struct SegmentRun {
 
     /// Streams the rest of `segment` with a fresh ranged request and settles its row.
     func fetch(_ segment: ClaimedSegment) {
-        settle(segment) {
+        // A transfer with mirrors or piece digests: the mirror, and the check of each piece (MirrorRoute).
+        let route = MirrorRoute(segment)
+        let segment = route?.segment ?? segment
+        settle(segment, route: route) {
             try stream.begin(segment)
             let resumed = stream.current ?? segment
             let first = resumed.offset + resumed.bytesDone
             let info = segment.transfer
-            let request = shared.request(
+            try route.map { route in try database.run { try route.begin(first: first, $0) } }
+            let pins = route?.pinsValidators ?? true
+            var request = shared.request(
                 for: info, first: info.acceptsRanges ? first : nil, last: info.acceptsRanges ? segment.lastByte : nil,
-                ifRange: info.acceptsRanges ? Self.validator(info) : nil, bodyCap: info.size == nil ? shared.planLimits(for: info) : nil)
+                ifRange: info.acceptsRanges && pins ? Self.validator(info) : nil, bodyCap: info.size == nil ? shared.planLimits(for: info) : nil)
+            request.url = route?.url ?? info.url
             try http.fetch(
                 request,
                 onHead: { head in
                     if info.acceptsRanges {
-                        let pinned = PinnedVersion(size: info.size, etag: info.etag, lastModified: info.lastModified)
-                        try RangeCheck.validate(head, first: first, last: segment.lastByte, pinned: pinned, url: info.url)
+                        let pinned = PinnedVersion(size: info.size, etag: pins ? info.etag : nil, lastModified: pins ? info.lastModified : nil)
+                        let check = { try RangeCheck.validate(head, first: first, last: segment.lastByte, pinned: pinned, url: request.url) }
+                        try route?.validate(check) ?? check()
                     } else if head.status != 200 {
-                        throw StatusPolicy.error(for: head, url: info.url)
+                        throw StatusPolicy.error(for: head, url: request.url)
                     }
-                }, onData: { bytes in try stream.accept(bytes) }, shouldContinue: { !shared.isStopping() && stream.keepAlive() })
+                },
+                onData: { bytes in
+                    try route?.feed(bytes)
+                    try stream.accept(bytes)
+                }, shouldContinue: { !shared.isStopping() && stream.keepAlive() })
         }
     }
 
-    /// Runs `body`, then completes the segment or files its failure the way its error says.
-    func settle(_ segment: ClaimedSegment, _ body: () throws -> Void) {
+    /// Runs `body`, then completes the segment or files its failure the way its error says;
+    /// `route` (a transfer with mirrors or pieces) learns how the attempt went.
+    func settle(_ segment: ClaimedSegment, route: MirrorRoute? = nil, _ body: () throws -> Void) {
         let fields = stream.fields(segment)
         do {
             do {
@@ -84,6 +96,7 @@ struct SegmentRun {
                 Log.debug("segment was split; this part is done", fields)
             }
             try stream.complete()
+            if let route { database.bestEffort("count the bytes of segment \(segment.id) on its mirror") { try route.succeeded($0) } }
             Log.debug("segment done", fields)
         } catch is YieldRequested {
             stream.yieldRest()
@@ -101,7 +114,13 @@ struct SegmentRun {
         } catch let error as HaulError where error.code == .interrupted && shared.isStopping() {
             stream.release()
         } catch let error as HaulError {
-            stream.fail(error)
+            let filed = route?.filed(error) ?? error
+            stream.fail(filed)
+            if let route {
+                database.bestEffort("record the failure of segment \(segment.id) on its mirror") { conn in
+                    shared.metrics.mirrorFailed(demoted: try route.failed(error, conn))
+                }
+            }
         } catch {
             stream.fail(HaulError(.`internal`, "\(error)", transient: true))
         }

@@ -61,6 +61,7 @@ struct Planner: LaneRole {
         var request = shared.request(for: info, first: 0, last: requestedLast, bodyCap: limits)
         ConditionalProbe.ask(&request, ifChangedSince: previous)
         var unchanged = false
+        var route: MirrorRoute?
         do {
             try http.fetch(
                 request,
@@ -91,10 +92,15 @@ struct Planner: LaneRole {
                                 ("dest", plan.dest),
                             ])
                         try stream.begin(segment)
+                        // Segment 0 of a transfer with piece digests is checked as any other (MirrorRoute).
+                        route = MirrorRoute(segment)
+                        try route.map { route in try database.run { try route.begin(first: segment.offset, $0) } }
                     }
                 },
                 onData: { bytes in
-                    if case .firstSegment = result { try stream.accept(bytes) }
+                    guard case .firstSegment = result else { return }
+                    try route?.feed(bytes)
+                    try stream.accept(bytes)
                 }, shouldContinue: { !shared.isStopping() && stream.keepAlive() })
         } catch {
             failure = error
@@ -105,7 +111,7 @@ struct Planner: LaneRole {
         }
         switch result {
         case .firstSegment(let segment):
-            SegmentRun(shared: shared, stream: stream, http: http, database: database).settle(segment) {
+            SegmentRun(shared: shared, stream: stream, http: http, database: database).settle(segment, route: route) {
                 if let failure { throw failure }
             }
         case .noSegments:
@@ -193,13 +199,22 @@ struct Planner: LaneRole {
         switch outcome {
         case .ranged(let size):
             try limits.check(size: size)
+            try MirrorSizes.check(size, of: info)
             let wanted = info.options.automaticSegments == true ? SegmentPlan.automaticSegmentSize(fileSize: size) : info.segmentSize
-            let rest = PlanLimits.segmentSize(fileSize: size, first: info.segmentSize, rest: wanted)
-            return .init(
+            var rest = PlanLimits.segmentSize(fileSize: size, first: info.segmentSize, rest: wanted)
+            // Segments of a transfer with piece digests end where pieces do (the first is a multiple already).
+            if let piece = info.pieceLength { rest = (rest + piece - 1) / piece * piece }
+            var plan = TransferLeases.Plan(
                 dest: dest, host: host, size: size, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: true,
                 ranges: SegmentPlan(size: size, firstSegment: info.segmentSize, segmentSize: rest).ranges, unknownLength: false)
+            if info.options.ignoreMirrorHeaders != true {
+                plan.mirrors = MirrorHeaders.duplicates(head["link"], base: info.url)
+                plan.digest = MirrorHeaders.digest(head["digest"])
+            }
+            return plan
         case .whole(let length):
             if let length { try limits.check(size: length) }
+            try MirrorSizes.check(length, of: info)
             return .init(
                 dest: dest, host: host, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
                 ranges: [SegmentPlan.Range(offset: 0, length: length ?? 0)], unknownLength: length == nil)

@@ -39,6 +39,14 @@ final class WorkerMetrics: Sendable {
         registry.counter("haul_segment_retries_total", help: "Failed segment attempts, by reason.", labels: ["reason": reason]).increment()
     }
 
+    /// Counts a failed attempt on one of a transfer's mirrors, by whether it demoted the mirror.
+    func mirrorFailed(demoted: Bool) {
+        registry.counter(
+            "haul_mirror_failures_total", help: "Failed segment attempts on mirrors, by whether the mirror was demoted.",
+            labels: ["demoted": demoted ? "true" : "false"]
+        ).increment()
+    }
+
     /// Sets the cluster's segment counts by state.
     func segments(_ counts: [String: Int]) {
         for state in ["queued", "running", "done", "failed"] {

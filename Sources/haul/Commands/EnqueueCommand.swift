@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulMetalink
 import HaulQueue
 
 enum EnqueueCommand: Command {
@@ -14,7 +15,8 @@ enum EnqueueCommand: Command {
         is invalid, or when an active transfer already writes DEST (exit status 2).
 
         With --manifest, each line is 'URL [DEST]' (DEST defaults to the URL's path;
-        '#' starts a comment) or a JSON object {"url", "dest", "checksum", "headers",
+        '#' starts a comment; more URLs of the same file may follow the first, separated
+        by tabs as in aria2's input files: they are its mirrors) or a JSON object {"url", "dest", "checksum", "headers",
         "priority", "extract", "upload_to"}; the options below apply to every line.
         All or nothing: an invalid line (also one whose DEST another line or an active
         transfer writes) is reported with its number and nothing is inserted, unless
@@ -31,19 +33,23 @@ enum EnqueueCommand: Command {
           --lowest-speed-time D  D, instead of the worker's figures (1KiB and 30s by
                                 default): retried later, failed with too-slow after
                                 --max-attempts; 0 turns the rule off for this transfer
+        \(MirrorFlags.help)
           --json                print {"id": N} (with --manifest: {"batch", "inserted", "existing", "rejected"})
         """
 
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
-            words, options: TransferFlags.options.union(["--dest", "--manifest", "--batch"]),
-            flags: TransferFlags.flags.union(["--json", "--skip-invalid", "--force"]))
+            words, options: TransferFlags.options.union(MirrorFlags.options).union(["--dest", "--manifest", "--batch"]),
+            flags: TransferFlags.flags.union(MirrorFlags.flags).union(["--json", "--skip-invalid", "--force"]))
         if arguments.value("--manifest") != nil || arguments.value("--batch") != nil {
             return try enqueueManifest(arguments)
         }
+        if let metalink = try MirrorFlags.metalink(arguments) { return try enqueueMetalink(metalink, arguments) }
         let url = try arguments.expect(1, "URL")[0]
         var request = try TransferFlags.build(url: url, dest: arguments.value("--dest"), arguments, try TransferFlags.secrets(arguments))
         request.options.replaceExisting = arguments.has("--force") ? true : nil
+        request.mirrors = try MirrorFlags.mirrors(arguments)
+        MirrorFlags.applyFlags(arguments, to: &request)
         let session = try DatabaseSession()
         defer { session.close() }
         let id = try TransferStore(session.connection).enqueue(request)
@@ -51,6 +57,33 @@ enum EnqueueCommand: Command {
             Output.json(["id": id])
         } else {
             Output.line("\(id)")
+        }
+        return ExitCode.success
+    }
+
+    /// `--metalink FILE`: one transfer per file it lists, named by it under `--dest DIR/` (or
+    /// the storage root), each id on a line.
+    static func enqueueMetalink(_ metalink: Metalink, _ arguments: Arguments) throws -> Int32 {
+        guard arguments.positionals.isEmpty, arguments.all("--mirror").isEmpty else {
+            throw HaulError.usage("--metalink lists the URLs itself", hint: "give either --metalink FILE or URL [--mirror URL...]")
+        }
+        let folder = arguments.value("--dest").map { $0.hasSuffix("/") ? $0 : $0 + "/" } ?? ""
+        let secrets = try TransferFlags.secrets(arguments)
+        let requests = try metalink.files.map { file in
+            var request = try TransferFlags.build(url: file.mirrors[0].url, dest: folder + file.name, arguments, secrets)
+            request.options.replaceExisting = arguments.has("--force") ? true : nil
+            MirrorFlags.apply(file, to: &request)
+            MirrorFlags.applyFlags(arguments, to: &request)
+            return request
+        }
+        let session = try DatabaseSession()
+        defer { session.close() }
+        let store = TransferStore(session.connection)
+        let ids = try requests.map { try store.enqueue($0) }
+        if arguments.has("--json") {
+            Output.json(["ids": ids])
+        } else {
+            for id in ids { Output.line("\(id)") }
         }
         return ExitCode.success
     }
@@ -72,6 +105,7 @@ extension EnqueueCommand {
         secrets.netrc = nil
         var base = try TransferFlags.build(url: "http://manifest.invalid/", dest: nil, arguments, secrets)
         base.options.replaceExisting = arguments.has("--force") ? true : nil
+        MirrorFlags.applyFlags(arguments, to: &base)
         let (parsed, invalid) = Manifest.parseNumbered(text, base: base)
         var numbered = parsed
         for index in numbered.indices { TransferFlags.authorize(&numbered[index].transfer, from: netrc) }

@@ -59,6 +59,7 @@ enum GetCommand: Command {
         no escape sequences); otherwise a line with a timestamp and the rate since the
         previous line is written every 5 s. Haul writes no colours (NO_COLOR is honoured).
         \(TransferFlags.help)
+        \(MirrorFlags.help)
         Exit status (the first failed URL's, in the order given; 2 if any was refused):
           0 done             1 failed otherwise     2 bad arguments or a refusal
           4 network (DNS, connect, reset, stall)    5 TLS (handshake, certificate)
@@ -70,11 +71,11 @@ enum GetCommand: Command {
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
             words,
-            options: TransferFlags.options.union([
+            options: TransferFlags.options.union(MirrorFlags.options).union([
                 "--output", "--connections", "--stall-timeout", "--lowest-speed", "--lowest-speed-time", "--lease", "--input-file", "--proxy", "--limit-rate",
                 "--allow-network", "--output-dir",
             ]),
-            flags: TransferFlags.flags.union([
+            flags: TransferFlags.flags.union(MirrorFlags.flags).union([
                 "--quiet", "--verbose", "--json", "--force", "--timestamping", "--deny-private-addresses", "--silent", "--location", "--fail",
             ]),
             short: CurlHabits.short.merging([
@@ -85,8 +86,14 @@ enum GetCommand: Command {
         let quiet = arguments.has("--quiet") || arguments.has("--silent")
         // A URL given twice (on the command line, or in a list) is one download into one file.
         var seen = Set<ExactText>()
-        let urls = try (arguments.positionals + inputURLs(arguments.value("--input-file"))).filter { seen.insert(ExactText($0)).inserted }
+        let metalink = try MirrorFlags.metalink(arguments)
+        let metalinkURLs = metalink?.files.map { $0.mirrors[0].url } ?? []
+        let urls = try (arguments.positionals + inputURLs(arguments.value("--input-file")) + metalinkURLs).filter { seen.insert(ExactText($0)).inserted }
         guard !urls.isEmpty else { throw HaulError.usage("missing URL", hint: "haul get URL... or haul get -i FILE") }
+        let mirrors = try MirrorFlags.mirrors(arguments)
+        guard mirrors.isEmpty || urls.count == 1 else {
+            throw HaulError.usage("--mirror names another URL of one file, but there are \(urls.count) URLs", hint: "get one URL with its mirrors")
+        }
         if output?.isEmpty == true {
             // An empty variable in a script (`-o "$OUT"`): never a quiet download into the current folder.
             throw HaulError.usage("-o is empty", hint: "give a file, a folder ending in /, - for standard output, or leave -o out to save here")
@@ -118,6 +125,13 @@ enum GetCommand: Command {
             var request = try TransferFlags.build(url: url, dest: timestamping ? try dest ?? Self.nameFromURL(url) : dest, arguments, secrets)
             request.options.keepExisting = force ? nil : true
             request.options.timestamping = timestamping ? true : nil
+            request.mirrors = mirrors
+            MirrorFlags.applyFlags(arguments, to: &request)
+            if let file = metalink?.files.first(where: { $0.mirrors[0].url == url }) {
+                MirrorFlags.apply(file, to: &request)
+                // The Metalink names the file (checked as a destination when it was read).
+                if dest == nil { request.dest = file.name }
+            }
             return request
         }
         let addressPolicy = try WorkerCommand.addressPolicy(arguments)

@@ -19,6 +19,8 @@ enum StatusCommand: Command {
         While an unfinished transfer does not run, "waiting" (JSON: "waiting") says why:
         it or its origin is paused, no worker is alive, it backs off after an error
         until a time, its origin is at its host limit, or all lanes are busy.
+        A transfer with mirrors (--mirror, --metalink) lists each one's state (healthy,
+        or demoted with the reason), bytes and failures (JSON: "mirrors").
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -37,6 +39,7 @@ enum StatusCommand: Command {
             throw HaulError(.noSuchTransfer, "there is no transfer \(id)", hint: "'haul list' shows the transfers there are")
         }
         let segments = try store.segmentStates(id)
+        let mirrors = try store.mirrors(of: id)
         let reason = try WaitReason.of(session.connection, transfers: [id])[id]
         let waiting = reason?.text
         let warning = status.state.isFinal || status.state == .paused ? nil : try WorkerRegistry(session.connection).noLiveWorkerWarning()
@@ -44,12 +47,14 @@ enum StatusCommand: Command {
             var object = StatusView.json(status, segments: segments)
             object["warning"] = warning ?? NSNull()
             object["waiting"] = waiting ?? NSNull()
+            if !mirrors.isEmpty { object["mirrors"] = MirrorView.json(mirrors) }
             Output.json(object)
         } else {
             // The warning line already says that no worker is alive.
             let shown = warning != nil && reason == .noLiveWorker(warning: warning ?? "") ? nil : waiting
             let notes = (shown.map { "\n  waiting:   \($0)" } ?? "") + (warning.map { "\n  warning:   \($0)" } ?? "")
-            Output.line(StatusView.text(status, segments: segments) + notes)
+            let mirrorLines = MirrorView.lines(mirrors).map { "\n" + $0 }.joined()
+            Output.line(StatusView.text(status, segments: segments) + mirrorLines + notes)
         }
         return ExitCode.success
     }

@@ -35,6 +35,7 @@ F_after defaults to 0 and F_times to "every request" unless said otherwise.
     resize_after=N           after N requests the content and size (resize_size) change but the
                              ETag and Last-Modified stay (a broken server)
     status=CODE              answer CODE (with Retry-After: retry_after when given)   status_times default all
+    link=TEXT, digest=TEXT   send a Link (RFC 6249 mirrors) or Digest header with the file (not faults)
     redirect=1               answer every request for the file with a 302 to the same path with
                              `/_to` in front (served like the file itself); a status fault then
                              strikes the redirected request, as on a CDN behind a redirect
@@ -316,6 +317,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(length))
         self.send_header("Accept-Ranges", "bytes")
+        for name in ("link", "digest"):
+            if name in resource.params:
+                self.send_header(name.capitalize(), resource.params[name])
         validators = resource.params.get("validators", "etag,last-modified").split(",")
         if "etag" in validators:
             self.send_header("ETag", version.etag)

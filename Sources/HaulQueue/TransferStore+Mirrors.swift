@@ -1,0 +1,88 @@
+import HaulCore
+import HaulPostgres
+
+extension TransferStore {
+    /// Records `request`'s mirrors (its own URL first) and piece digests for transfer `id`;
+    /// nothing when it has neither. Run it in the transaction that inserts the transfer, or
+    /// before any worker may plan it.
+    static func recordMirrors(_ id: Int64, _ request: NewTransfer, _ db: PostgresConnection) throws {
+        guard !request.mirrors.isEmpty || request.pieces != nil else { return }
+        let urls = [request.url] + request.mirrors
+        try db.query(
+            """
+            INSERT INTO transfer_mirrors (transfer_id, idx, url, host)
+            SELECT $1, i - 1, u, h FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS m(u, h, i)
+            """, [id, urls, OriginURL.hostKeys(urls)])
+        try db.query(
+            "UPDATE transfers SET mirrored = true, piece_length = $2, piece_algorithm = $3, piece_hashes = $4::text[] WHERE id = $1",
+            [id, request.pieces?.length, request.pieces?.algorithm.rawValue, request.pieces?.hashes])
+    }
+
+    /// `recordMirrors` for the manifest lines of batch `batchID` that name mirrors, found by
+    /// URL and destination; a transfer that has its mirrors already keeps them.
+    static func recordBatchMirrors(_ entries: [NewTransfer], batchID: Int64, _ db: PostgresConnection) throws {
+        guard !entries.isEmpty else { return }
+        // Tab-joined per entry: a validated URL holds no tab.
+        let urls = entries.map { ([$0.url] + $0.mirrors).joined(separator: "\t") }
+        let hosts = entries.map { OriginURL.hostKeys([$0.url] + $0.mirrors).joined(separator: "\t") }
+        try db.query(
+            """
+            WITH entry AS (SELECT t.id, e.m, e.h FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS e(u, d, m, h)
+                           JOIN transfers t ON t.batch_id = $1 AND t.url = e.u AND t.dest = e.d),
+                 marked AS (UPDATE transfers SET mirrored = true WHERE id IN (SELECT id FROM entry))
+            INSERT INTO transfer_mirrors (transfer_id, idx, url, host)
+            SELECT entry.id, x.i - 1, x.mu, x.mh FROM entry, unnest(string_to_array(entry.m, E'\\t'), string_to_array(entry.h, E'\\t')) WITH ORDINALITY AS x(mu, mh, i)
+            ON CONFLICT DO NOTHING
+            """, [batchID, entries.map(\.url), entries.map { $0.dest ?? "" }, urls, hosts])
+    }
+
+    /// The mirrors and digest an origin's response named (RFC 6249), for a transfer given
+    /// none: mirrors it has already (`--mirror`, a Metalink, an earlier plan) are kept, as is
+    /// an expected digest.
+    static func recordOriginMirrors(_ mirrors: [String], digest: Checksum?, of info: TransferInfo, _ db: PostgresConnection) throws {
+        if let digest, info.expectedDigest == nil {
+            try db.query("UPDATE transfers SET expected_digest = $2 WHERE id = $1 AND expected_digest IS NULL", [info.id, digest.description])
+        }
+        guard !mirrors.isEmpty, !info.mirrored else { return }
+        let urls = [info.url] + mirrors
+        try db.query(
+            """
+            INSERT INTO transfer_mirrors (transfer_id, idx, url, host)
+            SELECT $1, i - 1, u, h FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS m(u, h, i)
+            ON CONFLICT DO NOTHING
+            """, [info.id, urls, OriginURL.hostKeys(urls)])
+        try db.query("UPDATE transfers SET mirrored = true WHERE id = $1", [info.id])
+    }
+
+    /// Each mirror of transfer `id`, in priority order (none for a transfer without mirrors).
+    public func mirrors(of id: Int64) throws -> [MirrorStatus] {
+        try db.query(
+            "SELECT idx, url, bytes, failures, state, reason FROM transfer_mirrors WHERE transfer_id = $1 ORDER BY idx", [id]
+        ).rows.map(MirrorStatus.init)
+    }
+}
+
+/// One mirror of a transfer, as `status` shows it.
+public struct MirrorStatus: Sendable, Equatable {
+    /// Its place in priority order; 0 is the transfer's own URL.
+    public let index: Int
+    /// The URL (may hold credentials: redact before showing).
+    public let url: String
+    /// Bytes it has brought.
+    public let bytes: Int64
+    /// Attempts on it that failed.
+    public let failures: Int
+    /// `healthy` or `demoted`.
+    public let state: String
+    /// Why it was demoted.
+    public let reason: String?
+
+    init(_ row: PostgresRow) throws {
+        index = try row.int("idx")
+        url = try row.string("url")
+        bytes = try row.int64("bytes")
+        failures = try row.int("failures")
+        state = try row.string("state")
+        reason = row["reason"]
+    }
+}
