@@ -101,6 +101,23 @@ struct StreamToStandardOutputTests {
         #expect(places.leftovers().isEmpty, "\(places.leftovers())")
     }
 
+    @Test("a connection cut again and again counts only failures in a row: each cut that sent bytes resumes")
+    func manyCutsWithProgress() throws {
+        let places = Places()
+        defer { places.remove() }
+        let origin = try FaultOrigin()
+        // 8 cuts: more than the 5 retries of the default 6 attempts, but each one made progress.
+        let file = try origin.create("/stream/cuts.bin", size: 4 * 1_048_576, ["reset_at": 400_000, "reset_times": 8])
+        let result = try Self.stream(file.url, [], places)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(Origin.sha256(file: places.out + "/stdout") == file.sha256)
+        #expect(try origin.stats(file.path).count == 9)
+        let noProgress = try origin.create("/stream/dead.bin", size: 1_048_576, ["status": 503])
+        let failed = try Self.stream(noProgress.url, ["--retry", "1"], places)
+        #expect(failed.status == 8 && (FileManager.default.contents(atPath: places.out + "/stdout") ?? Data()).isEmpty, "\(failed.stderr)")
+        #expect(try origin.stats(noProgress.path).count == 2)
+    }
+
     @Test("a file replaced while the connection was cut is never joined to the bytes sent: origin-changed, status 1")
     func changedOriginIsNotMixed() throws {
         let places = Places()

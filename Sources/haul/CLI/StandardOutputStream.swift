@@ -49,11 +49,13 @@ struct StandardOutputStream {
         let pacer = limitRate.map { SharedRatePacer(limit: $0) }
         var bar = quiet ? nil : ProgressBar(terminal: Output.stderrIsTerminal)
         var lastDrawn = Date.distantPast
+        // A line drawn on a terminal is ended before haul exits, whatever ends the stream.
+        defer { if lastDrawn != .distantPast { bar?.finish() } }
         var attempt = 0
         while true {
             attempt += 1
+            let sent = state.written
             do {
-                let sent = state.written
                 try client.fetch(
                     request(resumingAt: state.written, validator: state.validator, pacer: pacer),
                     onHead: { head in try state.accept(head, url: transfer.url) },
@@ -73,7 +75,10 @@ struct StandardOutputStream {
             } catch is ReaderGone {
                 // The reader took what it wanted (`head -c 100`): a normal end, nothing to say.
                 return ExitCode.success
-            } catch let error as HaulError where error.isTransient && attempt < maxAttempts {
+            } catch let error as HaulError where error.isTransient {
+                // Only failures in a row count: an attempt that sent bytes starts the count again.
+                if state.written > sent { attempt = 1 }
+                guard attempt < maxAttempts else { throw error }
                 if state.written > 0 && state.validator == nil {
                     throw HaulError(
                         error.code, "\(error.message); cannot resume after \(state.written) bytes: the origin sends no ETag or Last-Modified",
@@ -81,16 +86,15 @@ struct StandardOutputStream {
                 }
                 let delay = Backoff(base: 1, cap: 30).delay(afterAttempt: attempt, retryAfter: error.retryAfter, jitter: Double.random(in: 0..<1))
                 if !quiet {
-                    bar?.finish()
-                    Output.error("haul: \(SafeText.cleanLine(error.message)); resuming at byte \(state.written) in \(Int(delay.rounded(.up))) s")
+                    if lastDrawn != .distantPast { bar?.finish() }
+                    Output.error(
+                        "haul: \(SafeText.cleanLine(error.message)); \(state.written > 0 ? "resuming at byte \(state.written)" : "retrying") in \(Int(delay.rounded(.up))) s"
+                    )
                 }
                 Thread.sleep(forTimeInterval: delay)
             }
         }
-        if bar != nil {
-            bar?.update(bytes: state.written, size: state.pinned?.size, segments: "", state: "done")
-            bar?.finish()
-        }
+        if lastDrawn != .distantPast { bar?.update(bytes: state.written, size: state.pinned?.size, segments: "", state: "done") }
         if let expected = transfer.checksum, let computed = state.digester?.finish(), computed != expected {
             throw HaulError(
                 .checksumMismatch,
