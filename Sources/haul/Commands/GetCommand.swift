@@ -231,6 +231,7 @@ enum GetCommand: Command {
             lowestSpeed: try WorkerCommand.lowestSpeed(arguments), limitRate: try arguments.size("--limit-rate"),
             addressPolicy: try WorkerCommand.addressPolicy(arguments), quiet: quiet)
         if let proxy = arguments.value("--proxy") { try useProxy(proxy) }
+        Log.configure(verbose: arguments.has("--verbose"), quiet: !arguments.has("--verbose"))
         return try stream.run()
     }
 
