@@ -1,6 +1,7 @@
 import Foundation
 import HaulCore
 import HaulHTTP
+import HaulMetalink
 import HaulPostgres
 import HaulQueue
 import HaulStorage
@@ -21,8 +22,9 @@ enum GetCommand: Command {
           -o, --output PATH     where to save; a directory (or a path ending in /) keeps
                                 the origin's name (default: the current directory, named
                                 from Content-Disposition or the URL like curl -OJ);
-                                - writes the file to standard output; s3://BUCKET/KEY stores
-                                an object (see README)
+                                - streams the file to standard output as it arrives (one
+                                connection, resumed from the next byte if cut; nothing on
+                                disk); s3://BUCKET/KEY stores an object (see README)
           --output-dir DIR      the folder -o NAME (or the origin's name) is saved in, as curl
           --force               overwrite a file (or s3:// object) haul did not write
                                 (refused otherwise)
@@ -98,14 +100,12 @@ enum GetCommand: Command {
             // An empty variable in a script (`-o "$OUT"`): never a quiet download into the current folder.
             throw HaulError.usage("-o is empty", hint: "give a file, a folder ending in /, - for standard output, or leave -o out to save here")
         }
-        let toStandardOutput = output == "-"
-        if toStandardOutput && (urls.count > 1 || arguments.has("--json")) {
-            throw HaulError.usage("-o - writes one file to standard output", hint: "give one URL and no --json, or -o DIR/ for several")
+        if output == "-" {
+            try StandardOutputStream.refuse(arguments, urls: urls.count, metalinkFiles: metalink?.files.count ?? 0)
+            return try stream(urls[0], metalink: metalink?.files.first, arguments, quiet: quiet)
         }
-        let scratch = toStandardOutput ? try StandardOutputFile.scratchFolder(arguments) : nil
-        defer { scratch.map(StandardOutputFile.remove) }
-        let object = toStandardOutput ? nil : try ObjectTarget.parse(output)
-        let (root, dest) = try scratch.map { ($0, "download") } ?? object.map { ($0.root.path, $0.dest) } ?? target(output)
+        let object = try ObjectTarget.parse(output)
+        let (root, dest) = try object.map { ($0.root.path, $0.dest) } ?? target(output)
         guard urls.count == 1 || dest == nil else {
             throw HaulError.usage("-o names one file but there are \(urls.count) URLs", hint: "give -o a directory (ending in /) to keep the origins' names")
         }
@@ -113,10 +113,6 @@ enum GetCommand: Command {
             throw HaulError.usage("--layout parts is for a folder; an s3:// object is stored as one upload of parts", hint: "drop --layout")
         }
         let timestamping = arguments.has("--timestamping")
-        if timestamping && toStandardOutput {
-            throw HaulError.usage(
-                "-N compares with the file or object saved before; standard output keeps none", hint: "give -o a path or s3:// URL, or drop -N")
-        }
         // -N replaces an older file, as wget -N does: it is the point of asking.
         let force = arguments.has("--force") || timestamping
         // Every URL and flag is checked before anything is written.
@@ -223,10 +219,20 @@ enum GetCommand: Command {
             for id in resumed { Output.error("resuming transfer \(id)") }
             for id in restarted { Output.error("starting transfer \(id) over: another transfer saved this file since it stopped") }
         }
-        let status = try follow(
-            ids, connection: session.connection, config: config, quiet: quiet, json: arguments.has("--json"), announce: scratch == nil)
-        if status == ExitCode.success, scratch != nil { try StandardOutputFile.copy(storage.path + "/" + (dest ?? "")) }
-        return status
+        return try follow(ids, connection: session.connection, config: config, quiet: quiet, json: arguments.has("--json"))
+    }
+
+    /// `-o -`: `url` streamed to standard output in this process, with no database and no file.
+    private static func stream(_ url: String, metalink: Metalink.File?, _ arguments: Arguments, quiet: Bool) throws -> Int32 {
+        var transfer = try TransferFlags.build(url: url, dest: nil, arguments, try TransferFlags.secrets(arguments))
+        if let metalink { MirrorFlags.apply(metalink, to: &transfer) }
+        let stream = StandardOutputStream(
+            transfer: transfer, stallTimeout: Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up)),
+            lowestSpeed: try WorkerCommand.lowestSpeed(arguments), limitRate: try arguments.size("--limit-rate"),
+            addressPolicy: try WorkerCommand.addressPolicy(arguments), quiet: quiet)
+        if let proxy = arguments.value("--proxy") { try useProxy(proxy) }
+        Log.configure(verbose: arguments.has("--verbose"), quiet: !arguments.has("--verbose"))
+        return try stream.run()
     }
 
     /// Whether the partial file of the unfinished get `earlier` carries the mark of a URL other
@@ -295,9 +301,8 @@ enum GetCommand: Command {
     /// Runs the worker and the progress display until every transfer is final or a signal arrives.
     /// - Parameters:
     ///   - connection: the command's own connection, which reads the statuses and marks the worker stopped.
-    ///   - announce: print where each file was saved (not when it goes to standard output).
     private static func follow(
-        _ ids: [Int64], connection: PostgresConnection, config: WorkerConfig, quiet: Bool, json: Bool, announce: Bool
+        _ ids: [Int64], connection: PostgresConnection, config: WorkerConfig, quiet: Bool, json: Bool
     ) throws -> Int32 {
         let store = TransferStore(connection)
         let progress = ProgressCounter(watching: ids)
@@ -361,9 +366,9 @@ enum GetCommand: Command {
             ])
             if final.state == .done && final.unchanged {
                 // The origin answered `304 Not Modified`: nothing was saved, the file there is current.
-                if !quiet && announce { Output.error("\(path) is up to date: unchanged at the origin (\(ByteSize.format(final.size ?? 0)) kept)") }
+                if !quiet { Output.error("\(path) is up to date: unchanged at the origin (\(ByteSize.format(final.size ?? 0)) kept)") }
             } else if final.state == .done {
-                if !quiet && announce { Output.error("saved \(path) (\(ByteSize.format(final.size ?? 0)))\(final.computedDigest.map { ", \($0)" } ?? "")") }
+                if !quiet { Output.error("saved \(path) (\(ByteSize.format(final.size ?? 0)))\(final.computedDigest.map { ", \($0)" } ?? "")") }
             } else {
                 Output.error("haul: transfer \(final.id) \(final.state.rawValue): \(final.error ?? "no reason recorded")")
             }
