@@ -150,13 +150,15 @@ private final class CurlCall {
                 haul_easy_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, "")
             }
         case .bytes(let data):
-            let text = String(decoding: data, as: UTF8.self)
             if request.method == "PUT" {
                 haul_easy_setopt_long(handle, CURLOPT_UPLOAD, 0)
                 haul_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, "PUT")
             }
+            // The size first: libcurl then copies exactly that many bytes, whatever they are
+            // (a text conversion would corrupt a binary body).
             haul_easy_setopt_long(handle, CURLOPT_POSTFIELDSIZE, data.count)
-            haul_easy_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, text)
+            var bytes = [UInt8](data)
+            haul_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, &bytes)
         case .stream(let source, let length):
             feed = source
             haul_easy_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(length))

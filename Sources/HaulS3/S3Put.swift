@@ -53,12 +53,10 @@ extension S3Client {
         if let sha256 { headers.append("x-amz-checksum-sha256: \(Data(sha256).base64EncodedString())") }
         let doing = "put s3://\(bucket)/\(key)"
         var body = S3Client.Body.stream(feed, length: length)
-        var spool: Int32 = -1
-        defer { if spool >= 0 { close(spool) } }
         if support.requiresContentMD5 || expected != nil {
             // Read whole (below the 5 MiB part minimum) to digest it before the first byte is
-            // sent, into an unlinked temporary file that the request then reads: wrong bytes never
-            // replace the object there, even on a store that ignores x-amz-checksum-sha256.
+            // sent, then sent from memory: wrong bytes never replace the object there, even on a
+            // store that ignores x-amz-checksum-sha256.
             let bytes = try Self.readAll(feed, length: length, doing: doing)
             if let expected, Self.sha256(bytes) != expected {
                 throw HaulError(
@@ -66,8 +64,7 @@ extension S3Client {
                     hint: "check the published digest")
             }
             if support.requiresContentMD5 { headers.append(S3Support.contentMD5(bytes)) }
-            spool = try Self.spool(bytes, doing: doing)
-            body = .stream(ByteFeed(fd: spool, limit: length), length: length)
+            body = .bytes(bytes)
         }
         let request = S3Request("PUT", config: config, bucket: bucket, key: key, headers: headers)
         let response = try send(request, body: body)
@@ -96,21 +93,6 @@ extension S3Client {
         let digester = Digester(.sha256)
         bytes.withUnsafeBytes { digester.update($0) }
         return digester.finish().bytes
-    }
-
-    /// An unlinked temporary file holding `bytes`, open at its start (the caller closes it).
-    static func spool(_ bytes: Data, doing: String) throws -> Int32 {
-        var template = Array((NSTemporaryDirectory() + "/haul-put-XXXXXX").utf8CString)
-        let fd = mkstemp(&template)
-        guard fd >= 0 else { throw HaulError(.storage, "cannot \(doing): no temporary file: \(String(cString: strerror(errno)))", transient: true) }
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count, lseek(fd, 0, SEEK_SET) == 0 else {
-            close(fd)
-            throw HaulError(.storage, "cannot \(doing): the temporary file could not be written", transient: true)
-        }
-        return fd
     }
 
     /// The `length` bytes of `feed`, read whole. - Throws: when it ends early or is canceled.

@@ -39,7 +39,7 @@ public struct ObjectStore: Sendable {
         do {
             client = S3Client(config: try S3Config.fromEnvironment())
             try client.checkBucket(location.bucket, prefix: location.folder)
-        } catch let error as HaulError where [.s3NoBucket, .s3Auth, .s3Credentials, .s3Region].contains(error.code) {
+        } catch let error as HaulError where [.s3NoBucket, .s3Auth, .s3Credentials, .s3ExpiredToken, .s3Region].contains(error.code) {
             throw HaulError(.usage, error.message, hint: error.hint)
         }
         let scratch = try ScratchFolder(prefix: "haul-s3")
