@@ -24,6 +24,11 @@
 # no curl reference); the files are then checked by their count done, and AB_REMIRROR=1 also
 # times the same manifest enqueued again into the same prefix (every file a 304), printed as
 # "re-mirror" (the CPU figures then include it, but for the commands').
+# AB_HISTORY=N also runs every binary, in each round right after its fresh run, on a second
+# database that holds N finished transfers with their segments and state history
+# (bench/lib/history.sql, filled once, by SQL, in seconds; each run's own rows are deleted
+# after it so the history stays N), and prints that run's medians and its ratio to the fresh
+# database's: what a fleet's history costs a batch (issue 51: at most 1.10x at 1 000 000).
 set -euo pipefail
 if (($# < 2)) || ! [[ $1 =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: bench/ab-small.sh ROUNDS BINARY... (ROUNDS a whole number from 1; one or more haul binaries)" >&2
@@ -71,9 +76,13 @@ http {
 }
 CONF
 nginx -c "$work/nginx/nginx.conf"
+history=${AB_HISTORY:-0}
+[[ $history =~ ^[0-9]+$ ]] || { echo "ab-small: AB_HISTORY=$history is not a whole number of transfers" >&2; exit 2; }
 for ((i = 1; i <= $#; i++)); do
-    psql -X -q "postgresql://postgres@127.0.0.1:$pg_port/postgres" -c "CREATE DATABASE small$i"
-    psql -X -q "postgresql://postgres@127.0.0.1:$pg_port/small$i" -c "CREATE EXTENSION pg_stat_statements"
+    for db in small$i $( ((history > 0)) && echo "small${i}h"); do
+        psql -X -q "postgresql://postgres@127.0.0.1:$pg_port/postgres" -c "CREATE DATABASE $db"
+        psql -X -q "postgresql://postgres@127.0.0.1:$pg_port/$db" -c "CREATE EXTENSION pg_stat_statements"
+    done
 done
 for f in "$data"/f-*; do f=${f##*/}; echo "http://127.0.0.1:$http_port/${data##*/}/$f $f"; done >"$work/manifest.txt"
 cat "$data"/f-* >/dev/null
@@ -125,7 +134,16 @@ run() {
     local url=postgresql://postgres@127.0.0.1:$pg_port/small$tag
     psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$url" "$@"; }
     DATABASE_URL=$url "$haul" migrate >/dev/null
-    if [[ ${AB_KEEP:-0} != 1 ]]; then
+    if [[ $tag == *h ]]; then
+        if [[ ! -f $work/runs/$tag.filled ]]; then
+            psqlq -v n="$history" -f "$bench/lib/history.sql" >/dev/null
+            touch "$work/runs/$tag.filled"
+        fi
+        psqlq -c "SET client_min_messages = warning" \
+            -c "DELETE FROM transfer_events e USING transfers t, batches b WHERE e.transfer_id = t.id AND t.batch_id = b.id AND b.name <> 'history'" \
+            -c "DELETE FROM transfers WHERE batch_id IN (SELECT id FROM batches WHERE name <> 'history')" \
+            -c "DELETE FROM batches WHERE name <> 'history'" -c "UPDATE origin_hosts SET busy = 0" -c "VACUUM ANALYZE"
+    elif [[ ${AB_KEEP:-0} != 1 ]]; then
         psqlq -c "SET client_min_messages = warning" -c "TRUNCATE transfers, batches, segments, transfer_events CASCADE" \
             -c "UPDATE origin_hosts SET busy = 0" -c "VACUUM ANALYZE"
     fi
@@ -183,7 +201,11 @@ with_curl=${AB_CURL:-1}
 for ((r = 1; r <= rounds; r++)); do
     [[ $with_curl == 1 ]] && run_curl
     i=0
-    for haul in "$@"; do i=$((i + 1)); run "$haul" "$i"; done
+    for haul in "$@"; do
+        i=$((i + 1))
+        run "$haul" "$i"
+        ((history > 0)) && run "$haul" "${i}h"
+    done
 done
 cores=$(nproc)
 if [[ $with_curl == 1 ]]; then
@@ -202,4 +224,9 @@ for haul in "$@"; do
         "$(median_of 2 "$f")" "$(median_of 3 "$f")" "$(median_of 4 "$f")" "$(median_of 5 "$f")" "$(median_of 6 "$f")" \
         "$([[ ${AB_REMIRROR:-0} == 1 ]] && echo ", re-mirror $(median_of 7 "$f") s")" "$(wc -l <"$f")"
     [[ -f $f.statements ]] && sed 's/^/    /' "$f.statements"
+    if ((history > 0)); then
+        printf '  on %s finished transfers: wall %s s (%sx the fresh database), engine %s s, CPU: PostgreSQL %s s (%s us a file), workers %s s\n' "$history" \
+            "$(median_of 1 "$f"h)" "$(awk -v a="$(median_of 1 "$f"h)" -v b="$wall" 'BEGIN { printf "%.2f", a / b }')" "$(median_of 2 "$f"h)" \
+            "$(median_of 3 "$f"h)" "$(awk -v c="$(median_of 3 "$f"h)" -v n="$files" 'BEGIN { printf "%.0f", c / n * 1e6 }')" "$(median_of 4 "$f"h)"
+    fi
 done

@@ -1,0 +1,25 @@
+-- Gives a migrated Haul database the history of a fleet that has run for a while: :n finished
+-- transfers (done within the last 7 days, inside the default retention, so pruning keeps
+-- them), each with its segment and its state history as a worker leaves it, in a batch of
+-- their own ('history'). bench/ab-small.sh (AB_HISTORY) times small files on top of it.
+-- psql -v n=...
+\set ON_ERROR_STOP on
+SET client_min_messages = warning;
+INSERT INTO batches (name) VALUES ('history') ON CONFLICT DO NOTHING;
+ALTER TABLE transfers DISABLE TRIGGER USER;
+ALTER TABLE segments DISABLE TRIGGER USER;
+INSERT INTO transfers (url, host, dest, state, size, segment_size, accepts_ranges, batch_id, created_at, started_at, finished_at)
+  SELECT 'http://h' || (g % 50) || '.history.bench/old/f-' || g, 'h' || (g % 50) || '.history.bench', 'old/f-' || g, 'done', 4096, 4096, true,
+         (SELECT id FROM batches WHERE name = 'history'), t, t, t + interval '1 second'
+  FROM generate_series(1, :n) g, LATERAL (SELECT now() - (g % 600000) * interval '1 second' AS t) w;
+INSERT INTO segments (transfer_id, idx, generation, host, byte_offset, length, bytes_done, state)
+  SELECT id, 0, 0, host, 0, 4096, 4096, 'done' FROM transfers WHERE batch_id = (SELECT id FROM batches WHERE name = 'history');
+INSERT INTO transfer_events (transfer_id, at, from_state, to_state)
+  SELECT id, finished_at, s.f, s.t FROM transfers, (VALUES ('pending', 'planning'), ('planning', 'done')) s(f, t)
+  WHERE batch_id = (SELECT id FROM batches WHERE name = 'history');
+ALTER TABLE transfers ENABLE TRIGGER USER;
+ALTER TABLE segments ENABLE TRIGGER USER;
+VACUUM ANALYZE transfers;
+VACUUM ANALYZE segments;
+VACUUM ANALYZE transfer_events;
+CHECKPOINT;
