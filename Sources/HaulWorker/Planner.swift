@@ -242,10 +242,7 @@ struct Planner: LaneRole {
     /// The size of the transfer's destination file on this worker's storage, if it exists.
     static func fileOnStorage(_ info: TransferInfo, config: WorkerConfig) -> Int64? {
         guard let dest = info.dest, let clean = try? SafePath.validate(dest) else { return nil }
-        if let store = config.objectStore { return try? store.client.objectSize(bucket: store.location.bucket, key: store.key(for: clean)) }
-        var attributes = stat()
-        guard stat(config.storage.path + "/" + clean, &attributes) == 0 else { return nil }
-        return Int64(attributes.st_size)
+        return (try? config.backend.probe(clean))??.size
     }
 
     /// Names a file like `curl -OJ`: a sanitised `Content-Disposition` filename, else the URL's last path segment.

@@ -1,0 +1,30 @@
+import HaulCore
+import HaulStorage
+
+/// An S3 bucket as `Storage` (layout `s3`): a destination is the object `PREFIX/dest`.
+extension ObjectStore: Storage {
+    public var identity: String { location.description }
+
+    public var features: StorageFeatures { [.atomicSegments, .objectLayout] }
+
+    /// `s3://bucket/key` of a destination; of none (`""`, a name the origin gives), the prefix
+    /// `s3://bucket/prefix/` itself, so that two prefixes are told apart.
+    public func describe(_ dest: String) -> String {
+        guard !dest.isEmpty else { return location.description }
+        return "s3://\(location.bucket)/\((try? key(for: dest)) ?? dest)"
+    }
+
+    public func probe(_ dest: String) throws -> StoredFile? {
+        guard let head = try client.objectHead(bucket: location.bucket, key: key(for: dest)) else { return nil }
+        return StoredFile(size: head.size ?? 0, lastModified: head.lastModified)
+    }
+
+    public func readBack(_ dest: String, shouldStop: @escaping @Sendable () -> Bool) throws -> LocalCopy {
+        let copy = try ObjectCopy(of: dest, store: self, shouldStop: shouldStop)
+        return LocalCopy(path: copy.path) { copy.remove() }
+    }
+
+    public func discard(_ dest: String) throws {
+        try client.deleteObject(bucket: location.bucket, key: key(for: dest))
+    }
+}
