@@ -1,4 +1,5 @@
 import HaulCore
+import HaulS3
 import HaulStorage
 
 /// An S3 bucket as `Storage` (layout `s3`): a destination is the object `PREFIX/dest`.
@@ -22,6 +23,10 @@ extension ObjectStore: Storage {
     public func readBack(_ dest: String, shouldStop: @escaping @Sendable () -> Bool) throws -> LocalCopy {
         let copy = try ObjectCopy(of: dest, store: self, shouldStop: shouldStop)
         return LocalCopy(path: copy.path) { copy.remove() }
+    }
+
+    public func firstSegment(requested: Int64) -> Int64 {
+        min(max(requested, S3PartRules.minimumPart), S3PartRules.maximumPart)
     }
 
     public func discard(_ dest: String) throws {

@@ -30,6 +30,8 @@ public struct FolderStorage: Storage {
         LocalCopy(path: root.path + "/" + (try SafePath.validate(dest)))
     }
 
+    public func firstSegment(requested: Int64) -> Int64 { requested }
+
     public func discard(_ dest: String) throws {
         let path = root.path + "/" + (try SafePath.validate(dest))
         guard unlink(path) == 0 || errno == ENOENT else { throw Errno.storageError(errno, "remove \(path)") }

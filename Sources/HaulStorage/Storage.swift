@@ -21,6 +21,9 @@ public protocol Storage: Sendable {
     /// on a folder, a copy read back into the private scratch folder from a bucket. Stops (and
     /// removes a copy) once `shouldStop` says so.
     func readBack(_ dest: String, shouldStop: @escaping @Sendable () -> Bool) throws -> LocalCopy
+    /// The length of a plan's first segment for a transfer of segment size `requested`: that
+    /// size on a folder, within a part's limits in a bucket.
+    func firstSegment(requested: Int64) -> Int64
     /// Removes the file at `dest` (`--delete-after-upload`); nothing there is no error.
     func discard(_ dest: String) throws
 }

@@ -48,7 +48,7 @@ struct Planner: LaneRole {
     private func plan(_ claim: TransferLeases.Claim) throws {
         let config = shared.config
         let info = claim.info
-        let requestedLast = ObjectPlanning.firstSegment(info, store: config.objectStore) - 1
+        let requestedLast = config.backend.firstSegment(requested: info.segmentSize) - 1
         var result: TransferLeases.PlanResult?
         var failure: Error?
         let onStorage = Planner.fileOnStorage(info, config: config)
