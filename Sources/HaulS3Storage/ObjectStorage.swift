@@ -20,6 +20,18 @@ extension ObjectStore: Storage {
         return StoredFile(size: head.size ?? 0, lastModified: head.lastModified)
     }
 
+    public func occupant(of dest: String, url: String) throws -> Occupant? {
+        guard let head = try client.objectHead(bucket: location.bucket, key: key(for: dest)) else { return nil }
+        return try occupant(head, of: dest, url: url)
+    }
+
+    /// The occupant of `dest` that a lookup found (`head`), without asking again.
+    public func occupant(_ head: S3Client.ObjectHead, of dest: String, url: String) throws -> Occupant {
+        let mark: SourceMark.Reading =
+            ObjectSourceMark.says(head, cameFrom: url) ? .thisURL : ObjectSourceMark.isMarked(head) ? .anotherURL : .unmarked
+        return Occupant(location: "s3://\(location.bucket)/\(try key(for: dest))", mark: mark, isFolder: false)
+    }
+
     public func readBack(_ dest: String, shouldStop: @escaping @Sendable () -> Bool) throws -> LocalCopy {
         let copy = try ObjectCopy(of: dest, store: self, shouldStop: shouldStop)
         return LocalCopy(path: copy.path) { copy.remove() }

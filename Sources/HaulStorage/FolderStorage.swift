@@ -26,6 +26,13 @@ public struct FolderStorage: Storage {
         return StoredFile(size: Int64(attributes.st_size), lastModified: Self.httpDate(attributes.st_mtim.tv_sec))
     }
 
+    public func occupant(of dest: String, url: String) throws -> Occupant? {
+        let path = root.path + "/" + dest
+        var attributes = stat()
+        guard lstat(path, &attributes) == 0 else { return nil }
+        return Occupant(location: path, mark: SourceMark.read(path, against: url), isFolder: attributes.st_mode & S_IFMT == S_IFDIR)
+    }
+
     public func readBack(_ dest: String, shouldStop: @escaping @Sendable () -> Bool) throws -> LocalCopy {
         LocalCopy(path: root.path + "/" + (try SafePath.validate(dest)))
     }

@@ -17,6 +17,10 @@ public protocol Storage: Sendable {
     /// What is at `dest` now, `nil` when nothing is (for `-N`, `--continue` and the "never
     /// overwrite others' files" rule). Throws when the storage cannot be asked.
     func probe(_ dest: String) throws -> StoredFile?
+    /// What is at `dest` and what its mark says of `url` (for the "never overwrite others'
+    /// files" rule, `OthersFiles`), `nil` when nothing is there; a symbolic link or a folder
+    /// counts as something. Throws when the storage cannot be asked.
+    func occupant(of dest: String, url: String) throws -> Occupant?
     /// The file at `dest` as a local file for what needs a path (`--upload-to`): the file itself
     /// on a folder, a copy read back into the private scratch folder from a bucket. Stops (and
     /// removes a copy) once `shouldStop` says so.
@@ -61,6 +65,23 @@ public struct StoredFile: Sendable, Equatable {
     public init(size: Int64, lastModified: String?) {
         self.size = size
         self.lastModified = lastModified
+    }
+}
+
+/// What is at a name, as the rule against overwriting others' files sees it.
+public struct Occupant: Sendable, Equatable {
+    /// Where it is (`Storage.describe`).
+    public let location: String
+    /// What its mark says of the URL asked about (`SourceMark`; in a bucket, `ObjectSourceMark`).
+    public let mark: SourceMark.Reading
+    /// Whether it is a folder, which publishing never replaces.
+    public let isFolder: Bool
+
+    /// An occupant at `location`.
+    public init(location: String, mark: SourceMark.Reading, isFolder: Bool) {
+        self.location = location
+        self.mark = mark
+        self.isFolder = isFolder
     }
 }
 

@@ -35,13 +35,13 @@ enum ConditionalProbe {
             if let store = config.objectStore {
                 guard let head = try store.client.objectHead(bucket: store.location.bucket, key: store.key(for: dest)), head.size == version.size
                 else { return false }
-                return try OthersFiles.at(dest, url: url, storage: config.storage, store: store, seen: head) { true } == nil
+                return try OthersFiles.at(dest, url: url, storage: store, seen: store.occupant(head, of: dest, url: url)) { true } == nil
             }
             var attributes = stat()
             guard stat(config.storage.path + "/" + dest, &attributes) == 0, Int64(attributes.st_size) == version.size,
                 attributes.st_mode & S_IFMT == S_IFREG, !changedSinceSealed(dest, config: config)
             else { return false }
-            return try OthersFiles.at(dest, url: url, storage: config.storage, store: nil) { true } == nil
+            return try OthersFiles.at(dest, url: url, storage: config.backend) { true } == nil
         } catch {
             return false
         }

@@ -235,7 +235,7 @@ struct Planner: LaneRole {
     /// names earlier gets saved (`replaceable`).
     static func refuseExisting(_ dest: String, of info: TransferInfo, storage: StorageRoot, store: ObjectStore?) throws {
         let savedBefore = { (info.options.replaceable ?? []).contains { $0.sameBytes(as: dest) } }
-        guard let target = try OthersFiles.at(dest, url: info.url, storage: storage, store: store, wroteBefore: savedBefore) else { return }
+        guard let target = try OthersFiles.at(dest, url: info.url, storage: store ?? FolderStorage(root: storage), wroteBefore: savedBefore) else { return }
         throw OthersFiles.getRefusal(target)
     }
 

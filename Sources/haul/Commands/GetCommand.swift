@@ -188,7 +188,7 @@ enum GetCommand: Command {
                 // a file put there while the get was stopped is kept as well.
                 if !force, let name = dest ?? earlierStatus?.dest,
                     let target = try OthersFiles.at(
-                        name, url: request.url, storage: storage, store: object?.store,
+                        name, url: request.url, storage: object?.store ?? FolderStorage(root: storage),
                         wroteBefore: { try store.getSaved(name, url: request.url, options: request.options) })
                 {
                     throw OthersFiles.getRefusal(target)

@@ -46,6 +46,17 @@ import Testing
         #expect(fixture.storage.describe("a.bin").hasSuffix("a.bin"))
     }
 
+    @Test("a file another writer put at a name is someone else's: unmarked", arguments: Backend.allCases)
+    func occupant(_ backend: Backend) throws {
+        let fixture = try Fixture(backend)
+        #expect(try fixture.storage.occupant(of: "d.txt", url: "http://origin/d.txt") == nil)
+        try fixture.place("d.txt", "not haul's")
+        let found = try #require(try fixture.storage.occupant(of: "d.txt", url: "http://origin/d.txt"))
+        #expect(found.mark == .unmarked)
+        #expect(!found.isFolder)
+        #expect(found.location == fixture.storage.describe("d.txt"))
+    }
+
     @Test("read back gives the bytes as a local file; removing it keeps what is stored", arguments: Backend.allCases)
     func readBack(_ backend: Backend) throws {
         let fixture = try Fixture(backend)
@@ -79,5 +90,7 @@ import Testing
         let bucket = try Fixture(.bucket).storage.features
         #expect(bucket.contains(.atomicSegments) && bucket.contains(.objectLayout))
         #expect(!bucket.contains(.localSpace) && !bucket.contains(.editableInPlace))
+        #expect(try Fixture(.folder).storage.firstSegment(requested: 1 << 20) == 1 << 20)
+        #expect(try Fixture(.bucket).storage.firstSegment(requested: 1 << 20) == 5 << 20)
     }
 }
