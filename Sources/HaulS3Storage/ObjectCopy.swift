@@ -6,7 +6,7 @@ import HaulStorage
 /// A local copy of a stored object, for what needs a file (`--upload-to`): the object read back
 /// once, streamed, into a file named like it in a fresh folder of the private `ScratchFolder`
 /// (made and written through descriptors, `O_EXCL`, never following a link). `remove()` deletes both.
-public struct ObjectCopy {
+public struct ObjectCopy: Sendable {
     /// The copy, for the uploaders that open a file by path.
     public let path: String
     private let scratch: ScratchFolder

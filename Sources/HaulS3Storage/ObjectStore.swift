@@ -153,7 +153,7 @@ public enum ObjectPart {
 public enum ObjectPlanning {
     /// The first segment's length: the transfer's segment size, within S3's part limits.
     public static func firstSegment(_ info: TransferInfo, store: ObjectStore?) -> Int64 {
-        store == nil ? info.segmentSize : min(max(info.segmentSize, S3PartRules.minimumPart), S3PartRules.maximumPart)
+        store?.firstSegment(requested: info.segmentSize) ?? info.segmentSize
     }
 
     /// Whether a file of `size` bytes is stored with one `PutObject` instead of a multipart

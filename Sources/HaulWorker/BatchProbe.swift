@@ -28,7 +28,8 @@ struct BatchProbe: LaneRole {
         if let store = config.objectStore {
             let database = database
             let storage = ObjectBatchStorage(store: store, leases: leases) { dest, claim, seen in
-                try OthersFiles.refuse(dest, of: claim, config: config, database: database, seen: seen)
+                try OthersFiles.refuse(
+                    dest, of: claim, config: config, database: database, seen: try seen.map { try store.occupant($0, of: dest, url: claim.info.url) })
             }
             try probe(claims, connections: connections, storage: storage, leases: leases)
         } else {

@@ -95,7 +95,7 @@ final class BatchedProbe<Storage: BatchStorage> {
         let info = claim.info
         let config = shared.config
         limits = shared.planLimits(for: info)
-        let last = ObjectPlanning.firstSegment(info, store: config.objectStore) - 1
+        let last = config.backend.firstSegment(requested: info.segmentSize) - 1
         var request = shared.request(for: info, first: 0, last: last, bodyCap: limits)
         ConditionalProbe.ask(&request, ifChangedSince: previous)
         let tally = shared.progress.tally(for: info.id)

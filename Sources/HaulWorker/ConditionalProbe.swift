@@ -22,15 +22,8 @@ enum ConditionalProbe {
         }
         // -N compares with the file as it is now, whoever wrote it.
         guard let size = onStorage, let dest = info.dest else { return nil }
-        if let store = config.objectStore {
-            guard let key = try? store.key(for: dest), let head = try? store.client.objectHead(bucket: store.location.bucket, key: key),
-                let stored = head.lastModified
-            else { return nil }
-            return TransferLeases.PreviousVersion(etag: nil, lastModified: stored, size: size, dest: dest)
-        }
-        var attributes = stat()
-        guard stat(config.storage.path + "/" + dest, &attributes) == 0 else { return nil }
-        return TransferLeases.PreviousVersion(etag: nil, lastModified: httpDate(attributes.st_mtim.tv_sec), size: size, dest: dest)
+        guard let stored = (try? config.backend.probe(dest))??.lastModified else { return nil }
+        return TransferLeases.PreviousVersion(etag: nil, lastModified: stored, size: size, dest: dest)
     }
 
     /// Whether the file `version` was saved as is still on storage at its size and still its
@@ -42,13 +35,13 @@ enum ConditionalProbe {
             if let store = config.objectStore {
                 guard let head = try store.client.objectHead(bucket: store.location.bucket, key: store.key(for: dest)), head.size == version.size
                 else { return false }
-                return try OthersFiles.at(dest, url: url, storage: config.storage, store: store, seen: head) { true } == nil
+                return try OthersFiles.at(dest, url: url, storage: store, seen: store.occupant(head, of: dest, url: url)) { true } == nil
             }
             var attributes = stat()
             guard stat(config.storage.path + "/" + dest, &attributes) == 0, Int64(attributes.st_size) == version.size,
                 attributes.st_mode & S_IFMT == S_IFREG, !changedSinceSealed(dest, config: config)
             else { return false }
-            return try OthersFiles.at(dest, url: url, storage: config.storage, store: nil) { true } == nil
+            return try OthersFiles.at(dest, url: url, storage: config.backend) { true } == nil
         } catch {
             return false
         }
@@ -58,7 +51,7 @@ enum ConditionalProbe {
     /// (`SourceMark.changedSinceSealed`): then it is not the version the record describes, and
     /// is fetched whole (an object in a bucket is never changed in place).
     private static func changedSinceSealed(_ dest: String, config: WorkerConfig) -> Bool {
-        config.objectStore == nil && SourceMark.changedSinceSealed(config.storage.path + "/" + dest)
+        config.backend.features.contains(.editableInPlace) && SourceMark.changedSinceSealed(config.storage.path + "/" + dest)
     }
 
     /// Whether `baseline` would use an earlier transfer's recorded version: not for `-N` (the file
@@ -67,18 +60,6 @@ enum ConditionalProbe {
     /// names looks it up to learn where its file would be.
     static func usesRecord(_ info: TransferInfo, onStorage: Int64?) -> Bool {
         info.options.timestamping != true && (onStorage != nil || info.dest == nil)
-    }
-
-    /// `seconds` since the epoch as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
-    static func httpDate(_ seconds: Int) -> String {
-        var time = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        return String(
-            format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", days[Int(parts.tm_wday)], parts.tm_mday, months[Int(parts.tm_mon)], Int(parts.tm_year) + 1900,
-            parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 
     /// `haul get -N` against a file on storage: whether the origin's copy, whatever it answered

@@ -66,10 +66,10 @@ struct Finalizer: LaneRole {
             if claim.info.options.uploadTo != nil, let dest = claim.info.dest {
                 // The uploaders send a file: the object is read back into the private scratch folder.
                 let progress = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).progress(of: claim) }
-                let copy = try ObjectCopy(of: dest, store: store) { [shared] in shared.isStopping() || keeper.isLost }
+                let copy = try store.readBack(dest) { [shared] in shared.isStopping() || keeper.isLost }
                 defer { copy.remove() }
                 try FinalizerStages(shared: shared, database: database, claim: claim, keeper: keeper).upload(copy.path, progress: progress) {
-                    try store.client.deleteObject(bucket: store.location.bucket, key: try store.key(for: dest))
+                    try store.discard(dest)
                 }
             }
             return digest

@@ -38,9 +38,9 @@ public enum OthersFiles {
 
     /// - Throws: `destination-exists` when something is at `dest` that `claim`'s transfer may not
     ///   replace (`protection`); the file stays as it was. A get's refusal is `getRefusal`.
-    /// - Parameter seen: on S3 storage, the object at `dest` as a lookup just found it (not asked again).
+    /// - Parameter seen: what is at `dest` as a lookup just found it (not asked again).
     static func refuse(
-        _ dest: String, of claim: TransferLeases.Claim, config: WorkerConfig, database: ResilientConnection, seen: S3Client.ObjectHead? = nil
+        _ dest: String, of claim: TransferLeases.Claim, config: WorkerConfig, database: ResilientConnection, seen: Occupant? = nil
     ) throws {
         let info = claim.info
         guard let protection = protection(of: info) else { return }
@@ -56,7 +56,7 @@ public enum OthersFiles {
         }
         guard
             let target = try at(
-                dest, url: info.url, storage: config.storage, store: config.objectStore, replacing: protection, seen: seen, wroteBefore: wroteBefore)
+                dest, url: info.url, storage: config.backend, replacing: protection, seen: seen, wroteBefore: wroteBefore)
         else { return }
         if isGet { throw getRefusal(target) }
         if protection == .anyHaulFile {
@@ -76,34 +76,25 @@ public enum OthersFiles {
             hint: "pass --force to overwrite it, or -o PATH to save elsewhere")
     }
 
-    /// What is at `dest` (beneath `storage`, or at its key on S3 storage `store`) that a transfer
+    /// What is at `dest` on `storage` (`Storage.occupant`) that a transfer
     /// of `url` may not replace: its path or `s3://` URL; `nil` when nothing is there, or it is
     /// marked as downloaded from `url` (`SourceMark`, `ObjectSourceMark`), or, `replacing`
     /// `.anyHaulFile`, from any URL. A symlink counts as something there. `wroteBefore` (whether
     /// the history says Haul wrote the file) is asked only where the file system keeps no marks:
     /// where it keeps them, a file without the mark is not Haul's, whatever the history says (a
     /// file put in its place since). A failed object-store lookup throws rather than answer `nil`;
-    /// `seen` is the object's head when the caller looked it up already.
+    /// `seen` is the occupant when the caller looked it up already.
     public static func at(
-        _ dest: String, url: String, storage: StorageRoot, store: ObjectStore?, replacing: Replacing = .sameURL, seen: S3Client.ObjectHead? = nil,
-        wroteBefore: () throws -> Bool
+        _ dest: String, url: String, storage: any Storage, replacing: Replacing = .sameURL, seen: Occupant? = nil, wroteBefore: () throws -> Bool
     ) throws -> String? {
-        if let store {
-            let key = try store.key(for: dest)
-            guard let head = try seen ?? store.client.objectHead(bucket: store.location.bucket, key: key) else { return nil }
-            let replaceable = replacing == .anyHaulFile ? ObjectSourceMark.isMarked(head) : ObjectSourceMark.says(head, cameFrom: url)
-            return replaceable ? nil : "s3://\(store.location.bucket)/\(key)"
-        }
-        let path = storage.path + "/" + dest
-        var attributes = stat()
-        guard lstat(path, &attributes) == 0 else { return nil }
-        switch SourceMark.read(path, against: url) {
+        guard let found = try seen ?? storage.occupant(of: dest, url: url) else { return nil }
+        switch found.mark {
         case .thisURL: return nil
-        case .anotherURL: return replacing == .anyHaulFile ? nil : path
-        case .unsupported: return try wroteBefore() ? nil : path
+        case .anotherURL: return replacing == .anyHaulFile ? nil : found.location
+        case .unsupported: return try wroteBefore() ? nil : found.location
         case .unmarked:
             // A folder is not replaced by a rename: publishing fails on it saying what to move.
-            return replacing == .anyHaulFile && attributes.st_mode & S_IFMT == S_IFDIR ? nil : path
+            return replacing == .anyHaulFile && found.isFolder ? nil : found.location
         }
     }
 }

@@ -48,7 +48,7 @@ struct Planner: LaneRole {
     private func plan(_ claim: TransferLeases.Claim) throws {
         let config = shared.config
         let info = claim.info
-        let requestedLast = ObjectPlanning.firstSegment(info, store: config.objectStore) - 1
+        let requestedLast = config.backend.firstSegment(requested: info.segmentSize) - 1
         var result: TransferLeases.PlanResult?
         var failure: Error?
         let onStorage = Planner.fileOnStorage(info, config: config)
@@ -235,17 +235,14 @@ struct Planner: LaneRole {
     /// names earlier gets saved (`replaceable`).
     static func refuseExisting(_ dest: String, of info: TransferInfo, storage: StorageRoot, store: ObjectStore?) throws {
         let savedBefore = { (info.options.replaceable ?? []).contains { $0.sameBytes(as: dest) } }
-        guard let target = try OthersFiles.at(dest, url: info.url, storage: storage, store: store, wroteBefore: savedBefore) else { return }
+        guard let target = try OthersFiles.at(dest, url: info.url, storage: store ?? FolderStorage(root: storage), wroteBefore: savedBefore) else { return }
         throw OthersFiles.getRefusal(target)
     }
 
     /// The size of the transfer's destination file on this worker's storage, if it exists.
     static func fileOnStorage(_ info: TransferInfo, config: WorkerConfig) -> Int64? {
         guard let dest = info.dest, let clean = try? SafePath.validate(dest) else { return nil }
-        if let store = config.objectStore { return try? store.client.objectSize(bucket: store.location.bucket, key: store.key(for: clean)) }
-        var attributes = stat()
-        guard stat(config.storage.path + "/" + clean, &attributes) == 0 else { return nil }
-        return Int64(attributes.st_size)
+        return (try? config.backend.probe(clean))??.size
     }
 
     /// Names a file like `curl -OJ`: a sanitised `Content-Disposition` filename, else the URL's last path segment.

@@ -101,8 +101,8 @@ final class SegmentStream {
     /// cannot serve ranges restarts from its first byte.
     func begin(_ claimed: ClaimedSegment) throws {
         var claimed = claimed
-        // A part is atomic: an S3 segment always re-sends its whole part.
-        if (!claimed.transfer.acceptsRanges || config.objectStore != nil) && claimed.bytesDone > 0 { claimed.bytesDone = 0 }
+        // A part is atomic (an S3 part): its segment always re-sends it whole.
+        if (!claimed.transfer.acceptsRanges || config.backend.features.contains(.atomicSegments)) && claimed.bytesDone > 0 { claimed.bytesDone = 0 }
         segment = claimed
         ticket = nil
         tally = progress.tally(for: claimed.transferID)

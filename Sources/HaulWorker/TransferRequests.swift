@@ -30,7 +30,7 @@ extension WorkerShared {
     /// space bounds only a transfer to extract: its archive may be a zip, spooled there whole.
     func planLimits(for info: TransferInfo) -> PlanLimits {
         let limits = [info.options.maxFileSize, config.maxFileSize].compactMap { $0 }
-        let spooled = config.objectStore == nil || info.options.extract == true
+        let spooled = config.backend.features.contains(.localSpace) || info.options.extract == true
         let space = spooled ? Self.space(config.storage.path) : nil
         return PlanLimits(maxFileSize: limits.min(), freeSpace: space?.free, capacity: space?.capacity)
     }

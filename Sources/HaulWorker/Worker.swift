@@ -183,7 +183,7 @@ public final class Worker: Sendable {
             "worker started",
             [
                 ("id", config.workerID), ("roles", config.roles.map(\.rawValue).sorted().joined(separator: ",")), ("concurrency", String(config.concurrency)),
-                ("storage", config.objectStore?.location.description ?? config.storage.path), ("database", ConnectionTarget.describe(config.conninfo)),
+                ("storage", config.backend.describe("")), ("database", ConnectionTarget.describe(config.conninfo)),
             ])
     }
 

@@ -32,17 +32,19 @@ public struct WorkerConfig: Sendable {
     /// Set when the storage is an S3 bucket (`storage` is then its private `ScratchFolder`).
     public var objectStore: ObjectStore?
 
+    /// The storage files go to, as the worker asks it (`Storage`): the bucket when there is one,
+    /// else the folder `storage`.
+    public var backend: any Storage { objectStore ?? FolderStorage(root: storage) }
+
     /// The storage's identity as transfers record it: `s3://BUCKET/PREFIX`, or `file:///ROOT`
     /// (no credential, no endpoint).
-    public var storageIdentity: String {
-        objectStore.map { $0.location.description } ?? "file://" + storage.path
-    }
+    public var storageIdentity: String { backend.identity }
 
     /// `plan` with the storage it goes to, and the layout that storage decides (`s3`).
     func placed(_ plan: TransferLeases.Plan) -> TransferLeases.Plan {
         var placed = plan
         placed.storage = storageIdentity
-        if objectStore != nil { placed.layout = .s3 }
+        if backend.features.contains(.objectLayout) { placed.layout = .s3 }
         return placed
     }
     /// Segments fetched at once by this process.

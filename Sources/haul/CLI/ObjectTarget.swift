@@ -25,11 +25,4 @@ struct ObjectTarget {
         guard let store = storage.store else { return nil }
         return ObjectTarget(root: storage.root, store: store, dest: name)
     }
-
-    /// `s3://bucket/key` of a destination; of none (`""`, a name the origin gives), the prefix
-    /// `s3://bucket/prefix/` itself, so that gets into two prefixes are told apart.
-    static func describe(_ store: ObjectStore, dest: String) -> String {
-        guard !dest.isEmpty else { return store.location.description }
-        return "s3://\(store.location.bucket)/\((try? store.key(for: dest)) ?? dest)"
-    }
 }

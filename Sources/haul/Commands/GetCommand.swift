@@ -166,10 +166,10 @@ enum GetCommand: Command {
         let ids = try session.connection.transaction { () -> [Int64] in
             // Files the origin names, which earlier gets of the same URLs saved in this folder,
             // may be fetched again (one query for the whole list).
-            let folderTarget = object.map { ObjectTarget.describe($0.store, dest: "") } ?? storage.path + "/"
+            let folderTarget = object.map { $0.store.describe("") } ?? storage.path + "/"
             let saved = dest == nil && !force ? try store.namesSavedByGets(urls: requests.map(\.url), localTarget: folderTarget) : [:]
             let localTargets = requests.map { request in
-                object.map { ObjectTarget.describe($0.store, dest: dest ?? "") } ?? storage.path + "/" + (request.dest ?? "")
+                object.map { $0.store.describe(dest ?? "") } ?? storage.path + "/" + (request.dest ?? "")
             }
             let unfinished = try store.unfinishedGets(zip(requests, localTargets).map { ($0.url, $1) })
             // In the order of the URLs; `nil` for a new transfer, inserted with the others at the end.
@@ -184,7 +184,7 @@ enum GetCommand: Command {
                 // a file put there while the get was stopped is kept as well.
                 if !force, let name = dest ?? earlierStatus?.dest,
                     let target = try OthersFiles.at(
-                        name, url: request.url, storage: storage, store: object?.store,
+                        name, url: request.url, storage: object?.store ?? FolderStorage(root: storage),
                         wroteBefore: { try store.getSaved(name, url: request.url, options: request.options) })
                 {
                     throw OthersFiles.getRefusal(target)
@@ -357,7 +357,7 @@ enum GetCommand: Command {
         }
         var results: [[String: Any]] = []
         for final in statuses {
-            let path = config.objectStore.map { ObjectTarget.describe($0, dest: final.dest ?? "") } ?? config.storage.path + "/" + (final.dest ?? "")
+            let path = config.backend.describe(final.dest ?? "")
             results.append([
                 "id": final.id, "url": final.url, "state": final.state.rawValue, "path": final.state == .done ? path : NSNull(),
                 "size": final.size ?? NSNull(), "digest": final.computedDigest ?? NSNull(), "error": final.error ?? NSNull(),

@@ -1,0 +1,47 @@
+import HaulCore
+import HaulS3
+import HaulStorage
+
+/// An S3 bucket as `Storage` (layout `s3`): a destination is the object `PREFIX/dest`.
+extension ObjectStore: Storage {
+    public var identity: String { location.description }
+
+    public var features: StorageFeatures { [.atomicSegments, .objectLayout] }
+
+    /// `s3://bucket/key` of a destination; of none (`""`, a name the origin gives), the prefix
+    /// `s3://bucket/prefix/` itself, so that two prefixes are told apart.
+    public func describe(_ dest: String) -> String {
+        guard !dest.isEmpty else { return location.description }
+        return "s3://\(location.bucket)/\((try? key(for: dest)) ?? dest)"
+    }
+
+    public func probe(_ dest: String) throws -> StoredFile? {
+        guard let head = try client.objectHead(bucket: location.bucket, key: key(for: dest)) else { return nil }
+        return StoredFile(size: head.size ?? 0, lastModified: head.lastModified)
+    }
+
+    public func occupant(of dest: String, url: String) throws -> Occupant? {
+        guard let head = try client.objectHead(bucket: location.bucket, key: key(for: dest)) else { return nil }
+        return try occupant(head, of: dest, url: url)
+    }
+
+    /// The occupant of `dest` that a lookup found (`head`), without asking again.
+    public func occupant(_ head: S3Client.ObjectHead, of dest: String, url: String) throws -> Occupant {
+        let mark: SourceMark.Reading =
+            ObjectSourceMark.says(head, cameFrom: url) ? .thisURL : ObjectSourceMark.isMarked(head) ? .anotherURL : .unmarked
+        return Occupant(location: "s3://\(location.bucket)/\(try key(for: dest))", mark: mark, isFolder: false)
+    }
+
+    public func readBack(_ dest: String, shouldStop: @escaping @Sendable () -> Bool) throws -> LocalCopy {
+        let copy = try ObjectCopy(of: dest, store: self, shouldStop: shouldStop)
+        return LocalCopy(path: copy.path) { copy.remove() }
+    }
+
+    public func firstSegment(requested: Int64) -> Int64 {
+        min(max(requested, S3PartRules.minimumPart), S3PartRules.maximumPart)
+    }
+
+    public func discard(_ dest: String) throws {
+        try client.deleteObject(bucket: location.bucket, key: key(for: dest))
+    }
+}

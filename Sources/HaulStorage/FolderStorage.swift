@@ -1,0 +1,58 @@
+import Foundation
+import HaulCore
+
+/// A folder as `Storage` (layouts `inplace` and `parts`): a destination is the file
+/// `ROOT/dest`, written through `StorageRoot`'s rules (no link followed out of the root).
+public struct FolderStorage: Storage {
+    /// The folder.
+    public let root: StorageRoot
+
+    /// The storage of folder `root`.
+    public init(root: StorageRoot) { self.root = root }
+
+    public var identity: String { "file://" + root.path }
+
+    public var features: StorageFeatures { [.localSpace, .editableInPlace] }
+
+    public func describe(_ dest: String) -> String { root.path + "/" + dest }
+
+    public func probe(_ dest: String) throws -> StoredFile? {
+        let path = root.path + "/" + (try SafePath.validate(dest))
+        var attributes = stat()
+        guard stat(path, &attributes) == 0 else {
+            guard errno == ENOENT || errno == ENOTDIR else { throw Errno.storageError(errno, "look at \(path)") }
+            return nil
+        }
+        return StoredFile(size: Int64(attributes.st_size), lastModified: Self.httpDate(attributes.st_mtim.tv_sec))
+    }
+
+    public func occupant(of dest: String, url: String) throws -> Occupant? {
+        let path = root.path + "/" + dest
+        var attributes = stat()
+        guard lstat(path, &attributes) == 0 else { return nil }
+        return Occupant(location: path, mark: SourceMark.read(path, against: url), isFolder: attributes.st_mode & S_IFMT == S_IFDIR)
+    }
+
+    public func readBack(_ dest: String, shouldStop: @escaping @Sendable () -> Bool) throws -> LocalCopy {
+        LocalCopy(path: root.path + "/" + (try SafePath.validate(dest)))
+    }
+
+    public func firstSegment(requested: Int64) -> Int64 { requested }
+
+    public func discard(_ dest: String) throws {
+        let path = root.path + "/" + (try SafePath.validate(dest))
+        guard unlink(path) == 0 || errno == ENOENT else { throw Errno.storageError(errno, "remove \(path)") }
+    }
+
+    /// `seconds` since the epoch as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    public static func httpDate(_ seconds: Int) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        return String(
+            format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", days[Int(parts.tm_wday)], parts.tm_mday, months[Int(parts.tm_mon)], Int(parts.tm_year) + 1900,
+            parts.tm_hour, parts.tm_min, parts.tm_sec)
+    }
+}
