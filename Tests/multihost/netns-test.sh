@@ -214,8 +214,9 @@ healthz() { # healthz WORKER -> 0 if /healthz answers 200
     "http://${W_IP[$w]}:9464/healthz" 2>/dev/null) == 200 ]]
 }
 
-origin_conns() { # established connections from WORKER's namespace to the origin
-  in_ns "$P-$1" ss -Htn state established dst "$OR_IP" 2>/dev/null | wc -l
+origin_conns() { # established connections from WORKER's namespace to the origin's nginx
+  # (only its port: connections to SeaweedFS, in the same namespace, are kept open on purpose)
+  in_ns "$P-$1" ss -Htn state established dst "$OR_IP" dport = :8080 2>/dev/null | wc -l
 }
 
 json_field() { # json_field FIELD < json
