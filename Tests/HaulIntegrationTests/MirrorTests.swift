@@ -180,10 +180,12 @@ extension MirrorTests {
         let origin = try FaultOrigin()
         let work = Harness.temporaryDirectory("mirror-headers")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        // The mirror on nginx is a copy of what the fault origin serves.
+        // The mirror on nginx is a copy of what the fault origin serves (its folder may not exist yet:
+        // this test can run before any other has made it).
         let copy = "/mirrors/duplicate-\(UUID().uuidString.prefix(6)).bin"
         let served = try origin.create(
             "/linked.bin", size: 2 * 1_048_576, ["link": Self.query("<\(Harness.origin + copy)>; rel=duplicate; pri=1")])
+        try FileManager.default.createDirectory(atPath: Harness.docroot + "/mirrors", withIntermediateDirectories: true)
         let fetched = try Run.program("/usr/bin/curl", ["-sf", "-o", Harness.docroot + copy, served.url], environment: [:], timeout: 60)
         #expect(fetched.status == 0)
         for (flags, mirrors) in [([String](), 2), (["--no-mirror-headers"], 0)] {
