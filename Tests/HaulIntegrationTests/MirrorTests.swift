@@ -155,18 +155,24 @@ extension MirrorTests {
 }
 
 extension MirrorTests {
-    @Test("the dashboard's transfer page lists each mirror, its reason escaped and its secrets hidden")
+    @Test("the dashboard's transfer page and status list each mirror, when a resting one is retried, its reason escaped and its secrets hidden")
     func dashboardMirrors() throws {
         let served = try DashboardTests.Served("dash-mirrors")
         let id = try served.cluster.enqueue(
             "http://127.0.0.1:9/a.bin", ["--mirror", "http://user:pw@127.0.0.1:9/b.bin?token=hunter2", "--dest", "a.bin"])
         _ = try Run.psql(
             served.cluster.database.url,
-            "UPDATE transfer_mirrors SET state = 'demoted', failures = 3, bytes = 1048576, reason = '<b>piece 3</b>' WHERE transfer_id = \(id) AND idx = 1")
+            "UPDATE transfer_mirrors SET state = 'demoted', failures = 3, bytes = 1048576, reason = '<b>piece 3</b>' WHERE transfer_id = \(id) AND idx = 1;"
+                + "UPDATE transfer_mirrors SET state = 'resting', failures = 1, retry_after = '2030-01-02 03:04:05+00', reason = '404' WHERE transfer_id = \(id) AND idx = 0"
+        )
         _ = try served.logIn()
         let page = try served.request("GET", "/transfers/\(id)").body
         #expect(page.contains("<h2>Mirrors</h2>"))
         #expect(page.contains("demoted") && page.contains("&lt;b&gt;piece 3&lt;/b&gt;") && page.contains("1.0 MiB"), "\(page)")
+        // A resting mirror says when it is tried again, on the page and in status.
+        #expect(page.contains("resting") && page.contains("2030-01-02 03:04:05 UTC"), "\(page)")
+        let text = try served.cluster.haul(["status", String(id)]).stdout
+        #expect(text.contains("mirror 0: resting until 2030-01-02 03:04:05 UTC (404)"), "\(text)")
         #expect(!page.contains("hunter2") && !page.contains("pw@"))
     }
 }
