@@ -194,10 +194,11 @@ enum TransferPages {
             ? ""
             : "<h2>Mirrors</h2>"
                 + Pages.table(
-                    ["#", "URL", "State", "Bytes", "Failures", "Reason"],
+                    ["#", "URL", "State", "Retried at", "Bytes", "Failures", "Reason"],
                     detail.mirrors.map {
                         [
-                            "\($0.index)", "<span class=\"wrap\">\(e(Redaction.url($0.url)))</span>", e($0.state), ByteSize.format($0.bytes), "\($0.failures)",
+                            "\($0.index)", "<span class=\"wrap\">\(e(Redaction.url($0.url)))</span>", e($0.state),
+                            $0.state == "resting" ? e($0.retryAfter ?? "") : "", ByteSize.format($0.bytes), "\($0.failures)",
                             "<span class=\"err wrap\">\(e($0.reason ?? ""))</span>",
                         ]
                     })

@@ -46,12 +46,18 @@ public struct Metalink: Sendable, Equatable {
         public let checksum: Checksum?
         /// The piece digests, if given.
         public let pieces: Pieces?
-        /// The mirrors, in priority order (ties kept in document order).
+        /// The mirrors, in priority order (ties kept in document order); empty only while
+        /// `metaurls` are still to be followed (`following`).
         public let mirrors: [Mirror]
+        /// The `<metaurl mediatype="metalink">`s not followed yet (torrents are left out).
+        public let metaurls: [MetaURL]
     }
 
     /// The files, in document order.
     public let files: [File]
+
+    /// A document of `files`, already checked.
+    init(files: [File]) { self.files = files }
 
     /// Reads a Metalink document. - Throws: a usage error naming what was refused.
     public init(parsing bytes: [UInt8]) throws {
@@ -97,8 +103,10 @@ public struct Metalink: Sendable, Equatable {
         let holders = [node] + node.children("verification")
         let checksum = try strongest(holders.flatMap { $0.children("hash") }, of: shown)
         let pieces = try piecesOf(holders.flatMap { $0.children("pieces") }, size: size, of: shown)
-        let mirrors = try mirrorsOf(node.children("url") + node.children("resources").flatMap { $0.children("url") }, of: shown)
-        return File(name: name, size: size, checksum: checksum, pieces: pieces, mirrors: mirrors)
+        let metaurls = try metaurlsOf(node.children("metaurl"), of: shown)
+        let mirrors = try mirrorsOf(
+            node.children("url") + node.children("resources").flatMap { $0.children("url") }, of: shown, orElse: !metaurls.isEmpty)
+        return File(name: name, size: size, checksum: checksum, pieces: pieces, mirrors: mirrors, metaurls: metaurls)
     }
 
     /// `sha-256` (Metalink 4) and `sha256` (3.0) alike; `nil` for an algorithm Haul does not verify.
@@ -151,11 +159,12 @@ public struct Metalink: Sendable, Equatable {
     /// Mirror protocols Haul does not fetch but Metalinks often list beside http: left out.
     private static let otherMirrorSchemes: Set<String> = ["ftp", "ftps", "sftp", "rsync"]
 
-    private static func mirrorsOf(_ nodes: [XMLNode], of shown: String) throws -> [Mirror] {
+    /// The mirrors `nodes` give; none is refused unless `orElse` (metaurls to follow).
+    private static func mirrorsOf(_ nodes: [XMLNode], of shown: String, orElse: Bool) throws -> [Mirror] {
         var mirrors: [Mirror] = []
         var seen = Set<String>()
         for node in nodes {
-            // A 3.0 torrent entry; Metalink 4 keeps torrents in <metaurl>, which Haul does not follow.
+            // A 3.0 torrent entry; Metalink 4 keeps torrents in <metaurl>, which Haul does not follow either.
             if node.attributes["type"]?.lowercased() == "bittorrent" { continue }
             let text = node.text.trimmingWhitespace()
             if let colon = text.firstIndex(of: ":"), otherMirrorSchemes.contains(text[..<colon].lowercased()) { continue }
@@ -163,7 +172,12 @@ public struct Metalink: Sendable, Equatable {
             guard seen.insert(url).inserted else { continue }
             mirrors.append(Mirror(url: url, priority: priority(node), location: node.attributes["location"]))
         }
-        guard !mirrors.isEmpty else {
+        return try ordered(mirrors, of: shown, orElse: orElse)
+    }
+
+    /// `mirrors` in priority order, checked: at least one (unless `orElse`), at most `maxMirrors`.
+    static func ordered(_ mirrors: [Mirror], of shown: String, orElse: Bool = false) throws -> [Mirror] {
+        guard !mirrors.isEmpty || orElse else {
             throw HaulError.usage("the Metalink gives no http or https URL for '\(shown)'", hint: "add a <url> Haul can fetch")
         }
         guard mirrors.count <= maxMirrors else {
@@ -175,7 +189,7 @@ public struct Metalink: Sendable, Equatable {
     }
 
     /// Metalink 4 `priority` (1 first) or 3.0 `preference` (100 first); unstated comes last.
-    private static func priority(_ node: XMLNode) -> Int {
+    static func priority(_ node: XMLNode) -> Int {
         if let text = node.attributes["priority"], let value = Int(text), value > 0 { return min(value, 999_999) }
         if let text = node.attributes["preference"], let value = Int(text), (0...100).contains(value) { return 101 - value }
         return 999_999

@@ -57,7 +57,11 @@ extension TransferStore {
     /// Each mirror of transfer `id`, in priority order (none for a transfer without mirrors).
     public func mirrors(of id: Int64) throws -> [MirrorStatus] {
         try db.query(
-            "SELECT idx, url, bytes, failures, state, reason FROM transfer_mirrors WHERE transfer_id = $1 ORDER BY idx", [id]
+            """
+            SELECT idx, url, bytes, failures, state, reason, rate,
+                   to_char(retry_after AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"') AS retry_after
+            FROM transfer_mirrors WHERE transfer_id = $1 ORDER BY idx
+            """, [id]
         ).rows.map(MirrorStatus.init)
     }
 }
@@ -72,10 +76,16 @@ public struct MirrorStatus: Sendable, Equatable {
     public let bytes: Int64
     /// Attempts on it that failed.
     public let failures: Int
-    /// `healthy` or `demoted`.
+    /// `healthy`; `resting` until `retryAfter` after it refused, failed or crawled; `trial`
+    /// (given one segment after its rest: served, it is healthy again); or `demoted` for good
+    /// (it served a bad piece or another size).
     public let state: String
-    /// Why it was demoted.
+    /// Why it rests, is on trial or was demoted.
     public let reason: String?
+    /// When a resting mirror is tried again (`YYYY-MM-DD HH:MM:SS UTC`).
+    public let retryAfter: String?
+    /// Bytes per second of its last attempt that served (`nil`: none long enough to tell).
+    public let rate: Int64?
 
     init(_ row: PostgresRow) throws {
         index = try row.int("idx")
@@ -84,5 +94,7 @@ public struct MirrorStatus: Sendable, Equatable {
         failures = try row.int("failures")
         state = try row.string("state")
         reason = row["reason"]
+        retryAfter = row["retry_after"]
+        rate = row["rate"].flatMap { Int64($0) }
     }
 }

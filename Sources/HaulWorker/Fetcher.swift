@@ -56,12 +56,13 @@ struct SegmentRun {
             let resumed = stream.current ?? segment
             let first = resumed.offset + resumed.bytesDone
             let info = segment.transfer
-            try route.map { route in try database.run { try route.begin(first: first, $0) } }
             let pins = route?.pinsValidators ?? true
             var request = shared.request(
                 for: info, first: info.acceptsRanges ? first : nil, last: info.acceptsRanges ? segment.lastByte : nil,
                 ifRange: info.acceptsRanges && pins ? Self.validator(info) : nil, bodyCap: info.size == nil ? shared.planLimits(for: info) : nil)
             request.url = route?.url ?? info.url
+            // A crawl is judged over the lowest-speed time, and not at all when that rule is off.
+            try route.map { route in try database.run { try route.begin(first: first, window: request.lowestSpeed?.seconds, $0) } }
             try http.fetch(
                 request,
                 onHead: { head in
@@ -118,7 +119,7 @@ struct SegmentRun {
             stream.fail(filed)
             if let route {
                 database.bestEffort("record the failure of segment \(segment.id) on its mirror") { conn in
-                    shared.metrics.mirrorFailed(demoted: try route.failed(error, conn))
+                    shared.metrics.mirrorFailed(demoted: try route.failed(error, backoff: shared.config.backoff, conn))
                 }
             }
         } catch {

@@ -1,3 +1,4 @@
+import Dispatch
 import HaulCore
 import HaulPostgres
 import HaulQueue
@@ -19,6 +20,12 @@ final class MirrorRoute {
     private var received: Int64 = 0
     /// Where to cut the segment's progress back to after a bad piece (its first byte, from the segment's start).
     private var badPieceStart: Int64?
+    /// The rule that tells a crawl, once `begin` knows the other mirrors' rates.
+    private var crawl: MirrorCrawl?
+    /// When the attempt began (uptime nanoseconds).
+    private var started: UInt64 = 0
+    /// When `feed` next compares the attempt's rate (uptime nanoseconds).
+    private var nextJudgement: UInt64 = 0
 
     /// The route of `segment`, or `nil` when its transfer has neither mirrors nor pieces.
     init?(_ segment: ClaimedSegment) {
@@ -47,9 +54,25 @@ final class MirrorRoute {
         }
     }
 
-    /// Loads the digests of the pieces the rest of the segment covers, from `first` (a piece start).
-    func begin(first: Int64, _ db: PostgresConnection) throws {
+    /// Before the attempt: puts the transfer's mirrors whose rest is over on trial, learns the
+    /// other mirrors' rates (`MirrorCrawl`, judged after `window` seconds, the lowest-speed
+    /// time; `nil`: never judged), and loads the digests of the pieces the rest of the segment
+    /// covers, from `first` (a piece start).
+    func begin(first: Int64, window: Int?, _ db: PostgresConnection) throws {
         let info = segment.transfer
+        started = DispatchTime.now().uptimeNanoseconds
+        if info.mirrored {
+            let row = try db.query(
+                """
+                SELECT haul_wake_mirrors($1) AS woke,
+                       (SELECT min(rate) FROM transfer_mirrors WHERE transfer_id = $1 AND idx <> $2 AND state = 'healthy' AND rate > 0) AS peers
+                """, [info.id, mirror]
+            ).first
+            if let window, let peers = row?["peers"].flatMap({ Int64($0) }) {
+                crawl = MirrorCrawl(peerRate: peers, window: Double(window))
+                nextJudgement = started + UInt64(window) * 1_000_000_000
+            }
+        }
         guard let length = info.pieceLength, let algorithm = info.pieceAlgorithm, let size = info.size else { return }
         let end = segment.lastByte.map { $0 + 1 } ?? size
         guard end > first else { return }
@@ -67,8 +90,16 @@ final class MirrorRoute {
 
     /// Checks `bytes` as they arrive. - Throws: `checksum-mismatch` (transient: another mirror
     /// fetches the piece again) when a piece ends with the wrong digest.
+    /// - Throws: `too-slow` (transient) when the attempt crawls (`MirrorCrawl`).
     func feed(_ bytes: UnsafeRawBufferPointer) throws {
         received += Int64(bytes.count)
+        if let crawl {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now >= nextJudgement {
+                nextJudgement = now + 1_000_000_000
+                try crawl.judge(received: received, seconds: Double(now - started) / 1e9, host: OriginURL.hostKey(url))
+            }
+        }
         guard let check else { return }
         if let bad = check.feed(bytes) {
             badPieceStart = bad.offset - segment.offset
@@ -78,12 +109,13 @@ final class MirrorRoute {
         }
     }
 
-    /// Adds what the attempt brought to its mirror.
+    /// Adds what the attempt brought to its mirror, with its rate; a mirror on trial is healthy again.
     func succeeded(_ db: PostgresConnection) throws {
         guard segment.transfer.mirrored else { return }
-        try db.query(
-            "UPDATE transfer_mirrors SET bytes = bytes + $3, updated_at = now() WHERE transfer_id = $1 AND idx = $2",
-            [segment.transferID, mirror, received])
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        // No rate from a tail of a few bytes, which tells only the round trip.
+        let rate = received >= 65536 && seconds > 0 ? Int64(Double(received) / seconds) : nil
+        try db.query("SELECT haul_mirror_served($1, $2, $3, $4)", [segment.transferID, mirror, received, rate])
     }
 
     /// The error to file for `error`: with other mirrors to try, an origin's refusal is worth
@@ -93,16 +125,21 @@ final class MirrorRoute {
         return HaulError(error.code, error.message, hint: error.hint, transient: true)
     }
 
-    /// After the failed attempt was filed: counts it on the mirror (demoting it for a bad piece,
-    /// an error no retry mends, or its third failure) and hands the segment to the next healthy
-    /// mirror, its progress cut back to the bad piece's start.
-    /// - Returns: whether this failure demoted the mirror.
-    func failed(_ error: HaulError, _ db: PostgresConnection) throws -> Bool {
+    /// After the failed attempt was filed: counts it on the mirror and hands the segment to the
+    /// next healthy mirror, its progress cut back to the bad piece's start. A bad piece or
+    /// another size (proof that the mirror serves other bytes) demotes the mirror for good; an
+    /// error no retry mends, a third failure in a row or a failure on trial rests it, on
+    /// `backoff`'s schedule, until it is tried again (`haul_mirror_failed`).
+    /// - Returns: whether this failure took the mirror out of the rotation.
+    func failed(_ error: HaulError, backoff: Backoff, _ db: PostgresConnection) throws -> Bool {
         guard segment.transfer.mirrored || badPieceStart != nil else { return false }
-        let demote = badPieceStart != nil || !error.isTransient
+        let proof = badPieceStart != nil || error.code == .sizeMismatch
         return try db.query(
-            "SELECT haul_mirror_failed($1, $2, $3, $4, $5, $6, $7) AS demoted",
-            [segment.id, segment.transferID, mirror, demote, SafeText.cleanLine(error.message), received, badPieceStart ?? Int64.max]
-        ).first?["demoted"] == "t"
+            "SELECT haul_mirror_failed($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS out",
+            [
+                segment.id, segment.transferID, mirror, proof, !error.isTransient, SafeText.cleanLine(error.message), received,
+                badPieceStart ?? Int64.max, backoff.base, backoff.cap, Double.random(in: 0..<1),
+            ]
+        ).first?["out"] == "t"
     }
 }

@@ -94,7 +94,7 @@ struct Planner: LaneRole {
                         try stream.begin(segment)
                         // Segment 0 of a transfer with piece digests is checked as any other (MirrorRoute).
                         route = MirrorRoute(segment)
-                        try route.map { route in try database.run { try route.begin(first: segment.offset, $0) } }
+                        try route.map { route in try database.run { try route.begin(first: segment.offset, window: request.lowestSpeed?.seconds, $0) } }
                     }
                 },
                 onData: { bytes in

@@ -42,7 +42,7 @@ final class WorkerMetrics: Sendable {
     /// Counts a failed attempt on one of a transfer's mirrors, by whether it demoted the mirror.
     func mirrorFailed(demoted: Bool) {
         registry.counter(
-            "haul_mirror_failures_total", help: "Failed segment attempts on mirrors, by whether the mirror was demoted.",
+            "haul_mirror_failures_total", help: "Failed segment attempts on mirrors, by whether the failure took the mirror out of the rotation.",
             labels: ["demoted": demoted ? "true" : "false"]
         ).increment()
     }

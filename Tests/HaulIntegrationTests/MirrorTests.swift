@@ -155,18 +155,24 @@ extension MirrorTests {
 }
 
 extension MirrorTests {
-    @Test("the dashboard's transfer page lists each mirror, its reason escaped and its secrets hidden")
+    @Test("the dashboard's transfer page and status list each mirror, when a resting one is retried, its reason escaped and its secrets hidden")
     func dashboardMirrors() throws {
         let served = try DashboardTests.Served("dash-mirrors")
         let id = try served.cluster.enqueue(
             "http://127.0.0.1:9/a.bin", ["--mirror", "http://user:pw@127.0.0.1:9/b.bin?token=hunter2", "--dest", "a.bin"])
         _ = try Run.psql(
             served.cluster.database.url,
-            "UPDATE transfer_mirrors SET state = 'demoted', failures = 3, bytes = 1048576, reason = '<b>piece 3</b>' WHERE transfer_id = \(id) AND idx = 1")
+            "UPDATE transfer_mirrors SET state = 'demoted', failures = 3, bytes = 1048576, reason = '<b>piece 3</b>' WHERE transfer_id = \(id) AND idx = 1;"
+                + "UPDATE transfer_mirrors SET state = 'resting', failures = 1, retry_after = '2030-01-02 03:04:05+00', reason = '404' WHERE transfer_id = \(id) AND idx = 0"
+        )
         _ = try served.logIn()
         let page = try served.request("GET", "/transfers/\(id)").body
         #expect(page.contains("<h2>Mirrors</h2>"))
         #expect(page.contains("demoted") && page.contains("&lt;b&gt;piece 3&lt;/b&gt;") && page.contains("1.0 MiB"), "\(page)")
+        // A resting mirror says when it is tried again, on the page and in status.
+        #expect(page.contains("resting") && page.contains("2030-01-02 03:04:05 UTC"), "\(page)")
+        let text = try served.cluster.haul(["status", String(id)]).stdout
+        #expect(text.contains("mirror 0: resting until 2030-01-02 03:04:05 UTC (404)"), "\(text)")
         #expect(!page.contains("hunter2") && !page.contains("pw@"))
     }
 }
@@ -204,5 +210,52 @@ extension MirrorTests {
         let database = try TestDatabase()
         let result = try Run.haul(["get", wrong.url, "-o", work + "/digested.bin"], database: database.url, directory: work)
         #expect(result.status == 10, "\(result.stderr)")
+    }
+}
+
+extension MirrorTests {
+    @Test("haul get --metalink: a <metaurl> Metalink's mirrors serve segments at its priority; a hostile one is refused")
+    func metaurl() throws {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("metalink-metaurl")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let size = 2 * 1_048_576
+        let file = try Origin.file("mirrors/meta-\(UUID().uuidString.prefix(6)).bin", size: size)
+        let copy = file.path + ".copy"
+        try FileManager.default.copyItem(atPath: Harness.docroot + file.path, toPath: Harness.docroot + copy)
+        // The nested Metalink, on the origin, names the copy; the outer one the file itself, at a lower priority.
+        let nested = file.path + ".meta4"
+        try """
+        <metalink xmlns="urn:ietf:params:xml:ns:metalink"><file name="meta.bin"><size>\(size)</size>
+        <url>\(Harness.origin + copy)</url></file></metalink>
+        """.write(toFile: Harness.docroot + nested, atomically: true, encoding: .utf8)
+        let outer = { (metaurl: String) in
+            """
+            <metalink xmlns="urn:ietf:params:xml:ns:metalink"><file name="meta.bin"><size>\(size)</size>
+            <hash type="sha-256">\(file.sha256)</hash>
+            <url priority="2">\(Harness.origin + file.path)</url>
+            <metaurl mediatype="metalink" priority="1">\(metaurl)</metaurl>
+            <metaurl mediatype="torrent" priority="1">\(Harness.origin)/none.torrent</metaurl>
+            </file></metalink>
+            """
+        }
+        try outer(Harness.origin + nested).write(toFile: work + "/file.meta4", atomically: true, encoding: .utf8)
+        let result = try Run.haul(
+            ["get", "--metalink", work + "/file.meta4", "-o", work + "/out/", "--segment-size", "256KiB"], database: database.url, directory: work)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(Origin.sha256(file: work + "/out/meta.bin") == file.sha256)
+        // The metaurl's mirror comes first (priority 1), and both served segments.
+        let urls = try database.scalar("SELECT string_agg(url, ' ' ORDER BY idx) FROM transfer_mirrors")
+        #expect(urls == "\(Harness.origin + copy) \(Harness.origin + file.path)")
+        #expect(try Self.mirrorRows(database).allSatisfy { Int($0.split(separator: " ")[2]) ?? 0 > 0 })
+        // A metaurl's Metalink with an entity declaration is refused, with one line, nothing recorded.
+        let hostile = file.path + ".hostile.meta4"
+        try "<!DOCTYPE m [<!ENTITY a \"aaaa\">]><metalink><file name=\"meta.bin\"><url>\(Harness.origin)/&a;</url></file></metalink>".write(
+            toFile: Harness.docroot + hostile, atomically: true, encoding: .utf8)
+        try outer(Harness.origin + hostile).write(toFile: work + "/hostile.meta4", atomically: true, encoding: .utf8)
+        let other = try TestDatabase()
+        let refused = try Run.haul(["get", "--metalink", work + "/hostile.meta4", "-o", work + "/refused/"], database: other.url, directory: work)
+        #expect(refused.status == 2 && refused.stderr.split(separator: "\n").count == 1 && refused.stderr.contains("<metaurl>"), "\(refused.stderr)")
+        #expect(try other.scalar("SELECT count(*) FROM transfers") == "0")
     }
 }

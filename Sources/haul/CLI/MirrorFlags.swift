@@ -13,13 +13,19 @@ enum MirrorFlags {
           --mirror URL          another URL of the same file (repeatable); segments spread
                                 over all of them, a failing mirror hands its segments on
           --metalink FILE|URL   fetch the files a Metalink (.meta4 or 3.0 .metalink) lists,
-                                from its mirrors, each piece verified with its digests
+                                from its mirrors (and those of the Metalinks its
+                                <metaurl>s name), each piece verified with its digests
           --no-mirror-headers   ignore the mirrors (Link: rel=duplicate) and digest (Digest:)
                                 an origin names in its headers (RFC 6249)
         """
 
-    /// The `--metalink` document (a file, or an http(s) URL), read and checked; `nil` when none was given.
+    /// The `--metalink` document (a file, or an http(s) URL), read and checked, the other
+    /// Metalinks its `<metaurl>`s name followed; `nil` when none was given.
     static func metalink(_ arguments: Arguments) throws -> Metalink? {
+        try document(arguments)?.following { try download($0, arguments) }
+    }
+
+    private static func document(_ arguments: Arguments) throws -> Metalink? {
         guard let path = arguments.value("--metalink") else { return nil }
         if path.contains("://") { return try Metalink(parsing: download(try OriginURL.validate(path), arguments)) }
         guard let handle = FileHandle(forReadingAtPath: path) else {

@@ -19,8 +19,9 @@ enum StatusCommand: Command {
         While an unfinished transfer does not run, "waiting" (JSON: "waiting") says why:
         it or its origin is paused, no worker is alive, it backs off after an error
         until a time, its origin is at its host limit, or all lanes are busy.
-        A transfer with mirrors (--mirror, --metalink) lists each one's state (healthy,
-        or demoted with the reason), bytes and failures (JSON: "mirrors").
+        A transfer with mirrors (--mirror, --metalink) lists each one's state (healthy;
+        resting until a time, or on trial, after it failed; demoted for good after a bad
+        piece), the reason, bytes and failures (JSON: "mirrors", with "retry_after").
         """
 
     static func run(_ words: [String]) throws -> Int32 {
