@@ -227,9 +227,11 @@ enum GetCommand: Command {
         var transfer = try TransferFlags.build(url: url, dest: nil, arguments, try TransferFlags.secrets(arguments))
         if let metalink { MirrorFlags.apply(metalink, to: &transfer) }
         let stream = StandardOutputStream(
-            transfer: transfer, stallTimeout: Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up)),
-            lowestSpeed: try WorkerCommand.lowestSpeed(arguments), limitRate: try arguments.size("--limit-rate"),
-            addressPolicy: try WorkerCommand.addressPolicy(arguments), quiet: quiet)
+            settings: StreamFetch.Settings(
+                transfer: transfer, stallTimeout: Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up)),
+                lowestSpeed: try WorkerCommand.lowestSpeed(arguments), limitRate: try arguments.size("--limit-rate"),
+                addressPolicy: try WorkerCommand.addressPolicy(arguments), connections: try arguments.positiveInt("--connections") ?? 4,
+                hostLimit: HostLimits.fallbackDefault, quiet: quiet))
         if let proxy = arguments.value("--proxy") { try useProxy(proxy) }
         Log.configure(verbose: arguments.has("--verbose"), quiet: !arguments.has("--verbose"))
         return try stream.run()
