@@ -22,9 +22,10 @@ enum GetCommand: Command {
           -o, --output PATH     where to save; a directory (or a path ending in /) keeps
                                 the origin's name (default: the current directory, named
                                 from Content-Disposition or the URL like curl -OJ);
-                                - streams the file to standard output as it arrives (one
-                                connection, resumed from the next byte if cut; nothing on
-                                disk); s3://BUCKET/KEY stores an object (see README)
+                                - streams the file to standard output in order as it
+                                arrives (-x connections when the origin serves ranges, at
+                                most 64MiB held ahead; resumed from the next byte if cut;
+                                nothing on disk); s3://BUCKET/KEY stores an object (see README)
           --output-dir DIR      the folder -o NAME (or the origin's name) is saved in, as curl
           --force               overwrite a file (or s3:// object) haul did not write
                                 (refused otherwise)
