@@ -198,7 +198,9 @@ struct StreamConnectionsTests {
     func exactThroughPipe() throws {
         let places = Places()
         defer { places.remove() }
-        let file = try Origin.file("stream/several.bin", size: 30 * Self.mib + 4321)
+        // A name of this run's own: the access log keeps earlier runs' lines.
+        let file = try Origin.file("stream/several-\(UUID().uuidString.prefix(8)).bin", size: 30 * Self.mib + 4321)
+        defer { try? FileManager.default.removeItem(atPath: Harness.docroot + file.path) }
         let result = try Run.program(
             "/bin/bash",
             ["-c", "set -o pipefail; \"$0\" get \"$1\" -o - -x 4 | cat > \"$2\"", Harness.haulBinary, Harness.origin + file.path, places.out + "/piped"],
@@ -273,6 +275,22 @@ struct StreamConnectionsTests {
         #expect(sent.count < size, "\(sent.count)")
         #expect(
             Origin.sha256(sent) == (try Self.originPrefixSHA256(file.path, version: 0, size: size, count: sent.count)), "bytes of another version were written")
+    }
+
+    @Test("-x 1 with --segment-size: one connection at a time, segment after segment, the first cut at its end")
+    func oneConnectionSegmentBySegment() throws {
+        let places = Places()
+        defer { places.remove() }
+        let origin = try FaultOrigin()
+        // Paced, so that the writer has taken the whole first segment before the rest comes.
+        let file = try origin.create("/stream/one-by-one.bin", size: 3 * Self.mib + 5, ["rate": 8 * Self.mib])
+        let result = try StreamToStandardOutputTests.stream(file.url, ["-x", "1", "--segment-size", "1MiB"], places)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(Origin.sha256(file: places.out + "/stdout") == file.sha256)
+        let requests = try origin.stats(file.path).requests
+        #expect(
+            requests.map { $0.range ?? "" } == ["bytes=0-", "bytes=1048576-2097151", "bytes=2097152-3145727", "bytes=3145728-"],
+            "\(requests.map { $0.range ?? "" })")
     }
 
     @Test(

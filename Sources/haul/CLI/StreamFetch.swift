@@ -99,10 +99,8 @@ final class StreamFetch: @unchecked Sendable {
     /// The next segment to fetch, waiting while the window is full; `nil` when none is left.
     private func claim() -> Int? {
         locked {
-            while !stopped, var current = window {
-                let claim = current.claim()
-                window = current
-                switch claim {
+            while !stopped, window != nil {
+                switch window!.claim() {
                 case .segment(let segment): return segment
                 case .none: return nil
                 case .wait: condition.wait()
@@ -157,11 +155,10 @@ final class StreamFetch: @unchecked Sendable {
     /// One GET for the rest of `segment`: the whole file when nothing is planned yet, else the
     /// range from its next byte, pinned with `If-Range`.
     private func request(segment: Int, client: HTTPClient) throws {
-        let (first, last, ifRange, finalSegment) = locked { () -> (Int64, Int64?, String?, Bool) in
-            guard let window else { return (0, nil, nil, true) }
-            let last = window.lastByte(of: segment)
-            let finalSegment = last == nil || last.map { $0 + 1 } == pinned?.size
-            return (window.nextByte(of: segment), finalSegment ? nil : last, validator, finalSegment)
+        let (first, last, ifRange) = locked { () -> (Int64, Int64?, String?) in
+            guard let window else { return (0, nil, nil) }
+            // The last segment is asked for to the end, as a resume of the whole file is.
+            return (window.nextByte(of: segment), endsEarly(segment) ? window.lastByte(of: segment) : nil, validator)
         }
         try client.fetch(
             fetchRequest(first: first, last: last, ifRange: first > 0 || last != nil ? ifRange : nil),
@@ -172,15 +169,18 @@ final class StreamFetch: @unchecked Sendable {
                 }
             },
             onData: { bytes in
-                let (added, complete) = try self.locked { () -> (Int, Bool) in
+                let enough = try self.locked { () -> Bool in
                     while !self.stopped, self.window?.canReceive(segment) == false { self.condition.wait() }
+                    // Changed in place: a copy would copy the chunks held.
                     guard !self.stopped, self.window != nil else { throw Stopped() }
+                    // The first connection asked for the whole file: it stops where its segment
+                    // ends (which the writer may have taken already).
+                    if self.window!.isComplete(segment) { return true }
                     let added = self.window!.receive(bytes, segment: segment)
                     self.condition.broadcast()
-                    return (added, self.window!.isComplete(segment))
+                    return added < bytes.count || (self.window!.isComplete(segment) && self.endsEarly(segment))
                 }
-                // The first connection asked for the whole file: it stops where its segment ends.
-                if added < bytes.count || (complete && !finalSegment) { throw SegmentEnd() }
+                if enough { throw SegmentEnd() }
             },
             shouldContinue: { !self.locked { self.stopped } })
         try locked {
@@ -196,6 +196,12 @@ final class StreamFetch: @unchecked Sendable {
                     .network, "the connection ended at byte \(window.nextByte(of: segment)), before byte \(window.lastByte(of: segment)! + 1)", transient: true)
             }
         }
+    }
+
+    /// Whether `segment` ends before the file does (a segment of a plan but the last). Locked.
+    private func endsEarly(_ segment: Int) -> Bool {
+        guard let last = window?.lastByte(of: segment) else { return false }
+        return last + 1 != pinned?.size
     }
 
     /// Decides from the first answer how the file is fetched, and makes its window.
