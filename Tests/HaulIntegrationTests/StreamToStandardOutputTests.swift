@@ -68,7 +68,8 @@ struct StreamToStandardOutputTests {
     func closedPipe() throws {
         let places = Places()
         defer { places.remove() }
-        let file = try Origin.file("stream/head.bin", size: 8 * 1_048_576)
+        // Several segments: the connections ahead are stopped too.
+        let file = try Origin.file("stream/head.bin", size: 24 * 1_048_576)
         let result = try Run.program(
             "/bin/bash",
             [
@@ -162,7 +163,7 @@ struct StreamToStandardOutputTests {
     func checksumMismatch() throws {
         let places = Places()
         defer { places.remove() }
-        let file = try Origin.file("stream/digest.bin", size: 1_048_576 + 5)
+        let file = try Origin.file("stream/digest.bin", size: 9 * 1_048_576 + 5)
         let result = try Self.stream(Harness.origin + file.path, ["--checksum", "sha256:" + String(repeating: "0", count: 64)], places)
         #expect(result.status == 10, "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("checksum mismatch"), "\(result.stderr)")

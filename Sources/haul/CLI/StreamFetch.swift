@@ -12,7 +12,7 @@ import HaulWorker
 /// resumes its segment from the next byte, pinned the same way. The writer takes the bytes in
 /// order with `next()`.
 final class StreamFetch: @unchecked Sendable {
-    // Everything below `condition` is guarded by it; `settings` is immutable.
+    /// What the connections are to do, as the command line says.
     struct Settings {
         let transfer: NewTransfer
         let stallTimeout: Int
@@ -28,6 +28,7 @@ final class StreamFetch: @unchecked Sendable {
     private let settings: Settings
     private let pacer: SharedRatePacer?
     private let condition = NSCondition()
+    // Everything below is guarded by `condition`.
     private var window: StreamWindow?
     private var pinned: PinnedVersion?
     /// The `If-Range` value of every later range: the strong ETag, else `Last-Modified`.
@@ -184,16 +185,15 @@ final class StreamFetch: @unchecked Sendable {
             },
             shouldContinue: { !self.locked { self.stopped } })
         try locked {
-            guard var window else { return }
-            if window.lastByte(of: segment) == nil {
-                // A body of unknown length ends the file where it ends.
-                window.end(segment)
-                self.window = window
-                condition.broadcast()
-            } else if !window.isComplete(segment) {
+            guard window != nil else { return }
+            if let last = window!.lastByte(of: segment), !window!.isComplete(segment) {
                 // The body ended early without libcurl noticing (no length announced on a hop).
-                throw HaulError(
-                    .network, "the connection ended at byte \(window.nextByte(of: segment)), before byte \(window.lastByte(of: segment)! + 1)", transient: true)
+                throw HaulError(.network, "the connection ended at byte \(window!.nextByte(of: segment)), before byte \(last + 1)", transient: true)
+            }
+            // A body of unknown length ends the file where it ends.
+            if window!.lastByte(of: segment) == nil {
+                window!.end(segment)
+                condition.broadcast()
             }
         }
     }
