@@ -3,20 +3,15 @@ import HaulCore
 import HaulHTTP
 import HaulQueue
 
-/// `haul get URL -o -`: the file written to standard output as the origin sends it, in order,
-/// over one connection, with nothing on disk and no database. A broken connection resumes with
-/// a ranged GET from the next byte, pinned with `If-Range` so another version of the file is
-/// never joined to what was sent. Standard output carries only the file's bytes.
+/// `haul get URL -o -`: the file written to standard output in order from byte 0 as it
+/// arrives, with nothing on disk and no database. Several connections fetch it when the origin
+/// serves ranges (`StreamFetch`), the segments ahead held in a reorder buffer of at most
+/// `StreamPlan.bufferLimit` bytes; connections ahead wait while it is full. A broken connection
+/// resumes from its next byte, pinned with `If-Range`, so another version of the file is never
+/// joined to what was sent. Standard output carries only the file's bytes.
 struct StandardOutputStream {
-    /// The transfer as `TransferFlags.build` made it: URL, headers, checksum, limits, attempts.
-    let transfer: NewTransfer
-    /// Settings of the in-process requests a get makes (`--stall-timeout`, `--lowest-speed`, ...).
-    let stallTimeout: Int
-    let lowestSpeed: LowestSpeed?
-    let limitRate: Int64?
-    let addressPolicy: AddressPolicy
-    /// No progress display.
-    let quiet: Bool
+    /// The connections' settings (`-x`, `--limit-rate`, `--stall-timeout`, the transfer).
+    let settings: StreamFetch.Settings
 
     /// Refuses, before anything is fetched, the options a stream cannot honour.
     static func refuse(_ arguments: Arguments, urls: Int, metalinkFiles: Int) throws {
@@ -43,88 +38,39 @@ struct StandardOutputStream {
     /// - Throws: the error that ended the stream (its code gives the exit status); a checksum
     ///   mismatch once every byte was sent (the bytes cannot be taken back: exit 10).
     func run() throws -> Int32 {
-        var state = State(transfer: transfer)
-        let maxAttempts = transfer.options.maxAttempts ?? 6
-        let client = HTTPClient()
-        let pacer = limitRate.map { SharedRatePacer(limit: $0) }
-        var bar = quiet ? nil : ProgressBar(terminal: Output.stderrIsTerminal)
+        let fetch = StreamFetch(settings)
+        defer { fetch.stop() }
+        let digester = settings.transfer.checksum.map { Digester($0.algorithm) }
+        var written: Int64 = 0
+        var bar = settings.quiet ? nil : ProgressBar(terminal: Output.stderrIsTerminal)
         var lastDrawn = Date.distantPast
         // A line drawn on a terminal is ended before haul exits, whatever ends the stream.
         defer { if lastDrawn != .distantPast { bar?.finish() } }
-        var attempt = 0
-        while true {
-            attempt += 1
-            let sent = state.written
-            do {
-                try client.fetch(
-                    request(resumingAt: state.written, validator: state.validator, pacer: pacer),
-                    onHead: { head in try state.accept(head, url: transfer.url) },
-                    onData: { bytes in
-                        try Self.write(bytes)
-                        state.record(bytes)
-                        if bar != nil, Date().timeIntervalSince(lastDrawn) >= 0.2 {
-                            bar?.update(bytes: state.written, size: state.pinned?.size, segments: "", state: "streaming")
-                            lastDrawn = Date()
-                        }
-                    })
-                if let size = state.pinned?.size, state.written != size {
-                    // The body ended early without libcurl noticing (no length announced on a hop).
-                    throw HaulError(.network, "the connection ended after \(state.written - sent) bytes, before byte \(size)", transient: true)
+        fetch.start()
+        do {
+            while let chunk = try fetch.next() {
+                try chunk.withUnsafeBytes { bytes in
+                    try Self.write(bytes)
+                    digester?.update(bytes)
                 }
-                break
-            } catch is ReaderGone {
-                // The reader took what it wanted (`head -c 100`): a normal end, nothing to say.
-                return ExitCode.success
-            } catch let error as HaulError where error.isTransient {
-                // Only failures in a row count: an attempt that sent bytes starts the count again.
-                if state.written > sent { attempt = 1 }
-                guard attempt < maxAttempts else { throw error }
-                if state.written > 0 && state.validator == nil {
-                    throw HaulError(
-                        error.code, "\(error.message); cannot resume after \(state.written) bytes: the origin sends no ETag or Last-Modified",
-                        hint: "run the command again, or give -o FILE")
+                written += Int64(chunk.count)
+                if bar != nil, Date().timeIntervalSince(lastDrawn) >= 0.2 {
+                    bar?.update(bytes: written, size: fetch.size, segments: "", state: "streaming")
+                    lastDrawn = Date()
                 }
-                let delay = Backoff(base: 1, cap: 30).delay(afterAttempt: attempt, retryAfter: error.retryAfter, jitter: Double.random(in: 0..<1))
-                if !quiet {
-                    if lastDrawn != .distantPast { bar?.finish() }
-                    Output.error(
-                        "haul: \(SafeText.cleanLine(error.message)); \(state.written > 0 ? "resuming at byte \(state.written)" : "retrying") in \(Int(delay.rounded(.up))) s"
-                    )
-                }
-                Thread.sleep(forTimeInterval: delay)
             }
+        } catch is ReaderGone {
+            // The reader took what it wanted (`head -c 100`): a normal end, nothing to say.
+            return ExitCode.success
         }
-        if lastDrawn != .distantPast { bar?.update(bytes: state.written, size: state.pinned?.size, segments: "", state: "done") }
-        if let expected = transfer.checksum, let computed = state.digester?.finish(), computed != expected {
+        if lastDrawn != .distantPast { bar?.update(bytes: written, size: fetch.size, segments: "", state: "done") }
+        if let expected = settings.transfer.checksum, let computed = digester?.finish(), computed != expected {
             throw HaulError(
                 .checksumMismatch,
-                "checksum mismatch: the \(state.written) bytes written to standard output have \(computed), not \(expected)",
+                "checksum mismatch: the \(written) bytes written to standard output have \(computed), not \(expected)",
                 hint: "the reader has them already: discard its result")
         }
         return ExitCode.success
-    }
-
-    /// The GET for the bytes from `first` on: the whole file at first, then a range pinned to
-    /// the version already sent.
-    private func request(resumingAt first: Int64, validator: String?, pacer: SharedRatePacer?) -> FetchRequest {
-        var request = FetchRequest(
-            url: transfer.url, headerLines: transfer.headers.map { "\($0.name): \($0.value)" }, first: first > 0 ? first : nil,
-            ifRange: first > 0 ? validator : nil, tls: tls, stallTimeout: stallTimeout)
-        if let limit = transfer.options.maxFileSize { request.bodyLimit = BodyLimit(bytes: limit, isFreeSpace: false) }
-        request.addressPolicy = addressPolicy
-        request.pacer = pacer
-        request.lowestSpeed =
-            limitRate == nil
-            ? LowestSpeed.forTransfer(worker: lowestSpeed, bytesPerSecond: transfer.options.lowestSpeed, seconds: transfer.options.lowestSpeedTime) : nil
-        request.allowDowngrade = transfer.checksum != nil || transfer.options.allowDowngrade == true
-        return request
-    }
-
-    private var tls: TLSOptions {
-        var tls = TLSOptions(caBundle: ProcessInfo.processInfo.environment["HAUL_CA_BUNDLE"])
-        if let ca = transfer.options.caCert { tls.caBundle = ca }
-        if transfer.options.insecure == true { tls.insecure = true }
-        return tls
     }
 
     /// Writes every byte to standard output.
@@ -146,43 +92,4 @@ struct StandardOutputStream {
 
     /// Standard output's reader is gone.
     private struct ReaderGone: Error {}
-
-    /// What was sent so far and the version it belongs to.
-    private struct State {
-        /// Bytes written to standard output.
-        var written: Int64 = 0
-        /// The version the first answer announced; every resumed range must match it.
-        var pinned: PinnedVersion?
-        /// The `If-Range` value of a resume: the strong ETag, else `Last-Modified`.
-        var validator: String?
-        let digester: Digester?
-        let expectedSize: Int64?
-
-        init(transfer: NewTransfer) {
-            digester = transfer.checksum.map { Digester($0.algorithm) }
-            expectedSize = transfer.options.expectedSize
-        }
-
-        /// Checks the head of an answer before its body is sent on.
-        mutating func accept(_ head: ResponseHead, url: String) throws {
-            // A resume: the range must be of the version already sent.
-            if written > 0, let pinned {
-                try RangeCheck.validate(head, first: written, last: nil, pinned: pinned, url: url)
-                return
-            }
-            guard head.status == 200 else { throw StatusPolicy.error(for: head, url: url) }
-            if let expectedSize, let length = head.contentLength, length != expectedSize {
-                throw HaulError(.sizeMismatch, "the origin's file has \(length) bytes where the Metalink says \(expectedSize)")
-            }
-            let etag = head.hasStrongETag ? head.etag : nil
-            pinned = PinnedVersion(size: head.contentLength, etag: etag, lastModified: head["last-modified"])
-            validator = etag ?? head["last-modified"]
-        }
-
-        /// Counts bytes just written.
-        mutating func record(_ bytes: UnsafeRawBufferPointer) {
-            digester?.update(bytes)
-            written += Int64(bytes.count)
-        }
-    }
 }

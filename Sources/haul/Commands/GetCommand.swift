@@ -22,9 +22,10 @@ enum GetCommand: Command {
           -o, --output PATH     where to save; a directory (or a path ending in /) keeps
                                 the origin's name (default: the current directory, named
                                 from Content-Disposition or the URL like curl -OJ);
-                                - streams the file to standard output as it arrives (one
-                                connection, resumed from the next byte if cut; nothing on
-                                disk); s3://BUCKET/KEY stores an object (see README)
+                                - streams the file to standard output in order as it
+                                arrives (-x connections when the origin serves ranges, at
+                                most 64MiB held ahead; resumed from the next byte if cut;
+                                nothing on disk); s3://BUCKET/KEY stores an object (see README)
           --output-dir DIR      the folder -o NAME (or the origin's name) is saved in, as curl
           --force               overwrite a file (or s3:// object) haul did not write
                                 (refused otherwise)
@@ -227,9 +228,11 @@ enum GetCommand: Command {
         var transfer = try TransferFlags.build(url: url, dest: nil, arguments, try TransferFlags.secrets(arguments))
         if let metalink { MirrorFlags.apply(metalink, to: &transfer) }
         let stream = StandardOutputStream(
-            transfer: transfer, stallTimeout: Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up)),
-            lowestSpeed: try WorkerCommand.lowestSpeed(arguments), limitRate: try arguments.size("--limit-rate"),
-            addressPolicy: try WorkerCommand.addressPolicy(arguments), quiet: quiet)
+            settings: StreamFetch.Settings(
+                transfer: transfer, stallTimeout: Int((try arguments.duration("--stall-timeout") ?? 30).rounded(.up)),
+                lowestSpeed: try WorkerCommand.lowestSpeed(arguments), limitRate: try arguments.size("--limit-rate"),
+                addressPolicy: try WorkerCommand.addressPolicy(arguments), connections: try arguments.positiveInt("--connections") ?? 4,
+                hostLimit: HostLimits.fallbackDefault, quiet: quiet))
         if let proxy = arguments.value("--proxy") { try useProxy(proxy) }
         Log.configure(verbose: arguments.has("--verbose"), quiet: !arguments.has("--verbose"))
         return try stream.run()
