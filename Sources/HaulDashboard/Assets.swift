@@ -1,6 +1,6 @@
 import HaulMetrics
 
-/// The dashboard's only script and stylesheet, compiled into the binary (no build step, no CDN):
+/// The dashboard's only script, stylesheet and icon, compiled into the binary (no build step, no CDN):
 /// served from this server, which is all the Content-Security-Policy allows.
 enum Assets {
     /// `GET /static/NAME`.
@@ -10,6 +10,8 @@ enum Assets {
             return HTTPResponse(status: 200, contentType: "text/javascript; charset=utf-8", body: script)
         case "app.css":
             return HTTPResponse(status: 200, contentType: "text/css; charset=utf-8", body: stylesheet)
+        case "icon.svg":
+            return HTTPResponse(status: 200, contentType: "image/svg+xml", body: icon)
         default:
             return Reply.text(404, "not found\n")
         }
@@ -59,6 +61,8 @@ enum Assets {
             setText(el, '[data-field="eta"]', t.eta_seconds == null ? '' : seconds(t.eta_seconds));
             setText(el, '[data-field="attempts"]', String(t.attempts));
             setText(el, '[data-field="error"]', t.error || '');
+            const error = el.querySelector('[data-field="error"]');
+            if (error && error.title !== (t.error || '')) error.title = t.error || '';
             setText(el, '[data-field="waiting"]', t.waiting || '');
             const map = el.querySelector('[data-field="segment-map"]');
             if (map && map.textContent !== t.segment_map) {
@@ -356,6 +360,11 @@ enum Assets {
         })();
         """#
 
+    /// The tab's icon: without one a browser asks for `/favicon.ico` and logs its 404 as an error.
+    static let icon = #"""
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#0969da"/><path d="M4 3v10M12 3v10M4 8h8" stroke="#fff" stroke-width="2" fill="none"/></svg>
+        """#
+
     static let stylesheet = #"""
         /* Haul dashboard: one stylesheet, light and dark, 1280 px screens and phones. */
         :root {
@@ -424,12 +433,22 @@ enum Assets {
         .outage { padding: .5rem .75rem; border-radius: 6px; border: 1px solid var(--failed); color: var(--failed); background: var(--panel); font-weight: 600; }
         .bulk { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; margin: .25rem 0; }
         .pages a, .pages strong { padding: 0 .2rem; }
-        table.compact td, table.compact th { padding: .2rem .4rem; }
-        table.compact .actions { display: grid; grid-template-columns: auto auto; }
-        table.compact button { padding: .05rem .4rem; font-size: .85rem; }
-        table.compact .err { font-size: .85rem; }
-        table.compact td.url { min-width: 12rem; }
+        /* The transfer list: one line a row at 1280 px (a long URL or error is cut: whole in its
+           title and on its page; a row shows only the actions its state allows). */
+        table.compact { line-height: 1.3; }
+        table.compact td, table.compact th { padding: .15rem .3rem; white-space: nowrap; }
+        table.compact .actions { display: flex; flex-wrap: nowrap; gap: .2rem; }
+        table.compact .actions button:disabled { display: none; }
+        table.compact button { padding: 0 .3rem; font-size: .8rem; line-height: 1.25; }
+        table.compact .err { font-size: .85rem; max-width: 12rem; }
+        table.compact td.url { min-width: 0; max-width: none; }
         table.compact td.url small { display: inline; margin-left: .4rem; }
+        table.compact .clip { max-width: 15rem; }
+        table.compact .clip, table.compact .err { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; overflow-wrap: normal; word-break: normal; }
+        table.compact progress { width: 2.5rem; height: .5rem; }
+        table.compact .bytes { display: inline; margin-left: .3rem; }
+        table.compact .segmap { flex-wrap: nowrap; max-width: none; }
+        table.compact .seg { width: 1px; }
         th[data-sort] { cursor: pointer; }
         th button.sort { padding: 0; border: 0; background: none; color: inherit; font: inherit; font-weight: 600; }
         th[aria-sort="ascending"]::after { content: " ▲"; }

@@ -20,6 +20,7 @@ enum Pages {
             <meta name="color-scheme" content="light dark">
             <title>\(e(title)) · haul</title>
             <link rel="stylesheet" href="/static/app.css">
+            <link rel="icon" href="/static/icon.svg" type="image/svg+xml">
             <script src="/static/app.js" defer></script>
             """
         if let csrf = view?.csrf { head += "\n<meta name=\"csrf-token\" content=\"\(e(csrf))\">" }

@@ -235,6 +235,14 @@ def paging(driver, context):
     expected = psql(db_url, "SELECT count(*) FROM transfers")
     check(len(rows) == 50 and total == expected, "the page shows 50 of %s transfers (server-side paging)" % total)
     check(driver.find_elements(By.CSS_SELECTOR, '.pager a[data-page-link="2"]'), "the pager links page numbers")
+    # A compact table, a line a row: scrolled to its first row, a 1280×900 window shows at least 25 whole rows (7 before round two, 15 before this).
+    driver.execute_script("document.querySelector('tr[data-transfer-id]').scrollIntoView()")
+    shown = driver.execute_script("return Array.from(document.querySelectorAll('tr[data-transfer-id]'))"
+                                  ".filter((r) => { const b = r.getBoundingClientRect(); return b.top >= 0 && b.bottom <= innerHeight; }).length")
+    check(shown >= 25, "a compact table: %d whole rows in a 1280×900 window" % shown)
+    width = driver.execute_script("const box = document.querySelector('table.transfers').parentNode; return [box.scrollWidth, box.clientWidth]")
+    check(width[0] <= width[1], "and its rows fit 1280 px, failed and running ones too (%d of %d px)" % tuple(width))
+    screenshot(driver, "transfers-compact", 1280, 900, False)
     timing = driver.execute_script(
         "const n = performance.getEntriesByType('navigation')[0];"
         "const p = performance.getEntriesByName('first-contentful-paint')[0];"
@@ -535,6 +543,16 @@ def screenshots(driver, context):
     print("screenshots in " + shots, flush=True)
 
 
+def quiet(driver, context):
+    # The pages load without an error in the console: no request answered 404 (a missing icon), no script error.
+    driver.get_log("browser")
+    for path in ("/", "/transfers", "/batches", "/workers", "/hosts"):
+        driver.get(context["base"] + path)
+        time.sleep(0.5)
+        errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        check(not errors, "%s loads without an error in the console: %s" % (path, errors[:2]))
+
+
 def check_console(driver):
     # Nothing the pages do breaks their own Content-Security-Policy, and no script error.
     problems = [entry["message"] for entry in driver.get_log("browser")
@@ -542,7 +560,7 @@ def check_console(driver):
     check(not problems, "no CSP violation or script error in the console: %s" % problems[:3])
 
 
-STEPS = [("live", live_and_cancel), ("forged-post", forged_post), ("hostile-text", hostile_text), ("paging", paging),
+STEPS = [("quiet", quiet), ("live", live_and_cancel), ("forged-post", forged_post), ("hostile-text", hostile_text), ("paging", paging),
          ("batch-page", batch_page), ("batch-confirm", batch_confirm), ("origin-pause", origin_pause), ("charts", charts),
          ("phone", phone), ("screenshots", screenshots), ("outage", outage), ("hung", hung)]
 
