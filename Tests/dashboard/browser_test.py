@@ -356,6 +356,30 @@ def batch_confirm(driver, context):
     check(canceled == picked, "accepting cancels the selected transfers, and only them")
 
 
+def bulk_actions(driver, context):
+    """Every bulk action of the selection: pause, resume, cancel and retry, each asked first and shown in place."""
+    wait = WebDriverWait(driver, 30)
+    haul("host-limit", "set", "127.0.0.1:9", "0")  # nothing of the batch runs meanwhile: each state stays until the next action
+    try:
+        manifest = os.path.join(work, "bulk.txt")
+        with open(manifest, "w") as f:
+            f.write("\n".join("http://127.0.0.1:9/bulk-%d.bin bulk/%d.bin" % (n, n) for n in range(3)))
+        haul("enqueue", "--manifest", manifest, "--batch", "bulk")
+        driver.get(context["base"] + "/batches/bulk")
+        driver.execute_script("window.__before = 1")
+        for action, after in (("pause", "paused"), ("resume", "pending"), ("cancel", "canceled"), ("retry", "pending")):
+            driver.find_element(By.CSS_SELECTOR, "input[data-select-all]").click()
+            driver.find_element(By.CSS_SELECTOR, 'button[data-bulk-action="%s"]' % action).click()
+            alert = wait.until(alert_is_present())
+            check(alert.text == "%s 3 selected transfers?" % action.capitalize(), "%s selected asks first: %r" % (action, alert.text))
+            alert.accept()
+            wait.until(lambda d: {row.get_attribute("data-state") for row in d.find_elements(By.CSS_SELECTOR, "tr[data-transfer-id]")} == {after})
+            check(batch_states("bulk") == after, "%s selected: the three are %s, on the page and in the database" % (action, after))
+        check(driver.execute_script("return window.__before") == 1, "all without a reload")
+    finally:
+        haul("host-limit", "resume", "127.0.0.1:9")
+
+
 def origin_pause(driver, context):
     base = context["base"]
     wait = WebDriverWait(driver, 30)
@@ -561,7 +585,7 @@ def check_console(driver):
 
 
 STEPS = [("quiet", quiet), ("live", live_and_cancel), ("forged-post", forged_post), ("hostile-text", hostile_text), ("paging", paging),
-         ("batch-page", batch_page), ("batch-confirm", batch_confirm), ("origin-pause", origin_pause), ("charts", charts),
+         ("batch-page", batch_page), ("batch-confirm", batch_confirm), ("bulk-actions", bulk_actions), ("origin-pause", origin_pause), ("charts", charts),
          ("phone", phone), ("screenshots", screenshots), ("outage", outage), ("hung", hung)]
 
 
