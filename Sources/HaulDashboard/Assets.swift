@@ -422,7 +422,7 @@ enum Assets {
         .filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin-bottom: .75rem; }
         .filters label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); }
         .pager { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; margin: .5rem 0; }
-        .windows { margin: .8rem 0 -.6rem; color: var(--muted); }
+        .windows { margin: .6rem 0 .4rem; color: var(--muted); }
         .windows a, .windows strong { padding: 0 .25rem; }
         .badge { padding: .1rem .5rem; border-radius: 999px; background: var(--paused); color: var(--bg); font-size: .8rem; }
         .logout { margin: 0; }
