@@ -126,7 +126,12 @@ enum Chart {
     /// Bytes per second of each named line (per worker, per origin), each value the bytes of
     /// one point of `window`.
     static func throughputBy(_ title: String, kind: String, _ lines: [(name: String, bytes: [Int64])], window: ChartWindow = .standard) -> String {
-        guard !lines.isEmpty else { return "<p class=\"muted\">Nothing received in the \(window.title).</p>" }
+        // Nothing received: the axes all the same, over a line at 0, and says so.
+        guard !lines.isEmpty else {
+            return svg(
+                title, kind: kind, unit: .bytesPerSecond, series: [Series(name: "none", values: Array(repeating: 0, count: window.points))], window: window)
+                + "<p class=\"muted\">Nothing received in the \(window.title).</p>"
+        }
         return svg(
             title, kind: kind, unit: .bytesPerSecond,
             series: lines.map { Series(name: $0.name, values: $0.bytes.map { Double($0) / Double(60 * window.step) }) }, legend: true, window: window)

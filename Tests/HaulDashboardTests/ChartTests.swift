@@ -46,6 +46,12 @@ import Testing
         #expect(svg.contains("data-axis-top>1.0 MiB/s</text>"), "300 MiB in a point of 5 minutes is 1 MiB/s")
     }
 
+    @Test func aChartOfNothingReceivedStillHasItsAxes() {
+        let svg = Chart.throughputBy("per worker", kind: "workers", [])
+        #expect(svg.contains("data-chart-kind=\"workers\"") && svg.contains(">bytes/s</text>") && svg.contains(">now</text>"))
+        #expect(svg.contains("Nothing received in the last hour."))
+    }
+
     @Test func aChartPerOriginNamesItsOriginEvenAlone() {
         let svg = Chart.throughputBy("per origin", kind: "hosts", [(name: "mirror.example:8080", bytes: [0, 60, 120])])
         #expect(svg.contains("<li><i class=\"swatch series-0\"></i>mirror.example:8080</li>"))
