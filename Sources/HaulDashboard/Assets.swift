@@ -1,6 +1,6 @@
 import HaulMetrics
 
-/// The dashboard's only script and stylesheet, compiled into the binary (no build step, no CDN):
+/// The dashboard's only script, stylesheet and icon, compiled into the binary (no build step, no CDN):
 /// served from this server, which is all the Content-Security-Policy allows.
 enum Assets {
     /// `GET /static/NAME`.
@@ -10,6 +10,8 @@ enum Assets {
             return HTTPResponse(status: 200, contentType: "text/javascript; charset=utf-8", body: script)
         case "app.css":
             return HTTPResponse(status: 200, contentType: "text/css; charset=utf-8", body: stylesheet)
+        case "icon.svg":
+            return HTTPResponse(status: 200, contentType: "image/svg+xml", body: icon)
         default:
             return Reply.text(404, "not found\n")
         }
@@ -59,6 +61,8 @@ enum Assets {
             setText(el, '[data-field="eta"]', t.eta_seconds == null ? '' : seconds(t.eta_seconds));
             setText(el, '[data-field="attempts"]', String(t.attempts));
             setText(el, '[data-field="error"]', t.error || '');
+            const error = el.querySelector('[data-field="error"]');
+            if (error && error.title !== (t.error || '')) error.title = t.error || '';
             setText(el, '[data-field="waiting"]', t.waiting || '');
             const map = el.querySelector('[data-field="segment-map"]');
             if (map && map.textContent !== t.segment_map) {
@@ -76,10 +80,10 @@ enum Assets {
             Object.keys(data.states).forEach((s) => setText(document, '[data-count="' + s + '"]', String(data.states[s])));
             setText(document, '[data-count="workers"]', String(data.workers_alive));
             const line = document.querySelector('[data-chart="throughput"]');
-            const samples = data.throughput.map((p) => p.bytes / 60);
+            const samples = data.throughput.map((p) => p.bytes / (data.step_seconds || 60));
             if (line && samples.length > 1) {
               // As Chart.swift draws it: the plot box, and the y axis up to 1, 2 or 5 times a power of ten.
-              const left = 78, right = 628, top = 12, bottom = 150;
+              const left = 98, right = 628, top = 12, bottom = 150;
               const peak = Math.max(0, ...samples);
               const scale = Math.pow(1024, Math.floor(Math.log(Math.max(1, peak)) / Math.log(1024)));
               const magnitude = peak > 0 ? Math.pow(10, Math.floor(Math.log10(peak / scale))) : 1;
@@ -101,13 +105,84 @@ enum Assets {
               if (!row) return;
               fields.forEach((field) => setText(row, '[data-field="' + field + '"]', String(item[field])));
               const meter = row.querySelector('meter');
-              if (meter && item.limit != null) { meter.max = item.limit; meter.value = Math.min(item.running, item.limit); }
+              if (meter && item.limit != null) { meter.max = Math.max(1, item.limit); meter.value = Math.min(item.running, item.limit); }
+              if (item.paused != null) updateOrigin(row, item);
             });
+          }
+
+          // An origin's row says whether it is paused, and its button does the other thing.
+          function updateOrigin(row, host) {
+            const badge = row.querySelector('[data-field="paused"]');
+            if (host.paused && !badge) {
+              const made = document.createElement('span');
+              made.className = 'badge';
+              made.dataset.field = 'paused';
+              made.textContent = 'paused';
+              const limit = row.querySelector('[data-field="limit"]');
+              if (limit) limit.after(' ', made);
+            } else if (!host.paused && badge) {
+              badge.remove();
+            }
+            const form = row.querySelector('form[data-origin-toggle]');
+            const button = form && form.querySelector('button');
+            if (!button) return;
+            const verb = host.paused ? 'resume' : 'pause';
+            form.action = form.action.replace(/\/(pause|resume)$/, '/' + verb);
+            button.dataset.action = verb + '-origin';
+            button.textContent = (host.paused ? 'Resume ' : 'Pause ') + (host.host === '*' ? 'default' : 'origin');
+          }
+
+          // A batch's row (Batches) or facts (its page): counts, states, and each action's button
+          // and question, as the server counts them now.
+          function updateBatch(batch) {
+            const name = batch.name != null ? batch.name : batch.batch;
+            document.querySelectorAll('[data-batch="' + CSS.escape(name) + '"]').forEach((el) => {
+              const done = String(batch.states.done || 0);
+              setText(el, '[data-field="done"]', done);
+              setText(el, '[data-field="failed"]', String(batch.states.failed || 0));
+              const bar = el.querySelector('progress[data-field="progress"]');
+              if (bar) { bar.max = Math.max(1, batch.total); bar.value = batch.states.done || 0; }
+              const states = el.querySelector('[data-field="states"]');
+              const shown = batch.shown_states.map((s) => s.state + ' ' + s.count);
+              if (states && states.hasAttribute('data-links')) {
+                if (states.textContent !== (shown.join(' · ') || '—')) {
+                  const parts = [];
+                  batch.shown_states.forEach((s, i) => {
+                    if (i) parts.push(' · ');
+                    const link = document.createElement('a');
+                    link.href = location.pathname + '?state=' + encodeURIComponent(s.state);
+                    link.className = 'state-' + s.state;
+                    link.textContent = s.state + ' ' + s.count;
+                    parts.push(link);
+                  });
+                  states.replaceChildren(...(parts.length ? parts : ['—']));
+                }
+              } else if (states) {
+                setText(el, '[data-field="states"]', shown.join(', '));
+              }
+              el.querySelectorAll('form[data-confirm]').forEach((form) => {
+                const button = form.querySelector('button[data-action]');
+                const action = button && batch.actions[button.dataset.action];
+                if (!action) return;
+                form.dataset.confirm = action.confirm;
+                button.disabled = action.touched === 0;
+              });
+            });
+          }
+
+          // A batch's page also shows the batch: asked for beside its transfers.
+          async function refreshBatch() {
+            const detail = document.querySelector('div[data-batch]');
+            if (!detail) return;
+            const response = await fetch('/api/batches/' + encodeURIComponent(detail.dataset.batch),
+              { credentials: 'same-origin', headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(answerWithin) });
+            if (response.ok) updateBatch(await response.json());
           }
 
           function apply(data) {
             if (Array.isArray(data)) {
-              updateRows('data-host', data, 'host', ['running', 'limit', 'queued']);
+              data.forEach((item) => { if (item.shown_states) updateBatch(item); });
+              updateRows('data-host', data.filter((item) => item.host != null), 'host', ['running', 'limit', 'queued']);
             } else if (Array.isArray(data.transfers)) {
               data.transfers.forEach((t) => {
                 const row = document.querySelector('[data-transfer-id="' + t.id + '"]');
@@ -154,17 +229,25 @@ enum Assets {
             if (alert.textContent !== text) alert.textContent = text;
           }
 
+          // A request the dashboard has not answered by then counts as no answer (a hung server
+          // shows as an outage too, not as a page that silently stopped).
+          const answerWithin = 5000;
+
+          let generation = 0;
           async function poll() {
             timer = null;
+            const mine = ++generation;  // a poll asked for meanwhile (pollNow) takes over the schedule
             let wait = 2000;
             if (!document.hidden) {
               try {
-                const response = await fetch(liveURL(), { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+                const response = await fetch(liveURL(),
+                  { credentials: 'same-origin', headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(answerWithin) });
                 if (response.status === 401) { location.href = '/login'; return; }
                 const data = await response.json().catch(() => ({}));
                 if (response.ok) {
                   outage(null);
                   apply(data);
+                  await refreshBatch();
                   wait = Math.min(data.poll_after_ms || wait, 5000);
                 } else if (response.status === 503) {
                   outage('The database is unreachable, so this page is not current: ' + (data.error || 'HTTP 503') + '. Retrying…');
@@ -173,12 +256,12 @@ enum Assets {
                 outage('The dashboard does not answer (' + error.message + '), so this page is not current. Retrying…');
               }
             }
-            timer = setTimeout(poll, wait);
+            if (mine === generation) timer = setTimeout(poll, wait);
           }
           function pollNow() {
             if (!main) return;
             if (timer) clearTimeout(timer);
-            poll();
+            return poll();
           }
 
           async function post(path, body) {
@@ -193,13 +276,6 @@ enum Assets {
           function say(result) {
             if (flash) { flash.textContent = result.text; flash.className = result.ok ? 'ok' : 'error'; }
           }
-          // After an action on many transfers the page is rendered again, with the message kept.
-          function reloadWith(result) {
-            sessionStorage.setItem('haul-flash', JSON.stringify(result));
-            location.reload();
-          }
-          const kept = sessionStorage.getItem('haul-flash');
-          if (kept) { sessionStorage.removeItem('haul-flash'); try { say(JSON.parse(kept)); } catch (error) { /* ignore */ } }
 
           // Bulk selection: the checked rows of the page, for the bulk bar's actions.
           function selected() {
@@ -226,9 +302,14 @@ enum Assets {
             if (!ids.length || !confirm(name + ' ' + ids.length + ' selected transfer' + (ids.length === 1 ? '' : 's') + '?')) return;
             button.disabled = true;
             const result = await post('/api/bulk/' + action, new URLSearchParams({ ids: ids.join(',') }));
-            if (result.ok) { reloadWith(result); return; }
             say(result);
-            button.disabled = false;
+            if (result.ok) {
+              document.querySelectorAll('input[data-select], input[data-select-all]').forEach((box) => { box.checked = false; });
+              updateSelection();
+              pollNow();
+            } else {
+              button.disabled = false;
+            }
           });
 
           document.addEventListener('submit', async (event) => {
@@ -243,9 +324,9 @@ enum Assets {
             const button = form.querySelector('button');
             if (button) button.disabled = true;
             const result = await post(form.action, body);
-            if (result.ok && form.dataset.confirm) { reloadWith(result); return; }
             say(result);
             if (button) button.disabled = false;
+            // The rows, and a batch's counts and questions, show the new state at once (no reload).
             pollNow();
           });
 
@@ -277,6 +358,11 @@ enum Assets {
 
           if (main) timer = setTimeout(poll, 1000);
         })();
+        """#
+
+    /// The tab's icon: without one a browser asks for `/favicon.ico` and logs its 404 as an error.
+    static let icon = #"""
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#0969da"/><path d="M4 3v10M12 3v10M4 8h8" stroke="#fff" stroke-width="2" fill="none"/></svg>
         """#
 
     static let stylesheet = #"""
@@ -335,7 +421,9 @@ enum Assets {
         input[type="number"] { width: 5rem; }
         .filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin-bottom: .75rem; }
         .filters label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); }
-        .pager { display: flex; gap: 1rem; align-items: center; margin: .5rem 0; }
+        .pager { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; margin: .5rem 0; }
+        .windows { margin: .6rem 0 .4rem; color: var(--muted); }
+        .windows a, .windows strong { padding: 0 .25rem; }
         .badge { padding: .1rem .5rem; border-radius: 999px; background: var(--paused); color: var(--bg); font-size: .8rem; }
         .logout { margin: 0; }
         .login { display: flex; flex-direction: column; gap: .5rem; max-width: 22rem; }
@@ -345,12 +433,22 @@ enum Assets {
         .outage { padding: .5rem .75rem; border-radius: 6px; border: 1px solid var(--failed); color: var(--failed); background: var(--panel); font-weight: 600; }
         .bulk { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; margin: .25rem 0; }
         .pages a, .pages strong { padding: 0 .2rem; }
-        table.compact td, table.compact th { padding: .2rem .4rem; }
-        table.compact .actions { display: grid; grid-template-columns: auto auto; }
-        table.compact button { padding: .05rem .4rem; font-size: .85rem; }
-        table.compact .err { font-size: .85rem; }
-        table.compact td.url { min-width: 12rem; }
+        /* The transfer list: one line a row at 1280 px (a long URL or error is cut: whole in its
+           title and on its page; a row shows only the actions its state allows). */
+        table.compact { line-height: 1.3; }
+        table.compact td, table.compact th { padding: .15rem .3rem; white-space: nowrap; }
+        table.compact .actions { display: flex; flex-wrap: nowrap; gap: .2rem; }
+        table.compact .actions button:disabled { display: none; }
+        table.compact button { padding: 0 .3rem; font-size: .8rem; line-height: 1.25; }
+        table.compact .err { font-size: .85rem; max-width: 12rem; }
+        table.compact td.url { min-width: 0; max-width: none; }
         table.compact td.url small { display: inline; margin-left: .4rem; }
+        table.compact .clip { max-width: 15rem; }
+        table.compact .clip, table.compact .err { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; overflow-wrap: normal; word-break: normal; }
+        table.compact progress { width: 2.5rem; height: .5rem; }
+        table.compact .bytes { display: inline; margin-left: .3rem; }
+        table.compact .segmap { flex-wrap: nowrap; max-width: none; }
+        table.compact .seg { width: 1px; }
         th[data-sort] { cursor: pointer; }
         th button.sort { padding: 0; border: 0; background: none; color: inherit; font: inherit; font-weight: 600; }
         th[aria-sort="ascending"]::after { content: " ▲"; }
@@ -375,6 +473,11 @@ enum Assets {
         figure { margin: 0; }
         @media (max-width: 700px) {
           main { padding: .6rem; }
+          table[data-sortable] thead { display: none; }
+          table[data-sortable] tr { display: block; border-bottom: 1px solid var(--line); padding: .3rem 0; }
+          table[data-sortable] td { display: block; border: 0; padding: .1rem .3rem; }
+          table[data-sortable] td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: .85rem; }
+          table[data-sortable] meter, table[data-sortable] progress { width: 6rem; }
           table.transfers thead { display: none; }
           table.transfers tr { display: grid; grid-template-columns: 1fr 1fr; border-bottom: 1px solid var(--line); padding: .4rem 0; }
           table.transfers td { border: 0; padding: .15rem .3rem; }

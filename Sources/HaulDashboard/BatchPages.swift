@@ -16,14 +16,14 @@ enum BatchPages {
         let facts: [(String, String)] = [
             (
                 "Transfers",
-                "<progress max=\"\(max(1, summary.total))\" value=\"\(done)\"></progress> <span data-field=\"done\">\(done)</span> of \(summary.total) done"
+                "<progress max=\"\(max(1, summary.total))\" value=\"\(done)\" data-field=\"progress\"></progress> <span data-field=\"done\">\(done)</span> of \(summary.total) done"
             ),
             (
                 "Bytes",
                 "<progress max=\"\(max(1, size))\" value=\"\(summary.bytesDone)\"></progress> \(ByteSize.format(summary.bytesDone)) of \(ByteSize.format(size)) known"
             ),
             ("Rate", summary.rate.map { "\(ByteSize.format(Int64($0)))/s (while any of its transfers ran)" } ?? "—"),
-            ("States", counts.isEmpty ? "—" : counts),
+            ("States", "<span data-field=\"states\" data-links>\(counts.isEmpty ? "—" : counts)</span>"),
         ]
         let failures =
             batch.failures.isEmpty

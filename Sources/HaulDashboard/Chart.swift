@@ -1,13 +1,15 @@
 import Foundation
 import HaulCore
 
-/// Line charts of the last hour, one value per minute: server-rendered SVG with labelled axes
-/// (no script, no style attribute: CSP-clean; colours come from the stylesheet's classes).
+/// Line charts over a `ChartWindow` (the last hour by default, one value per minute):
+/// server-rendered SVG with labelled axes (no script, no style attribute: CSP-clean; colours
+/// come from the stylesheet's classes).
 enum Chart {
     static let width = 640.0
     static let height = 190.0
-    /// The plot area inside the SVG: room on the left for the values, below for the minutes.
-    static let left = 78.0, right = 628.0, top = 12.0, bottom = 150.0
+    /// The plot area inside the SVG: room on the left for the values and the rotated unit, below
+    /// for the minutes.
+    static let left = 98.0, right = 628.0, top = 12.0, bottom = 150.0
 
     /// What the values are, which sets how the y axis is labelled.
     enum Unit: String {
@@ -51,11 +53,11 @@ enum Chart {
         }.joined(separator: " ")
     }
 
-    /// The chart: `series` over the last `values.count` minutes, axes labelled in `unit` and
-    /// minutes ago, a legend naming the lines when `legend` (or there is more than one). `kind` names it for scripts
+    /// The chart: `series`, one value per point of `window`, axes labelled in `unit` and time
+    /// ago, a legend naming the lines when `legend` (or there is more than one). `kind` names it for scripts
     /// and tests (`data-chart-kind`); a one-line chart's polyline is `data-chart="KIND"`.
-    static func svg(_ title: String, kind: String, unit: Unit, series: [Series], legend: Bool = false) -> String {
-        let minutes = series.map(\.values.count).max() ?? 0
+    static func svg(_ title: String, kind: String, unit: Unit, series: [Series], legend: Bool = false, window: ChartWindow = .standard) -> String {
+        let count = series.map(\.values.count).max() ?? 0
         let peak = series.flatMap { $0.values.compactMap { $0 } }.max() ?? 0
         let axisTop = axisTop(peak, unit: unit)
         var parts: [String] = []
@@ -67,24 +69,25 @@ enum Chart {
                 String(format: "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\"", left - 6, y + 4)
                     + (fraction == 1 ? " data-axis-top" : fraction == 0.5 ? " data-axis-half" : "") + ">\(e(unit.label(fraction * axisTop)))</text>")
         }
-        // X axis: every 15 minutes back from now.
-        if minutes > 1 {
-            for ago in stride(from: 0, through: minutes - 1, by: 15) {
-                let x = left + Double(minutes - 1 - ago) * (right - left) / Double(minutes - 1)
+        // X axis: a tick every `window.tick` minutes back from now.
+        if count > 1 {
+            for ago in stride(from: 0, through: count - 1, by: max(1, window.tick / window.step)) {
+                let x = left + Double(count - 1 - ago) * (right - left) / Double(count - 1)
                 parts.append(String(format: "<line class=\"tick\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"></line>", x, bottom, x, bottom + 4))
                 parts.append(
-                    String(format: "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">", x, bottom + 17) + (ago == 0 ? "now" : "−\(ago) min") + "</text>")
+                    String(format: "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">", x, bottom + 17) + window.label(minutesAgo: ago * window.step)
+                        + "</text>")
             }
         }
         parts.append(String(format: "<line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"></line>", left, top, left, bottom))
         parts.append(String(format: "<line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"></line>", left, bottom, right, bottom))
         parts.append(
             String(
-                format: "<text class=\"axis-title\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">minutes ago (1 point a minute)</text>", (left + right) / 2,
-                height - 4))
+                format: "<text class=\"axis-title\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">", (left + right) / 2, height - 4)
+                + "\(window.axisTitle)</text>")
         parts.append(
             String(
-                format: "<text class=\"axis-title\" x=\"14\" y=\"%.0f\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.0f)\">", (top + bottom) / 2,
+                format: "<text class=\"axis-title\" x=\"12\" y=\"%.0f\" text-anchor=\"middle\" transform=\"rotate(-90 12 %.0f)\">", (top + bottom) / 2,
                 (top + bottom) / 2)
                 + "\(unit.rawValue)</text>")
         for (index, line) in series.enumerated() {
@@ -102,35 +105,45 @@ enum Chart {
             """
     }
 
-    /// The fleet's bytes per second, per minute (the overview's live chart), with the peak and
-    /// the last full minute in words.
-    static func throughput(_ samples: [(minute: Int64, bytes: Int64)]) -> String {
-        let perSecond = samples.map { Double($0.bytes) / 60 }
+    /// The fleet's bytes per second, one point per `window.step` minutes (each sample the
+    /// bytes of that many minutes; the overview's live chart), with the peak and the last full
+    /// point in words.
+    static func throughput(_ samples: [(minute: Int64, bytes: Int64)], window: ChartWindow = .standard) -> String {
+        let perSecond = samples.map { Double($0.bytes) / Double(60 * window.step) }
         let peak = perSecond.max() ?? 0
         let latest = perSecond.dropLast().last ?? 0
+        let last = window.step == 1 ? "last full minute" : "last full \(window.step) minutes"
         return svg(
-            "bytes per second, per minute, over the last hour", kind: "throughput", unit: .bytesPerSecond, series: [Series(name: "fleet", values: perSecond)]
+            "bytes per second over the \(window.title)", kind: "throughput", unit: .bytesPerSecond, series: [Series(name: "fleet", values: perSecond)],
+            window: window
         )
         .replacingOccurrences(of: "</figure>", with: "") + """
-            <figcaption>peak <span data-chart-peak>\(ByteSize.format(Int64(peak)))/s</span> · last full minute \
-            <span data-chart-last>\(ByteSize.format(Int64(latest)))/s</span> · 60 min</figcaption></figure>
+            <figcaption>peak <span data-chart-peak>\(ByteSize.format(Int64(peak)))/s</span> · \(last) \
+            <span data-chart-last>\(ByteSize.format(Int64(latest)))/s</span> · \(window.title)</figcaption></figure>
             """
     }
 
-    /// Bytes per second per minute of each named line (per worker, per origin).
-    static func throughputBy(_ title: String, kind: String, _ lines: [(name: String, bytes: [Int64])]) -> String {
-        guard !lines.isEmpty else { return "<p class=\"muted\">Nothing received in the last hour.</p>" }
+    /// Bytes per second of each named line (per worker, per origin), each value the bytes of
+    /// one point of `window`.
+    static func throughputBy(_ title: String, kind: String, _ lines: [(name: String, bytes: [Int64])], window: ChartWindow = .standard) -> String {
+        // Nothing received: the axes all the same, over a line at 0, and says so.
+        guard !lines.isEmpty else {
+            return svg(
+                title, kind: kind, unit: .bytesPerSecond, series: [Series(name: "none", values: Array(repeating: 0, count: window.points))], window: window)
+                + "<p class=\"muted\">Nothing received in the \(window.title).</p>"
+        }
         return svg(
-            title, kind: kind, unit: .bytesPerSecond, series: lines.map { Series(name: $0.name, values: $0.bytes.map { Double($0) / 60 }) }, legend: true)
+            title, kind: kind, unit: .bytesPerSecond,
+            series: lines.map { Series(name: $0.name, values: $0.bytes.map { Double($0) / Double(60 * window.step) }) }, legend: true, window: window)
     }
 
-    /// Pending and downloading transfers over the last hour.
-    static func queue(_ samples: [(minute: Int64, pending: Int64?, downloading: Int64?, segmentsQueued: Int64?)]) -> String {
+    /// Pending and downloading transfers over `window`.
+    static func queue(_ samples: [(minute: Int64, pending: Int64?, downloading: Int64?, segmentsQueued: Int64?)], window: ChartWindow = .standard) -> String {
         svg(
-            "transfers pending and downloading, per minute, over the last hour", kind: "queue", unit: .transfers,
+            "transfers pending and downloading over the \(window.title)", kind: "queue", unit: .transfers,
             series: [
                 Series(name: "pending", values: samples.map { $0.pending.map(Double.init) }),
                 Series(name: "downloading", values: samples.map { $0.downloading.map(Double.init) }),
-            ])
+            ], window: window)
     }
 }

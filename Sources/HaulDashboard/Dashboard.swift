@@ -158,7 +158,7 @@ public final class Dashboard: Sendable {
                 case ["transfers"]: return Reply.page(200, TransferPages.list(try reader.transfers(), view: view))
                 case ["api", "transfers"]: return Reply.json(200, try reader.transfers().json)
                 case ["batches"]: return Reply.page(200, Pages.batches(try FleetView(db).batches(), view: view))
-                case ["api", "batches"]: return Reply.json(200, try FleetView(db).batches().map(\.json))
+                case ["api", "batches"]: return Reply.json(200, JSON.batches(try FleetView(db).batches()))
                 case let path where path.count == 2 && path[0] == "batches":
                     guard let batch = try reader.batch(path[1]) else {
                         return Reply.page(404, Pages.message("Not found", "There is no batch \(path[1])."))
@@ -170,17 +170,15 @@ public final class Dashboard: Sendable {
                     }
                     return Reply.json(200, JSON.batch(batch))
                 case ["workers"]:
-                    let fleet = FleetView(db)
                     return Reply.page(
                         200,
                         Pages.workers(
-                            try fleet.workers(includeStopped: query["all"] != nil), throughput: try fleet.throughputBy(.worker, minutes: Reader.chartMinutes),
-                            view: view))
+                            try FleetView(db).workers(includeStopped: query["all"] != nil), throughput: try reader.throughputBy(.worker),
+                            window: reader.window, view: view))
                 case ["api", "workers"]: return Reply.json(200, JSON.workers(try FleetView(db).workers(includeStopped: query["all"] != nil)))
                 case ["hosts"]:
-                    let fleet = FleetView(db)
                     return Reply.page(
-                        200, Pages.hosts(try fleet.hostLoads(), throughput: try fleet.throughputBy(.host, minutes: Reader.chartMinutes), view: view))
+                        200, Pages.hosts(try FleetView(db).hostLoads(), throughput: try reader.throughputBy(.host), window: reader.window, view: view))
                 case ["api", "hosts"]: return Reply.json(200, JSON.hosts(try FleetView(db).hostLoads()))
                 case let path where path.count == 2 && path[0] == "transfers", let path where path.count == 3 && path[0] == "api" && path[1] == "transfers":
                     guard let id = Int64(path.last!), let detail = try reader.transfer(id) else {
@@ -266,7 +264,7 @@ public final class Dashboard: Sendable {
             guard let summary = try pool.with({ try Batches($0).summary(name) }) else {
                 return Reply.page(404, Pages.message("Not found", "There is no batch \(name).", back: back))
             }
-            let touched = summary.countsByState.filter { action.allowedFrom.contains($0.key) }.values.reduce(0, +)
+            let touched = Pages.touched(action, counts: summary.countsByState)
             return Reply.page(200, Pages.confirm(batch: name, action, touched: touched, csrf: csrf, back: back))
         } catch {
             return Reply.page(503, Pages.outage(Self.describe(error)))

@@ -47,6 +47,25 @@ enum JSON {
             "batch": summary.name, "total": summary.total, "states": TransferState.named(summary.countsByState), "bytes_done": summary.bytesDone,
             "bytes_known": summary.bytesKnown, "rate": summary.rate ?? NSNull(), "finished": summary.isFinished,
             "failures": batch.failures.map { ["code": $0.code, "count": $0.count, "example": $0.example] },
+        ].merging(batchShown(summary.name, counts: summary.countsByState)) { $1 }
+    }
+
+    /// `GET /api/batches`: each batch as `haul batches --json` prints it, with what its row shows.
+    static func batches(_ rows: [FleetView.BatchRow]) -> [[String: Any]] {
+        rows.map { $0.json.merging(batchShown($0.name, counts: $0.countsByState)) { $1 } }
+    }
+
+    /// What a batch's row or page shows and asks, for app.js to update them in place:
+    /// `shown_states` (the states it has, in order, with their counts) and `actions` (per
+    /// action, how many transfers it would change and the question it asks first).
+    static func batchShown(_ name: String, counts: [TransferState: Int]) -> [String: Any] {
+        [
+            "shown_states": TransferState.allCases.compactMap { state in counts[state].map { ["state": state.rawValue, "count": $0] as [String: Any] } },
+            "actions": Dictionary(
+                uniqueKeysWithValues: [OperatorAction.pause, .resume, .retry, .cancel].map { action in
+                    let touched = Pages.touched(action, counts: counts)
+                    return (action.rawValue, ["touched": touched, "confirm": Pages.question(batch: name, action, touched: touched)] as [String: Any])
+                }),
         ]
     }
 }
@@ -55,6 +74,7 @@ extension Reader.Overview {
     var json: [String: Any] {
         [
             "states": TransferState.named(counts), "throughput": throughput.map { ["minute": $0.minute, "bytes": $0.bytes] },
+            "window": window.name, "step_seconds": window.step * 60,
             "workers_alive": workers.filter { $0.state == "alive" }.count, "workers": JSON.workers(workers),
             "failures": failures.map { ["code": $0.code, "count": $0.count, "example": $0.example] }, "hosts": JSON.hosts(hosts),
             "poll_after_ms": pollAfter,

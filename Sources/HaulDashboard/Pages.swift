@@ -20,6 +20,7 @@ enum Pages {
             <meta name="color-scheme" content="light dark">
             <title>\(e(title)) · haul</title>
             <link rel="stylesheet" href="/static/app.css">
+            <link rel="icon" href="/static/icon.svg" type="image/svg+xml">
             <script src="/static/app.js" defer></script>
             """
         if let csrf = view?.csrf { head += "\n<meta name=\"csrf-token\" content=\"\(e(csrf))\">" }
@@ -84,13 +85,15 @@ enum Pages {
         }.joined()
         let failures = overview.failures.isEmpty ? "<p class=\"muted\">No failed transfers.</p>" : failureTable(overview.failures, link: nil)
         let alive = overview.workers.filter { $0.state == "alive" }
+        let window = overview.window
         return layout(
-            "Overview", current: "/", view: view, live: "/api/overview",
+            "Overview", current: "/", view: view, live: "/api/overview" + (window == .standard ? "" : "?window=" + window.name),
             """
             <h1>Overview</h1>
             <section class="tiles">\(states)</section>
-            <section class="charts"><div><h2>Bytes per second, last hour</h2>\(Chart.throughput(overview.throughput))</div>\
-            <div><h2>Queue, last hour</h2>\(Chart.queue(overview.queue))</div></section>
+            \(windowPicker(window, path: "/"))
+            <section class="charts"><div><h2>Bytes per second, \(window.title)</h2>\(Chart.throughput(overview.throughput, window: window))</div>\
+            <div><h2>Queue, \(window.title)</h2>\(Chart.queue(overview.queue, window: window))</div></section>
             <section><h2>Live workers: <span data-count="workers">\(alive.count)</span></h2>\(workerTable(alive))</section>
             <section><h2>Failures by reason</h2>\(failures)</section>
             <section><h2>Queue by host</h2>\(hostTable(overview.hosts, view: nil))</section>
@@ -103,15 +106,17 @@ enum Pages {
             let failed = batch.countsByState[.failed] ?? 0
             let path = "/batches/" + HTML.urlComponent(batch.name)
             let counts = TransferState.allCases.compactMap { state in batch.countsByState[state].map { "\(state.rawValue) \($0)" } }.joined(separator: ", ")
+            let failedCount = "<span data-field=\"failed\">\(failed)</span>"
             return [
                 "<a href=\"\(e(path))\">\(e(batch.name))</a>",
-                "<progress max=\"\(max(1, batch.total))\" value=\"\(done)\"></progress> \(done)/\(batch.total)",
-                failed == 0 ? "0" : "<a class=\"err\" href=\"\(e(path))?state=failed\">\(failed)</a>", e(counts),
+                "<progress max=\"\(max(1, batch.total))\" value=\"\(done)\" data-field=\"progress\"></progress> <span data-field=\"done\">\(done)</span>/\(batch.total)",
+                failed == 0 ? failedCount : "<a class=\"err\" href=\"\(e(path))?state=failed\">\(failedCount)</a>",
+                "<span data-field=\"states\">\(e(counts))</span>",
                 e(batch.createdAt), view.canAct ? batchActions(batch.name, counts: batch.countsByState, view: view, back: "/batches") : "",
             ]
         }
         return layout(
-            "Batches", current: "/batches", view: view,
+            "Batches", current: "/batches", view: view, live: "/api/batches",
             "<h1>Batches</h1>"
                 + (rows.isEmpty
                     ? "<p class=\"muted\">No batches.</p>"
@@ -122,12 +127,17 @@ enum Pages {
     /// state allows it) in `data-confirm`, which app.js asks the operator to confirm first.
     static func batchActions(_ name: String, counts: [TransferState: Int], view: PageContext, back: String) -> String {
         let buttons = [OperatorAction.pause, .resume, .retry, .cancel].map { action in
-            let touched = counts.filter { action.allowedFrom.contains($0.key) }.values.reduce(0, +)
+            let touched = touched(action, counts: counts)
             return actionForm(
                 "/api/batches/\(HTML.urlComponent(name))/\(action.rawValue)", action, view: view, back: back, enabled: touched > 0,
                 confirm: question(batch: name, action, touched: touched))
         }
         return "<div class=\"actions\">\(buttons.joined())</div>"
+    }
+
+    /// How many of transfers counted by state `action` would change (those whose state allows it).
+    static func touched(_ action: OperatorAction, counts: [TransferState: Int]) -> Int {
+        counts.filter { action.allowedFrom.contains($0.key) }.values.reduce(0, +)
     }
 
     /// The question a batch action asks (`data-confirm`, and the page without JavaScript).
@@ -162,20 +172,30 @@ enum Pages {
             }, rowAttributes: failures.map { "data-reason=\"\(e($0.code))\"" })
     }
 
-    static func workers(_ workers: [FleetView.WorkerInfo], throughput: [(name: String, bytes: [Int64])], view: PageContext) -> String {
+    /// Links to the charts' windows (`?window=`), the shown one marked.
+    static func windowPicker(_ window: ChartWindow, path: String) -> String {
+        "<nav class=\"windows\" aria-label=\"chart window\">Charts over the last "
+            + ChartWindow.all.map {
+                $0 == window
+                    ? "<strong aria-current=\"true\" data-window=\"\($0.name)\">\($0.name)</strong>"
+                    : "<a href=\"\(path)?window=\($0.name)\" data-window=\"\($0.name)\">\($0.name)</a>"
+            }.joined(separator: " ") + "</nav>"
+    }
+
+    static func workers(_ workers: [FleetView.WorkerInfo], throughput: [(name: String, bytes: [Int64])], window: ChartWindow, view: PageContext) -> String {
         layout(
             "Workers", current: "/workers", view: view,
             "<h1>Workers</h1><p><a href=\"/workers?all=1\">Include stopped workers</a></p>" + workerTable(workers)
-                + "<h2>Bytes per second per worker, last hour</h2>"
-                + Chart.throughputBy("bytes per second per worker over the last hour", kind: "workers", throughput))
+                + "<h2>Bytes per second per worker, \(window.title)</h2>" + windowPicker(window, path: "/workers")
+                + Chart.throughputBy("bytes per second per worker over the \(window.title)", kind: "workers", throughput, window: window))
     }
 
-    static func hosts(_ hosts: [FleetView.HostLoad], throughput: [(name: String, bytes: [Int64])], view: PageContext) -> String {
+    static func hosts(_ hosts: [FleetView.HostLoad], throughput: [(name: String, bytes: [Int64])], window: ChartWindow, view: PageContext) -> String {
         layout(
             "Hosts", current: "/hosts", view: view, live: "/api/hosts",
             "<h1>Hosts and their limits</h1>" + hostTable(hosts, view: view)
-                + "<h2>Bytes per second per origin, last hour</h2>"
-                + Chart.throughputBy("bytes per second per origin over the last hour", kind: "hosts", throughput)
+                + "<h2>Bytes per second per origin, \(window.title)</h2>" + windowPicker(window, path: "/hosts")
+                + Chart.throughputBy("bytes per second per origin over the \(window.title)", kind: "hosts", throughput, window: window)
                 + "<p class=\"muted\">An origin's bytes count in the minute their segment finished.</p>")
     }
 
@@ -210,7 +230,7 @@ enum Pages {
                         <input type="hidden" name="csrf" value="\(e(csrf))"><input type="hidden" name="return" value="/hosts">\
                         <input name="limit" type="number" min="0" value="\(host.limit)" aria-label="limit for \(e(host.host))">\
                         <button type="submit" data-action="set-limit">Set</button></form>\
-                        <form method="post" action="/api/hosts/\(HTML.urlComponent(host.host))/\(host.limit == 0 ? "resume" : "pause")" class="inline">\
+                        <form method="post" action="/api/hosts/\(HTML.urlComponent(host.host))/\(host.limit == 0 ? "resume" : "pause")" class="inline" data-origin-toggle>\
                         <input type="hidden" name="csrf" value="\(e(csrf))"><input type="hidden" name="return" value="/hosts">\
                         <button type="submit" data-action="\(host.limit == 0 ? "resume" : "pause")-origin">\(host.limit == 0 ? "Resume" : "Pause") \(host.host == "*" ? "default" : "origin")</button></form>
                         """)
@@ -237,8 +257,11 @@ enum Pages {
         let head = headings.map {
             $0.isEmpty ? "<th scope=\"col\"></th>" : "<th scope=\"col\" data-sort><button type=\"button\" class=\"sort\">\(e($0))</button></th>"
         }.joined()
+        // Each cell names its column (`data-label`), which a phone shows before it instead of the head.
+        let labels = headings.map { $0.isEmpty ? "" : " data-label=\"\(e($0))\"" }
         let body = rows.enumerated().map { index, cells in
-            "<tr\(rowAttributes.map { " " + $0[index] } ?? "")>" + cells.map { "<td>\($0)</td>" }.joined() + "</tr>"
+            "<tr\(rowAttributes.map { " " + $0[index] } ?? "")>"
+                + cells.enumerated().map { "<td\($0.offset < labels.count ? labels[$0.offset] : "")>\($0.element)</td>" }.joined() + "</tr>"
         }.joined(separator: "\n")
         return "<div class=\"scroll\"><table data-sortable><thead><tr>\(head)</tr></thead><tbody>\n\(body)\n</tbody></table></div>"
     }

@@ -12,11 +12,12 @@ struct Reader {
     /// The last page number accepted (a bigger one would overflow the offset).
     static let maxPage = 1_000_000
 
-    /// Minutes of the throughput chart.
-    static let chartMinutes = 60
+    /// The charts' window the query asks for (`window=`).
+    var window: ChartWindow { ChartWindow.named(query["window"]) }
 
-    /// The overview: states, the last hour's bytes per minute, live workers, failures, hosts.
+    /// The overview: states, the window's bytes and queue per point, live workers, failures, hosts.
     struct Overview {
+        var window: ChartWindow
         var counts: [TransferState: Int]
         var throughput: [(minute: Int64, bytes: Int64)]
         var queue: [(minute: Int64, pending: Int64?, downloading: Int64?, segmentsQueued: Int64?)]
@@ -29,9 +30,19 @@ struct Reader {
     func overview() throws -> Overview {
         let started = Date()
         let view = FleetView(db)
+        let window = self.window
+        // A point's bytes add up its minutes; its queue is its last sample. (A point has at least one minute.)
+        let throughput = window.points(try view.throughput(minutes: window.minutes)) { minutes in
+            (minute: minutes[minutes.startIndex].minute, bytes: minutes.map(\.bytes).reduce(0, +))
+        }
+        let queue = window.points(try view.queueDepth(minutes: window.minutes)) { minutes in
+            let sample = minutes.last { $0.pending != nil }
+            return (
+                minute: minutes[minutes.startIndex].minute, pending: sample?.pending, downloading: sample?.downloading, segmentsQueued: sample?.segmentsQueued
+            )
+        }
         var result = Overview(
-            counts: try view.transferCounts(), throughput: try view.throughput(minutes: Self.chartMinutes),
-            queue: try view.queueDepth(minutes: Self.chartMinutes),
+            window: window, counts: try view.transferCounts(), throughput: throughput, queue: queue,
             workers: try view.workers(includeStopped: false), failures: try view.failureReasons(), hosts: try view.hostLoads(), pollAfter: 0)
         result.pollAfter = Self.pollAfter(Date().timeIntervalSince(started))
         return result
@@ -62,6 +73,14 @@ struct Reader {
         return TransferPage(
             filter: filter, rows: rows, total: total, page: page, perPage: perPage, order: order,
             pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
+    }
+
+    /// Bytes per point of the window, per worker or per origin (`FleetView.throughputBy`).
+    func throughputBy(_ key: FleetView.ThroughputKey) throws -> [(name: String, bytes: [Int64])] {
+        let window = self.window
+        return try FleetView(db).throughputBy(key, minutes: window.minutes).map { line in
+            (line.name, window.points(line.bytes) { $0.reduce(0, +) })
+        }
     }
 
     /// One batch's page: its summary, failures by reason and a page of its transfers.

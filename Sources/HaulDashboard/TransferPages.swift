@@ -107,15 +107,15 @@ enum TransferPages {
             <tr data-transfer-id="\(status.id)" data-state="\(status.state.rawValue)">\
             \(view.canAct ? "<td><input type=\"checkbox\" data-select value=\"\(status.id)\" aria-label=\"select transfer \(status.id)\"></td>" : "")\
             <td><a href="/transfers/\(status.id)">\(status.id)</a></td>\
-            <td class="url"><span class="wrap">\(e(status.url))</span><small class="wrap">\(e(status.dest ?? "(named from the response)"))\
-            \(row.batch.map { " · batch " + e($0) } ?? "")</small></td>\
+            <td class="url"><div class="clip" title="\(e(status.url))"><span class="wrap">\(e(status.url))</span><small class="wrap">\(e(status.dest ?? "(named from the response)"))\
+            \(row.batch.map { " · batch " + e($0) } ?? "")</small></div></td>\
             <td><span class="state state-\(status.state.rawValue)" data-field="state">\(status.state.rawValue)</span></td>\
             <td class="progress">\(progress(status))</td>\
             <td data-label="Segments">\(segmentMap(row.segments))</td>\
             <td data-label="Rate" data-field="rate">\(rate(status))</td>\
             <td data-label="ETA" data-field="eta">\(eta(status).map(formatSeconds) ?? "")</td>\
             <td data-label="Attempts" data-field="attempts">\(status.attempts)</td>\
-            <td><span class="err wrap" data-field="error">\(e(status.error ?? ""))</span></td>\
+            <td><span class="err wrap" data-field="error" title="\(e(status.error ?? ""))">\(e(status.error ?? ""))</span></td>\
             <td>\(actions(status, view: view, back: back))</td></tr>
             """
     }

@@ -53,7 +53,8 @@ final class Housekeeper {
     }
 }
 
-/// Waits on `LISTEN haul_work` and wakes idle role threads when work is announced.
+/// Waits on `LISTEN haul_work` and wakes idle role threads when work is announced; tells
+/// `/healthz` when its connection breaks or opens.
 final class Listener {
     private let shared: WorkerShared
 
@@ -69,6 +70,7 @@ final class Listener {
                     let conn = try PostgresConnection(conninfo: shared.config.conninfo)
                     try conn.listen("haul_work")
                     connection = conn
+                    shared.metrics.databaseAnswered()
                     shared.announceWork()
                 }
                 // The stop signal ends the wait at once: the worker joins this thread when it
@@ -78,6 +80,9 @@ final class Listener {
                 }
             } catch {
                 connection = nil
+                // The listener's connection is the first to see the server go away: `/healthz`
+                // says so now, not at the next poll or heartbeat of an idle worker.
+                if let error = error as? PostgresError, error.connectionLost { shared.metrics.databaseLost(error.message) }
                 // Reconnect after a second, unless the worker stops meanwhile.
                 for _ in 0..<10 where !shared.isStopping() { Thread.sleep(forTimeInterval: 0.1) }
             }

@@ -69,6 +69,28 @@ extension WorkerFaultTests {
         #expect(try Harness.waitUntil(timeout: 30) { try WorkerStartTests.healthz(port).code == "200" }, "and ok once it is back")
     }
 
+    @Test("an idle worker that polls rarely says the database is lost as soon as its LISTEN connection breaks")
+    func healthzOfAnIdleWorker() throws {
+        let postgres = try PrivatePostgres()
+        defer { withExtendedLifetime(postgres) {} }
+        let url = try postgres.database()
+        let storage = Harness.temporaryDirectory("healthz-idle")
+        defer { try? FileManager.default.removeItem(atPath: storage) }
+        let port = Reliability.freePort()
+        // Polls every 10 s or more and beats every 20 s: neither would find the loss within 5 s.
+        let worker = try Child(
+            Harness.haulBinary, ["worker", "--storage", storage, "--poll-interval", "10s", "--lease", "60s", "--metrics-addr", "127.0.0.1:\(port)"],
+            environment: ["DATABASE_URL": url])
+        defer { worker.signal(SIGKILL) }
+        try #require(Harness.waitUntil(timeout: 30) { try WorkerStartTests.healthz(port).code == "200" })
+        Thread.sleep(forTimeInterval: 1)  // past the first poll
+
+        try postgres.stop()
+        #expect(try Harness.waitUntil(timeout: 5) { try WorkerStartTests.healthz(port).code == "503" }, "the lost database shows in /healthz at once")
+        try postgres.start()
+        #expect(try Harness.waitUntil(timeout: 30) { try WorkerStartTests.healthz(port).code == "200" }, "and ok once it is back")
+    }
+
     @Test("while PostgreSQL is down, downloads keep streaming to storage; the transfer completes when it is back")
     func streamsThroughOutage() throws {
         let postgres = try PrivatePostgres()

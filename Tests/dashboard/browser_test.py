@@ -12,8 +12,9 @@ the server (and prints, without asserting, how long the first render took); take
 Round two (issue 54): a batch's page lists its transfers; cancel on a batch asks first (dismissing
 changes nothing, accepting cancels all and the page shows it); bulk selection asks first too; an
 origin paused at 0 from the Hosts page runs no segment and runs again once resumed; the charts'
-axes are labelled; stopping a private PostgreSQL (initdb'd by the test, never the shared one)
-shows an alert on the open page within 10 s, and starting it again clears it.
+axes are labelled, over a chosen window too; pages fit a phone's width; stopping a private PostgreSQL (initdb'd by the test, never the shared one)
+shows an alert on the open page within 10 s, and starting it again clears it; so does a
+dashboard that hangs (SIGSTOP).
 
 Usage: browser_test.py HAUL_BINARY [STEP...]   (reads HAUL_TEST_DATABASE_URL, HAUL_TEST_ORIGIN, HAUL_TEST_DOCROOT)
 With STEP names (see STEPS) only those run, after the login; without, all of them.
@@ -21,6 +22,7 @@ With STEP names (see STEPS) only those run, after the login; without, all of the
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -233,6 +235,14 @@ def paging(driver, context):
     expected = psql(db_url, "SELECT count(*) FROM transfers")
     check(len(rows) == 50 and total == expected, "the page shows 50 of %s transfers (server-side paging)" % total)
     check(driver.find_elements(By.CSS_SELECTOR, '.pager a[data-page-link="2"]'), "the pager links page numbers")
+    # A compact table, a line a row: scrolled to its first row, a 1280×900 window shows at least 25 whole rows (7 before round two, 15 before this).
+    driver.execute_script("document.querySelector('tr[data-transfer-id]').scrollIntoView()")
+    shown = driver.execute_script("return Array.from(document.querySelectorAll('tr[data-transfer-id]'))"
+                                  ".filter((r) => { const b = r.getBoundingClientRect(); return b.top >= 0 && b.bottom <= innerHeight; }).length")
+    check(shown >= 25, "a compact table: %d whole rows in a 1280×900 window" % shown)
+    width = driver.execute_script("const box = document.querySelector('table.transfers').parentNode; return [box.scrollWidth, box.clientWidth]")
+    check(width[0] <= width[1], "and its rows fit 1280 px, failed and running ones too (%d of %d px)" % tuple(width))
+    screenshot(driver, "transfers-compact", 1280, 900, False)
     timing = driver.execute_script(
         "const n = performance.getEntriesByType('navigation')[0];"
         "const p = performance.getEntriesByName('first-contentful-paint')[0];"
@@ -296,11 +306,32 @@ def batch_confirm(driver, context):
     driver.execute_script("window.__before = 1")
     driver.find_element(By.CSS_SELECTOR, button).click()
     wait.until(alert_is_present()).accept()
-    wait.until(lambda d: d.execute_script("return window.__before === undefined"))  # rendered again once done
+    wait.until(lambda d: "cancel done" in d.find_element(By.ID, "flash").text)
     check(batch_states("weekly") == "canceled", "accepting cancels all of the batch")
-    states = {row.get_attribute("data-state") for row in driver.find_elements(By.CSS_SELECTOR, "tr[data-transfer-id]")}
-    check(states == {"canceled"}, "and the page shows them canceled at once: %s" % states)
+    wait.until(lambda d: {row.get_attribute("data-state") for row in d.find_elements(By.CSS_SELECTOR, "tr[data-transfer-id]")} == {"canceled"})
+    check("canceled 5" in driver.find_element(By.CSS_SELECTOR, 'div[data-batch="weekly"] [data-field="states"]').text, "the page shows them canceled")
+    check(not driver.find_element(By.CSS_SELECTOR, button).is_enabled(), "and its Cancel has nothing left to cancel")
+    check(driver.execute_script("return window.__before") == 1, "without a reload")
     check("cancel done for 5 transfers" in driver.find_element(By.ID, "flash").text, "the page says what was done")
+
+    # On the list of batches too: the row shows the new state once the action is done, in place.
+    paused_batch("monthly", 4)
+    driver.get(base + "/batches")
+    driver.execute_script("window.__before = 1")
+    row = driver.find_element(By.CSS_SELECTOR, 'tr[data-batch="monthly"]')
+    row.find_element(By.CSS_SELECTOR, 'button[data-action="cancel"]').click()
+    alert = wait.until(alert_is_present())
+    check(alert.text == "Cancel 4 transfers of batch monthly?", "the list asks too: %r" % alert.text)
+    alert.accept()
+    wait.until(lambda d: "canceled 4" in row.find_element(By.CSS_SELECTOR, '[data-field="states"]').text)
+    check(batch_states("monthly") == "canceled", "accepting on the list cancels all of the batch")
+    check(driver.execute_script("return window.__before") == 1, "and its row shows it without a reload")
+    check(not row.find_element(By.CSS_SELECTOR, 'button[data-action="cancel"]').is_enabled()
+          and row.find_element(By.CSS_SELECTOR, 'button[data-action="retry"]').is_enabled(), "its buttons follow: Retry now, no Cancel")
+    row.find_element(By.CSS_SELECTOR, 'button[data-action="retry"]').click()
+    alert = wait.until(alert_is_present())
+    check(alert.text == "Retry 4 transfers of batch monthly?", "the next question counts what the batch is now: %r" % alert.text)
+    alert.dismiss()
 
     # Bulk selection: two rows of a batch, cancel selected, asked first too.
     paused_batch("picked", 3)
@@ -315,11 +346,38 @@ def batch_confirm(driver, context):
     alert.dismiss()
     time.sleep(1)
     check(batch_states("picked") == "paused", "dismissing it changes nothing")
+    driver.execute_script("window.__before = 1")
     driver.find_element(By.CSS_SELECTOR, 'button[data-bulk-action="cancel"]').click()
     wait.until(alert_is_present()).accept()
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, 'tr[data-state="canceled"]')) == 2)
+    check(driver.execute_script("return window.__before") == 1, "the rows show it without a reload")
+    check("canceled 2" in driver.find_element(By.CSS_SELECTOR, 'div[data-batch="picked"] [data-field="states"]').text, "and so do the batch's counts")
     canceled = set(psql(db_url, "SELECT id FROM transfers WHERE state = 'canceled' AND batch_id = (SELECT id FROM batches WHERE name = 'picked')").split())
     check(canceled == picked, "accepting cancels the selected transfers, and only them")
+
+
+def bulk_actions(driver, context):
+    """Every bulk action of the selection: pause, resume, cancel and retry, each asked first and shown in place."""
+    wait = WebDriverWait(driver, 30)
+    haul("host-limit", "set", "127.0.0.1:9", "0")  # nothing of the batch runs meanwhile: each state stays until the next action
+    try:
+        manifest = os.path.join(work, "bulk.txt")
+        with open(manifest, "w") as f:
+            f.write("\n".join("http://127.0.0.1:9/bulk-%d.bin bulk/%d.bin" % (n, n) for n in range(3)))
+        haul("enqueue", "--manifest", manifest, "--batch", "bulk")
+        driver.get(context["base"] + "/batches/bulk")
+        driver.execute_script("window.__before = 1")
+        for action, after in (("pause", "paused"), ("resume", "pending"), ("cancel", "canceled"), ("retry", "pending")):
+            driver.find_element(By.CSS_SELECTOR, "input[data-select-all]").click()
+            driver.find_element(By.CSS_SELECTOR, 'button[data-bulk-action="%s"]' % action).click()
+            alert = wait.until(alert_is_present())
+            check(alert.text == "%s 3 selected transfers?" % action.capitalize(), "%s selected asks first: %r" % (action, alert.text))
+            alert.accept()
+            wait.until(lambda d: {row.get_attribute("data-state") for row in d.find_elements(By.CSS_SELECTOR, "tr[data-transfer-id]")} == {after})
+            check(batch_states("bulk") == after, "%s selected: the three are %s, on the page and in the database" % (action, after))
+        check(driver.execute_script("return window.__before") == 1, "all without a reload")
+    finally:
+        haul("host-limit", "resume", "127.0.0.1:9")
 
 
 def origin_pause(driver, context):
@@ -339,6 +397,9 @@ def origin_pause(driver, context):
         check(psql(db_url, "SELECT state FROM transfers WHERE id = %d" % paused) == "pending"
               and psql(db_url, "SELECT count(*) FROM segments WHERE transfer_id = %d" % paused) == "0",
               "a transfer of the paused origin runs no segment")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-host="%s"] [data-field="paused"]' % host))
+        check(driver.find_elements(By.CSS_SELECTOR, 'tr[data-host="%s"] button[data-action="resume-origin"]' % host),
+              "the Hosts page says it is paused, and offers to resume it, without a reload")
         driver.get(base + "/hosts")
         check(driver.find_elements(By.CSS_SELECTOR, 'tr[data-host="%s"] [data-field="paused"]' % host), "the Hosts page says it is paused")
         driver.find_element(By.CSS_SELECTOR, 'tr[data-host="%s"] button[data-action="resume-origin"]' % host).click()
@@ -360,6 +421,8 @@ def charts(driver, context):
         wait_for(lambda: psql(db_url, "SELECT coalesce(sum(bytes), 0) FROM worker_throughput") != "0", 30, "a heartbeat to record the bytes")
     finally:
         os.remove(small)
+    # A worker that received 900 KiB/s five minutes ago: the y axis goes up to its widest labels (1000.0 KiB/s).
+    psql(db_url, "INSERT INTO worker_throughput VALUES ('chart-wide', date_trunc('minute', now()) - interval '5 minutes', %d)" % (900 * 1024 * 60))
     driver.get(context["base"] + "/")
     labels = [el.text for el in driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="throughput"] [data-axis] text')]
     check(any(label.endswith("/s") and label != "0 B/s" for label in labels) and "now" in labels and "−30 min" in labels
@@ -367,11 +430,48 @@ def charts(driver, context):
           "the throughput chart's axes are labelled, with units: %s" % labels)
     queue = driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="queue"] polyline')
     check(len(queue) == 2 and queue[0].get_attribute("points"), "the overview charts pending and downloading transfers over time")
+    overlaps = driver.execute_script(
+        "const svg = document.querySelector('svg[data-chart-kind=\"throughput\"]');"
+        "const title = Array.from(svg.querySelectorAll('text.axis-title')).find((t) => t.textContent === 'bytes/s').getBoundingClientRect();"
+        "return Array.from(svg.querySelectorAll('text:not(.axis-title)')).filter((t) => {"
+        "  const r = t.getBoundingClientRect(); return r.left < title.right && title.left < r.right && r.top < title.bottom && title.top < r.bottom;"
+        "}).map((t) => t.textContent);")
+    check(not overlaps, "the y axis's title overlaps none of its values: %s" % overlaps)
+    # A chosen window: 6 hours, one point per 5 minutes.
+    driver.find_element(By.CSS_SELECTOR, 'a[data-window="6h"]').click()
+    WebDriverWait(driver, 30).until(lambda d: d.current_url.endswith("/?window=6h"))
+    labels = [el.text for el in driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="throughput"] [data-axis] text')]
+    headings = [el.text for el in driver.find_elements(By.TAG_NAME, "h2")]
+    check("−3 h" in labels and "time ago (1 point per 5 minutes)" in labels and any(label.endswith("/s") and label != "0 B/s" for label in labels)
+          and "Bytes per second, last 6 hours" in headings, "the charts show a chosen window, 6 hours: %s" % labels)
+    points = driver.find_element(By.CSS_SELECTOR, '[data-chart="throughput"]').get_attribute("points").split()
+    check(len(points) == 72, "one point per 5 minutes (%d points)" % len(points))
+    time.sleep(2.5)  # a poll of the overview's twin for that window
+    check(len(driver.find_element(By.CSS_SELECTOR, '[data-chart="throughput"]').get_attribute("points").split()) == 72, "and still after polling")
     for path, kind in (("/hosts", "hosts"), ("/workers", "workers")):
         driver.get(context["base"] + path)
         lines = driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="%s"] polyline' % kind)
         axis = [el.text for el in driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="%s"] [data-axis] text' % kind)]
         check(lines and "bytes/s" in axis and "now" in axis, "%s has a throughput chart per %s with labelled axes" % (path, kind[:-1]))
+        driver.get(context["base"] + path + "?window=24h")
+        axis = [el.text for el in driver.find_elements(By.CSS_SELECTOR, 'svg[data-chart-kind="%s"] [data-axis] text' % kind)]
+        check("−18 h" in axis, "and over a chosen 24 hours: %s" % axis)
+
+
+def phone(driver, context):
+    # At a phone's width no page is wider than the screen, and a batch's or an origin's buttons are on it.
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+    try:
+        for path, button in (("/batches", 'tr[data-batch] button[data-action="cancel"]'), ("/hosts", 'tr[data-host] button[data-action$="-origin"]'),
+                             ("/", None), ("/transfers", None), ("/workers", None)):
+            driver.get(context["base"] + path)
+            width = driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+            check(width[0] <= width[1], "%s fits a phone's width (%d of %d px)" % (path, width[0], width[1]))
+            if button:
+                right = driver.execute_script("return document.querySelector(arguments[0]).getBoundingClientRect().right", button)
+                check(right <= width[1], "%s: its buttons are on the screen (right edge %d px)" % (path, right))
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def outage(driver, context):
@@ -396,6 +496,22 @@ def outage(driver, context):
         check(driver.title.startswith("Transfers"), "the error page turns into the page asked for: %r" % driver.title)
     finally:
         server.remove()
+
+
+def hung(driver, context):
+    """A dashboard that stops answering (stopped with SIGSTOP) shows on the open page too."""
+    base = start_dashboard(env, "dashboard-hung.log")
+    dashboard = children[-1]
+    log_in(driver, base)
+    driver.get(base + "/transfers")
+    try:
+        os.kill(dashboard.pid, signal.SIGSTOP)
+        wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, '[role="alert"]'), 15, "the alert within 15 s of the dashboard hanging")
+        text = driver.find_element(By.CSS_SELECTOR, '[role="alert"]').text
+        check("does not answer" in text, "a hung dashboard shows as an alert: %r" % text[:100])
+    finally:
+        os.kill(dashboard.pid, signal.SIGCONT)
+    wait_for(lambda: not driver.find_elements(By.CSS_SELECTOR, '[role="alert"]'), 20, "the alert to clear once it answers")
 
 
 class PrivatePostgres:
@@ -451,6 +567,16 @@ def screenshots(driver, context):
     print("screenshots in " + shots, flush=True)
 
 
+def quiet(driver, context):
+    # The pages load without an error in the console: no request answered 404 (a missing icon), no script error.
+    driver.get_log("browser")
+    for path in ("/", "/transfers", "/batches", "/workers", "/hosts"):
+        driver.get(context["base"] + path)
+        time.sleep(0.5)
+        errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        check(not errors, "%s loads without an error in the console: %s" % (path, errors[:2]))
+
+
 def check_console(driver):
     # Nothing the pages do breaks their own Content-Security-Policy, and no script error.
     problems = [entry["message"] for entry in driver.get_log("browser")
@@ -458,9 +584,9 @@ def check_console(driver):
     check(not problems, "no CSP violation or script error in the console: %s" % problems[:3])
 
 
-STEPS = [("live", live_and_cancel), ("forged-post", forged_post), ("hostile-text", hostile_text), ("paging", paging),
-         ("batch-page", batch_page), ("batch-confirm", batch_confirm), ("origin-pause", origin_pause), ("charts", charts),
-         ("screenshots", screenshots), ("outage", outage)]
+STEPS = [("quiet", quiet), ("live", live_and_cancel), ("forged-post", forged_post), ("hostile-text", hostile_text), ("paging", paging),
+         ("batch-page", batch_page), ("batch-confirm", batch_confirm), ("bulk-actions", bulk_actions), ("origin-pause", origin_pause), ("charts", charts),
+         ("phone", phone), ("screenshots", screenshots), ("outage", outage), ("hung", hung)]
 
 
 def forge_file_path():

@@ -54,9 +54,10 @@ enum WorkerCommand: Command {
                                 up to 4 periods while nothing turns up
           --poll-only           do not LISTEN (for PgBouncer in transaction mode)
           --metrics-addr HOST:PORT  serve Prometheus /metrics and /healthz there
-                                (healthz is 503 as soon as a statement finds the
-                                database unreachable, or it has not answered for three
-                                heartbeats, or the storage root stopped being writable)
+                                (healthz is 503 as soon as a statement or the LISTEN
+                                connection finds the database unreachable, or it has
+                                not answered for three heartbeats, or the storage root
+                                stopped being writable)
           --extract-max-size SIZE  refuse extractions past SIZE (default: 1032 times the archive's
                                 size); a transfer may ask for less, never more; always capped
                                 by a POSIX storage's free space less a reserve (5%, at most 1GiB)
