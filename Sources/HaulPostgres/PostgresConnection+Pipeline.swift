@@ -36,9 +36,10 @@ extension PostgresConnection {
     /// `query` calls in the open transaction.
     ///
     /// A `prepared` statement is prepared in the same round trip as its first run, under a
-    /// name derived from its text. Behind a pooler in transaction mode a later run may reach a
-    /// server session without it (or one that has it already): that statement did not run, so
-    /// it runs again unprepared, and this connection prepares nothing more.
+    /// name derived from its text, except behind a pooler (`throughPooler`) unless
+    /// `HAUL_PREPARED_STATEMENTS` is `always`. Should a later run reach a server session
+    /// without it (or one that has it already), that statement did not run, so it runs again
+    /// unprepared, and this connection prepares nothing more.
     /// - Returns: one result per statement, in order.
     public func pipelined(_ statements: [PipelinedStatement]) throws -> [PostgresResult] {
         if transactionDepth > 0 { return try statements.map { try query($0.sql, $0.parameters) } }

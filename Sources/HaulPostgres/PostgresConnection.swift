@@ -15,12 +15,22 @@ public final class PostgresConnection {
     var transactionDepth = 0
     /// Names of the statements prepared on this session (see `pipelined`); emptied on reconnect.
     var preparedNames: Set<String> = []
-    /// Turned off for good once a pooler showed that this connection's sessions change under it.
+    /// Turned off for good once a pooler showed that this connection's sessions change under
+    /// it, or at connect when `preparedStatements` says not to prepare behind the pooler found.
     var usesPreparedStatements = true
+    /// When `prepared` statements are prepared (`HAUL_PREPARED_STATEMENTS`).
+    let preparedStatements: PreparedStatements
+    /// Whether a pooler (PgBouncer, say) stands between this connection and the server: the
+    /// server session running its statements is not the one whose process id the connection
+    /// was given at startup (a pooler gives its clients keys of its own). Found at each connect.
+    /// Behind a pooler in transaction mode a session's state (`LISTEN`, prepared statements)
+    /// stays with a server session other clients then use, so callers keep none.
+    public private(set) var throughPooler = false
 
     /// Connects now, so that a wrong address is reported at once.
-    public init(conninfo: String) throws {
+    public init(conninfo: String, preparedStatements: PreparedStatements = .current) throws {
         self.conninfo = conninfo
+        self.preparedStatements = preparedStatements
         try connect()
     }
 
@@ -58,6 +68,18 @@ public final class PostgresConnection {
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         handle = conn
         try applySessionSettings()
+        try findPooler()
+        if !preparedStatements.prepares(throughPooler: throughPooler) { usesPreparedStatements = false }
+    }
+
+    /// Sets `throughPooler`: whether the server session's process id differs from the one the
+    /// connection was given at startup. PgBouncer, Odyssey and PgCat give their own.
+    private func findPooler() throws {
+        let result = PQexec(handle, "SELECT pg_backend_pid()")
+        defer { PQclear(result) }
+        guard PQstatus(handle) == CONNECTION_OK else { throw lostConnectionError() }
+        guard PQresultStatus(result) == PGRES_TUPLES_OK, PQntuples(result) == 1, let value = PQgetvalue(result, 0, 0) else { return }
+        throughPooler = Int32(String(cString: value)) != PQbackendPID(handle)
     }
 
     /// The settings every Haul session runs with (`SET`s rather than an `options` startup

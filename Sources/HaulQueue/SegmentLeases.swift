@@ -106,22 +106,31 @@ public struct SegmentLeases {
         case recorded
         /// Recorded, but an idle worker split the segment: it now ends after `length` bytes.
         case shortened(length: Int64)
-        /// Another worker holds the segment now, or it was reset: stop at once, write nothing more.
+        /// Another worker holds the segment now, or it was reset, or put back in the queue after
+        /// its lease ran out: stop at once, write nothing more.
         case leaseLost
         /// The transfer was canceled or paused: stop, release the segment, keep the bytes.
         case transferStopped(TransferState)
     }
 
     /// Records `bytesDone` (already durable on storage) and renews the lease.
+    ///
+    /// The fence is the lease token, as for a completion: a segment whose lease ran out (its
+    /// worker cut off from the database) and that the rescuer put back in the queue keeps its
+    /// holder's token until another worker claims it. Its holder's late checkpoint still records
+    /// the bytes, so whoever claims the segment next resumes after them, and then says
+    /// `leaseLost`: the holder stops, since the segment waits in the queue for a claim under the
+    /// origin's connection limit.
     /// - Parameter part: in the parts layout, this attempt's part file and its durable length.
     public func checkpoint(_ segment: ClaimedSegment, bytesDone: Int64, lease: Double, part: PartRecord?) throws -> Outcome {
         let progress = PipelinedStatement(
             """
-            UPDATE segments s SET bytes_done = least($3, coalesce(s.length, $3)), lease_expires_at = now() + make_interval(secs => $4), updated_at = now(),
+            UPDATE segments s SET bytes_done = least($3, coalesce(s.length, $3)), updated_at = now(),
+                   lease_expires_at = CASE WHEN s.state = 'running' THEN now() + make_interval(secs => $4) END,
                    rate = CASE WHEN now() > s.updated_at THEN greatest(0, least($3, coalesce(s.length, $3)) - s.bytes_done) / extract(epoch FROM now() - s.updated_at) END
             FROM transfers t
-            WHERE s.id = $1 AND s.lease_token = $2::uuid AND s.state = 'running' AND t.id = s.transfer_id
-            RETURNING t.state, s.length
+            WHERE s.id = $1 AND s.lease_token = $2::uuid AND s.state IN ('running', 'queued') AND t.id = s.transfer_id
+            RETURNING t.state, s.length, s.state = 'queued' AS requeued
             """, [segment.id, segment.leaseToken, bytesDone, lease], awaitDurableCommit: false, prepared: true, genericPlan: true)
         // A segment of the inplace layout is one statement (a fast download checkpoints many
         // times a second); a part file is recorded in the same transaction as the progress.
@@ -133,7 +142,7 @@ public struct SegmentLeases {
                 if let row, let part { try record(part.capped(atFileOffset: try row.optionalInt64("length").map { segment.offset + $0 }), for: segment) }
                 return row
             }
-        guard let row else { return .leaseLost }
+        guard let row, try !row.bool("requeued") else { return .leaseLost }
         let state = TransferState(rawValue: try row.string("state")) ?? .failed
         guard state == .downloading else { return .transferStopped(state) }
         if let length = try row.optionalInt64("length"), let claimed = segment.length, length < claimed { return .shortened(length: length) }

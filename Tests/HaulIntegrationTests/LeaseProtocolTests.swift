@@ -85,6 +85,26 @@ struct LeaseProtocolTests {
         #expect(running == 0, "no connection slot is left counted")
     }
 
+    @Test("a checkpoint after the lease ran out and was rescued, while nobody took the segment, records its bytes: the next claim resumes after them")
+    func checkpointAfterAnUntakenExpiry() throws {
+        let database = try TestDatabase()
+        _ = try Self.downloading(database, segments: 1)
+        let connection = try PostgresConnection(conninfo: database.url)
+        let leases = SegmentLeases(connection, workerID: "a")
+        let first = try #require(try leases.claim(limit: 1, lease: 60).first)
+        #expect(try leases.checkpoint(first, bytesDone: 1000, lease: 60, part: nil) == .recorded)
+        // Cut off from the database while it fetched: its lease ran out and a rescuer queued the segment.
+        try Self.expireLeases(connection)
+        #expect(try SegmentLeases.rescueExpired(on: connection) == 1)
+        #expect(try leases.checkpoint(first, bytesDone: 600_000, lease: 60, part: nil) == .leaseLost, "the holder stops: the segment waits for a claim")
+        let next = try #require(try SegmentLeases(connection, workerID: "b").claim(limit: 1, lease: 60).first)
+        #expect(next.id == first.id && next.bytesDone == 600_000, "the bytes the holder made durable are not fetched again")
+        // Taken over now: the first holder's reports change nothing.
+        #expect(try leases.checkpoint(first, bytesDone: 900_000, lease: 60, part: nil) == .leaseLost)
+        #expect(try connection.query("SELECT bytes_done FROM segments WHERE id = $1", [first.id]).first?.int64("bytes_done") == 600_000)
+        #expect(try connection.query("SELECT sum(busy) AS busy FROM origin_hosts").first?.int64("busy") == 1, "one slot, the new holder's")
+    }
+
     @Test("a worker whose lease moved on cannot start the transfer over: only the holder's report counts")
     func startOverNeedsTheLease() throws {
         let database = try TestDatabase()

@@ -58,6 +58,22 @@ struct OriginQuirkTests {
         #expect(stats.requests.contains { $0.number > shifted.number && $0.range == shifted.range }, "the same range is asked again")
     }
 
+    @Test("a Content-Range shifted past the file's end, validators unchanged, is a faulty answer retried, never a new version")
+    func shiftedPastTheEnd() throws {
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        // The last segment (64 KiB) answered 4 KiB further on: its range ends past the file's size.
+        let served = try origin.create("/shift-past-end.bin", size: 3 * Self.mib + 65536, ["shift_past_end": 4096])
+        let (cluster, id, worker) = try Self.start("shift-past-end", served)
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"])
+        #expect(cluster.sha256("out.bin") == served.sha256)
+        #expect(try cluster.generation(id) == 0, "a faulty answer is not a new version")
+        #expect(Reliability.logLines(worker, containing: "origin changed").isEmpty, "\(worker.stderr)")
+        let stats = try origin.stats(served.path)
+        let shifted = try #require(stats.requests.first { $0.fault == "shift_past_end" })
+        #expect(stats.requests.contains { $0.number > shifted.number && $0.range == shifted.range }, "the same range is asked again")
+    }
+
     // MARK: empty files
 
     @Test("an empty file whose origin answers a bare 416 is saved empty", arguments: ["worker", "get"])

@@ -16,6 +16,7 @@ final class DatabaseSession {
     /// - Parameter migrating: `haul migrate` itself, which must not require a current schema.
     init(migrating: Bool = false) throws {
         let environment = ProcessInfo.processInfo.environment
+        _ = try PreparedStatements.from(environment)
         var source = "DATABASE_URL"
         if let url = environment["DATABASE_URL"], !url.isEmpty {
             conninfo = url

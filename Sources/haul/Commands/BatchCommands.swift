@@ -112,15 +112,18 @@ enum WaitCommand: Command {
         /// - Returns: the exit status. - Throws: a lost connection, for the caller to reconnect.
         mutating func run(on connection: PostgresConnection) throws -> Int32 {
             // Workers notify when transfers finish: a script waits for the last file by a round trip,
-            // not by a polling period, and the database is not polled often meanwhile.
-            try connection.listen(TransferStore.finishedChannel)
-            defer { _ = try? connection.query("UNLISTEN *") }
+            // not by a polling period, and the database is not polled often meanwhile. Behind a
+            // pooler the LISTEN would stay on a server session other clients are then lent (and
+            // notices would not reach this one): there, wait only polls.
+            let listens = !connection.throughPooler
+            if listens { try connection.listen(TransferStore.finishedChannel) }
+            defer { if listens { _ = try? connection.query("UNLISTEN *") } }
             while true {
                 let polled = Date()
                 // Between reports a batch is checked with one cheap statement; the full summary only when it is done.
                 let due = Date().timeIntervalSince(lastReport) >= 5 || deadline.map { Date() >= $0 } == true
                 if let batch, !due, try Batches(connection).hasUnfinished(batch) == true {
-                    try WaitCommand.awaitFinished(connection, cost: Date().timeIntervalSince(polled), until: deadline)
+                    try WaitCommand.awaitFinished(connection, listening: listens, cost: Date().timeIntervalSince(polled), until: deadline)
                     continue
                 }
                 let (finished, failed, line) = try WaitCommand.poll(batch: batch, ids: ids, connection: connection)
@@ -138,7 +141,7 @@ enum WaitCommand: Command {
                     Output.error(line + (warning.map { "; warning: \($0)" } ?? ""))
                     lastReport = Date()
                 }
-                try WaitCommand.awaitFinished(connection, cost: cost, until: deadline)
+                try WaitCommand.awaitFinished(connection, listening: listens, cost: cost, until: deadline)
             }
         }
     }
@@ -147,10 +150,15 @@ enum WaitCommand: Command {
     /// a quarter second, or ten times what the last poll cost (at most a tenth of the time on
     /// the database when the batch is big), at most a second, and never past `deadline`. The
     /// polls catch final states that nobody notified (an older worker, a path without a notice).
-    private static func awaitFinished(_ connection: PostgresConnection, cost: Double, until deadline: Date?) throws {
+    /// A connection not `listening` (behind a pooler) sleeps until the next poll.
+    private static func awaitFinished(_ connection: PostgresConnection, listening: Bool, cost: Double, until deadline: Date?) throws {
         let period = min(1, max(0.25, cost * 10))
         let timeout = deadline.map { min(period, max(0, $0.timeIntervalSinceNow)) } ?? period
-        _ = try connection.waitForNotifications(timeout: timeout)
+        if listening {
+            _ = try connection.waitForNotifications(timeout: timeout)
+        } else {
+            Thread.sleep(forTimeInterval: timeout)
+        }
     }
 
     private static func poll(batch: String?, ids: [Int64], connection: PostgresConnection) throws -> (finished: Bool, failed: Bool, line: String) {

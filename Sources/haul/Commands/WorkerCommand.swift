@@ -52,7 +52,7 @@ enum WorkerCommand: Command {
           --grace DURATION      how long a graceful stop may take (default 10s)
           --poll-interval DURATION  idle poll period (default 1s); one lane polls, doubling
                                 up to 4 periods while nothing turns up
-          --poll-only           do not LISTEN (for PgBouncer in transaction mode)
+          --poll-only           do not LISTEN (the default behind a pooler)
           --metrics-addr HOST:PORT  serve Prometheus /metrics and /healthz there
                                 (healthz is 503 as soon as a statement or the LISTEN
                                 connection finds the database unreachable, or it has
@@ -95,6 +95,12 @@ enum WorkerCommand: Command {
         defer { session.close() }
         var config = WorkerConfig(conninfo: session.conninfo, storage: storage.root)
         try apply(arguments, to: &config)
+        if session.connection.throughPooler && !config.pollOnly {
+            // A LISTEN behind a pooler in transaction mode stays on a server session other
+            // clients are then lent, and its notices reach nobody: poll instead.
+            Log.info("the database is reached through a pooler: polling for work, as with --poll-only")
+            config.pollOnly = true
+        }
         if let store = storage.store {
             config.objectStore = store
         }

@@ -28,6 +28,10 @@ F_after defaults to 0 and F_times to "every request" unless said otherwise.
                              before going on                                         stall_times default 1
     shift=D                  answer ranged requests that do not start at byte 0 with a
                              Content-Range (and body) shifted by D bytes
+    shift_past_end=D         answer the first ranged request (shift_past_end_times of them) whose
+                             range shifted by D bytes would end past the file's end with that
+                             Content-Range, not clamped (`bytes 3149824-3215359/3211264`), and the
+                             body from the shifted start to the end of the file
     norange_after=N          after N requests, ignore Range and answer 200 with the whole file
     replace_after=N          after N requests the file is replaced (new content, ETag, Last-Modified;
                              size replace_size if given)
@@ -91,6 +95,7 @@ class Resource:
         self.count = 0
         self.healed = False
         self.log = []
+        self.used = {}  # faults limited by how often they struck, not by request numbers
         size = self.int("size", 1 << 20)
         self.versions = [Version(path, 0, size)]
         self.current = 0
@@ -111,6 +116,14 @@ class Resource:
         after = self.int(fault + "_after", 0)
         times = self.int(fault + "_times", default_times)
         return after < number <= after + times
+
+    def take(self, fault):
+        """Whether `fault` may strike once more (F_times of them, default 1), counting this one."""
+        with self.lock:
+            if self.healed or fault not in self.params or self.used.get(fault, 0) >= self.int(fault + "_times", 1):
+                return False
+            self.used[fault] = self.used.get(fault, 0) + 1
+            return True
 
     def next_number(self):
         """Counts a request and moves the file to the version it sees."""
@@ -307,6 +320,12 @@ class Handler(BaseHTTPRequestHandler):
                 last = min(max(first, last + shift), size - 1)
                 content_range = "bytes %d-%d/%d" % (first, last, size)
                 entry["fault"] = "shift"
+            elif first != 0 and "shift_past_end" in resource.params:
+                shift = resource.int("shift_past_end")
+                if first + shift < size <= last + shift and resource.take("shift_past_end"):
+                    content_range = "bytes %d-%d/%d" % (first + shift, last + shift, size)
+                    first, last = first + shift, size - 1
+                    entry["fault"] = "shift_past_end"
         entry["start"], entry["end"], entry["status"] = first, last, status
         length = last - first + 1 if size > 0 else 0
         entry["length"] = length
