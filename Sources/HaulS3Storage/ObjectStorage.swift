@@ -44,4 +44,24 @@ extension ObjectStore: Storage {
     public func discard(_ dest: String) throws {
         try client.deleteObject(bucket: location.bucket, key: key(for: dest))
     }
+
+    /// Starts the `UploadPart` of the segment (part number `index + 1`, its whole length), or the
+    /// `PutObject` of a single-request file. A `PutObject` is conditional on the object as it is
+    /// when the request starts, and carries the expected sha256 when there is one.
+    public func openSegment(_ target: SegmentTarget, writer: SegmentWriter) throws -> any SegmentSink {
+        let key = try key(for: target.dest)
+        if target.uploadID == nil, target.index == 0, let length = target.length, ObjectPlanning.isSingleRequest(size: target.fileSize) {
+            let put = try PartStream.putObject(
+                client: client, bucket: location.bucket, key: key, length: length, sha256: ObjectPart.expectedSHA256(target.expectedDigest),
+                contentType: target.contentType, metadata: ObjectSourceMark.metadata(for: target.url))
+            return ObjectSegmentSink(put, wholeObject: true)
+        }
+        guard let uploadID = target.uploadID, let length = target.length else {
+            throw HaulError(
+                .s3NoUpload, "\(target.name) has no S3 upload to be a part of",
+                hint: "was it planned by a worker on other storage? run \(target.retryCommand)")
+        }
+        let part = try PartStream(client: client, bucket: location.bucket, key: key, uploadID: uploadID, number: target.index + 1, length: length)
+        return ObjectSegmentSink(part, wholeObject: false)
+    }
 }

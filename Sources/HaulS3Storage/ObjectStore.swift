@@ -119,32 +119,14 @@ public struct ObjectStore: Sendable {
     }
 }
 
-/// Opening a segment's upload (S3 storage): a part of the transfer's multipart upload, or the
-/// whole object in one `PutObject` for a file below the part minimum.
+/// What a segment's upload sends along (S3 storage).
 public enum ObjectPart {
-    /// Starts the `UploadPart` of `segment` (part number `index + 1`, its whole length), or the
-    /// `PutObject` of a single-request file. A `PutObject` is conditional on the object as it is
-    /// when the request starts, and carries the expected sha256 when there is one.
-    public static func open(_ segment: ClaimedSegment, dest: String, store: ObjectStore) throws -> PartStream {
-        let key = try store.key(for: dest)
-        if segment.transfer.objectUploadID == nil, segment.index == 0, let length = segment.length,
-            ObjectPlanning.isSingleRequest(size: segment.transfer.size)
-        {
-            return try PartStream.putObject(
-                client: store.client, bucket: store.location.bucket, key: key, length: length, sha256: expectedSHA256(segment.transfer),
-                contentType: segment.transfer.contentType, metadata: ObjectSourceMark.metadata(for: segment.transfer.url))
-        }
-        guard let uploadID = segment.transfer.objectUploadID, let length = segment.length else {
-            throw HaulError(
-                .s3NoUpload, "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
-                hint: "was it planned by a worker on other storage? run \(segment.transfer.retryCommand)")
-        }
-        return try PartStream(client: store.client, bucket: store.location.bucket, key: key, uploadID: uploadID, number: segment.index + 1, length: length)
-    }
-
     /// The expected digest's bytes when it is a sha256 (the one digest S3 checks on a `PutObject`).
-    public static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? {
-        guard let text = info.expectedDigest, let expected = try? Checksum(parsing: text), expected.algorithm == .sha256 else { return nil }
+    public static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? { expectedSHA256(info.expectedDigest) }
+
+    /// The bytes of expected digest `text` (`algorithm:hex`) when it is a sha256.
+    public static func expectedSHA256(_ text: String?) -> [UInt8]? {
+        guard let text, let expected = try? Checksum(parsing: text), expected.algorithm == .sha256 else { return nil }
         return expected.bytes
     }
 }

@@ -44,6 +44,20 @@ public struct FolderStorage: Storage {
         guard unlink(path) == 0 || errno == ENOENT else { throw Errno.storageError(errno, "remove \(path)") }
     }
 
+    public func openSegment(_ target: SegmentTarget, writer: SegmentWriter) throws -> any SegmentSink {
+        let files = try TransferFiles(root: root, relative: target.dest)
+        if target.partFiles {
+            let name = TransferFiles.partName(relativeDest: target.dest, generation: target.generation, index: target.index, lease: target.lease)
+            try Directories.create(files.partsDirectory)
+            try writer.open(path: root.path + "/" + name, offset: 0, create: true, root: root)
+            return FileSegmentSink(writer: writer, partPath: name)
+        }
+        if let held = target.holding { try files.holdPartial(generation: target.generation, in: held) }
+        try files.confirmPartial(generation: target.generation, url: target.url)
+        try writer.open(path: files.partial(generation: target.generation), offset: target.offset + target.resumeAt, create: false, root: root)
+        return FileSegmentSink(writer: writer, partPath: nil)
+    }
+
     /// `seconds` since the epoch as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
     public static func httpDate(_ seconds: Int) -> String {
         var time = time_t(seconds)

@@ -30,6 +30,10 @@ public protocol Storage: Sendable {
     func firstSegment(requested: Int64) -> Int64
     /// Removes the file at `dest` (`--delete-after-upload`); nothing there is no error.
     func discard(_ dest: String) throws
+    /// Opens where segment `target`'s bytes go, from its resume point (`target.resumeAt`; a
+    /// storage with `atomicSegments` is given 0). `writer` is the lane's reusable buffered
+    /// writer, which a storage of files writes through.
+    func openSegment(_ target: SegmentTarget, writer: SegmentWriter) throws -> any SegmentSink
 }
 
 /// The ways storage backends differ, each named for what a caller does about it.
