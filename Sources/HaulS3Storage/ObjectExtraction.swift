@@ -15,14 +15,22 @@ import Synchronization
 /// Each key is recorded in the database under the finalizing lease before it is written. A failed
 /// extraction deletes the recorded objects and forgets them; a finalizer taking over from a
 /// crashed one first deletes what the earlier attempt recorded, then starts over.
-struct ObjectExtraction {
+public struct ObjectExtraction {
     let store: ObjectStore
     let database: any QueueDatabase
     let workerID: String
     let limits: ExtractionLimits
 
+    /// An extraction by worker `workerID` into `store`, within `limits`, recording on `database`.
+    public init(store: ObjectStore, database: any QueueDatabase, workerID: String, limits: ExtractionLimits) {
+        self.store = store
+        self.database = database
+        self.workerID = workerID
+        self.limits = limits
+    }
+
     /// Extracts the object of `dest` under `folder` (relative to the storage prefix). - Returns: objects written.
-    func run(_ claim: TransferLeases.Claim, dest: String, folder: String, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
+    public func run(_ claim: TransferLeases.Claim, dest: String, folder: String, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
         let transfer = claim.info.id
         let earlier = try removeRecorded(claim, shouldCancel: shouldCancel)
         if earlier > 0 { Log.info("removed the objects of an earlier extraction", [("transfer", String(transfer)), ("objects", String(earlier))]) }

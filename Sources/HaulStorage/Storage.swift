@@ -34,6 +34,13 @@ public protocol Storage: Sendable {
     /// storage with `atomicSegments` is given 0). `writer` is the lane's reusable buffered
     /// writer, which a storage of files writes through.
     func openSegment(_ target: SegmentTarget, writer: SegmentWriter) throws -> any SegmentSink
+    /// Puts finished `file` in place under its name, atomically: nothing is visible at the name
+    /// before, the exact bytes after. Its size (and digest, when asked) is verified; what is at
+    /// the name and not this transfer's to replace is refused (`fence.refuseOthers`). What must
+    /// be recorded meanwhile goes to `fence.record`. - Returns: the digest to record.
+    /// - Throws: `PartsLost` when stored pieces are gone (their segments are fetched again),
+    ///   `KeptMismatch` or `checksum-mismatch` when the digest differs.
+    func publish(_ file: FinishedFile, fence: any PublishFence) throws -> String?
 }
 
 /// The ways storage backends differ, each named for what a caller does about it.

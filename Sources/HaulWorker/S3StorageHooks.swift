@@ -5,8 +5,6 @@ import HaulS3Storage
 
 extension ResilientConnection: QueueDatabase {}
 
-extension LeaseKeeper: FinalizingLease {}
-
 extension BatchLeases: BatchFence {}
 
 extension ObjectPut: WholeFileSink {}
