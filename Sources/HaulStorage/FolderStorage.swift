@@ -33,6 +33,15 @@ public struct FolderStorage: Storage {
         return Occupant(location: path, mark: SourceMark.read(path, against: url), isFolder: attributes.st_mode & S_IFMT == S_IFDIR)
     }
 
+    public func unchangedFile(at dest: String, size: Int64, url: String) throws -> Occupant? {
+        let path = root.path + "/" + (try SafePath.validate(dest))
+        var attributes = stat()
+        guard stat(path, &attributes) == 0, Int64(attributes.st_size) == size, attributes.st_mode & S_IFMT == S_IFREG,
+            !SourceMark.changedSinceSealed(path)
+        else { return nil }
+        return try occupant(of: dest, url: url)
+    }
+
     public func readBack(_ dest: String, shouldStop: @escaping @Sendable () -> Bool) throws -> LocalCopy {
         LocalCopy(path: root.path + "/" + (try SafePath.validate(dest)))
     }
@@ -43,6 +52,22 @@ public struct FolderStorage: Storage {
         let path = root.path + "/" + (try SafePath.validate(dest))
         guard unlink(path) == 0 || errno == ENOENT else { throw Errno.storageError(errno, "remove \(path)") }
     }
+
+    public func prepare(_ file: PlannedFile, intend: (StorageIntent) throws -> Void) throws -> PreparedFile {
+        if file.inplace && file.hasSegments {
+            try TransferFiles(root: root, relative: file.dest).preparePartial(
+                size: file.size, generation: file.generation, url: file.url, holding: file.holding)
+        }
+        return PreparedFile(dest: file.dest, uploadID: nil)
+    }
+
+    public func abandon(_ prepared: PreparedFile) {}
+
+    public func openUploads() throws -> OpenUploads? { nil }
+
+    public func abortUpload(_ uploadID: String, dest: String) throws {}
+
+    public func abortUpload(_ upload: OpenUpload) throws {}
 
     public func openSegment(_ target: SegmentTarget, writer: SegmentWriter) throws -> any SegmentSink {
         let files = try TransferFiles(root: root, relative: target.dest)

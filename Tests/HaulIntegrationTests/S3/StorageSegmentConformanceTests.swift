@@ -34,20 +34,18 @@ import Testing
             place = base.place
         }
 
-        /// What the planner does before segments are written: size the partial file in place, or
-        /// open the multipart upload. - Returns: the upload's id, if one was opened.
+        /// What the planner has the storage do before segments are written (`Storage.prepare`):
+        /// size the partial file in place, or open the multipart upload, after saying so.
+        /// - Returns: the upload's id, if one was opened.
         func prepare(_ dest: String) throws -> String? {
-            switch kind {
-            case .inplace:
-                let root = try #require(storage as? FolderStorage).root
-                try TransferFiles(root: root, relative: dest).preparePartial(size: Int64(bytes.count), generation: 0, url: url)
-                return nil
-            case .parts: return nil
-            case .bucket:
-                let store = try #require(storage as? ObjectStore)
-                return try store.client.createUpload(
-                    bucket: store.location.bucket, key: try store.key(for: dest), metadata: ObjectSourceMark.metadata(for: url))
-            }
+            let planned = PlannedFile(
+                dest: dest, generation: 0, url: url, size: Int64(bytes.count), unknownLength: false, hasSegments: true, inplace: kind == .inplace,
+                contentType: nil, earlierUploadID: nil, earlierDest: nil, holding: nil)
+            var intents: [StorageIntent] = []
+            let prepared = try storage.prepare(planned) { intents.append($0) }
+            #expect(prepared.dest == dest)
+            #expect(intents.count == (prepared.uploadID == nil ? 0 : 1))
+            return prepared.uploadID
         }
 
         var bytes: [UInt8] { StorageSegmentConformanceTests.bytes }
@@ -160,6 +158,9 @@ import Testing
         defer { copy.remove() }
         #expect(try Data(contentsOf: URL(fileURLWithPath: copy.path)) == Data(Self.bytes))
         #expect(try fixture.storage.occupant(of: dest, url: Self.url)?.mark == .thisURL)
+        // A recorded version is trusted while the file is still it, at its size.
+        #expect(try fixture.storage.unchangedFile(at: dest, size: Int64(Self.bytes.count), url: Self.url)?.mark == .thisURL)
+        #expect(try fixture.storage.unchangedFile(at: dest, size: 1, url: Self.url) == nil)
         try fixture.storage.discard(dest)
         #expect(try fixture.storage.probe(dest) == nil)
     }
