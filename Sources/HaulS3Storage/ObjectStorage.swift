@@ -46,6 +46,10 @@ extension ObjectStore: Storage {
         min(max(requested, S3PartRules.minimumPart), S3PartRules.maximumPart)
     }
 
+    public func extract(_ request: ExtractionRequest, journal: any ExtractionJournal, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
+        try ObjectExtraction(store: self, journal: journal).run(request, shouldCancel: shouldCancel)
+    }
+
     public func discard(_ dest: String) throws {
         try client.deleteObject(bucket: location.bucket, key: key(for: dest))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HaulArchive
 import HaulCore
 
 /// A folder as `Storage` (layouts `inplace` and `parts`): a destination is the file
@@ -47,6 +48,22 @@ public struct FolderStorage: Storage {
     }
 
     public func firstSegment(requested: Int64) -> Int64 { requested }
+
+    public func extract(_ request: ExtractionRequest, journal: any ExtractionJournal, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
+        let file = try TransferFiles(root: root, relative: request.archive).destination
+        let target = try root.prepare(request.folder)
+        do {
+            let summary = try Extractor.extract(archive: file, to: target, limits: request.limits)
+            Log.info(
+                "extracted",
+                [("transfer", String(request.transferID)), ("to", request.folder), ("files", String(summary.files)), ("bytes", String(summary.bytes))])
+            return summary.files
+        } catch let error as HaulError {
+            throw HaulError(
+                error.code, "extracting \(request.archive) into \(request.folder) was refused: \(error.message)", hint: error.hint,
+                transient: error.isTransient)
+        }
+    }
 
     public func discard(_ dest: String) throws {
         let path = root.path + "/" + (try SafePath.validate(dest))

@@ -33,6 +33,12 @@ public protocol Storage: Sendable {
     /// The length of a plan's first segment for a transfer of segment size `requested`: that
     /// size on a folder, within a part's limits in a bucket.
     func firstSegment(requested: Int64) -> Int64
+    /// Extracts the published archive under its folder (`--extract`), under the same
+    /// hostile-archive rules everywhere; a folder that holds files, or a prefix that holds
+    /// objects, is refused. A storage that writes entries as they arrive records each in
+    /// `journal` first and removes what an earlier attempt recorded. Stops once `shouldCancel`
+    /// says so. - Returns: the files written.
+    func extract(_ request: ExtractionRequest, journal: any ExtractionJournal, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int
     /// Removes the file at `dest` (`--delete-after-upload`); nothing there is no error.
     func discard(_ dest: String) throws
     /// Readies `file` for its segments before its plan is written: sizes its partial file

@@ -37,19 +37,9 @@ struct FinalizerStages {
     /// `--extract` of the file published at `dest` into its folder.
     private func extract(_ dest: String) throws {
         let relative = try SafePath.validate(claim.info.options.extractTo ?? Extractor.defaultFolder(for: dest), what: "--extract-to")
-        if let store = shared.config.objectStore {
-            let extraction = ObjectExtraction(store: store, database: database, workerID: shared.config.workerID, limits: limits)
-            _ = try extraction.run(claim, dest: dest, folder: relative) { [keeper] in keeper.isLost }
-            return
-        }
-        let file = try TransferFiles(root: shared.config.storage, relative: dest).destination
-        let target = try shared.config.storage.prepare(relative)
-        do {
-            let summary = try Extractor.extract(archive: file, to: target, limits: limits)
-            Log.info("extracted", [("transfer", String(claim.info.id)), ("to", relative), ("files", String(summary.files)), ("bytes", String(summary.bytes))])
-        } catch let error as HaulError {
-            throw HaulError(error.code, "extracting \(dest) into \(relative) was refused: \(error.message)", hint: error.hint, transient: error.isTransient)
-        }
+        let request = ExtractionRequest(archive: dest, folder: relative, size: claim.info.size ?? 0, limits: limits, transferID: claim.info.id)
+        let journal = ExtractionRecorder(database: database, workerID: shared.config.workerID, claim: claim)
+        _ = try shared.config.backend.extract(request, journal: journal) { [keeper] in keeper.isLost }
     }
 
     /// The transfer's extraction limits, each capped by the worker's own.

@@ -1,4 +1,5 @@
 import Foundation
+import HaulArchive
 import HaulCore
 import HaulS3
 import HaulS3Storage
@@ -180,5 +181,49 @@ import Testing
         let copy = try fixture.storage.readBack(dest) { false }
         defer { copy.remove() }
         #expect(try String(contentsOfFile: copy.path, encoding: .utf8) == "another writer's file")
+    }
+}
+
+/// `Storage.extract`, the same contract on each backend: a published archive's entries land
+/// under the folder, recorded first where the storage writes them as they arrive; a folder that
+/// holds something already is refused.
+@Suite struct StorageExtractConformanceTests {
+    /// The test's journal: what the storage recorded.
+    final class Journal: ExtractionJournal, @unchecked Sendable {
+        private let lock = NSLock()
+        private var keys: [String] = []
+        var count: Int { lock.withLock { keys.count } }
+        func record(_ key: String) throws -> Bool { lock.withLock { keys.append(key) }; return true }
+        func recordUpload(_ key: String, uploadID: String?) throws -> Bool { true }
+        func recorded() throws -> [JournaledEntry] { [] }
+        func forgetRecorded() throws -> Bool { true }
+    }
+
+    /// A tar of `hello.txt` ("hello, archive"), as text (its headers are ASCII, its padding NULs).
+    static func tar() throws -> String {
+        let folder = NSTemporaryDirectory() + "haul-tar-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "hello, archive".write(toFile: folder + "/hello.txt", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["tar", "-C", folder, "--format=ustar", "-cf", folder + "/pack.tar", "hello.txt"]
+        try process.run()
+        process.waitUntilExit()
+        return try String(contentsOfFile: folder + "/pack.tar", encoding: .utf8)
+    }
+
+    @Test("an archive's entries land under the folder; a folder holding something is refused", arguments: StorageConformanceTests.Backend.allCases)
+    func extracts(_ backend: StorageConformanceTests.Backend) throws {
+        let fixture = try StorageConformanceTests.Fixture(backend)
+        let archive = try Self.tar()
+        try fixture.place("pack.tar", archive)
+        let journal = Journal()
+        let request = ExtractionRequest(archive: "pack.tar", folder: "out", size: Int64(archive.utf8.count), limits: ExtractionLimits(), transferID: 1)
+        #expect(try fixture.storage.extract(request, journal: journal) { false } == 1)
+        #expect(try fixture.storage.probe("out/hello.txt")?.size == 14)
+        #expect(journal.count == (fixture.storage.features.contains(.objectLayout) ? 1 : 0))
+        #expect(throws: HaulError.self) { try fixture.storage.extract(request, journal: Journal()) { false } }
+        #expect(try fixture.storage.probe("out/hello.txt")?.size == 14)
     }
 }
