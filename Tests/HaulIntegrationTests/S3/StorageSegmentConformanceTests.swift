@@ -125,9 +125,7 @@ import Testing
         try sink.flush()
         record(0, sink, resumed, etag: etag)
         sink.close()
-        var whole = try #require(recorded[0])
-        whole.bytesDone = Int64(firstLength)
-        return [whole, try #require(recorded[1])]
+        return [try #require(recorded[0]), try #require(recorded[1])]
     }
 
     static func finished(_ dest: String, kind: Kind, segments: [StoredSegment], uploadID: String?) -> FinishedFile {
@@ -181,6 +179,23 @@ import Testing
         let copy = try fixture.storage.readBack(dest) { false }
         defer { copy.remove() }
         #expect(try String(contentsOfFile: copy.path, encoding: .utf8) == "another writer's file")
+    }
+}
+
+extension StorageSegmentConformanceTests {
+    @Test("a part file gone before publishing is reported by its segment, and nothing is published")
+    func partsLost() throws {
+        let fixture = try Fixture(.parts)
+        let dest = "lost.bin"
+        let segments = try Self.streamOutOfOrder(fixture, dest: dest, uploadID: nil)
+        let root = try #require(fixture.storage as? FolderStorage).root
+        try FileManager.default.removeItem(atPath: root.path + "/" + (try #require(segments[1].parts.first)).path)
+        let lost = try #require(throws: PartsLost.self) {
+            try fixture.storage.publish(
+                Self.finished(dest, kind: .parts, segments: segments, uploadID: nil), fence: Fence(storage: fixture.storage, dest: dest))
+        }
+        #expect(lost.indexes == [1])
+        #expect(try fixture.storage.probe(dest) == nil)
     }
 }
 
