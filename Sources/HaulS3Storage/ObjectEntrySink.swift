@@ -3,6 +3,7 @@ import Foundation
 import HaulArchive
 import HaulCore
 import HaulS3
+import HaulStorage
 
 /// Extraction into a bucket: each file entry becomes the object `PREFIX/FOLDER/PATH`, streamed as
 /// it is decompressed. An entry up to one part long is one `PutObject`; a longer one a multipart
@@ -64,15 +65,6 @@ final class ObjectEntrySink: EntrySink, @unchecked Sendable {
             HaulError.Code.symlinkRefused, "refusing archive: entry '\(HaulError.printable(path))' is a symlink, which S3 storage cannot hold",
             hint: "extract it on a POSIX storage root, or repack it without symlinks")
     }
-}
-
-/// Where an extraction on S3 storage records what it writes, under the finalizing lease.
-protocol ExtractionJournal: Sendable {
-    /// Records `key` before anything is written to it. - Returns: false if the lease was lost.
-    func record(_ key: String) throws -> Bool
-    /// Records the multipart upload open for `key`, or with `nil` that it is closed.
-    /// - Returns: false if the lease was lost.
-    func recordUpload(_ key: String, uploadID: String?) throws -> Bool
 }
 
 /// One entry's object: bytes gather in an in-memory file of one part; a full part is sent (and

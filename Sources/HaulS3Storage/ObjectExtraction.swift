@@ -1,10 +1,8 @@
 import Foundation
 import HaulArchive
 import HaulCore
-import HaulQueue
 import HaulS3
 import HaulStorage
-import Synchronization
 
 /// `--extract` on S3 storage: the archive object is read once, front to back, with one `GET`, and
 /// the extractor streams each entry, under the same hostile-archive rules as on POSIX storage,
@@ -12,23 +10,23 @@ import Synchronization
 /// extracted as they arrive; a zip (its central directory is at its end) is first copied to a
 /// local spool file, unnamed, in the private `ScratchFolder` (the archive only, never its entries).
 ///
-/// Each key is recorded in the database under the finalizing lease before it is written. A failed
-/// extraction deletes the recorded objects and forgets them; a finalizer taking over from a
-/// crashed one first deletes what the earlier attempt recorded, then starts over.
+/// Each key is recorded in the worker's journal (the database, under the finalizing lease) before
+/// it is written. A failed extraction deletes the recorded objects and forgets them; a finalizer
+/// taking over from a crashed one first deletes what the earlier attempt recorded, then starts over.
 struct ObjectExtraction {
     let store: ObjectStore
-    let database: any QueueDatabase
-    let workerID: String
-    let limits: ExtractionLimits
+    let journal: any ExtractionJournal
 
-    /// Extracts the object of `dest` under `folder` (relative to the storage prefix). - Returns: objects written.
-    func run(_ claim: TransferLeases.Claim, dest: String, folder: String, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
-        let transfer = claim.info.id
-        let earlier = try removeRecorded(claim, shouldCancel: shouldCancel)
+    /// Extracts the archive object of `request` under its folder (relative to the storage
+    /// prefix). - Returns: objects written.
+    func run(_ request: ExtractionRequest, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
+        let transfer = request.transferID
+        let dest = request.archive
+        let folder = request.folder
+        let earlier = try removeRecorded(transfer, shouldCancel: shouldCancel)
         if earlier > 0 { Log.info("removed the objects of an earlier extraction", [("transfer", String(transfer)), ("objects", String(earlier))]) }
         try refuseOthers(under: folder, dest: dest)
         let name = dest.lastSlashComponent.map(String.init) ?? "archive"
-        let journal = Journal(database: database, workerID: workerID, claim: claim)
         let sink = ObjectEntrySink(
             client: store.client, prefix: S3Location(bucket: store.location.bucket, path: store.location.key(for: folder)),
             journal: journal, shouldCancel: shouldCancel)
@@ -38,9 +36,9 @@ struct ObjectExtraction {
             let reader = try ObjectReader(client: store.client, bucket: store.location.bucket, key: try store.key(for: dest))
             defer { reader.stop() }
             (summary, reading) = try Extractor.extract(
-                stream: reader, name: name, size: claim.info.size ?? 0, spool: store.scratch.unnamedFile(), into: sink, limits: limits)
+                stream: reader, name: name, size: request.size, spool: store.scratch.unnamedFile(), into: sink, limits: request.limits)
         } catch {
-            let removed = (try? removeRecorded(claim, shouldCancel: shouldCancel)) ?? 0
+            let removed = (try? removeRecorded(transfer, shouldCancel: shouldCancel)) ?? 0
             Log.info("removed the objects of a failed extraction", [("transfer", String(transfer)), ("objects", String(removed))])
             guard let error = error as? HaulError else { throw error }
             throw HaulError(error.code, "extracting \(dest) into \(folder) was refused: \(error.message)", hint: error.hint, transient: error.isTransient)
@@ -72,47 +70,15 @@ struct ObjectExtraction {
     ///
     /// Stops, between two objects, once the lease is known to be lost: the records then stay for
     /// the finalizer that holds it now, which deletes them before it writes anything.
-    private func removeRecorded(_ claim: TransferLeases.Claim, shouldCancel: () -> Bool) throws -> Int {
-        let objects = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: workerID).extractedObjects(of: claim) }
+    private func removeRecorded(_ transfer: Int64, shouldCancel: () -> Bool) throws -> Int {
+        let objects = try journal.recorded()
         guard !objects.isEmpty else { return 0 }
         for object in objects {
-            if shouldCancel() { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
+            if shouldCancel() { throw HaulError(.leaseLost, "another finalizer holds transfer \(transfer) now") }
             if let uploadID = object.uploadID { try store.client.abortUpload(bucket: store.location.bucket, key: object.key, uploadID: uploadID) }
             try store.client.deleteObject(bucket: store.location.bucket, key: object.key)
         }
-        guard try database.run(patient: true, { conn in try TransferLeases(conn, workerID: workerID).forgetExtractedObjects(claim) }) else {
-            throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now")
-        }
+        guard try journal.forgetRecorded() else { throw HaulError(.leaseLost, "another finalizer holds transfer \(transfer) now") }
         return objects.count
-    }
-}
-
-/// Records extracted keys and their open uploads one at a time (zip entries are written by
-/// several threads; the connection is not shared).
-private final class Journal: ExtractionJournal, @unchecked Sendable {
-    private let database: any QueueDatabase
-    private let workerID: String
-    private let claim: TransferLeases.Claim
-    private let lock = Mutex<Void>(())
-
-    init(database: any QueueDatabase, workerID: String, claim: TransferLeases.Claim) {
-        self.database = database
-        self.workerID = workerID
-        self.claim = claim
-    }
-
-    func record(_ key: String) throws -> Bool {
-        try locked { leases, claim in try leases.recordExtractedObject(claim, key: key) }
-    }
-
-    func recordUpload(_ key: String, uploadID: String?) throws -> Bool {
-        try locked { leases, claim in try leases.recordExtractedUpload(claim, key: key, uploadID: uploadID) }
-    }
-
-    /// Runs `write` on the journal's connection, one writer at a time.
-    private func locked(_ write: (TransferLeases, TransferLeases.Claim) throws -> Bool) throws -> Bool {
-        try lock.withLock { _ in
-            try database.run(patient: true) { conn in try write(TransferLeases(conn, workerID: workerID), claim) }
-        }
     }
 }

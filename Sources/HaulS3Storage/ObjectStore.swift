@@ -71,80 +71,16 @@ public struct ObjectStore: Sendable {
         }
         return fitted
     }
-
-    /// Aborts the multipart uploads of canceled and failed transfers. - Returns: how many.
-    @discardableResult
-    public func abortAbandoned(_ database: any QueueDatabase, scope: WorkScope, workerID: String) throws -> Int {
-        let abandoned = try database.run(patient: false) { conn in try ObjectUploads.abandoned(conn, scope: scope, workerID: workerID) }
-        for upload in abandoned {
-            try client.abortUpload(bucket: location.bucket, key: try key(for: upload.dest), uploadID: upload.uploadID)
-            try database.run(patient: false) { conn in try ObjectUploads.forget(conn, transferID: upload.transferID, uploadID: upload.uploadID) }
-            Log.info("aborted the S3 upload of a stopped transfer", [("transfer", String(upload.transferID))])
-        }
-        return abandoned.count
-    }
-
-    /// Aborts the uploads under the prefix that are provably Haul's and that no one will
-    /// complete (see `UploadKnowledge.verdict`): those recorded by a stopped transfer of any
-    /// worker, and those begun more than `grace` seconds ago at a key where the database says a
-    /// planner or extraction was about to open one that it never recorded. Uploads of other
-    /// hosts, fleets and tools under the same prefix are left alone. - Returns: how many.
-    @discardableResult
-    public func abortOrphans(_ database: any QueueDatabase, grace: Double) throws -> Int {
-        let bucket = location.bucket
-        let open = try client.listUploads(bucket: bucket, prefix: location.folder)
-        defer {
-            try? database.run(patient: false) { conn in
-                try ObjectUploads.pruneIntents(conn, bucket: bucket, olderThan: grace + 2 * UploadKnowledge.window)
-            }
-        }
-        guard !open.isEmpty else { return 0 }
-        let known = try database.run(patient: false) { conn in try ObjectUploads.known(conn, bucket: bucket, keys: Array(Set(open.map(\.key)))) }
-        let parser = ISO8601DateFormatter()
-        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let plain = ISO8601DateFormatter()
-        var aborted = 0
-        for upload in open {
-            let initiated = (parser.date(from: upload.initiated) ?? plain.date(from: upload.initiated))?.timeIntervalSince1970
-            let verdict = known.verdict(key: upload.key, uploadID: upload.uploadID, initiated: initiated, now: Date().timeIntervalSince1970, grace: grace)
-            guard verdict != .keep else { continue }
-            try client.abortUpload(bucket: bucket, key: upload.key, uploadID: upload.uploadID)
-            if case .abortStopped(let transfer) = verdict {
-                try database.run(patient: false) { conn in try ObjectUploads.forget(conn, transferID: transfer, uploadID: upload.uploadID) }
-            }
-            aborted += 1
-        }
-        if aborted > 0 { Log.info("aborted orphaned S3 uploads", [("count", String(aborted)), ("prefix", location.description)]) }
-        return aborted
-    }
 }
 
-/// Opening a segment's upload (S3 storage): a part of the transfer's multipart upload, or the
-/// whole object in one `PutObject` for a file below the part minimum.
+/// What a segment's upload sends along (S3 storage).
 public enum ObjectPart {
-    /// Starts the `UploadPart` of `segment` (part number `index + 1`, its whole length), or the
-    /// `PutObject` of a single-request file. A `PutObject` is conditional on the object as it is
-    /// when the request starts, and carries the expected sha256 when there is one.
-    public static func open(_ segment: ClaimedSegment, dest: String, store: ObjectStore) throws -> PartStream {
-        let key = try store.key(for: dest)
-        if segment.transfer.objectUploadID == nil, segment.index == 0, let length = segment.length,
-            ObjectPlanning.isSingleRequest(size: segment.transfer.size)
-        {
-            return try PartStream.putObject(
-                client: store.client, bucket: store.location.bucket, key: key, length: length, sha256: expectedSHA256(segment.transfer),
-                contentType: segment.transfer.contentType, metadata: ObjectSourceMark.metadata(for: segment.transfer.url))
-        }
-        guard let uploadID = segment.transfer.objectUploadID, let length = segment.length else {
-            throw HaulError(
-                .s3NoUpload, "segment \(segment.index) of transfer \(segment.transferID) has no S3 upload to be a part of",
-                hint: "was it planned by a worker on other storage? run \(segment.transfer.retryCommand)")
-        }
-        return try PartStream(client: store.client, bucket: store.location.bucket, key: key, uploadID: uploadID, number: segment.index + 1, length: length)
-    }
-
     /// The expected digest's bytes when it is a sha256 (the one digest S3 checks on a `PutObject`).
-    public static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? {
-        guard let text = info.expectedDigest, let expected = try? Checksum(parsing: text), expected.algorithm == .sha256 else { return nil }
+    public static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? { expectedSHA256(info.expectedDigest) }
+
+    /// The bytes of expected digest `text` (`algorithm:hex`) when it is a sha256.
+    public static func expectedSHA256(_ text: String?) -> [UInt8]? {
+        guard let text, let expected = try? Checksum(parsing: text), expected.algorithm == .sha256 else { return nil }
         return expected.bytes
     }
 }
@@ -167,27 +103,5 @@ public enum ObjectPlanning {
     public static func fit(_ plan: TransferLeases.Plan, info: TransferInfo, store: ObjectStore?) throws -> TransferLeases.Plan {
         guard store != nil else { return plan }
         return try ObjectStore.fit(plan, first: firstSegment(info, store: store), requested: info.segmentSize)
-    }
-
-    /// Opens the transfer's multipart upload and records it under the planning lease, aborting
-    /// the one an earlier plan opened (a restarted transfer starts its upload over). An empty
-    /// file needs none (the finalizer puts it), nor does a file below the part minimum (its one
-    /// segment is a `PutObject`). - Returns: false if the lease was lost.
-    public static func openUpload(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, database: any QueueDatabase) throws -> Bool {
-        let key = try store.key(for: plan.dest)
-        if let earlier = claim.info.objectUploadID {
-            try? store.client.abortUpload(bucket: store.location.bucket, key: claim.info.dest.flatMap { try? store.key(for: $0) } ?? key, uploadID: earlier)
-        }
-        guard !plan.ranges.isEmpty, plan.unknownLength || !isSingleRequest(size: plan.size) else { return true }
-        // Recorded first, so that the sweep knows the upload for Haul's own if this dies before recording it.
-        let intent = try database.run(patient: false) { conn in try ObjectUploads.intend(conn, bucket: store.location.bucket, key: key) }
-        let uploadID = try store.client.createUpload(
-            bucket: store.location.bucket, key: key, contentType: plan.contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
-        let recorded = try database.run(patient: false) { conn in
-            try TransferLeases(conn, workerID: "").recordObjectUpload(claim, uploadID: uploadID)
-        }
-        try? database.run(patient: false) { conn in try ObjectUploads.settle(conn, intent: intent) }
-        if !recorded { try? store.client.abortUpload(bucket: store.location.bucket, key: key, uploadID: uploadID) }
-        return recorded
     }
 }

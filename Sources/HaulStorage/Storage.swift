@@ -21,6 +21,11 @@ public protocol Storage: Sendable {
     /// files" rule, `OthersFiles`), `nil` when nothing is there; a symbolic link or a folder
     /// counts as something. Throws when the storage cannot be asked.
     func occupant(of dest: String, url: String) throws -> Occupant?
+    /// What is at `dest` when it is a file of `size` bytes that nothing changed since Haul
+    /// published it (on a folder, its seal holds; an object is never changed in place), with what
+    /// its mark says of `url`; `nil` otherwise. For trusting a recorded version (`-N` baselines).
+    /// Throws when the storage cannot be asked.
+    func unchangedFile(at dest: String, size: Int64, url: String) throws -> Occupant?
     /// The file at `dest` as a local file for what needs a path (`--upload-to`): the file itself
     /// on a folder, a copy read back into the private scratch folder from a bucket. Stops (and
     /// removes a copy) once `shouldStop` says so.
@@ -28,8 +33,40 @@ public protocol Storage: Sendable {
     /// The length of a plan's first segment for a transfer of segment size `requested`: that
     /// size on a folder, within a part's limits in a bucket.
     func firstSegment(requested: Int64) -> Int64
+    /// Extracts the published archive under its folder (`--extract`), under the same
+    /// hostile-archive rules everywhere; a folder that holds files, or a prefix that holds
+    /// objects, is refused. A storage that writes entries as they arrive records each in
+    /// `journal` first and removes what an earlier attempt recorded. Stops once `shouldCancel`
+    /// says so. - Returns: the files written.
+    func extract(_ request: ExtractionRequest, journal: any ExtractionJournal, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int
     /// Removes the file at `dest` (`--delete-after-upload`); nothing there is no error.
     func discard(_ dest: String) throws
+    /// Readies `file` for its segments before its plan is written: sizes its partial file
+    /// (layout `inplace`), or opens its multipart upload, aborting one an earlier plan opened.
+    /// `intend` is told first what is about to be made (`StorageIntent`), so that a sweep knows
+    /// it for Haul's own should this die before it is recorded.
+    /// - Returns: what to record under the planning lease.
+    func prepare(_ file: PlannedFile, intend: (StorageIntent) throws -> Void) throws -> PreparedFile
+    /// Undoes what `prepare` made when its record failed (the lease was lost): aborts the upload.
+    func abandon(_ prepared: PreparedFile)
+    /// The uploads open under the storage (`openUploads` feature), for the sweep of those no
+    /// transfer will complete; `nil` on a storage without them.
+    func openUploads() throws -> OpenUploads?
+    /// Aborts upload `uploadID`, which a transfer recorded for destination `dest`.
+    func abortUpload(_ uploadID: String, dest: String) throws
+    /// Aborts `upload`, which `openUploads` listed.
+    func abortUpload(_ upload: OpenUpload) throws
+    /// Opens where segment `target`'s bytes go, from its resume point (`target.resumeAt`; a
+    /// storage with `atomicSegments` is given 0). `writer` is the lane's reusable buffered
+    /// writer, which a storage of files writes through.
+    func openSegment(_ target: SegmentTarget, writer: SegmentWriter) throws -> any SegmentSink
+    /// Puts finished `file` in place under its name, atomically: nothing is visible at the name
+    /// before, the exact bytes after. Its size (and digest, when asked) is verified; what is at
+    /// the name and not this transfer's to replace is refused (`fence.refuseOthers`). What must
+    /// be recorded meanwhile goes to `fence.record`. - Returns: the digest to record.
+    /// - Throws: `PartsLost` when stored pieces are gone (their segments are fetched again),
+    ///   `KeptMismatch` or `checksum-mismatch` when the digest differs.
+    func publish(_ file: FinishedFile, fence: any PublishFence) throws -> String?
 }
 
 /// The ways storage backends differ, each named for what a caller does about it.
@@ -51,6 +88,9 @@ public struct StorageFeatures: OptionSet, Sendable {
     /// Every transfer is laid out as one multipart upload (`StorageLayout.s3`), whatever layout
     /// it asked for.
     public static let objectLayout = StorageFeatures(rawValue: 1 << 3)
+    /// Transfers leave uploads open (S3 multipart uploads) until they publish: those of stopped
+    /// transfers, and orphans nobody recorded, are swept (`openUploads`, `abortUpload`).
+    public static let openUploads = StorageFeatures(rawValue: 1 << 4)
 }
 
 /// What a probe found at a name.

@@ -32,16 +32,8 @@ enum ConditionalProbe {
     static func isKept(_ version: TransferLeases.PreviousVersion, url: String, config: WorkerConfig) -> Bool {
         guard let dest = try? SafePath.validate(version.dest) else { return false }
         do {
-            if let store = config.objectStore {
-                guard let head = try store.client.objectHead(bucket: store.location.bucket, key: store.key(for: dest)), head.size == version.size
-                else { return false }
-                return try OthersFiles.at(dest, url: url, storage: store, seen: store.occupant(head, of: dest, url: url)) { true } == nil
-            }
-            var attributes = stat()
-            guard stat(config.storage.path + "/" + dest, &attributes) == 0, Int64(attributes.st_size) == version.size,
-                attributes.st_mode & S_IFMT == S_IFREG, !changedSinceSealed(dest, config: config)
-            else { return false }
-            return try OthersFiles.at(dest, url: url, storage: config.backend) { true } == nil
+            guard let seen = try config.backend.unchangedFile(at: dest, size: version.size, url: url) else { return false }
+            return try OthersFiles.at(dest, url: url, storage: config.backend, seen: seen) { true } == nil
         } catch {
             return false
         }

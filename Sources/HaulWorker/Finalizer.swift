@@ -1,7 +1,6 @@
 import Foundation
 import HaulCore
 import HaulQueue
-import HaulS3Storage
 import HaulStorage
 
 /// The finalizer role: verify a transfer whose segments are all done, assemble it, check its
@@ -56,89 +55,49 @@ struct Finalizer: LaneRole {
     /// as asked; returns the digest to record.
     private func finalize(_ claim: TransferLeases.Claim, keeper: LeaseKeeper) throws -> String? {
         let config = shared.config
-        if let store = config.objectStore {
-            let limits = FinalizerStages.extractionLimits(claim.info.options, config: config)
-            let database = database
-            let finalizer = ObjectFinalizer(
-                workerID: config.workerID, store: store, database: database, extractionLimits: limits
-            ) { dest, claim in try OthersFiles.refuse(dest, of: claim, config: config, database: database) }
-            let digest = try finalizer.finalize(claim, keeper: keeper)
-            if claim.info.options.uploadTo != nil, let dest = claim.info.dest {
-                // The uploaders send a file: the object is read back into the private scratch folder.
-                let progress = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).progress(of: claim) }
-                let copy = try store.readBack(dest) { [shared] in shared.isStopping() || keeper.isLost }
-                defer { copy.remove() }
-                try FinalizerStages(shared: shared, database: database, claim: claim, keeper: keeper).upload(copy.path, progress: progress) {
-                    try store.discard(dest)
-                }
-            }
-            return digest
-        }
         guard let dest = claim.info.dest else { throw HaulError(.unplanned, "transfer \(claim.info.id) has no destination") }
-        let files = try TransferFiles(root: config.storage, relative: dest)
         let progress = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).progress(of: claim) }
         var digest: String?
         if progress.published {
             digest = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).publishedDigest(of: claim) }
         } else {
-            digest = try publish(claim, files: files, keeper: keeper, markedPublishing: progress.publishing)
+            digest = try publish(claim, dest: dest, keeper: keeper, markedPublishing: progress.publishing)
             let recorded = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).markPublished(claim, digest: digest) }
             guard recorded else { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
         }
-        try FinalizerStages(shared: shared, database: database, claim: claim, keeper: keeper).run(file: files.destination, progress: progress)
+        try FinalizerStages(shared: shared, database: database, claim: claim, keeper: keeper).run(dest: dest, progress: progress)
         return digest
     }
 
-    /// Builds the file from its segments, verifies size and digest, and renames it into place.
-    /// `keeper` renews the lease meanwhile; it is checked while copying and hashing and renewed
-    /// once more just before the rename, so a finalizer that lost its lease never publishes.
-    /// - Parameter markedPublishing: an earlier finalizer recorded that it set out to rename
-    ///   this generation's file (`markPublishing`), so a file at the destination may be its.
-    private func publish(_ claim: TransferLeases.Claim, files: TransferFiles, keeper keepAlive: LeaseKeeper, markedPublishing: Bool) throws -> String? {
+    /// Has the storage put the file in place from the segments recorded, verified (size and
+    /// digest). `keeper` renews the lease meanwhile, so a finalizer that lost its lease never
+    /// publishes. Segments whose stored pieces are gone are queued again.
+    /// - Parameter markedPublishing: an earlier finalizer recorded that it set out to publish
+    ///   this generation (`markPublishing`), so a file at the destination may be its.
+    private func publish(_ claim: TransferLeases.Claim, dest: String, keeper: LeaseKeeper, markedPublishing: Bool) throws -> String? {
         let config = shared.config
-        let dest = claim.info.dest ?? ""
-        let segments = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).segments(of: claim) }
-        let size = claim.info.size ?? segments.reduce(0) { $0 + $1.bytesDone }
-        if let short = segments.first(where: { $0.bytesDone != $0.length }) {
-            throw HaulError(.incomplete, "segment \(short.index) holds \(short.bytesDone) of \(short.length) bytes", hint: "run \(claim.info.retryCommand)")
-        }
-        let source: String
-        if segments.isEmpty {
-            source = files.partial(generation: claim.generation)
-            try files.preparePartial(size: 0, generation: claim.generation, url: claim.info.url, holding: shared.heldPartials(for: claim.info))
-        } else if claim.info.layout == .parts {
-            // Part paths come back from the database: they must pass the same rules as a --dest.
-            let pieces = try segments.flatMap { segment in
-                try segment.parts.map { Assembler.Piece(path: try config.storage.recorded($0.path), offset: $0.offset, length: $0.length) }
+        let backend = config.backend
+        let segments = try database.run { conn in
+            let leases = TransferLeases(conn, workerID: config.workerID)
+            let etags = backend.features.contains(.atomicSegments) ? try leases.partETags(of: claim) : []
+            let byIndex = Dictionary(etags.map { ($0.index, $0.etag) }, uniquingKeysWith: { first, _ in first })
+            return try leases.segments(of: claim).map { segment in
+                StoredSegment(
+                    index: segment.index, length: segment.length, bytesDone: segment.bytesDone,
+                    parts: segment.parts.map { StoredPart(path: $0.path, offset: $0.offset, length: $0.length) }, etag: byIndex[segment.index] ?? nil)
             }
-            let lost = segments.filter { segment in segment.parts.contains { Assembler.size(of: config.storage.path + "/" + $0.path) == nil } }
-            if !lost.isEmpty {
-                if markedPublishing, let earlier = try confirmEarlierPublish(claim, files: files, size: size, keepAlive: keepAlive) { return earlier.digest }
-                try refetch(lost.map(\.index), of: claim)
-            }
-            source = files.assembly(generation: claim.generation, lease: claim.leaseToken)
-            try Assembler.concatenate(pieces, into: source, root: config.storage, keepAlive: keepAlive.check)
-        } else {
-            source = files.partial(generation: claim.generation)
-            try files.confirmPartial(generation: claim.generation, url: claim.info.url)
         }
-        guard let actual = Assembler.size(of: source) else {
-            if markedPublishing, let earlier = try confirmEarlierPublish(claim, files: files, size: size, keepAlive: keepAlive) { return earlier.digest }
-            throw TransferFiles.partialGone(source)
+        let info = claim.info
+        let file = FinishedFile(
+            dest: dest, partFiles: info.layout == .parts, generation: claim.generation, lease: claim.leaseToken, url: info.url, announcedSize: info.size,
+            segments: segments, uploadID: info.objectUploadID, contentType: info.contentType, digestAlgorithm: info.digestAlgorithm,
+            expectsDigest: info.expectedDigest != nil, markedPublishing: markedPublishing, holding: shared.heldPartials(for: info), transferID: info.id,
+            retryCommand: info.retryCommand)
+        do {
+            return try backend.publish(file, fence: FinalizerFence(claim: claim, keeper: keeper, config: config, database: database))
+        } catch let lost as PartsLost {
+            try refetch(lost.indexes, of: claim)
         }
-        if actual > size { try Assembler.truncate(source, to: size, root: config.storage) }
-        guard actual >= size else {
-            throw HaulError(
-                .sizeMismatch, "\(dest) has \(actual) bytes on storage but the origin announced \(size)", hint: "run \(claim.info.retryCommand)")
-        }
-        let digest = try verifyDigest(claim, path: source, keepAlive: keepAlive.check)
-        try OthersFiles.refuse(dest, of: claim, config: config, database: database)
-        try keepAlive.renew()
-        let marked = try database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).markPublishing(claim) }
-        guard marked else { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
-        try Assembler.publish(source, from: claim.info.url, as: files, generation: claim.generation)
-        shared.heldPartials(for: claim.info)?.release(source)
-        return digest
     }
 
     /// Queues segments whose part files are gone again (the transfer goes back to downloading)
@@ -150,41 +109,6 @@ struct Finalizer: LaneRole {
         }
         guard requeued else { throw HaulError(.leaseLost, "another finalizer holds transfer \(claim.info.id) now") }
         throw HaulError(.partsMissing, reason, transient: true)
-    }
-
-    /// An earlier finalizer of this transfer, which recorded that it set out to publish, may have
-    /// renamed the file into place and lost its lease before recording it. If the destination
-    /// holds a file of the right size (and digest), that publish stands.
-    /// - Returns: `nil` if it does not check out.
-    private func confirmEarlierPublish(_ claim: TransferLeases.Claim, files: TransferFiles, size: Int64, keepAlive: LeaseKeeper) throws -> EarlierPublish? {
-        guard Assembler.size(of: files.destination) == size else { return nil }
-        let digest = try verifyDigest(claim, path: files.destination, keepAlive: keepAlive.check)
-        files.removeTemporaries(generation: claim.generation)
-        return EarlierPublish(digest: digest)
-    }
-
-    /// A publish an earlier finalizer made, confirmed, with the digest to record.
-    private struct EarlierPublish {
-        let digest: String?
-    }
-
-    /// The digest of the file at `path`, checked against the expected one.
-    /// - Throws: `KeptMismatch` when they differ.
-    private func verifyDigest(_ claim: TransferLeases.Claim, path: String, keepAlive: () throws -> Void) throws -> String? {
-        guard let algorithm = claim.info.digestAlgorithm else { return nil }
-        let actual = try Assembler.digest(of: path, algorithm: algorithm, root: shared.config.storage, keepAlive: keepAlive)
-        do {
-            return try claim.info.verified(actual)
-        } catch let error as HaulError where error.code == .checksumMismatch {
-            throw KeptMismatch(error: error, actual: actual.description)
-        }
-    }
-
-    /// A finished file whose digest is not the one expected, its bytes kept on storage.
-    private struct KeptMismatch: Error {
-        let error: HaulError
-        /// The digest the bytes have (`algorithm:hex`).
-        let actual: String
     }
 
     /// Fails `claim` for its digest; `computed`: the digest of the bytes kept, if they were.

@@ -17,35 +17,29 @@ struct FinalizerStages {
     /// Renews the finalizing lease meanwhile; an upload stops once it is lost.
     let keeper: LeaseKeeper
 
-    /// Runs the stages that are asked for and not yet done.
-    func run(file: String, progress: TransferLeases.Progress) throws {
+    /// Runs the stages that are asked for and not yet done, on the file published at `dest`.
+    func run(dest: String, progress: TransferLeases.Progress) throws {
         let options = claim.info.options
         if options.extract == true, !progress.extracted {
-            try extract(file)
+            try extract(dest)
             try keeper.check()
             try database.run(patient: true) { conn in try leases(conn).markExtracted(claim) }
         }
-        try upload(file, progress: progress) { unlink(file) }
+        guard let target = options.uploadTo else { return }
+        // The uploaders send a file: from a bucket, the object is read back into the private scratch folder.
+        let backend = shared.config.backend
+        let copy = try backend.readBack(dest) { [shared, keeper] in shared.isStopping() || keeper.isLost }
+        defer { copy.remove() }
+        try upload(copy.path, to: target, resumeURL: progress.uploadURL)
+        if options.deleteAfterUpload == true { try backend.discard(dest) }
     }
 
-    /// `--upload-to` of `file`, when asked; then, for `--delete-after-upload`, `delete` removes
-    /// the stored file (on S3 storage `file` is a local copy of the object, and `delete` the object).
-    func upload(_ file: String, progress: TransferLeases.Progress, delete: () throws -> Void) throws {
-        guard let target = claim.info.options.uploadTo else { return }
-        try upload(file, to: target, resumeURL: progress.uploadURL)
-        if claim.info.options.deleteAfterUpload == true { try delete() }
-    }
-
-    private func extract(_ file: String) throws {
-        guard let dest = claim.info.dest else { return }
+    /// `--extract` of the file published at `dest` into its folder.
+    private func extract(_ dest: String) throws {
         let relative = try SafePath.validate(claim.info.options.extractTo ?? Extractor.defaultFolder(for: dest), what: "--extract-to")
-        let target = try shared.config.storage.prepare(relative)
-        do {
-            let summary = try Extractor.extract(archive: file, to: target, limits: limits)
-            Log.info("extracted", [("transfer", String(claim.info.id)), ("to", relative), ("files", String(summary.files)), ("bytes", String(summary.bytes))])
-        } catch let error as HaulError {
-            throw HaulError(error.code, "extracting \(dest) into \(relative) was refused: \(error.message)", hint: error.hint, transient: error.isTransient)
-        }
+        let request = ExtractionRequest(archive: dest, folder: relative, size: claim.info.size ?? 0, limits: limits, transferID: claim.info.id)
+        let journal = ExtractionRecorder(database: database, workerID: shared.config.workerID, claim: claim)
+        _ = try shared.config.backend.extract(request, journal: journal) { [keeper] in keeper.isLost }
     }
 
     /// The transfer's extraction limits, each capped by the worker's own.

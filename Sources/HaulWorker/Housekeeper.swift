@@ -21,11 +21,12 @@ final class Housekeeper {
         var services: [any MaintenanceService] = [HeartbeatService(shared: shared, database: database), QueueSampler(shared: shared, database: database)]
         guard shared.config.roles.contains(.rescuer) else { return services }
         services += [LeaseRescuer(shared: shared, database: database), CanceledDataCleaner(shared: shared, database: database)]
-        if let store = shared.config.objectStore {
+        let backend = shared.config.backend
+        if backend.features.contains(.openUploads) {
             let sweeping = OrphanUploadSweeper.Config(environment: environment)
             for problem in sweeping.problems { Log.warning(problem) }
             services += [
-                UploadSettler(shared: shared, store: store, database: database), OrphanUploadSweeper(config: sweeping, store: store, database: database),
+                UploadSettler(shared: shared, database: database), OrphanUploadSweeper(config: sweeping, storage: backend, database: database),
             ]
         }
         let retention = RetentionPruner.Config(environment: environment)

@@ -1,10 +1,13 @@
+import Foundation
 import HaulCore
-import HaulS3Storage
+import HaulQueue
+import HaulStorage
 
-/// On S3 storage: every `HAUL_S3_ORPHAN_CHECK` aborts the uploads under the prefix that are
-/// Haul's but that no transfer will complete, once older than `HAUL_S3_ORPHAN_GRACE`
-/// (`ObjectStore.abortOrphans`: other tools' uploads are never touched), so no orphaned parts
-/// accrue charges. Its first sweep is at the start.
+/// On a storage that leaves uploads open (`StorageFeatures.openUploads`, S3): every
+/// `HAUL_S3_ORPHAN_CHECK` aborts the uploads under the prefix that are Haul's but that no
+/// transfer will complete, once older than `HAUL_S3_ORPHAN_GRACE` (`abortOrphans`: other
+/// tools' uploads are never touched), so no orphaned parts accrue charges. Its first sweep is
+/// at the start.
 final class OrphanUploadSweeper: MaintenanceService {
     /// What the sweeper reads from the environment.
     struct Config: Equatable {
@@ -31,18 +34,53 @@ final class OrphanUploadSweeper: MaintenanceService {
     let name = "orphan upload sweeper"
     let runsAtStart = true
     let config: Config
-    private let store: ObjectStore
+    private let storage: any Storage
     private let database: ResilientConnection
 
     var interval: Double { config.every }
 
-    init(config: Config, store: ObjectStore, database: ResilientConnection) {
+    init(config: Config, storage: any Storage, database: ResilientConnection) {
         self.config = config
-        self.store = store
+        self.storage = storage
         self.database = database
     }
 
     func runOnce() throws {
-        try store.abortOrphans(database, grace: config.grace)
+        try abortOrphans(grace: config.grace)
+    }
+
+    /// Aborts the uploads under the prefix that are provably Haul's and that no one will
+    /// complete (see `UploadKnowledge.verdict`): those recorded by a stopped transfer of any
+    /// worker, and those begun more than `grace` seconds ago at a key where the database says a
+    /// planner or extraction was about to open one that it never recorded. Uploads of other
+    /// hosts, fleets and tools under the same prefix are left alone. - Returns: how many.
+    @discardableResult
+    func abortOrphans(grace: Double) throws -> Int {
+        guard let listing = try storage.openUploads() else { return 0 }
+        let bucket = listing.container
+        let open = listing.uploads
+        defer {
+            try? database.run(patient: false) { conn in
+                try ObjectUploads.pruneIntents(conn, bucket: bucket, olderThan: grace + 2 * UploadKnowledge.window)
+            }
+        }
+        guard !open.isEmpty else { return 0 }
+        let known = try database.run(patient: false) { conn in try ObjectUploads.known(conn, bucket: bucket, keys: Array(Set(open.map(\.key)))) }
+        let parser = ISO8601DateFormatter()
+        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let plain = ISO8601DateFormatter()
+        var aborted = 0
+        for upload in open {
+            let initiated = (parser.date(from: upload.initiated) ?? plain.date(from: upload.initiated))?.timeIntervalSince1970
+            let verdict = known.verdict(key: upload.key, uploadID: upload.uploadID, initiated: initiated, now: Date().timeIntervalSince1970, grace: grace)
+            guard verdict != .keep else { continue }
+            try storage.abortUpload(upload)
+            if case .abortStopped(let transfer) = verdict {
+                try database.run(patient: false) { conn in try ObjectUploads.forget(conn, transferID: transfer, uploadID: upload.uploadID) }
+            }
+            aborted += 1
+        }
+        if aborted > 0 { Log.info("aborted orphaned S3 uploads", [("count", String(aborted)), ("prefix", storage.identity)]) }
+        return aborted
     }
 }

@@ -136,18 +136,34 @@ struct Planner: LaneRole {
             }
             try OthersFiles.refuse(plan.dest, of: claim, config: config, database: database)
         }
-        if let store = config.objectStore {
-            guard try ObjectPlanning.openUpload(plan, of: claim, store: store, database: database) else { return .lost }
-        } else if claim.info.layout == .inplace && !plan.ranges.isEmpty {
-            try TransferFiles(root: config.storage, relative: plan.dest).preparePartial(
-                size: plan.size, generation: claim.generation, url: claim.info.url, holding: shared.heldPartials(for: claim.info))
-        }
+        guard try prepare(plan, of: claim) else { return .lost }
         let result = try database.run { conn in
             try TransferLeases(conn, workerID: config.workerID).writePlan(claim, plan: plan, lease: config.lease, keepFirst: keepFirst)
         }
         // Every segment queued: this process's idle lanes take them without the NOTIFY's round trip.
         if case .queued = result { shared.announceWork() }
         return result
+    }
+
+    /// Has the storage ready the planned file (`Storage.prepare`) and records what it made under
+    /// the planning lease: an upload it opened, after the intent to open it (which a sweep reads
+    /// should this die in between). - Returns: false if the lease was lost (what was made is undone).
+    private func prepare(_ plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> Bool {
+        let backend = shared.config.backend
+        let info = claim.info
+        let planned = PlannedFile(
+            dest: plan.dest, generation: claim.generation, url: info.url, size: plan.size, unknownLength: plan.unknownLength,
+            hasSegments: !plan.ranges.isEmpty, inplace: info.layout == .inplace, contentType: plan.contentType, earlierUploadID: info.objectUploadID,
+            earlierDest: info.dest, holding: shared.heldPartials(for: info))
+        var intent: Int64?
+        let prepared = try backend.prepare(planned) { wanted in
+            intent = try database.run(patient: false) { conn in try ObjectUploads.intend(conn, bucket: wanted.container, key: wanted.name) }
+        }
+        guard let uploadID = prepared.uploadID else { return true }
+        let recorded = try database.run(patient: false) { conn in try TransferLeases(conn, workerID: "").recordObjectUpload(claim, uploadID: uploadID) }
+        if let intent { try? database.run(patient: false) { conn in try ObjectUploads.settle(conn, intent: intent) } }
+        if !recorded { backend.abandon(prepared) }
+        return recorded
     }
 
     /// A probe that failed: the transfer is retried after a backoff (or fails after its last

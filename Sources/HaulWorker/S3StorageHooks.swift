@@ -3,10 +3,6 @@ import HaulS3Storage
 
 // The worker's side of the S3 storage's hooks (`HaulS3Storage/WorkerHooks.swift`).
 
-extension ResilientConnection: QueueDatabase {}
-
-extension LeaseKeeper: FinalizingLease {}
-
 extension BatchLeases: BatchFence {}
 
 extension ObjectPut: WholeFileSink {}

@@ -1,8 +1,6 @@
 import Foundation
 import HaulCore
 import HaulQueue
-import HaulS3
-import HaulS3Storage
 import HaulStorage
 
 /// Thrown when the database says another worker owns the segment now: stop, write nothing more.
@@ -28,6 +26,9 @@ final class SegmentStream {
     private let config: WorkerConfig
     private let database: ResilientConnection
     private let checkpoints: CheckpointRecorder
+    /// Where segments go; asked, never told apart by type.
+    private let backend: any Storage
+    /// The lane's buffered writer, which a storage of files writes through (reused across segments).
     private let writer = SegmentWriter()
     private let progress: ProgressCounter
     private let metrics: WorkerMetrics
@@ -50,12 +51,10 @@ final class SegmentStream {
         /// `nil`: a body of unknown length, read to its end.
         let length: Int64?
     }
-    private var partPath: String?
-    /// On S3 storage, the part upload the segment streams into (instead of `writer`).
-    private var objectPart: PartStream?
-    /// Whether `objectPart` is the whole object (`PutObject`): its last byte then waits in
-    /// `heldByte` until the database confirms the lease (see `complete`).
-    private var putsWholeObject = false
+    /// Where the segment's bytes go (`Storage.openSegment`).
+    private var sink: (any SegmentSink)?
+    /// When the sink's last byte stores the whole file (`SegmentSink.lastByteCommits`), that
+    /// byte waits here until the database confirms the lease (see `sendHeldByte`).
     private var heldByte: UInt8?
     private var startDone: Int64 = 0
     private var lastCheckpoint = Date()
@@ -84,6 +83,7 @@ final class SegmentStream {
         self.config = shared.config
         self.database = database
         self.checkpoints = shared.checkpoints
+        self.backend = shared.config.backend
         self.progress = shared.progress
         self.metrics = shared.metrics
         self.heldPartials = shared.heldPartials(for:)
@@ -95,14 +95,14 @@ final class SegmentStream {
     var current: ClaimedSegment? { segment }
 
     /// Bytes durable or buffered for the current segment, counted from its first byte.
-    var position: Int64 { startDone + (objectPart?.bytesWritten ?? writer.bytesAccepted) + (heldByte == nil ? 0 : 1) }
+    var position: Int64 { startDone + (sink?.bytesWritten ?? 0) + (heldByte == nil ? 0 : 1) }
 
     /// Prepares to receive the segment's bytes from its resume point. A segment whose origin
     /// cannot serve ranges restarts from its first byte.
     func begin(_ claimed: ClaimedSegment) throws {
         var claimed = claimed
         // A part is atomic (an S3 part): its segment always re-sends it whole.
-        if (!claimed.transfer.acceptsRanges || config.backend.features.contains(.atomicSegments)) && claimed.bytesDone > 0 { claimed.bytesDone = 0 }
+        if (!claimed.transfer.acceptsRanges || backend.features.contains(.atomicSegments)) && claimed.bytesDone > 0 { claimed.bytesDone = 0 }
         segment = claimed
         ticket = nil
         tally = progress.tally(for: claimed.transferID)
@@ -113,24 +113,20 @@ final class SegmentStream {
         lastCheckpoint = Date()
         began = lastCheckpoint
         guard let dest = claimed.transfer.dest else { throw HaulError(.unplanned, "segment \(claimed.index) has no destination") }
-        if let store = config.objectStore {
-            heldByte = nil
-            putsWholeObject = claimed.transfer.objectUploadID == nil
-            objectPart = try ObjectPart.open(claimed, dest: dest, store: store)
-            return
-        }
-        let files = try TransferFiles(root: config.storage, relative: dest)
-        if claimed.transfer.layout == .parts {
-            let name = TransferFiles.partName(relativeDest: dest, generation: claimed.generation, index: claimed.index, lease: claimed.leaseToken)
-            try Directories.create(files.partsDirectory)
-            partPath = name
-            try writer.open(path: config.storage.path + "/" + name, offset: 0, create: true, root: config.storage)
-        } else {
-            partPath = nil
-            if let held = heldPartials(claimed.transfer) { try files.holdPartial(generation: claimed.generation, in: held) }
-            try files.confirmPartial(generation: claimed.generation, url: claimed.transfer.url)
-            try writer.open(path: files.partial(generation: claimed.generation), offset: claimed.offset + startDone, create: false, root: config.storage)
-        }
+        heldByte = nil
+        sink?.close()
+        sink = nil
+        sink = try backend.openSegment(Self.target(claimed, dest: dest, holding: heldPartials(claimed.transfer)), writer: writer)
+    }
+
+    /// What the storage needs to know of `claimed` to open its sink.
+    static func target(_ claimed: ClaimedSegment, dest: String, holding: HeldPartials?) -> SegmentTarget {
+        let transfer = claimed.transfer
+        return SegmentTarget(
+            dest: dest, partFiles: transfer.layout == .parts, generation: claimed.generation, index: claimed.index, offset: claimed.offset,
+            length: claimed.length, resumeAt: claimed.bytesDone, lease: claimed.leaseToken, url: transfer.url, fileSize: transfer.size,
+            uploadID: transfer.objectUploadID, contentType: transfer.contentType, expectedDigest: transfer.expectedDigest, holding: holding,
+            name: "segment \(claimed.index) of transfer \(claimed.transferID)", retryCommand: transfer.retryCommand)
     }
 
     /// Writes received bytes; hands over a checkpoint when one is due. A checkpoint that
@@ -184,17 +180,17 @@ final class SegmentStream {
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard objectPart != nil else { return try writer.write(bytes) }
-        let last = putsWholeObject && !bytes.isEmpty && position + Int64(bytes.count) == segment?.length ?? -1
+        guard let sink else { return }
+        let last = sink.lastByteCommits && !bytes.isEmpty && position + Int64(bytes.count) == segment?.length ?? -1
         try send(last ? UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 1)]) : bytes)
         if last { heldByte = bytes[bytes.count - 1] }
     }
 
     private func send(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let objectPart else { return }
-        // While S3 is behind, the origin's bytes wait here: the lease is renewed meanwhile.
+        guard let sink else { return }
+        // While the storage is behind, the origin's bytes wait here: the lease is renewed meanwhile.
         do {
-            try objectPart.write(bytes) { keepAlive() }
+            try sink.write(bytes) { keepAlive() }
         } catch let error as HaulError where error.code == .interrupted {
             throw stopReason ?? error
         }
@@ -224,19 +220,18 @@ final class SegmentStream {
     private func submit(completes: Bool, etag: String? = nil) throws -> CheckpointRecorder.Ticket? {
         report()
         guard let segment else { return nil }
-        if objectPart == nil { try writer.flush() }
+        try sink?.flush()
         let done = min(position, segment.length ?? position)
         bytesAtCheckpoint = position
         lastCheckpoint = Date()
-        let file = objectPart == nil ? writer.syncHandle : nil
+        let file = sink?.syncHandle
         let asks = !completes && fairStep(othersWait: nil) == .ask
         return checkpoints.submit(segment, file: file, bytesDone: done, part: part(length: done), etag: etag, completes: completes, asksWaiting: asks)
     }
 
-    /// Stops the S3 part upload, if any, without completing it.
-    private func dropObjectPart() {
-        objectPart?.abort()
-        objectPart = nil
+    /// Stops the segment's sink without completing it (an atomic segment's bytes are dropped).
+    private func dropUnfinished() {
+        sink?.drop()
         heldByte = nil
     }
 
@@ -270,18 +265,17 @@ final class SegmentStream {
             throw HaulError(.shortBody, "segment \(segment.index) ended after \(position) of \(length) bytes", transient: true)
         }
         try sendHeldByte()
-        let etag = try objectPart?.finish { _ = keepAlive() }
-        _ = try submit(completes: true, etag: etag)
-        objectPart = nil
-        writer.close()
+        let receipt = try sink?.finish { _ = keepAlive() }
+        _ = try submit(completes: true, etag: receipt?.etag)
+        sink?.close()
         self.segment = nil
         metrics.segmentsCompleted.increment()
     }
 
     /// What `FairShare` says of the current segment now. Only a segment whose rest a later
-    /// request can resume yields: a ranged one of known length, not an S3 part (a part is atomic).
+    /// request can resume yields: a ranged one of known length, not an atomic one (an S3 part).
     private func fairStep(othersWait: Bool?) -> FairShare.Step {
-        guard let fairShare, let segment, segment.transfer.acceptsRanges, objectPart == nil else { return .keep }
+        guard let fairShare, let segment, segment.transfer.acceptsRanges, !backend.features.contains(.atomicSegments) else { return .keep }
         let now = Date()
         let held = now.timeIntervalSince(began)
         return fairShare.step(
@@ -306,9 +300,9 @@ final class SegmentStream {
     /// claimed again after `delay` seconds.
     func release(after delay: Double = 0) {
         guard let segment else { return }
-        dropObjectPart()
+        dropUnfinished()
         let settled = (try? submit(completes: false))??.wait()
-        writer.close()
+        sink?.close()
         if case .leaseLost = settled {
             self.segment = nil
             return
@@ -320,9 +314,9 @@ final class SegmentStream {
     /// Records a failed attempt (with backoff) after saving what was received.
     func fail(_ error: HaulError) {
         guard let segment else { return }
-        dropObjectPart()
+        dropUnfinished()
         _ = (try? submit(completes: false))??.wait()
-        writer.close()
+        sink?.close()
         let delay = config.backoff.delay(afterAttempt: segment.attempts, retryAfter: error.retryAfter, jitter: Double.random(in: 0..<1))
         let maxAttempts = segment.transfer.options.maxAttempts ?? config.maxAttempts
         database.bestEffort("record the failed attempt of segment \(segment.id)") { conn in
@@ -342,13 +336,13 @@ final class SegmentStream {
     /// Drops the segment without touching its row (its lease is gone).
     func abandon() {
         report()
-        dropObjectPart()
-        writer.close()
+        dropUnfinished()
+        sink?.close()
         segment = nil
     }
 
     private func part(length: Int64) -> PartRecord? {
-        guard let partPath, let segment else { return nil }
+        guard let partPath = sink?.partPath, let segment else { return nil }
         return PartRecord(path: partPath, offset: segment.offset + startDone, length: length - startDone, replacesEarlierParts: startDone == 0)
     }
 

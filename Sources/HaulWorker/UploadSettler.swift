@@ -1,23 +1,36 @@
 import HaulCore
-import HaulS3Storage
+import HaulQueue
+import HaulStorage
 
-/// On S3 storage, at every round: aborts the multipart uploads of this worker's canceled and
-/// failed transfers at once.
+/// On a storage that leaves uploads open (`StorageFeatures.openUploads`, S3), at every round:
+/// aborts the uploads of this worker's canceled and failed transfers at once.
 final class UploadSettler: MaintenanceService {
     let name = "upload settler"
     let interval = 0.0
     let runsAtStart = true
     private let shared: WorkerShared
-    private let store: ObjectStore
     private let database: ResilientConnection
 
-    init(shared: WorkerShared, store: ObjectStore, database: ResilientConnection) {
+    init(shared: WorkerShared, database: ResilientConnection) {
         self.shared = shared
-        self.store = store
         self.database = database
     }
 
     func runOnce() throws {
-        try store.abortAbandoned(database, scope: shared.config.scope, workerID: shared.config.workerID)
+        try Self.abortAbandoned(shared.config, database: database)
+    }
+
+    /// Aborts the uploads of canceled and failed transfers (of `config`'s scope) and forgets
+    /// them. - Returns: how many.
+    @discardableResult
+    static func abortAbandoned(_ config: WorkerConfig, database: ResilientConnection) throws -> Int {
+        let backend = config.backend
+        let abandoned = try database.run(patient: false) { conn in try ObjectUploads.abandoned(conn, scope: config.scope, workerID: config.workerID) }
+        for upload in abandoned {
+            try backend.abortUpload(upload.uploadID, dest: upload.dest)
+            try database.run(patient: false) { conn in try ObjectUploads.forget(conn, transferID: upload.transferID, uploadID: upload.uploadID) }
+            Log.info("aborted the S3 upload of a stopped transfer", [("transfer", String(upload.transferID))])
+        }
+        return abandoned.count
     }
 }

@@ -220,12 +220,13 @@ public final class Worker: Sendable {
         return true
     }
 
-    /// On S3 storage, aborts the uploads of canceled and failed transfers now, on a connection of
-    /// its own (`haul get` calls it after its worker stopped, so a failed get leaves no upload open).
+    /// On a storage that leaves uploads open (S3), aborts the uploads of canceled and failed
+    /// transfers now, on a connection of its own (`haul get` calls it after its worker stopped,
+    /// so a failed get leaves no upload open).
     public func abortStoppedUploads() {
-        guard let store = shared.config.objectStore else { return }
+        guard shared.config.backend.features.contains(.openUploads) else { return }
         let database = shared.maintenanceDatabase(patient: true)
-        do { try store.abortAbandoned(database, scope: shared.config.scope, workerID: shared.config.workerID) } catch {
+        do { try UploadSettler.abortAbandoned(shared.config, database: database) } catch {
             Log.warning("could not abort S3 uploads of stopped transfers", [("error", "\(error)")])
         }
     }
