@@ -56,9 +56,13 @@ struct S3Bucket {
         var isSinglePut: Bool { etag == md5 }
     }
 
-    /// Stores `text` under `key` (as another writer would).
+    /// Stores `text` under `key` (as another writer would). The bytes go through a file: an
+    /// argument cannot carry a NUL, which a tar's padding holds.
     func put(_ key: String, _ text: String) throws {
-        _ = try check(["put", name, key, text])
+        let body = NSTemporaryDirectory() + "haul-put-" + UUID().uuidString
+        try Data(text.utf8).write(to: URL(fileURLWithPath: body))
+        defer { try? FileManager.default.removeItem(atPath: body) }
+        _ = try check(["put", name, key, body])
     }
 
     /// Puts random bytes of the same size over object `key` (a stranger's object, same size).

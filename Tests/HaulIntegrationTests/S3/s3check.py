@@ -65,7 +65,8 @@ def main(command, *args):
             s3.abort_multipart_upload(Bucket=args[0], Key=args[1], UploadId=u["UploadId"])
         result = len(uploads)
     elif command == "put":
-        result = s3.put_object(Bucket=args[0], Key=args[1], Body=args[2].encode())["ETag"]
+        with open(args[2], "rb") as body:
+            result = s3.put_object(Bucket=args[0], Key=args[1], Body=body.read())["ETag"]
     elif command == "scramble":
         size = s3.head_object(Bucket=args[0], Key=args[1])["ContentLength"]
         result = s3.put_object(Bucket=args[0], Key=args[1], Body=os.urandom(size))["ETag"]
