@@ -168,6 +168,15 @@ struct AddressPolicyRuleTests {
         #expect(AddressPolicy(denyPrivate: true).refusal(try #require(AddressPolicy.parse(text))) == nil)
     }
 
+    @Test func localhostNamesAreThoseOfRFC6761() {
+        for name in ["localhost", "localhost.", "LocalHost", "a.localhost", "x.y.LOCALHOST."] {
+            #expect(AddressPolicy.isLocalhostName(name), "\(name)")
+        }
+        for name in ["localhost.example", "mylocalhost", "localhost..", "127.0.0.1", "example.com."] {
+            #expect(!AddressPolicy.isLocalhostName(name), "\(name)")
+        }
+    }
+
     @Test("addresses are written back in their usual text, the longest IPv6 one included")
     func formatting() throws {
         for text in ["8.8.8.8", "255.255.255.255", "2606:4700::1111", "::ffff:8.8.8.8", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"] {
