@@ -144,4 +144,17 @@ struct CommandLineSecretsTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try origin.log().contains { $0.path == "/upload" && $0.headers["authorization"] == "Bearer s3cr3t-bearer-token" })
     }
+
+    @Test("haul upload --netrc-file and --netrc log in to the upload server with its host's entry")
+    func uploadNetrc() throws {
+        let origin = try HostileOrigin()
+        let directory = Harness.temporaryDirectory("upload-netrc")
+        let netrc = try Self.secretFile(directory, "netrc", "machine 127.0.0.1 login netrc-user password netrc-pass\n")
+        let payload = try Self.secretFile(directory, "payload.txt", "hello\n")
+        for (flags, environment) in [(["--netrc-file", netrc], [String: String]()), (["--netrc"], ["NETRC": netrc])] {
+            let result = try Run.haul(["upload", payload, origin.base + "/upload?by=\(flags[0])"] + flags, database: nil, environment: environment)
+            #expect(result.status == 0, "\(flags): \(result.stderr)")
+            #expect(try origin.log().contains { $0.path == "/upload?by=\(flags[0])" && $0.headers["authorization"] == Self.basic }, "\(flags)")
+        }
+    }
 }

@@ -76,7 +76,7 @@ enum TransferFlags {
     }
 
     /// The netrc of `--netrc-file FILE`, or of `--netrc` ($NETRC, else ~/.netrc), if asked for.
-    private static func netrc(_ arguments: Arguments) throws -> Netrc? {
+    static func netrc(_ arguments: Arguments) throws -> Netrc? {
         let environment = ProcessInfo.processInfo.environment
         let path: String
         if let file = arguments.value("--netrc-file") {
@@ -103,10 +103,16 @@ enum TransferFlags {
     /// that origin only (redirects elsewhere drop it), unless the URL has its own `user@` or
     /// an `Authorization` header was given: those win, as they do for curl.
     static func authorize(_ request: inout NewTransfer, from netrc: Netrc?) {
-        guard let netrc, let components = URLComponents(string: request.url), components.user == nil, let host = components.host,
-            !request.headers.contains(where: { $0.name.lowercased() == "authorization" }), let entry = netrc.entry(for: host)
-        else { return }
-        request.headers.append(Header(name: "Authorization", value: entry.basicAuthorization))
+        if let login = netrcLogin(for: request.url, headers: request.headers, from: netrc) { request.headers.append(login) }
+    }
+
+    /// The `Authorization` header the netrc gives `url`: its host's entry (or `default`), unless
+    /// the URL has its own `user@` or `headers` already hold an `Authorization`.
+    static func netrcLogin(for url: String, headers: [Header], from netrc: Netrc?) -> Header? {
+        guard let netrc, let components = URLComponents(string: url), components.user == nil, let host = components.host,
+            !headers.contains(where: { $0.name.lowercased() == "authorization" }), let entry = netrc.entry(for: host)
+        else { return nil }
+        return Header(name: "Authorization", value: entry.basicAuthorization)
     }
 
     /// Validates the URL and every shared flag; nothing touches the database.
