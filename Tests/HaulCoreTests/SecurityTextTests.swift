@@ -73,6 +73,7 @@ struct SecurityTextTests {
         ("\u{202A}\u{202B}\u{202C}\u{202D}\u{2066}\u{2067}\u{2068}\u{2069}\u{200E}\u{200F}\u{061C}", String(repeating: "\u{FFFD}", count: 11)),
         ("bell\u{07}nul\u{0}del\u{7F}bs\u{08}", "bell\u{FFFD}nul\u{FFFD}del\u{FFFD}bs\u{FFFD}"),
         ("two\nlines\r\nand\ttab", "two lines  and tab"),
+        ("forged\u{2028}2026-12-06 INFO ok\u{2029}end", "forged 2026-12-06 INFO ok end"),
         ("Grüße 日本 🚀 «ok» \u{A0}\u{200B}", "Grüße 日本 🚀 «ok» \u{A0}\u{200B}"),
     ]
 
