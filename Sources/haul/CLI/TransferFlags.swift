@@ -107,10 +107,13 @@ enum TransferFlags {
     }
 
     /// The `Authorization` header the netrc gives `url`: its host's entry (or `default`), unless
-    /// the URL has its own `user@` or `headers` already hold an `Authorization`.
+    /// the URL has its own `user:password@` or `headers` already hold an `Authorization`. A URL
+    /// with a user and no password (`https://alice@host/`) gets that user's password, as curl
+    /// gives it; the header then takes the place of the URL's empty password.
     static func netrcLogin(for url: String, headers: [Header], from netrc: Netrc?) -> Header? {
-        guard let netrc, let components = URLComponents(string: url), components.user == nil, let host = components.host,
-            !headers.contains(where: { $0.name.lowercased() == "authorization" }), let entry = netrc.entry(for: host)
+        guard let netrc, let components = URLComponents(string: url), components.password == nil, let host = components.host,
+            !headers.contains(where: { $0.name.lowercased() == "authorization" }),
+            let entry = netrc.entry(for: host, login: components.user.flatMap { $0.isEmpty ? nil : $0 })
         else { return nil }
         return Header(name: "Authorization", value: entry.basicAuthorization)
     }
