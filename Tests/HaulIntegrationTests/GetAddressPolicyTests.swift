@@ -46,7 +46,7 @@ struct GetAddressPolicyTests {
         let origin = try HostileOrigin()
         let database = try TestDatabase()
         for url in Self.loopbackSpellings(port: origin.port) where !url.contains("[") {
-            try Self.expectRefused(url, [], environment: ["HAUL_DENY_PRIVATE_ADDRESSES": "1"], database: database)
+            try Self.expectRefused(url, [], environment: ["HAUL_DENY_PRIVATE_ADDRESSES": url.contains("localhost") ? "on" : "1"], database: database)
         }
         #expect(try origin.log().isEmpty, "nothing reached the loopback origin")
     }
@@ -80,5 +80,10 @@ struct GetAddressPolicyTests {
             let result = try Run.haul(["get", "http://127.0.0.1:9/a", "-o", Harness.temporaryDirectory("deny-get-usage") + "/"] + extra, database: nil)
             #expect(result.status == 2 && result.stderr.hasPrefix("haul: ") && result.stderr.contains(message), "\(extra): \(result.stderr)")
         }
+        // A value that is neither on nor off is refused rather than read as off.
+        let typo = try Run.haul(
+            ["get", "http://127.0.0.1:9/a", "-o", Harness.temporaryDirectory("deny-get-usage") + "/"], database: nil,
+            environment: ["HAUL_DENY_PRIVATE_ADDRESSES": "enabled"])
+        #expect(typo.status == 2 && typo.stderr.contains("HAUL_DENY_PRIVATE_ADDRESSES='enabled' is neither on nor off"), "\(typo.stderr)")
     }
 }
