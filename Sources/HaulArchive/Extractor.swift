@@ -57,6 +57,11 @@ struct Limits {
     var maxSize: Int64
     var maxEntries: Int
     var maxRatio: Int64? = nil
+    /// Whether a sparse entry's holes count against `maxSize` where the sink writes them out as
+    /// zeros (`EntrySink.keepsHoles` false): only under a total that was asked for. The default
+    /// total is a multiple of the archive's size, which bounds what deflate can give but says
+    /// nothing of holes: a 1 GiB disk image of a few bytes is a 10 KiB GNU sparse tar.
+    var holesCount = true
     /// Why `maxSize` is what it is, for the refusal's hint.
     var sizeHint = "raise the limit (--max-size, --extract-max-size) if the archive is trusted"
 }
@@ -165,8 +170,8 @@ public enum Extractor {
             maxSize < limits.askedMaxSize(archiveSize: archiveSize)
             ? "that is the destination's free space less a reserve of \(reserve); free space on it"
             : limits.maxSize == nil
-                ? "the default is \(ExtractionLimits.deflateCeiling) times the archive's size, the most deflate expands data (a sparse file's holes are written out where they cannot stay holes); raise it (--max-size, --extract-max-size) if the archive is trusted"
+                ? "the default is \(ExtractionLimits.deflateCeiling) times the archive's size, the most deflate expands data; raise it (--max-size, --extract-max-size) if the archive is trusted"
                 : "raise the limit (--max-size, --extract-max-size) if the archive is trusted"
-        return Limits(maxSize: maxSize, maxEntries: limits.maxEntries, maxRatio: limits.maxRatio, sizeHint: hint)
+        return Limits(maxSize: maxSize, maxEntries: limits.maxEntries, maxRatio: limits.maxRatio, holesCount: limits.maxSize != nil, sizeHint: hint)
     }
 }

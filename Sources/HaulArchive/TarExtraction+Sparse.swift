@@ -5,7 +5,9 @@ extension TarExtraction {
     /// Writes a GNU sparse entry as the real file: each stored chunk at its offset, holes left as
     /// holes (zeros on a sink without holes), the file cut to its real size. Reads any map that precedes the data (old GNU extension
     /// blocks, the pax 1.0 map) and refuses a map that does not account for exactly the stored bytes.
-    /// Holes count against the size limit only where they are written out (`EntrySink.keepsHoles`).
+    /// Holes count against the size limit only where they are written out (`EntrySink.keepsHoles`)
+    /// and the limit was asked for (`Limits.holesCount`): the default, a multiple of the archive's
+    /// size, bounds stored data, and holes are not stored.
     func extractSparse(
         _ path: String, header: TarHeader, pax: SparseMap.PaxSparse?, size: Int64, mtime: Int64, _ source: any ByteSource,
         _ buffer: UnsafeMutableRawPointer, _ summary: inout ExtractionSummary, charged: inout Int64
@@ -15,7 +17,7 @@ extension TarExtraction {
             throw HaulError.corrupt("the sparse map of '\(HaulError.printable(path))' lists \(map.storedSize) bytes but the entry stores \(dataSize)")
         }
         summary.bytes += map.realSize
-        try charge(sink.keepsHoles ? map.storedSize : map.realSize, to: &charged)
+        try charge(sink.keepsHoles || !limits.holesCount ? map.storedSize : map.realSize, to: &charged)
         if let parent = EntryPath.ancestors(of: path).last { try sink.makeDirectory(parent, modificationTime: nil) }
         let file = try sink.createFile(path, sizeBound: map.realSize, executable: header.mode & 0o111 != 0, modificationTime: mtime)
         do {

@@ -110,6 +110,14 @@ public struct AddressPolicy: Sendable, Equatable {
         ("64:ff9b:1::/48", "a local-use NAT64 address"),
     ].map { (try! Network(parsing: $0.0), $0.1) }
 
+    /// Whether `host` is a name that always means this machine (RFC 6761): `localhost` or a name
+    /// under it, in any case, with or without the final dot (`localhost.`, `a.localhost`).
+    public static func isLocalhostName(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        return name == "localhost" || name.hasSuffix(".localhost")
+    }
+
     /// The bytes of a textual IPv4 or IPv6 address.
     public static func parse(_ text: String) -> [UInt8]? {
         var v4 = in_addr()

@@ -70,9 +70,12 @@ public struct Netrc: Sendable, Equatable {
     }
 
     /// The entry for `host`: the first `machine` naming it (case-insensitively), else `default`.
-    public func entry(for host: String) -> Entry? {
+    /// With `login` (a URL's `user@` without a password), only an entry of that login counts, as
+    /// curl looks up the password of the user a URL names.
+    public func entry(for host: String, login: String? = nil) -> Entry? {
         let host = host.lowercased()
-        return entries.first { $0.machine?.lowercased() == host } ?? entries.first { $0.machine == nil }
+        let candidates = login.map { login in entries.filter { $0.login == login } } ?? entries
+        return candidates.first { $0.machine?.lowercased() == host } ?? candidates.first { $0.machine == nil }
     }
 
     /// The tokens of one line, quotes and escapes resolved.

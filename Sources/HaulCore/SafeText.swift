@@ -9,23 +9,24 @@ public enum SafeText {
 
     /// Whether a scalar is unsafe to show: C0 controls (tab and line breaks included) and DEL,
     /// C1 controls (U+0080–U+009F, the 8-bit CSI U+009B among them), the bidi embeddings and
-    /// overrides (U+202A–U+202E), the bidi isolates (U+2066–U+2069) and the invisible direction
-    /// marks (U+200E, U+200F, U+061C).
+    /// overrides (U+202A–U+202E), the bidi isolates (U+2066–U+2069), the invisible direction
+    /// marks (U+200E, U+200F, U+061C) and the Unicode line and paragraph separators (U+2028,
+    /// U+2029), which log viewers and JSON readers in JavaScript take for line breaks.
     public static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: return true
+        case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C, 0x2028, 0x2029: return true
         default: return false
         }
     }
 
-    /// `text` as one line: tabs and line breaks become one space each (a multi-line message
+    /// `text` as one line: tabs and line breaks (U+2028 and U+2029 too) become one space each (a multi-line message
     /// stays readable on one line) and every other unsafe scalar becomes ``replacement``, so an
     /// escape sequence is left as harmless visible text (`ESC[2J` reads `�[2J`).
     public static func cleanLine(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
         var scalars = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            if scalar == "\n" || scalar == "\r" || scalar == "\t" {
+            if scalar == "\n" || scalar == "\r" || scalar == "\t" || scalar == "\u{2028}" || scalar == "\u{2029}" {
                 scalars.append(" ")
             } else {
                 scalars.append(isUnsafe(scalar) ? replacement : scalar)

@@ -11,14 +11,20 @@ public final class Dashboard: Sendable {
     let auth: DashboardAuth
     let pool: ConnectionPool
     let clock: @Sendable () -> Double
+    let sleep: @Sendable (Double) -> Void
     let sessions = SessionStore()
     let throttle = Mutex(LoginThrottle())
 
-    /// Serves through `pool` with the checks of `auth`; `clock` gives Unix seconds (tests set it).
-    public init(auth: DashboardAuth, pool: ConnectionPool, clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+    /// Serves through `pool` with the checks of `auth`; `clock` gives Unix seconds and `sleep`
+    /// waits that many seconds (tests set both: their sleep moves their clock).
+    public init(
+        auth: DashboardAuth, pool: ConnectionPool, clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
+        sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }
+    ) {
         self.auth = auth
         self.pool = pool
         self.clock = clock
+        self.sleep = sleep
     }
 
     /// Transfers per page unless `per` says otherwise (at most `maxPerPage`).
@@ -87,13 +93,13 @@ public final class Dashboard: Sendable {
     }
 
     /// Who sent `request`: a bearer token is a guess at the token like a login, so it is
-    /// throttled per client address in the same way (the failure says how long to wait); a
+    /// throttled per client address in the same way (the failure: it was refused unexamined); a
     /// session cookie counts only while its session is live on this server.
     private func identity(_ request: HTTPRequest) -> Result<DashboardAuth.Identity, Wait> {
-        let now = clock()
         let authorization = request.header("authorization")
         let bearer = authorization?.hasPrefix("Bearer ") == true && !auth.isReadOnly
-        if bearer, let wait = throttle.withLock({ $0.wait(request.clientAddress, now: now) }) { return .failure(Wait(seconds: wait)) }
+        if bearer, !admit(request.clientAddress) { return .failure(Wait(seconds: 1)) }
+        let now = clock()
         let identity = auth.identify(cookie: request.header("cookie"), authorization: authorization, now: now)
         switch identity {
         case .bearer: throttle.withLock { $0.succeeded(request.clientAddress) }
@@ -104,7 +110,19 @@ public final class Dashboard: Sendable {
         return .success(identity)
     }
 
-    /// Seconds a client address must wait before its next token is examined.
+    /// Whether a token from `address` may be examined: after holding the request as long as
+    /// the throttle says (`LoginThrottle`), or never, when another of its tokens is held.
+    private func admit(_ address: String) -> Bool {
+        switch throttle.withLock({ $0.admit(address, now: clock()) }) {
+        case .now: return true
+        case .after(let seconds):
+            sleep(seconds)
+            return true
+        case .busy: return false
+        }
+    }
+
+    /// Seconds a client address should wait before sending its next token.
     struct Wait: Error {
         let seconds: Double
     }
@@ -112,7 +130,7 @@ public final class Dashboard: Sendable {
     /// 429 with `Retry-After` (whole seconds, rounded up) for a throttled address.
     private func tooManyTries(_ wait: Wait, api: Bool) -> HTTPResponse {
         let seconds = Int(wait.seconds.rounded(.up))
-        let text = "too many wrong tokens from your address: wait \(seconds) s before trying again"
+        let text = "another token from your address is being examined: wait \(seconds) s before trying again"
         var response = api ? Reply.json(429, ["ok": false, "code": "too-many-tries", "error": text]) : Reply.page(429, Pages.login(error: text))
         response.headers.append(HTTPResponse.Header("Retry-After", String(seconds)))
         return response
@@ -130,8 +148,8 @@ public final class Dashboard: Sendable {
         if let origin = request.header("origin"), !DashboardAuth.originMatches(origin, host: request.header("host")) {
             return Reply.page(403, Pages.message("Refused", "cross-site login refused"))
         }
+        guard admit(request.clientAddress) else { return tooManyTries(Wait(seconds: 1), api: false) }
         let now = clock()
-        if let wait = throttle.withLock({ $0.wait(request.clientAddress, now: now) }) { return tooManyTries(Wait(seconds: wait), api: false) }
         let form = HTML.formFields(request.body)
         guard let token = form["token"], auth.tokenMatches(token) else {
             throttle.withLock { $0.failed(request.clientAddress, now: now) }

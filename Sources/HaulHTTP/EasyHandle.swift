@@ -10,6 +10,8 @@ final class EasyHandle {
     let pointer: UnsafeMutableRawPointer
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private var headers: UnsafeMutablePointer<curl_slist>?
+    /// The `CURLOPT_RESOLVE` entry of `pinLocalhost`, if any.
+    private var resolve: UnsafeMutablePointer<curl_slist>?
     private var context: TransferContext?
     private var url = ""
     private var lowestSpeed: LowestSpeed?
@@ -21,6 +23,7 @@ final class EasyHandle {
 
     deinit {
         curl_slist_free_all(headers)
+        curl_slist_free_all(resolve)
         curl_easy_cleanup(pointer)
         errorBuffer.deallocate()
     }
@@ -53,8 +56,22 @@ final class EasyHandle {
         if request.addressPolicy.denyPrivate {
             haul_easy_setopt_pointer(pointer, CURLOPT_OPENSOCKETDATA, unmanaged)
             haul_easy_setopt_opensocket_function(pointer, openSocketCallback)
+            pinLocalhost(request.url)
         }
         errorBuffer[0] = 0
+    }
+
+    /// Under the address policy, a name that always means this machine (`localhost.`,
+    /// `x.localhost`: `AddressPolicy.isLocalhostName`) goes to 127.0.0.1 whatever the resolver
+    /// says, so it is refused as that address; a resolver that does not know `localhost.`
+    /// would otherwise turn a refusal into a name that cannot be resolved, retried.
+    private func pinLocalhost(_ url: String) {
+        curl_slist_free_all(resolve)
+        resolve = nil
+        guard let components = URLComponents(string: url), let host = components.host, AddressPolicy.isLocalhostName(host) else { return }
+        let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
+        resolve = curl_slist_append(nil, "\(host):\(port):127.0.0.1")
+        haul_easy_setopt_slist(pointer, CURLOPT_RESOLVE, resolve)
     }
 
     /// Ends the request libcurl finished with `code`: the summary, or the error to throw (a

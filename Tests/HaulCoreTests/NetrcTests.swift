@@ -20,6 +20,14 @@ struct NetrcTests {
         #expect(netrc.entry(for: "c.example") == nil, "no default: no login for other hosts")
     }
 
+    @Test("a login asked for (a URL's user@) picks that login's entry for the host, else default's")
+    func entryOfALogin() {
+        let netrc = Netrc(parsing: "machine a.example login alice password pa55\nmachine a.example login bob password b0b\ndefault login bob password any\n")
+        #expect(netrc.entry(for: "a.example", login: "bob")?.password == "b0b")
+        #expect(netrc.entry(for: "other.example", login: "bob")?.password == "any")
+        #expect(netrc.entry(for: "a.example", login: "carol") == nil)
+    }
+
     @Test("default is for every host no machine names, wherever it stands")
     func defaultEntry() {
         let netrc = Netrc(parsing: "default login anonymous password guest@\nmachine a.example login alice password pa55\n")

@@ -73,6 +73,7 @@ struct SecurityTextTests {
         ("\u{202A}\u{202B}\u{202C}\u{202D}\u{2066}\u{2067}\u{2068}\u{2069}\u{200E}\u{200F}\u{061C}", String(repeating: "\u{FFFD}", count: 11)),
         ("bell\u{07}nul\u{0}del\u{7F}bs\u{08}", "bell\u{FFFD}nul\u{FFFD}del\u{FFFD}bs\u{FFFD}"),
         ("two\nlines\r\nand\ttab", "two lines  and tab"),
+        ("forged\u{2028}2026-12-06 INFO ok\u{2029}end", "forged 2026-12-06 INFO ok end"),
         ("Grüße 日本 🚀 «ok» \u{A0}\u{200B}", "Grüße 日本 🚀 «ok» \u{A0}\u{200B}"),
     ]
 
@@ -166,6 +167,15 @@ struct AddressPolicyRuleTests {
     @Test("public addresses pass", arguments: allowed)
     func publicAddresses(text: String) throws {
         #expect(AddressPolicy(denyPrivate: true).refusal(try #require(AddressPolicy.parse(text))) == nil)
+    }
+
+    @Test func localhostNamesAreThoseOfRFC6761() {
+        for name in ["localhost", "localhost.", "LocalHost", "a.localhost", "x.y.LOCALHOST."] {
+            #expect(AddressPolicy.isLocalhostName(name), "\(name)")
+        }
+        for name in ["localhost.example", "mylocalhost", "localhost..", "127.0.0.1", "example.com."] {
+            #expect(!AddressPolicy.isLocalhostName(name), "\(name)")
+        }
     }
 
     @Test("addresses are written back in their usual text, the longest IPv6 one included")

@@ -77,6 +77,11 @@ struct CommandLineSecretsTests {
             #expect(result.status == 0 && Self.size(output) == 200_000, "\(flags) \(environment): \(result.stderr)")
         }
         #expect(try origin.log().allSatisfy { $0.headers["authorization"] == Self.basic })
+        // A URL naming the user but not the password gets that user's password, as curl gives it.
+        let named = try Run.haul(
+            ["get", "-q", "http://netrc-user@127.0.0.1:\(origin.port)/auth/u.bin?size=1000", "-o", directory + "/named.bin", "--netrc-file", netrc],
+            database: database.url)
+        #expect(named.status == 0 && Self.size(directory + "/named.bin") == 1000, "\(named.stderr)")
         // curl reads a netrc others can read too; haul warns.
         let shared = try Self.secretFile(directory, "shared-netrc", "machine 127.0.0.1 login netrc-user password netrc-pass\n")
         chmod(shared, 0o644)
@@ -143,5 +148,18 @@ struct CommandLineSecretsTests {
         let result = try Run.haul(["upload", payload, origin.base + "/upload", "--header", "@" + headers], database: nil)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try origin.log().contains { $0.path == "/upload" && $0.headers["authorization"] == "Bearer s3cr3t-bearer-token" })
+    }
+
+    @Test("haul upload --netrc-file and --netrc log in to the upload server with its host's entry")
+    func uploadNetrc() throws {
+        let origin = try HostileOrigin()
+        let directory = Harness.temporaryDirectory("upload-netrc")
+        let netrc = try Self.secretFile(directory, "netrc", "machine 127.0.0.1 login netrc-user password netrc-pass\n")
+        let payload = try Self.secretFile(directory, "payload.txt", "hello\n")
+        for (flags, environment) in [(["--netrc-file", netrc], [String: String]()), (["--netrc"], ["NETRC": netrc])] {
+            let result = try Run.haul(["upload", payload, origin.base + "/upload?by=\(flags[0])"] + flags, database: nil, environment: environment)
+            #expect(result.status == 0, "\(flags): \(result.stderr)")
+            #expect(try origin.log().contains { $0.path == "/upload?by=\(flags[0])" && $0.headers["authorization"] == Self.basic }, "\(flags)")
+        }
     }
 }

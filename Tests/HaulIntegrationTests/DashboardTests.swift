@@ -150,15 +150,15 @@ import Testing
         #expect(try served.request("GET", "/api/overview", headers: [oldCookie]).status == 401)
         #expect(try served.request("GET", "/transfers", headers: [oldCookie]).status == 303)
 
-        // Wrong tokens from 127.0.0.1: after a few, the address must wait (429 with Retry-After).
+        // Wrong tokens from 127.0.0.1, one after another: after five, each is held until 0.1 s
+        // after the last (RouterTests proves the 10 s for 200), and examined: all are wrong.
         var statuses: [Int] = []
         for guess in 0..<12 {
             statuses.append(try served.request("POST", "/login", headers: ["Origin: \(served.base)"], form: "token=guess\(guess)").status)
         }
-        #expect(statuses.prefix(6).allSatisfy { $0 == 401 }, "\(statuses)")
-        #expect(statuses.last == 429, "\(statuses)")
-        #expect(try served.request("GET", "/api/overview", headers: ["Authorization: Bearer \(Self.token)"]).status == 429)
-        // Another address (127.0.0.2 is loopback too) is not slowed, and the token works from it.
+        #expect(statuses.allSatisfy { $0 == 401 }, "\(statuses)")
+        // The right token still works from the guessing address, and from another one.
+        #expect(try served.request("GET", "/api/overview", headers: ["Authorization: Bearer \(Self.token)"]).status == 200)
         let other = try Run.program(
             "/usr/bin/curl",
             [

@@ -7,12 +7,16 @@ import Testing
 /// refused with exit 1 and one line, nothing reaches the origin and nothing is written.
 @Suite("security: haul get address policy")
 struct GetAddressPolicyTests {
-    /// Loopback as URLs can spell it: short, hexadecimal, octal and decimal IPv4, IPv6 and its
-    /// IPv4-mapped, -compatible, NAT64 and 6to4 forms, and a name.
+    /// Loopback as URLs can spell it: short, hexadecimal, octal and decimal IPv4, `0.0.0.0`
+    /// (which Linux connects to this machine), IPv6 and its IPv4-mapped, -compatible, NAT64,
+    /// local-use NAT64, 6to4 and Teredo (server and client) forms, and names: `localhost.` and
+    /// `x.localhost.` are refused even where no resolver answers them (before 2026-12-06 they
+    /// failed as names that cannot be resolved, exit 4 after six attempts).
     static func loopbackSpellings(port: Int) -> [String] {
         [
             "127.0.0.1", "127.1", "127.0.1", "0x7f.1", "0x7f000001", "2130706433", "0177.0.0.1", "[::1]", "[::ffff:127.0.0.1]",
-            "[0:0:0:0:0:ffff:7f00:1]", "[::127.0.0.1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::1]", "localhost",
+            "[0:0:0:0:0:ffff:7f00:1]", "[::127.0.0.1]", "[64:ff9b::7f00:1]", "[64:ff9b:1::7f00:1]", "[2002:7f00:1::1]", "[2001:0:7f00:1::]",
+            "[2001:0:4136:e378:8000:63bf:80ff:fffe]", "0.0.0.0", "localhost", "localhost.", "LOCALHOST", "files.localhost.",
         ].map { "http://\($0):\(port)/file/secret?size=1000" }
     }
 
@@ -42,7 +46,7 @@ struct GetAddressPolicyTests {
         let origin = try HostileOrigin()
         let database = try TestDatabase()
         for url in Self.loopbackSpellings(port: origin.port) where !url.contains("[") {
-            try Self.expectRefused(url, [], environment: ["HAUL_DENY_PRIVATE_ADDRESSES": "1"], database: database)
+            try Self.expectRefused(url, [], environment: ["HAUL_DENY_PRIVATE_ADDRESSES": url.contains("localhost") ? "on" : "1"], database: database)
         }
         #expect(try origin.log().isEmpty, "nothing reached the loopback origin")
     }
@@ -53,7 +57,10 @@ struct GetAddressPolicyTests {
         let inside = try HostileOrigin(address: "127.0.0.1")
         let database = try TestDatabase()
         let allow = ["--deny-private-addresses", "--allow-network", "127.0.0.2/32"]
-        try Self.expectRefused(outside.base + "/redirect?to=http://127.0.0.1:\(inside.port)/file/secret?size=1000", allow, database: database)
+        for target in ["127.0.0.1", "localhost.", "[::1]", "0x7f.1"] {
+            let to = "http://\(target):\(inside.port)/file/secret?size=1000".addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            try Self.expectRefused(outside.base + "/redirect?to=" + to, allow, database: database)
+        }
         #expect(try inside.log().isEmpty, "nothing reached 127.0.0.1")
         #expect(try outside.log().contains { $0.path.hasPrefix("/redirect") })
 
@@ -73,5 +80,10 @@ struct GetAddressPolicyTests {
             let result = try Run.haul(["get", "http://127.0.0.1:9/a", "-o", Harness.temporaryDirectory("deny-get-usage") + "/"] + extra, database: nil)
             #expect(result.status == 2 && result.stderr.hasPrefix("haul: ") && result.stderr.contains(message), "\(extra): \(result.stderr)")
         }
+        // A value that is neither on nor off is refused rather than read as off.
+        let typo = try Run.haul(
+            ["get", "http://127.0.0.1:9/a", "-o", Harness.temporaryDirectory("deny-get-usage") + "/"], database: nil,
+            environment: ["HAUL_DENY_PRIVATE_ADDRESSES": "enabled"])
+        #expect(typo.status == 2 && typo.stderr.contains("HAUL_DENY_PRIVATE_ADDRESSES='enabled' is neither on nor off"), "\(typo.stderr)")
     }
 }

@@ -76,7 +76,7 @@ enum TransferFlags {
     }
 
     /// The netrc of `--netrc-file FILE`, or of `--netrc` ($NETRC, else ~/.netrc), if asked for.
-    private static func netrc(_ arguments: Arguments) throws -> Netrc? {
+    static func netrc(_ arguments: Arguments) throws -> Netrc? {
         let environment = ProcessInfo.processInfo.environment
         let path: String
         if let file = arguments.value("--netrc-file") {
@@ -103,10 +103,19 @@ enum TransferFlags {
     /// that origin only (redirects elsewhere drop it), unless the URL has its own `user@` or
     /// an `Authorization` header was given: those win, as they do for curl.
     static func authorize(_ request: inout NewTransfer, from netrc: Netrc?) {
-        guard let netrc, let components = URLComponents(string: request.url), components.user == nil, let host = components.host,
-            !request.headers.contains(where: { $0.name.lowercased() == "authorization" }), let entry = netrc.entry(for: host)
-        else { return }
-        request.headers.append(Header(name: "Authorization", value: entry.basicAuthorization))
+        if let login = netrcLogin(for: request.url, headers: request.headers, from: netrc) { request.headers.append(login) }
+    }
+
+    /// The `Authorization` header the netrc gives `url`: its host's entry (or `default`), unless
+    /// the URL has its own `user:password@` or `headers` already hold an `Authorization`. A URL
+    /// with a user and no password (`https://alice@host/`) gets that user's password, as curl
+    /// gives it; the header then takes the place of the URL's empty password.
+    static func netrcLogin(for url: String, headers: [Header], from netrc: Netrc?) -> Header? {
+        guard let netrc, let components = URLComponents(string: url), components.password == nil, let host = components.host,
+            !headers.contains(where: { $0.name.lowercased() == "authorization" }),
+            let entry = netrc.entry(for: host, login: components.user.flatMap { $0.isEmpty ? nil : $0 })
+        else { return nil }
+        return Header(name: "Authorization", value: entry.basicAuthorization)
     }
 
     /// Validates the URL and every shared flag; nothing touches the database.

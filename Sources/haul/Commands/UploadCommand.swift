@@ -26,6 +26,9 @@ enum UploadCommand: Command {
           --header 'Name: v'   extra request header (repeatable; credentials never printed)
           --header @FILE       the headers in FILE, one 'Name: value' a line ('#' comments):
                                a secret there is not in the command line, which ps shows
+          --netrc              log in with the entry for the URL's host in $NETRC or ~/.netrc
+                               (machine HOST login USER password PASS, or default)
+          --netrc-file FILE    the same from FILE
           --protocol P         multipart (default) or tus
           --chunk-size SIZE    tus PATCH size (default 8MiB)
           --resume URL         tus: continue this recorded upload URL
@@ -37,15 +40,20 @@ enum UploadCommand: Command {
     static func run(_ words: [String]) throws -> Int32 {
         let arguments = try Arguments(
             words,
-            options: ["--field", "--file-field", "--filename", "--type", "--header", "--protocol", "--chunk-size", "--resume", "--retries", "--ca-cert"],
-            flags: ["--insecure"])
+            options: [
+                "--field", "--file-field", "--filename", "--type", "--header", "--protocol", "--chunk-size", "--resume", "--retries", "--ca-cert",
+                "--netrc-file",
+            ],
+            flags: ["--insecure", "--netrc"])
         guard arguments.positionals.count >= 2, let url = arguments.positionals.last else {
             throw HaulError.usage("haul upload needs at least one file and a URL", hint: "haul upload FILE... URL")
         }
         _ = try OriginURL.validate(url, uploading: true)
         let files = Array(arguments.positionals.dropLast())
         for file in files { try PathArguments.readableFile(file, role: "FILE", hint: "upload regular files you can read") }
-        let headers = try HeaderFile.expand(arguments.all("--header"), read: HeaderFile.read).map { "\($0.name): \($0.value)" }
+        var given = try HeaderFile.expand(arguments.all("--header"), read: HeaderFile.read)
+        if let login = TransferFlags.netrcLogin(for: url, headers: given, from: try TransferFlags.netrc(arguments)) { given.append(login) }
+        let headers = given.map { "\($0.name): \($0.value)" }
         var retry = RetryPolicy()
         retry.attempts = try arguments.positiveInt("--retries") ?? retry.attempts
         let caBundle = arguments.value("--ca-cert") ?? ProcessInfo.processInfo.environment["HAUL_CA_BUNDLE"]

@@ -151,7 +151,7 @@ enum WorkerCommand: Command {
     /// `--deny-private-addresses` and `--allow-network`, or their environment variables.
     static func addressPolicy(_ arguments: Arguments) throws -> AddressPolicy {
         let environment = ProcessInfo.processInfo.environment
-        let deny = arguments.has("--deny-private-addresses") || ["1", "true", "yes"].contains(environment["HAUL_DENY_PRIVATE_ADDRESSES"]?.lowercased() ?? "")
+        let deny = try arguments.has("--deny-private-addresses") || denyFromEnvironment(environment["HAUL_DENY_PRIVATE_ADDRESSES"])
         var networks = try arguments.all("--allow-network").map { try AddressPolicy.Network(parsing: $0) }
         for item in (environment["HAUL_ALLOW_NETWORKS"] ?? "").split(separator: ",") where !item.trimmingWhitespace().isEmpty {
             networks.append(try AddressPolicy.Network(parsing: String(item), flag: "HAUL_ALLOW_NETWORKS"))
@@ -160,6 +160,19 @@ enum WorkerCommand: Command {
             throw HaulError.usage("--allow-network makes sense only with --deny-private-addresses", hint: "add --deny-private-addresses")
         }
         return AddressPolicy(denyPrivate: deny, allowed: networks)
+    }
+
+    /// `HAUL_DENY_PRIVATE_ADDRESSES`: on for `1`, `true`, `yes` or `on`, off for `0`, `false`,
+    /// `no`, `off` or nothing; any other value is a usage error, so a typo never leaves a
+    /// service that believes itself protected without the policy.
+    static func denyFromEnvironment(_ value: String?) throws -> Bool {
+        switch value?.trimmingWhitespace().lowercased() ?? "" {
+        case "1", "true", "yes", "on": return true
+        case "", "0", "false", "no", "off": return false
+        default:
+            throw HaulError.usage(
+                "HAUL_DENY_PRIVATE_ADDRESSES='\(SafeText.cleanLine(value ?? ""))' is neither on nor off", hint: "set it to 1 (refuse private addresses) or 0")
+        }
     }
 
     /// Runs `worker` on its own threads until a signal, then drains within `grace` seconds.

@@ -3,9 +3,10 @@
 # that tool family extracts from it, for the extraction-defaults tests.
 #
 # usage: ordinary.sh KIND OUTDIR
-#   KIND: infozip.zip | python.zip | bsdtar.zip | zeros.tar.gz | zeros.bin.gz | sparse.tar
+#   KIND: infozip.zip | python.zip | bsdtar.zip | zeros.tar.gz | zeros.bin.gz | sparse.tar | small-sparse.tar
 # Writes OUTDIR/KIND (the archive) and OUTDIR/expected/ (unzip's, GNU tar's or gzip's extraction).
-# The zeros are 64 MiB (about 1000:1 under deflate); the sparse file is 1 GiB with a few bytes of data.
+# The zeros are 64 MiB (about 1000:1 under deflate); the sparse file is 1 GiB (64 MiB for
+# small-sparse.tar) with a few bytes of data.
 set -eu
 kind=$1
 out=$2
@@ -18,6 +19,11 @@ sparse.tar)
     printf 'start of the disk' | dd of=source/disk.img conv=notrunc status=none
     printf 'in the middle' | dd of=source/disk.img bs=1 seek=536870912 conv=notrunc status=none
     printf 'at the end' | dd of=source/disk.img bs=1 seek=1073741814 conv=notrunc status=none
+    ;;
+small-sparse.tar)
+    truncate -s 64M source/disk.img
+    printf 'start of the disk' | dd of=source/disk.img conv=notrunc status=none
+    printf 'at the end' | dd of=source/disk.img bs=1 seek=67108854 conv=notrunc status=none
     ;;
 *)
     head -c 64M /dev/zero >source/zeros.bin
@@ -33,7 +39,7 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
 bsdtar.zip) bsdtar --format zip -cf "$kind" -C source zeros.bin ;;
 zeros.tar.gz) tar -czf "$kind" -C source zeros.bin ;;
 zeros.bin.gz) gzip -c source/zeros.bin >"$kind" ;;
-sparse.tar) tar --sparse -cf "$kind" -C source disk.img ;;
+sparse.tar | small-sparse.tar) tar --sparse -cf "$kind" -C source disk.img ;;
 *) echo "unknown kind $kind" >&2 && exit 2 ;;
 esac
 case "$kind" in

@@ -37,21 +37,28 @@ struct S3ExtractTests {
             database: database.url, environment: S3Bucket.environment)
     }
 
-    @Test("an Info-ZIP zip of 64 MiB of zeros (about 1000:1) extracts on S3 with the default limits, byte for byte")
-    func zerosZip() throws {
+    /// What `ordinary.sh` makes, with the file it holds and that file's size: zips of zeros
+    /// from Info-ZIP and Python's zipfile (about 1000:1), and a GNU sparse tar of a 64 MiB disk
+    /// image holding a few bytes (10 KiB: its holes are written out as zeros on S3).
+    static let ordinary = [("infozip.zip", "zeros.bin", 64 << 20), ("python.zip", "zeros.bin", 64 << 20), ("small-sparse.tar", "disk.img", 64 << 20)]
+
+    @Test("an ordinary zip of zeros or a GNU sparse tar extracts on S3 with the default limits, byte for byte", arguments: ordinary)
+    func ordinaryArchive(_ kind: String, _ member: String, _ size: Int) throws {
         let bucket = try S3Bucket("xzero")
         let database = try TestDatabase()
         let folder = "s3xz-" + UUID().uuidString.prefix(8)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("HaulArchiveTests/Fixtures/ordinary.sh").path
-        let made = try Run.program("/bin/sh", [script, "infozip.zip", Harness.docroot + "/" + folder], environment: [:])
+        let made = try Run.program("/bin/sh", [script, kind, Harness.docroot + "/" + folder], environment: [:])
         #expect(made.status == 0, "\(made.stderr)")
         defer { try? FileManager.default.removeItem(atPath: Harness.docroot + "/" + folder) }
-        let result = try Self.get(folder, "infozip.zip", bucket: bucket, dest: "z/zeros.zip", to: "out", database: database)
+        let expected = try Data(contentsOf: URL(fileURLWithPath: Harness.docroot + "/\(folder)/expected/\(member)"))
+        #expect(expected.count == size)
+        let result = try Self.get(folder, kind, bucket: bucket, dest: "z/\(kind)", to: "out", database: database)
         #expect(result.status == 0, "\(result.stderr)")
-        let stored = try bucket.object("z/out/zeros.bin")
-        #expect(stored?.size == 64 << 20 && stored?.sha256 == Origin.sha256(Data(count: 64 << 20)), "\(String(describing: stored))")
-        #expect(try bucket.keys("z/out/") == ["z/out/zeros.bin"])
+        let stored = try bucket.object("z/out/\(member)")
+        #expect(stored?.size == size && stored?.sha256 == Origin.sha256(expected), "\(String(describing: stored))")
+        #expect(try bucket.keys("z/out/") == ["z/out/\(member)"])
         #expect(try bucket.openUploads().isEmpty)
     }
 
