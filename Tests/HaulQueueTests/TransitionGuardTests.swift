@@ -45,6 +45,22 @@ struct TransitionGuardTests {
         Site("SegmentLeases/markDone.sql", event: "completed", guarding: .sql),
         Site("SegmentLeases/release.sql", event: "released", guarding: .sql),
         Site("SegmentLeases/rescueExpired.sql", event: "released", guarding: .sql),
+        Site("TransferLeases/abandonSegments.sql", event: "transferEnded", guarding: .sql),
+        Site("TransferLeases/failChecksum.sql", event: "failed", guarding: .lease(["finalizing"])),
+        Site("TransferLeases/failGeneration.sql", event: "transferEnded", guarding: .sql),
+        Site("TransferLeases/failSegments.sql", event: "transferEnded", guarding: .sql),
+        Site("TransferLeases/failStartedOver.sql", event: "failed", guarding: .sql),
+        Site("TransferLeases/failTransfer.sql", event: "failed", guarding: .sql),
+        Site("TransferLeases/finish.sql", event: "finished", guarding: .sql),
+        Site("TransferLeases/finishStuckDownloads.sql", event: "lastSegmentDone", guarding: .sql),
+        Site("TransferLeases/finishUnchanged.sql", event: "probeFinished", guarding: .sql),
+        Site("TransferLeases/postpone.sql", event: "planningReleased", guarding: .sql),
+        Site("TransferLeases/refetchSegments.sql", event: "refetched", guarding: .transfer(["done"])),
+        Site("TransferLeases/refetchTransfer.sql", event: "partsMissing", guarding: .sql),
+        Site("TransferLeases/release.sql", event: "planningReleased", guarding: .sql),
+        Site("TransferLeases/rescueExpiredPlanning.sql", event: "planningReleased", guarding: .sql),
+        Site("TransferLeases/startOverTransfer.sql", event: "originChanged", guarding: .sql),
+        Site("TransferLeases/writePlan.sql", event: "planWritten", guarding: .sql),
         Site("OperatorActions.swift refetchMismatched", event: "refetched", guarding: .transfer(["done"])),
         Site("OperatorActions.swift write", event: "cancel", guarding: .locked),
         Site("OperatorActions.swift write", event: "transferEnded", guarding: .sql),
@@ -55,24 +71,8 @@ struct TransitionGuardTests {
         Site("SegmentLeases.swift claimStatement", event: "claimed", guarding: .sql),  // wait: false
         Site("SegmentLeases.swift claimStatement", event: "claimed", guarding: .sql),  // wait: true
         Site("TransferLeases+Batch.swift finish", event: "probeFinished", guarding: .sql),
-        Site("TransferLeases+Failures.swift postpone", event: "planningReleased", guarding: .sql),
-        Site("TransferLeases+Failures.swift failChecksum", event: "failed", guarding: .lease(["finalizing"])),
-        Site("TransferLeases+Failures.swift refetch", event: "partsMissing", guarding: .sql),
-        Site("TransferLeases+Failures.swift refetch", event: "refetched", guarding: .transfer(["done"])),
-        Site("TransferLeases+Failures.swift failTransfer", event: "failed", guarding: .sql),
-        Site("TransferLeases+Failures.swift failTransfer", event: "transferEnded", guarding: .sql),
-        Site("TransferLeases+Failures.swift finishStuckDownloads", event: "lastSegmentDone", guarding: .sql),
-        Site("TransferLeases+Failures.swift rescueExpired", event: "planningReleased", guarding: .sql),
-        Site("TransferLeases+History.swift finishUnchanged", event: "probeFinished", guarding: .sql),
-        Site("TransferLeases+StartOver.swift startOver", event: "originChanged", guarding: .sql),
-        Site("TransferLeases+StartOver.swift startOver", event: "transferEnded", guarding: .sql),
-        Site("TransferLeases+StartOver.swift startOver", event: "failed", guarding: .sql),
-        Site("TransferLeases+StartOver.swift startOver", event: "transferEnded", guarding: .sql),
         Site("TransferLeases.swift slotClaim", event: "planningClaimed", guarding: .sql),
         Site("TransferLeases.swift restClaim", event: "planningClaimed", guarding: .sql),
-        Site("TransferLeases.swift writePlan", event: "planWritten", guarding: .sql),
-        Site("TransferLeases.swift finish", event: "finished", guarding: .sql),
-        Site("TransferLeases.swift release", event: "planningReleased", guarding: .sql),
         Site("TransferStore+Destinations.swift startOver", event: "retry", guarding: .locked),
         Site("TransferStore.swift adopt", event: "released", guarding: .sql),
     ]
@@ -99,7 +99,7 @@ struct TransitionGuardTests {
             let built = [false, true].map { StatementGuard(SegmentLeases.claimStatement(wait: $0, limit: 10, scope: .fleet), states: states)! }
             found.replaceSubrange(index...index, with: built.map { (place: "SegmentLeases.swift claimStatement", read: $0) })
         }
-        let index = found.firstIndex { $0.place.hasPrefix("TransferLeases.swift ") } ?? found.endIndex
+        let index = found.firstIndex { !$0.place.hasSuffix(".sql") && $0.place > "TransferLeases.swift" } ?? found.endIndex
         found.insert(contentsOf: claims.map { (place: $0.0, read: StatementGuard($0.1, states: states)!) }, at: index)
         return found
     }
