@@ -40,6 +40,13 @@ struct TransitionGuardTests {
     /// Every statement that changes a state: the `.sql` files in name order, then those still
     /// in Swift in source order within each function.
     static let sites: [Site] = [
+        Site("OperatorActions/cancel.sql", event: "cancel", guarding: .locked),
+        Site("OperatorActions/cancelSegments.sql", event: "transferEnded", guarding: .sql),
+        Site("OperatorActions/pause.sql", event: "pause", guarding: .locked),
+        Site("OperatorActions/refetchMismatched.sql", event: "refetched", guarding: .transfer(["done"])),
+        Site("OperatorActions/resume.sql", event: "resume", guarding: .locked),
+        Site("OperatorActions/retry.sql", event: "retry", guarding: .locked),
+        Site("OperatorActions/retrySegments.sql", event: "retried", guarding: .sql),
         Site("SegmentLeases/completeTransfer.sql", event: "lastSegmentDone", guarding: .sql),
         Site("SegmentLeases/fail.sql", event: "fetchFailed", guarding: .sql),
         Site("SegmentLeases/markDone.sql", event: "completed", guarding: .sql),
@@ -61,20 +68,13 @@ struct TransitionGuardTests {
         Site("TransferLeases/rescueExpiredPlanning.sql", event: "planningReleased", guarding: .sql),
         Site("TransferLeases/startOverTransfer.sql", event: "originChanged", guarding: .sql),
         Site("TransferLeases/writePlan.sql", event: "planWritten", guarding: .sql),
-        Site("OperatorActions.swift refetchMismatched", event: "refetched", guarding: .transfer(["done"])),
-        Site("OperatorActions.swift write", event: "cancel", guarding: .locked),
-        Site("OperatorActions.swift write", event: "transferEnded", guarding: .sql),
-        Site("OperatorActions.swift write", event: "retry", guarding: .locked),
-        Site("OperatorActions.swift write", event: "retried", guarding: .sql),
-        Site("OperatorActions.swift write", event: "pause", guarding: .locked),
-        Site("OperatorActions.swift write", event: "resume", guarding: .locked),
+        Site("TransferStore/adoptSegments.sql", event: "released", guarding: .sql),
+        Site("TransferStore/startOver.sql", event: "retry", guarding: .locked),
         Site("SegmentLeases.swift claimStatement", event: "claimed", guarding: .sql),  // wait: false
         Site("SegmentLeases.swift claimStatement", event: "claimed", guarding: .sql),  // wait: true
         Site("TransferLeases+Batch.swift finish", event: "probeFinished", guarding: .sql),
         Site("TransferLeases.swift slotClaim", event: "planningClaimed", guarding: .sql),
         Site("TransferLeases.swift restClaim", event: "planningClaimed", guarding: .sql),
-        Site("TransferStore+Destinations.swift startOver", event: "retry", guarding: .locked),
-        Site("TransferStore.swift adopt", event: "released", guarding: .sql),
     ]
 
     /// The text of every statement: each `.sql` file (placeholders as written), then each string
