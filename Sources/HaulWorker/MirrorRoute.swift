@@ -56,7 +56,7 @@ final class MirrorRoute {
         let firstPiece = first / length
         let lastPiece = (end - 1) / length
         let text = try db.query(
-            "SELECT piece_hashes[$2:$3]::text AS hashes FROM transfers WHERE id = $1", [info.id, firstPiece + 1, lastPiece + 1]
+            Statements.MirrorRoute.pieceHashes, [info.id, firstPiece + 1, lastPiece + 1]
         ).first?["hashes"]
         let hashes = (text ?? "").trimmingCharacters(in: ["{", "}"]).split(separator: ",").map(String.init)
         guard hashes.count == Int(lastPiece - firstPiece + 1) else {
@@ -82,7 +82,7 @@ final class MirrorRoute {
     func succeeded(_ db: PostgresConnection) throws {
         guard segment.transfer.mirrored else { return }
         try db.query(
-            "UPDATE transfer_mirrors SET bytes = bytes + $3, updated_at = now() WHERE transfer_id = $1 AND idx = $2",
+            Statements.MirrorRoute.succeeded,
             [segment.transferID, mirror, received])
     }
 
@@ -101,7 +101,7 @@ final class MirrorRoute {
         guard segment.transfer.mirrored || badPieceStart != nil else { return false }
         let demote = badPieceStart != nil || !error.isTransient
         return try db.query(
-            "SELECT haul_mirror_failed($1, $2, $3, $4, $5, $6, $7) AS demoted",
+            Statements.MirrorRoute.failed,
             [segment.id, segment.transferID, mirror, demote, SafeText.cleanLine(error.message), received, badPieceStart ?? Int64.max]
         ).first?["demoted"] == "t"
     }
