@@ -26,16 +26,19 @@ let package = Package(
         .target(name: "HaulS3", dependencies: ["CCurl", "HaulHTTP", "HaulCore"]),
         .target(name: "HaulMetrics", dependencies: ["CMicroHTTPD", "HaulCore"]),
         .target(name: "HaulMetalink", dependencies: ["HaulCore"]),
-        .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], plugins: ["EmbedMigrations"]),
+        .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], exclude: ["SQL"], plugins: ["EmbedMigrations", "EmbedStatements"]),
         // The S3 storage: objects, multipart uploads, extraction into a bucket.
         .target(name: "HaulS3Storage", dependencies: ["CLinux", "HaulQueue", "HaulS3", "HaulStorage", "HaulArchive", "HaulPostgres", "HaulCore"]),
-        .target(name: "HaulWorker", dependencies: ["CLinux", "HaulQueue", "HaulS3Storage", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulS3", "HaulMetrics", "HaulPostgres", "HaulCore"]),
+        .target(name: "HaulWorker", dependencies: ["CLinux", "HaulQueue", "HaulS3Storage", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulS3", "HaulMetrics", "HaulPostgres", "HaulCore"], exclude: ["SQL"], plugins: ["EmbedStatements"]),
         .target(name: "HaulDashboard", dependencies: ["CCrypto", "HaulMetrics", "HaulQueue", "HaulPostgres", "HaulCore"]),
         .executableTarget(name: "haul", dependencies: ["HaulMetalink", "HaulWorker", "HaulDashboard", "HaulS3", "HaulS3Storage", "HaulMetrics", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
 
         .executableTarget(name: "haul-bench", dependencies: ["HaulQueue", "HaulPostgres"], path: "Sources/haul-bench"),
         .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
+        // Each SQL statement of a module in its own file, SQL/<Area>/<name>.sql, named in the code as Statements.<Area>.<name>.
+        .executableTarget(name: "embed-statements", path: "Sources/embed-statements"),
+        .plugin(name: "EmbedStatements", capability: .buildTool(), dependencies: ["embed-statements"]),
 
         // Helpers every test target shares: the process runner, temporary folders, seeded random.
         .target(name: "HaulTestSupport", path: "Tests/HaulTestSupport"),

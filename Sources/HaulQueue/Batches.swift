@@ -36,7 +36,7 @@ public struct Batches {
             let free = skipped.isEmpty ? entries : entries.enumerated().filter { !skipped.contains($0.offset) }.map(\.element)
             // `xmax = 0`: the row is this statement's insert, not the update of an existing batch.
             let batch = try db.query(
-                "INSERT INTO batches (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id, xmax = 0 AS created",
+                Statements.Batches.createBatch,
                 [name]
             ).first!
             let batchID = try batch.int64("id")
@@ -44,20 +44,14 @@ public struct Batches {
             let entries = created ? Self.firstOfEach(free) : free
             let hostKeys = OriginURL.hostKeys(entries.map(\.url))
             let hosts = Array(Set(hostKeys))
-            try db.query("INSERT INTO origin_hosts (host) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING", [hosts])
+            try db.query(Statements.Batches.addHosts, [hosts])
             var inserted = 0
             var start = 0
             while start < entries.count {
                 let range = start..<min(entries.count, start + Self.rowsPerInsert)
                 let chunk = entries[range]
                 inserted += try db.query(
-                    """
-                    INSERT INTO transfers (url, host, dest, segment_size, expected_digest, priority, layout, headers, options, batch_id)
-                    SELECT u, k, d, s, c, p, l, h::jsonb, o::jsonb, $9
-                    FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $10::text[])
-                         AS e(u, d, s, c, p, l, h, o, k)
-                    \(created ? "" : "ON CONFLICT (batch_id, url, dest) WHERE batch_id IS NOT NULL DO NOTHING")
-                    """,
+                    Statements.Batches.insertEntries(skipExisting: created ? "" : Statements.Batches.skipExisting),
                     [
                         chunk.map(\.url), chunk.map { $0.dest ?? "" }, chunk.map(\.segmentSize), chunk.map { $0.checksum?.description },
                         chunk.map(\.priority), chunk.map(\.layout.rawValue), Self.encodeRuns(chunk.map(\.headers), Header.json),
@@ -139,14 +133,7 @@ public struct Batches {
     /// Entries whose destination an active transfer already writes, unless it is the same URL in the same batch.
     private func busyEntries(_ entries: [NewTransfer], batch name: String) throws -> [Busy] {
         let rows = try db.query(
-            """
-            SELECT DISTINCT ON (e.i) e.i, e.d, t.id, t.state
-            FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS e(u, d, i)
-            JOIN transfers t ON t.dest = e.d AND t.owner IS NULL AND t.state = ANY($3::text[])
-            LEFT JOIN batches b ON b.id = t.batch_id
-            WHERE NOT (b.name IS NOT DISTINCT FROM $4 AND t.url = e.u)
-            ORDER BY e.i, t.id
-            """, [entries.map(\.url), entries.map { $0.dest ?? "" }, TransferStore.activeStates, name]
+            Statements.Batches.busyEntries, [entries.map(\.url), entries.map { $0.dest ?? "" }, TransferStore.activeStates, name]
         ).rows
         return try rows.map { row in
             Busy(
@@ -182,10 +169,7 @@ public struct Batches {
     /// waiting on a batch with short polls; `summary` is the full account.
     public func hasUnfinished(_ name: String) throws -> Bool? {
         try db.query(
-            """
-            SELECT EXISTS (SELECT 1 FROM transfers t WHERE t.batch_id = b.id AND t.state = ANY($2::text[])) AS open
-            FROM batches b WHERE b.name = $1
-            """, [name, TransferStore.activeStates]
+            Statements.Batches.hasUnfinished, [name, TransferStore.activeStates]
         ).first.map { try $0.bool("open") }
     }
 
@@ -194,16 +178,10 @@ public struct Batches {
     /// file kept by a `304` is counted apart, its size in neither. A second reads how long the
     /// batch was busy, for its rate.
     public func summary(_ name: String) throws -> Summary? {
-        guard let batch = try db.query("SELECT id FROM batches WHERE name = $1", [name]).first else { return nil }
+        guard let batch = try db.query(Statements.Batches.batchID, [name]).first else { return nil }
         let id = try batch.int64("id")
         let groups = try db.query(
-            """
-            SELECT t.state, count(*) AS n, count(*) FILTER (WHERE t.unchanged) AS unchanged, coalesce(sum(t.size) FILTER (WHERE NOT t.unchanged), 0) AS known,
-                   coalesce(sum(CASE WHEN t.state = 'done' AND NOT t.unchanged AND t.size IS NOT NULL THEN t.size
-                                     ELSE (SELECT coalesce(sum(s.bytes_done), 0) FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation)
-                                END), 0) AS done
-            FROM transfers t WHERE t.batch_id = $1 GROUP BY t.state
-            """, [id]
+            Statements.Batches.summaryGroups, [id]
         ).rows
         var counts: [TransferState: Int] = [:]
         var known: Int64 = 0
@@ -220,7 +198,7 @@ public struct Batches {
             counts[.failed, default: 0] == 0
             ? []
             : try db.query(
-                "SELECT id, coalesce(error, '') AS error FROM transfers WHERE batch_id = $1 AND state = 'failed' ORDER BY id LIMIT 20", [id]
+                Statements.Batches.failures, [id]
             )
             .rows.map { (try $0.int64("id"), SafeText.cleanLine(try $0.string("error"))) }
         return Summary(
@@ -233,13 +211,7 @@ public struct Batches {
     /// one's to its pause; an unfinished one's to now). `nil` before any started.
     private func busySeconds(_ id: Int64) throws -> Double? {
         try db.query(
-            """
-            SELECT extract(epoch FROM sum(upper(r) - lower(r)))::float8 AS busy
-            FROM unnest((
-                SELECT range_agg(tstzrange(t.started_at, greatest(t.started_at, CASE WHEN t.state = 'paused' THEN t.updated_at ELSE coalesce(t.finished_at, now()) END)))
-                FROM transfers t WHERE t.batch_id = $1 AND t.started_at IS NOT NULL
-            )) r
-            """, [id]
+            Statements.Batches.busySeconds, [id]
         ).first.flatMap { try $0.optionalDouble("busy") }
     }
 }

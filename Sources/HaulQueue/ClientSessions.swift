@@ -6,12 +6,7 @@ public enum ClientSessions {
     /// How many connections of other `haul` processes the server has now.
     public static func othersConnected(_ db: PostgresConnection) throws -> Int {
         try db.query(
-            """
-            SELECT count(*) AS n
-            FROM pg_stat_activity
-            WHERE application_name LIKE 'haul/%'
-              AND application_name <> $1
-            """, [PostgresConnection.applicationName]
+            Statements.ClientSessions.othersConnected, [PostgresConnection.applicationName]
         ).first?.int("n") ?? 0
     }
 }

@@ -22,7 +22,7 @@ extension FleetView {
     public enum TransferOrder: String, Sendable, CaseIterable {
         case id, state, size, attempts
 
-        /// The ORDER BY of this column, `ascending` or not, over `TransferStatus.selectSQL`.
+        /// The ORDER BY of this column, `ascending` or not, over `TransferStatus.select` (`SQL/FleetView/transferPage.sql`).
         func sql(ascending: Bool) -> String {
             let column =
                 switch self {
@@ -45,12 +45,6 @@ extension FleetView {
         public let segments: [SegmentState]
     }
 
-    private static let filterSQL = """
-        ($1::text IS NULL OR t.state = $1) AND ($2::text IS NULL OR t.batch_id = (SELECT id FROM batches WHERE name = $2))
-        AND ($3::text IS NULL OR t.host = $3)
-        AND ($4::text IS NULL OR t.url ILIKE '%' || $4 || '%' OR t.dest ILIKE '%' || $4 || '%' OR t.id::text = $4)
-        """
-
     /// Transfers matching `filter`, newest first, `limit` from `offset`, and how many match in all.
     /// With `only`, the rows are those transfers instead (a page that is already shown, polled
     /// for updates: its rows stay even when they no longer match), and `total` still counts the filter.
@@ -62,30 +56,27 @@ extension FleetView {
             $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
         }
         let parameters: [any PostgresBindable] = [filter.state?.rawValue, filter.batch, filter.host, text]
-        let total = try db.query("SELECT count(*) AS n FROM transfers t WHERE " + Self.filterSQL, parameters).first?.int("n") ?? 0
+        let total = try db.query(Statements.FleetView.transferCount, parameters).first?.int("n") ?? 0
         let statuses: [TransferStatus]
         if let only {
-            statuses = try db.query(TransferStatus.selectSQL + " WHERE t.id = ANY($1::bigint[]) ORDER BY t.id DESC", [Array(only.prefix(limit))])
+            statuses = try db.query(Statements.FleetView.chosenTransfers, [Array(only.prefix(limit))])
                 .rows.map(TransferStatus.init)
         } else {
             statuses = try db.query(
-                TransferStatus.selectSQL + " WHERE " + Self.filterSQL + " ORDER BY \(order.column.sql(ascending: order.ascending)) OFFSET $5 LIMIT $6",
+                Statements.FleetView.transferPage(order: order.column.sql(ascending: order.ascending)),
                 parameters + [max(0, offset), max(1, limit)]
             ).rows.map(TransferStatus.init)
         }
         let ids = statuses.map(\.id)
         var places: [Int64: (host: String, batch: String?)] = [:]
         for row in try db.query(
-            "SELECT t.id, t.host, b.name AS batch FROM transfers t LEFT JOIN batches b ON b.id = t.batch_id WHERE t.id = ANY($1::bigint[])", [ids]
+            Statements.FleetView.places, [ids]
         ).rows {
             places[try row.int64("id")] = (try row.string("host"), row["batch"])
         }
         var segments: [Int64: [SegmentState]] = [:]
         for row in try db.query(
-            """
-            SELECT s.transfer_id, s.state FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.generation = s.generation
-            WHERE t.id = ANY($1::bigint[]) ORDER BY s.transfer_id, s.byte_offset
-            """, [ids]
+            Statements.FleetView.segmentStates, [ids]
         ).rows {
             if let state = SegmentState(rawValue: try row.string("state")) { segments[try row.int64("transfer_id"), default: []].append(state) }
         }
@@ -112,10 +103,7 @@ extension FleetView {
     /// The segments of transfer `id`'s current generation, in file order.
     public func segments(of id: Int64) throws -> [SegmentDetail] {
         try db.query(
-            """
-            SELECT s.idx, s.state, s.byte_offset, s.length, s.bytes_done, s.attempts, s.worker_id, s.last_error
-            FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.generation = s.generation WHERE t.id = $1 ORDER BY s.byte_offset
-            """, [id]
+            Statements.FleetView.segments, [id]
         ).rows.map {
             SegmentDetail(
                 index: try $0.int("idx"), state: SegmentState(rawValue: try $0.string("state")) ?? .failed, offset: try $0.int64("byte_offset"),
@@ -136,10 +124,7 @@ extension FleetView {
     /// Transfer `id`'s changes of state, oldest first (at most the last `limit`).
     public func history(of id: Int64, limit: Int = 200) throws -> [TransferEvent] {
         try db.query(
-            """
-            SELECT at::text AS at, from_state, to_state, error FROM (
-                SELECT * FROM transfer_events WHERE transfer_id = $1 ORDER BY id DESC LIMIT $2) e ORDER BY id
-            """, [id, limit]
+            Statements.FleetView.history, [id, limit]
         ).rows.map {
             TransferEvent(
                 at: try $0.string("at"), from: try $0.string("from_state"), to: try $0.string("to_state"), error: $0["error"].map(SafeText.cleanLine))
@@ -148,7 +133,7 @@ extension FleetView {
 
     /// Where transfer `id` belongs: its origin host and batch name.
     public func place(of id: Int64) throws -> (host: String, batch: String?)? {
-        try db.query("SELECT t.host, b.name AS batch FROM transfers t LEFT JOIN batches b ON b.id = t.batch_id WHERE t.id = $1", [id]).first.map {
+        try db.query(Statements.FleetView.place, [id]).first.map {
             (try $0.string("host"), $0["batch"])
         }
     }

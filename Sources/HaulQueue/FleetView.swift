@@ -15,7 +15,7 @@ public struct FleetView {
     /// How many transfers are in each state.
     public func transferCounts() throws -> [TransferState: Int] {
         var counts: [TransferState: Int] = [:]
-        for row in try db.query("SELECT state, count(*) AS n FROM transfers GROUP BY state").rows {
+        for row in try db.query(Statements.FleetView.transferCounts).rows {
             if let state = TransferState(rawValue: try row.string("state")) { counts[state] = try row.int("n") }
         }
         return counts
@@ -25,12 +25,7 @@ public struct FleetView {
     /// current, unfinished minute last), from what the workers' heartbeats recorded.
     public func throughput(minutes: Int) throws -> [(minute: Int64, bytes: Int64)] {
         try db.query(
-            """
-            SELECT extract(epoch FROM m.minute)::bigint AS minute, coalesce(sum(w.bytes), 0)::bigint AS bytes
-            FROM generate_series(date_trunc('minute', now()) - make_interval(mins => $1 - 1), date_trunc('minute', now()), interval '1 minute') AS m(minute)
-            LEFT JOIN worker_throughput w ON w.minute = m.minute
-            GROUP BY m.minute ORDER BY m.minute
-            """, [max(1, minutes)]
+            Statements.FleetView.throughput, [max(1, minutes)]
         ).rows.map { (try $0.int64("minute"), try $0.int64("bytes")) }
     }
 
@@ -41,24 +36,13 @@ public struct FleetView {
     public func throughputBy(_ key: ThroughputKey, minutes: Int, limit: Int = 6) throws -> [(name: String, bytes: [Int64])] {
         let source =
             switch key {
-            case .worker: "SELECT worker_id AS name, minute, bytes FROM worker_throughput WHERE minute >= (SELECT min(minute) FROM m)"
-            case .host:
-                """
-                SELECT host AS name, date_trunc('minute', updated_at) AS minute, sum(bytes_done)::bigint AS bytes FROM segments
-                WHERE state = 'done' AND updated_at >= (SELECT min(minute) FROM m) GROUP BY 1, 2
-                """
+            case .worker: Statements.FleetView.workerMinutes
+            case .host: Statements.FleetView.hostMinutes
             }
         var series: [String: [Int64]] = [:]
         var order: [String] = []
         for row in try db.query(
-            """
-            WITH m AS (SELECT generate_series(date_trunc('minute', now()) - make_interval(mins => $1 - 1), date_trunc('minute', now()), interval '1 minute') AS minute),
-            s AS (\(source)),
-            top AS (SELECT name, sum(bytes) AS total FROM s GROUP BY name ORDER BY 2 DESC, 1 LIMIT $2)
-            SELECT top.name, array_agg(coalesce(s.bytes, 0)::bigint ORDER BY m.minute)::text AS bytes
-            FROM top CROSS JOIN m LEFT JOIN s ON s.name = top.name AND s.minute = m.minute
-            GROUP BY top.name, top.total ORDER BY top.total DESC, top.name
-            """, [max(1, minutes), limit]
+            Statements.FleetView.throughputBy(source: source), [max(1, minutes), limit]
         ).rows {
             let name = try row.string("name")
             order.append(name)
@@ -76,11 +60,7 @@ public struct FleetView {
     /// written by the workers' heartbeats): nil for a minute without a sample.
     public func queueDepth(minutes: Int) throws -> [(minute: Int64, pending: Int64?, downloading: Int64?, segmentsQueued: Int64?)] {
         try db.query(
-            """
-            SELECT extract(epoch FROM m.minute)::bigint AS minute, q.pending, q.downloading, q.segments_queued
-            FROM generate_series(date_trunc('minute', now()) - make_interval(mins => $1 - 1), date_trunc('minute', now()), interval '1 minute') AS m(minute)
-            LEFT JOIN queue_samples q ON q.minute = m.minute ORDER BY m.minute
-            """, [max(1, minutes)]
+            Statements.FleetView.queueDepth, [max(1, minutes)]
         ).rows.map {
             (try $0.int64("minute"), $0["pending"].flatMap { Int64($0) }, $0["downloading"].flatMap { Int64($0) }, $0["segments_queued"].flatMap { Int64($0) })
         }
@@ -98,12 +78,7 @@ public struct FleetView {
     /// and `origin-status 503` are not one reason): the status is read from the message.
     public func failureReasons(batch: String? = nil, limit: Int = 20) throws -> [FailureReason] {
         try db.query(
-            """
-            SELECT coalesce(error_code, 'unknown') || coalesce(' ' || substring(error FROM 'answered ([0-9]{3})'), '') AS code,
-                   count(*) AS n, coalesce(min(error), '') AS example
-            FROM transfers WHERE state = 'failed' AND ($2::text IS NULL OR batch_id = (SELECT id FROM batches WHERE name = $2))
-            GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $1
-            """, [limit, batch]
+            Statements.FleetView.failureReasons, [limit, batch]
         ).rows.map { FailureReason(code: try $0.string("code"), count: try $0.int("n"), example: try $0.string("example")) }
     }
 
@@ -123,12 +98,7 @@ public struct FleetView {
     public func hostLoads() throws -> [HostLoad] {
         var queued: [String: Int] = [:]
         for row in try db.query(
-            """
-            SELECT host, sum(n)::bigint AS n FROM (
-                SELECT host, count(*) AS n FROM segments WHERE state = 'queued' GROUP BY host
-                UNION ALL SELECT host, count(*) FROM transfers WHERE state = 'pending' GROUP BY host) q
-            GROUP BY host
-            """
+            Statements.FleetView.queuedByHost
         ).rows {
             queued[try row.string("host")] = try row.int("n")
         }
@@ -165,11 +135,7 @@ public struct FleetView {
         var created: [String: String] = [:]
         var counts: [String: [TransferState: Int]] = [:]
         for row in try db.query(
-            """
-            SELECT b.name, b.created_at::text AS created_at, t.state, count(t.id) AS n
-            FROM (SELECT * FROM batches ORDER BY id DESC LIMIT $1) b LEFT JOIN transfers t ON t.batch_id = b.id
-            GROUP BY b.id, b.name, b.created_at, t.state ORDER BY b.id DESC
-            """, [limit]
+            Statements.FleetView.batches, [limit]
         ).rows {
             let name = try row.string("name")
             if created[name] == nil {

@@ -75,13 +75,7 @@ public enum HostLimits {
     /// Pausing remembers the limit the host had (its own, or none) for `resume`.
     public static func set(_ db: PostgresConnection, host: String, limit: Int) throws {
         try db.query(
-            """
-            INSERT INTO origin_hosts (host, max_running) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET
-              resume_limit = CASE WHEN excluded.max_running <> 0 THEN NULL
-                                  WHEN origin_hosts.max_running = 0 THEN origin_hosts.resume_limit
-                                  ELSE origin_hosts.max_running END,
-              max_running = excluded.max_running
-            """,
+            Statements.HostLimits.set,
             [host, limit])
     }
 
@@ -89,10 +83,7 @@ public enum HostLimits {
     /// if it had none of its own. - Returns: the limit it runs under now, nil if it was not paused.
     public static func resume(_ db: PostgresConnection, host: String) throws -> Int? {
         try db.query(
-            """
-            UPDATE origin_hosts h SET max_running = h.resume_limit, resume_limit = NULL WHERE h.host = $1 AND h.max_running = 0
-            RETURNING coalesce(h.max_running, CASE WHEN h.host = '*' THEN NULL ELSE (SELECT max_running FROM origin_hosts WHERE host = '*') END, $2) AS max_running
-            """, [host, fallbackDefault]
+            Statements.HostLimits.resume, [host, fallbackDefault]
         ).first.map { try $0.int("max_running") }
     }
 
@@ -105,17 +96,13 @@ public enum HostLimits {
     /// `fallbackDefault`). - Returns: whether the host had a limit of its own.
     @discardableResult
     public static func unset(_ db: PostgresConnection, host: String) throws -> Bool {
-        try db.query("UPDATE origin_hosts SET max_running = NULL WHERE host = $1 AND max_running IS NOT NULL", [host]).affectedRows > 0
+        try db.query(Statements.HostLimits.unset, [host]).affectedRows > 0
     }
 
     /// Every host with its limit (explicit or default) and its slots in use now (running segments and probes).
     public static func list(_ db: PostgresConnection) throws -> [(host: String, limit: Int, explicit: Bool, running: Int)] {
         try db.query(
-            """
-            SELECT h.host, coalesce(h.max_running, d.max_running, $1) AS max_running, h.max_running IS NOT NULL AS explicit, h.busy AS running
-            FROM origin_hosts h LEFT JOIN origin_hosts d ON d.host = '*'
-            ORDER BY h.host = '*' DESC, h.host
-            """, [fallbackDefault]
+            Statements.HostLimits.list, [fallbackDefault]
         ).rows.map { (try $0.string("host"), try $0.int("max_running"), try $0.bool("explicit"), try $0.int("running")) }
     }
 }

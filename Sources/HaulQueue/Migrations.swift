@@ -24,15 +24,12 @@ public enum Migrations {
         try connection.transaction {
             try connection.query("SELECT pg_advisory_xact_lock(7235841)")
             try connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS schema_migrations (
-                    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
-                """)
-            let applied = Set(try connection.query("SELECT version FROM schema_migrations").rows.map { try $0.int("version") })
+                Statements.Migrations.createRecord)
+            let applied = Set(try connection.query(Statements.Migrations.applied).rows.map { try $0.int("version") })
             var appliedNow: [String] = []
             for migration in all where !applied.contains(migration.version) {
                 try connection.execute(script: migration.sql)
-                try connection.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [migration.version, migration.name])
+                try connection.query(Statements.Migrations.record, [migration.version, migration.name])
                 appliedNow.append(migration.name)
             }
             return appliedNow
@@ -44,7 +41,7 @@ public enum Migrations {
         let latest = all.last?.version ?? 0
         let current: Int
         do {
-            current = try connection.query("SELECT coalesce(max(version), 0) AS v FROM schema_migrations").first?.int("v") ?? 0
+            current = try connection.query(Statements.Migrations.current).first?.int("v") ?? 0
         } catch let error as PostgresError where error.sqlState == "42P01" {
             current = 0
         }

@@ -7,20 +7,20 @@ extension TransferLeases {
     /// layout `s3`), under the planning lease. - Returns: false if the lease was lost.
     public func recordObjectUpload(_ claim: Claim, uploadID: String) throws -> Bool {
         try db.query(
-            "UPDATE transfers SET layout = '\(StorageLayout.s3.rawValue)', object_upload_id = $3, updated_at = now() WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'",
+            Statements.ObjectUploads.recordObjectUpload(s3Layout: StorageLayout.s3.rawValue),
             [claim.info.id, claim.leaseToken, uploadID]
         ).affectedRows == 1
     }
 
     /// The ETag recorded for each segment of the claim's generation, by segment index (`nil`: none yet).
     public func partETags(of claim: Claim) throws -> [(index: Int, etag: String?)] {
-        try db.query("SELECT idx, part_etag FROM segments WHERE transfer_id = $1 AND generation = $2 ORDER BY idx", [claim.info.id, claim.generation])
+        try db.query(Statements.ObjectUploads.partETags, [claim.info.id, claim.generation])
             .rows.map { (try $0.int("idx"), $0["part_etag"]) }
     }
 
     /// Forgets the upload once it is completed, under the finalizing lease.
     public func forgetObjectUpload(_ claim: Claim) throws {
-        try db.query("UPDATE transfers SET object_upload_id = NULL WHERE id = $1 AND lease_token = $2::uuid", [claim.info.id, claim.leaseToken])
+        try db.query(Statements.ObjectUploads.forgetOwnUpload, [claim.info.id, claim.leaseToken])
     }
 }
 
@@ -37,55 +37,45 @@ public enum ObjectUploads {
     /// abort: each in the bucket of the workers that took the transfer on.
     public static func abandoned(_ db: PostgresConnection, scope: WorkScope, workerID: String, limit: Int = 50) throws -> [Abandoned] {
         try db.query(
-            """
-            SELECT id, dest, object_upload_id FROM transfers
-            WHERE object_upload_id IS NOT NULL AND state IN ('canceled', 'failed') AND dest IS NOT NULL AND \(scope.owns("owner", worker: "$2"))
-            ORDER BY id LIMIT $1
-            """, [limit, workerID]
+            Statements.ObjectUploads.abandoned(owned: scope.owns("owner", worker: "$2")), [limit, workerID]
         ).rows.map { Abandoned(transferID: try $0.int64("id"), dest: try $0.string("dest"), uploadID: try $0.string("object_upload_id")) }
     }
 
     /// Forgets `uploadID` of a transfer once it is aborted (unless a new one replaced it).
     public static func forget(_ db: PostgresConnection, transferID: Int64, uploadID: String) throws {
-        try db.query("UPDATE transfers SET object_upload_id = NULL WHERE id = $1 AND object_upload_id = $2", [transferID, uploadID])
+        try db.query(Statements.ObjectUploads.forget, [transferID, uploadID])
     }
 
     /// Records that an upload of `key` in `bucket` is about to be opened (before
     /// `CreateMultipartUpload`), so that the sweep can tell it for Haul's own if its opener dies
     /// before recording its id. - Returns: the record's id, for `settle`.
     public static func intend(_ db: PostgresConnection, bucket: String, key: String) throws -> Int64 {
-        try db.query("INSERT INTO object_upload_intents (bucket, key) VALUES ($1, $2) RETURNING id", [bucket, key]).rows[0].int64("id")
+        try db.query(Statements.ObjectUploads.intend, [bucket, key]).rows[0].int64("id")
     }
 
     /// Deletes intent `id` once the upload's id is recorded (or it was never opened).
     public static func settle(_ db: PostgresConnection, intent id: Int64) throws {
-        try db.query("DELETE FROM object_upload_intents WHERE id = $1", [id])
+        try db.query(Statements.ObjectUploads.settle, [id])
     }
 
     /// Deletes the intents of `bucket` older than `seconds`: any upload they announced was old
     /// enough for the sweep long ago.
     public static func pruneIntents(_ db: PostgresConnection, bucket: String, olderThan seconds: Double) throws {
-        try db.query("DELETE FROM object_upload_intents WHERE bucket = $1 AND intended_at < now() - make_interval(secs => $2)", [bucket, seconds])
+        try db.query(Statements.ObjectUploads.pruneIntents, [bucket, seconds])
     }
 
     /// What the database knows of the uploads open at `keys` of `bucket`.
     public static func known(_ db: PostgresConnection, bucket: String, keys: [String]) throws -> UploadKnowledge {
         var known = UploadKnowledge()
         let ids = try db.query(
-            """
-            SELECT object_upload_id AS id, id AS transfer, state IN ('canceled', 'failed') AS stopped FROM transfers WHERE object_upload_id IS NOT NULL
-            UNION ALL SELECT upload_id, NULL, false FROM extracted_objects WHERE upload_id IS NOT NULL
-            """)
+            Statements.ObjectUploads.knownUploads)
         for row in ids.rows {
             let id = try row.string("id")
             if row["stopped"] == "t", let transfer = row["transfer"].flatMap({ Int64($0) }) { known.stopped[id] = transfer } else { known.live.insert(id) }
         }
         guard !keys.isEmpty else { return known }
         let begun = try db.query(
-            """
-            SELECT key, extract(epoch FROM intended_at)::float8 AS at FROM object_upload_intents WHERE bucket = $1 AND key = ANY($2::text[])
-            UNION ALL SELECT key, extract(epoch FROM recorded_at)::float8 FROM extracted_objects WHERE key = ANY($2::text[])
-            """, [bucket, keys])
+            Statements.ObjectUploads.begunKeys, [bucket, keys])
         for row in begun.rows {
             guard let at = row["at"].flatMap({ Double($0) }) else { continue }
             known.begun[try row.string("key"), default: []].append(at)

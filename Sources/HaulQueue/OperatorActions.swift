@@ -14,13 +14,6 @@ public struct ActionOutcome: Sendable {
 }
 
 extension TransferStore {
-    /// The assignments that start a transfer's new run (a retry, a resume, a `haul get` rerun
-    /// adopting it), in an `UPDATE transfers`: its rate counts from now, and only the bytes
-    /// fetched from now on.
-    static let newRun = """
-        started_at = now(), run_base = (SELECT coalesce(sum(s.bytes_done), 0) FROM segments s WHERE s.transfer_id = transfers.id AND s.generation = transfers.generation)
-        """
-
     /// Applies an operator action to one transfer: no-op when it is already there, an
     /// `invalid-transition` or `no-such-transfer` error when its state does not allow it.
     public func apply(_ action: OperatorAction, to id: Int64) throws {
@@ -71,7 +64,7 @@ extension TransferStore {
         try db.transaction {
             try db.query("SET LOCAL lock_timeout = '\(Self.lockWait)'")
             let rows = try db.query(
-                "SELECT id, state, error_code, layout FROM transfers WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE", [ids]
+                Statements.OperatorActions.lockRows, [ids]
             ).rows
             var found: Set<Int64> = []
             var restart: [Int64] = []
@@ -103,12 +96,12 @@ extension TransferStore {
             outcome.missing = ids.filter { !found.contains($0) }
             let restartSet = Set(restart)
             if action == .retry, let checksum, !outcome.changed.isEmpty {
-                try db.query("UPDATE transfers SET expected_digest = $2 WHERE id = ANY($1::bigint[])", [outcome.changed, checksum.description])
+                try db.query(Statements.OperatorActions.expectDigest, [outcome.changed, checksum.description])
             }
             try write(action, ids: outcome.changed.filter { !restartSet.contains($0) }, restart: restart)
             if action == .retry && replacingExisting && !outcome.changed.isEmpty {
                 try db.query(
-                    #"UPDATE transfers SET options = options || '{"replace_existing": true}'::jsonb WHERE id = ANY($1::bigint[]) AND NOT options ? 'local_target'"#,
+                    Statements.OperatorActions.replaceExisting,
                     [outcome.changed])
             }
         }
@@ -129,24 +122,8 @@ extension TransferStore {
     /// and the finalizer verifies and publishes the bytes kept. Before the retry clears the error.
     private func refetchMismatched(_ ids: [Int64]) throws {
         try db.query(
-            """
-            WITH again AS (
-                SELECT id, generation FROM transfers
-                WHERE id = ANY($1::bigint[]) AND error_code = 'checksum-mismatch' AND expected_digest IS DISTINCT FROM computed_digest),
-            parts AS (DELETE FROM segment_parts p USING segments s, again a WHERE p.segment_id = s.id AND s.transfer_id = a.id)
-            UPDATE segments s SET state = 'queued', bytes_done = 0, attempts = 0, lease_token = NULL, last_error = 'checksum mismatch'
-            FROM again a WHERE s.transfer_id = a.id AND s.generation = a.generation
-            """, [ids])
+            Statements.OperatorActions.refetchMismatched, [ids])
     }
-
-    /// A transfer that never started (pending, or paused while pending, never claimed, never
-    /// started over, no segment, no upload) has no partial file or upload anywhere: canceling
-    /// it is final at once, with nothing for a worker to clean up. Other canceled transfers are
-    /// cleaned up by a worker first (`cleanup_pending`).
-    static let neverStarted = """
-        coalesce(paused_from, state) = 'pending' AND generation = 0 AND attempts = 0 AND object_upload_id IS NULL
-        AND NOT EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = transfers.id)
-        """
 
     /// The UPDATEs of an action on rows already locked and judged allowed.
     private func write(_ action: OperatorAction, ids: [Int64], restart: [Int64]) throws {
@@ -154,42 +131,26 @@ extension TransferStore {
         case .cancel:
             guard !ids.isEmpty else { return }
             try db.query(
-                """
-                UPDATE transfers SET state = 'canceled', cleanup_pending = NOT (\(Self.neverStarted)), lease_token = NULL, finished_at = now(),
-                       updated_at = now(), error = NULL, error_code = NULL
-                WHERE id = ANY($1::bigint[])
-                """,
+                Statements.OperatorActions.cancel,
                 [ids])
             try db.query(
-                "UPDATE segments SET state = 'failed', last_error = 'canceled', lease_token = NULL, updated_at = now() WHERE transfer_id = ANY($1::bigint[]) AND state IN ('queued','running')",
+                Statements.OperatorActions.cancelSegments,
                 [ids])
         case .retry:
             if !restart.isEmpty { try startOver(restart) }
             guard !ids.isEmpty else { return }
             try refetchMismatched(ids)
             try db.query(
-                """
-                UPDATE transfers SET state = CASE WHEN NOT EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = transfers.id AND s.generation = transfers.generation)
-                                                  THEN (CASE WHEN size = 0 THEN 'finalizing' ELSE 'pending' END)
-                                                  WHEN EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = transfers.id AND s.generation = transfers.generation AND s.state <> 'done') THEN 'downloading'
-                                                  ELSE 'finalizing' END,
-                    computed_digest = CASE WHEN error_code = 'checksum-mismatch' THEN NULL ELSE computed_digest END,
-                    error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0, restarts = 0,
-                    next_attempt_at = now(), updated_at = now(), \(Self.newRun)
-                WHERE id = ANY($1::bigint[])
-                """, [ids])
+                Statements.OperatorActions.retry, [ids])
             try db.query(
-                """
-                UPDATE segments s SET state = 'queued', attempts = 0, next_attempt_at = now(), last_error = NULL, lease_token = NULL, updated_at = now()
-                FROM transfers t WHERE t.id = ANY($1::bigint[]) AND s.transfer_id = t.id AND s.generation = t.generation AND s.state IN ('failed','running')
-                """, [ids])
+                Statements.OperatorActions.retrySegments, [ids])
         case .pause:
             guard !ids.isEmpty else { return }
-            try db.query("UPDATE transfers SET paused_from = state, state = 'paused', updated_at = now() WHERE id = ANY($1::bigint[])", [ids])
+            try db.query(Statements.OperatorActions.pause, [ids])
         case .resume:
             guard !ids.isEmpty else { return }
             try db.query(
-                "UPDATE transfers SET state = CASE WHEN paused_from = 'planning' THEN 'pending' ELSE coalesce(paused_from, 'pending') END, paused_from = NULL, lease_token = NULL, updated_at = now(), \(Self.newRun) WHERE id = ANY($1::bigint[])",
+                Statements.OperatorActions.resume,
                 [ids])
         }
     }

@@ -18,13 +18,7 @@ public struct QueueFigures: Sendable, Equatable {
     /// it starts from the unfinished transfers and the partial index of queued segments.
     public static func sample(_ db: PostgresConnection) throws -> QueueFigures {
         let row = try db.query(
-            """
-            SELECT count(*) FILTER (WHERE s.state = 'queued') AS queued, count(*) FILTER (WHERE s.state = 'running') AS running,
-                   count(*) FILTER (WHERE s.state = 'done') AS done, count(*) FILTER (WHERE s.state = 'failed') AS failed,
-                   count(*) FILTER (WHERE s.state = 'queued' AND s.next_attempt_at <= now()) AS due
-            FROM transfers t JOIN segments s ON s.transfer_id = t.id AND s.generation = t.generation
-            WHERE t.state IN ('pending','planning','downloading','finalizing','paused')
-            """
+            Statements.QueueFigures.sample
         ).first
         var segments: [String: Int] = [:]
         for state in SegmentState.allCases { segments[state.rawValue] = try row?.int(state.rawValue) ?? 0 }

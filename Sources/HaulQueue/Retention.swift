@@ -21,42 +21,33 @@ public enum Retention {
             // they go in the same statement.
             let count =
                 try db.query(
-                    """
-                    WITH gone AS (DELETE FROM transfers WHERE \(prunableSQL) RETURNING id),
-                         history AS (DELETE FROM transfer_events e USING gone WHERE e.transfer_id = gone.id),
-                         segments AS (DELETE FROM segments s USING gone WHERE s.transfer_id = gone.id)
-                    SELECT count(*) AS n FROM gone
-                    """, [seconds, states.filter(\.isFinal).map(\.rawValue)]
+                    Statements.Retention.prune, [seconds, states.filter(\.isFinal).map(\.rawValue)]
                 ).first?.int("n") ?? 0
             // Transfers do not reference their batch (migration 0018): wait for the enqueues that
             // hold a batch's row (they create or lock it before inserting its transfers), so that
             // the delete sees their transfers and keeps the batch; later enqueues wait for this commit.
             try db.query("LOCK TABLE batches IN SHARE ROW EXCLUSIVE MODE")
-            try db.query("DELETE FROM batches b WHERE NOT EXISTS (SELECT 1 FROM transfers t WHERE t.batch_id = b.id)")
+            try db.query(Statements.Retention.pruneBatches)
             // A live worker heartbeats every few seconds: keep registry rows an hour at least, so
             // `prune --older-than 0s` never removes a worker that is running.
-            try db.query("DELETE FROM workers WHERE coalesce(stopped_at, heartbeat_at) < now() - make_interval(secs => greatest($1::float8, 3600))", [seconds])
+            try db.query(Statements.Retention.pruneWorkers, [seconds])
             return count
         }
     }
 
     /// How many transfers `prune` would delete now, deleting nothing (`haul prune --dry-run`).
     public static func countPrunable(_ db: PostgresConnection, olderThan seconds: Double, states: [TransferState] = prunableStates) throws -> Int {
-        try db.query("SELECT count(*) AS n FROM transfers WHERE " + prunableSQL, [seconds, states.filter(\.isFinal).map(\.rawValue)]).first?.int("n") ?? 0
+        try db.query(Statements.Retention.countPrunable, [seconds, states.filter(\.isFinal).map(\.rawValue)]).first?.int("n") ?? 0
     }
 
     /// How many canceled transfers old enough to prune are kept because a worker has not yet
     /// removed their partial data (a running worker does it within a few heartbeats).
     public static func countAwaitingCleanup(_ db: PostgresConnection, olderThan seconds: Double, states: [TransferState] = prunableStates) throws -> Int {
         try db.query(
-            "SELECT count(*) AS n FROM transfers WHERE state = ANY($2::text[]) AND cleanup_pending AND finished_at <= now() - make_interval(secs => $1)",
+            Statements.Retention.countAwaitingCleanup,
             [seconds, states.filter(\.isFinal).map(\.rawValue)]
         ).first?.int("n") ?? 0
     }
-
-    /// `$1` age in seconds, `$2` the states.
-    private static let prunableSQL =
-        "state = ANY($2::text[]) AND NOT cleanup_pending AND finished_at <= now() - make_interval(secs => $1)"
 
     /// Prunes if no other worker is doing it now (a transaction-scoped advisory lock, which
     /// works behind a transaction-mode pooler) and returns whether it ran.

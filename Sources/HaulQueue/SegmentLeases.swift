@@ -124,14 +124,8 @@ public struct SegmentLeases {
     /// - Parameter part: in the parts layout, this attempt's part file and its durable length.
     public func checkpoint(_ segment: ClaimedSegment, bytesDone: Int64, lease: Double, part: PartRecord?) throws -> Outcome {
         let progress = PipelinedStatement(
-            """
-            UPDATE segments s SET bytes_done = least($3, coalesce(s.length, $3)), updated_at = now(),
-                   lease_expires_at = CASE WHEN s.state = 'running' THEN now() + make_interval(secs => $4) END,
-                   rate = CASE WHEN now() > s.updated_at THEN greatest(0, least($3, coalesce(s.length, $3)) - s.bytes_done) / extract(epoch FROM now() - s.updated_at) END
-            FROM transfers t
-            WHERE s.id = $1 AND s.lease_token = $2::uuid AND s.state IN ('running', 'queued') AND t.id = s.transfer_id
-            RETURNING t.state, s.length, s.state = 'queued' AS requeued
-            """, [segment.id, segment.leaseToken, bytesDone, lease], awaitDurableCommit: false, prepared: true, genericPlan: true)
+            Statements.SegmentLeases.checkpoint, [segment.id, segment.leaseToken, bytesDone, lease], awaitDurableCommit: false, prepared: true,
+            genericPlan: true)
         // A segment of the inplace layout is one statement (a fast download checkpoints many
         // times a second); a part file is recorded in the same transaction as the progress.
         let row =
@@ -151,13 +145,10 @@ public struct SegmentLeases {
 
     private func record(_ part: PartRecord, for segment: ClaimedSegment) throws {
         if part.replacesEarlierParts {
-            try db.query("DELETE FROM segment_parts WHERE segment_id = $1 AND path <> $2", [segment.id, part.path])
+            try db.query(Statements.SegmentLeases.deleteEarlierParts, [segment.id, part.path])
         }
         try db.query(
-            """
-            INSERT INTO segment_parts (segment_id, path, byte_offset, length) VALUES ($1, $2, $3, $4)
-            ON CONFLICT (segment_id, path) DO UPDATE SET length = excluded.length
-            """, [segment.id, part.path, part.offset, part.length])
+            Statements.SegmentLeases.recordPart, [segment.id, part.path, part.offset, part.length])
     }
 
     /// What a completion led to.
@@ -176,11 +167,8 @@ public struct SegmentLeases {
     /// - Parameter etag: on S3 storage, the ETag of the part this attempt uploaded.
     public func complete(_ segment: ClaimedSegment, bytesDone: Int64, part: PartRecord?, etag: String? = nil) throws -> Completion {
         let move = PipelinedStatement(
-            """
-            UPDATE transfers SET state = 'finalizing', size = coalesce(size, $3), lease_token = NULL, updated_at = now()
-            WHERE id = $1 AND state = 'downloading' AND generation = $2
-              AND NOT EXISTS (SELECT 1 FROM segments WHERE transfer_id = $1 AND generation = $2 AND state <> 'done')
-            """, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil], awaitDurableCommit: true, prepared: true,
+            Statements.SegmentLeases.completeTransfer, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil],
+            awaitDurableCommit: true, prepared: true,
             genericPlan: true)
         let updated: Bool
         let moved: Int
@@ -212,12 +200,7 @@ public struct SegmentLeases {
     /// carries its holder's token until another worker claims it, so the finished work counts.
     private func markDone(_ segment: ClaimedSegment, bytesDone: Int64, etag: String?) -> PipelinedStatement {
         PipelinedStatement(
-            """
-            UPDATE segments SET state = 'done', bytes_done = least($3, coalesce(length, $3)), length = coalesce(length, $3), lease_token = NULL,
-                   lease_expires_at = NULL, last_error = NULL, updated_at = now(), part_etag = $4
-            WHERE id = $1 AND lease_token = $2::uuid AND state IN ('running', 'queued')
-            RETURNING bytes_done
-            """, [segment.id, segment.leaseToken, bytesDone, etag], awaitDurableCommit: false, prepared: true, genericPlan: true)
+            Statements.SegmentLeases.markDone, [segment.id, segment.leaseToken, bytesDone, etag], awaitDurableCommit: false, prepared: true, genericPlan: true)
     }
 
     /// Straggler splitting: when this worker has nothing to claim, it cuts the running segment
@@ -260,29 +243,8 @@ public struct SegmentLeases {
 
     private func splitStatement(minimumPiece: Int64, minimumTime: Double, headroom: Int64, checkpointInterval: Double) throws -> PostgresRow? {
         try db.query(
-            """
-            WITH victim AS MATERIALIZED (
-                SELECT s.id, s.transfer_id, s.generation, s.byte_offset, s.length, s.bytes_done, s.host, s.priority,
-                       s.bytes_done + h.room + ((s.length - s.bytes_done - h.room) / 2 / 1048576) * 1048576 AS keep
-                FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                CROSS JOIN LATERAL (SELECT least($3, (s.rate * 2 * $4)::bigint + 1048576) AS room, greatest($1, (s.rate * $5)::bigint) AS piece) h
-                WHERE s.state = 'running' AND s.rate IS NOT NULL AND s.length IS NOT NULL AND t.accepts_ranges AND t.layout <> '\(StorageLayout.s3.rawValue)' AND t.piece_length IS NULL
-                  AND s.length - s.bytes_done - h.room >= 2 * h.piece
-                  AND s.lease_expires_at > now() AND \(scope.owns("t.owner", worker: "$2"))
-                  AND NOT EXISTS (SELECT 1 FROM segments q WHERE q.transfer_id = s.transfer_id AND q.generation = s.generation AND q.state = 'queued'
-                                  AND q.next_attempt_at <= now())
-                ORDER BY s.length - s.bytes_done DESC
-                LIMIT 1 FOR UPDATE OF s SKIP LOCKED
-            ), shrunk AS (
-                UPDATE segments s SET length = v.keep, updated_at = now() FROM victim v WHERE s.id = v.id
-                RETURNING v.*
-            )
-            INSERT INTO segments (transfer_id, generation, idx, host, priority, byte_offset, length)
-            SELECT transfer_id, generation, (SELECT max(idx) + 1 FROM segments WHERE transfer_id = shrunk.transfer_id AND generation = shrunk.generation),
-                   host, priority, byte_offset + keep, length - keep
-            FROM shrunk
-            RETURNING transfer_id
-            """, [minimumPiece, workerID, headroom, checkpointInterval, minimumTime]
+            Statements.SegmentLeases.splitStraggler(s3Layout: StorageLayout.s3.rawValue, owned: scope.owns("t.owner", worker: "$2")),
+            [minimumPiece, workerID, headroom, checkpointInterval, minimumTime]
         ).first
     }
 
@@ -290,11 +252,7 @@ public struct SegmentLeases {
     /// keeping its checkpointed bytes; it is claimable again after `delay` seconds.
     public func release(_ segment: ClaimedSegment, after delay: Double = 0) throws {
         try db.queryWithoutDurableCommit(
-            """
-            UPDATE segments SET state = 'queued', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, attempts = greatest(attempts - 1, 0),
-                   next_attempt_at = CASE WHEN $3::float8 > 0 THEN now() + make_interval(secs => $3::float8) ELSE next_attempt_at END, updated_at = now()
-            WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
-            """, [segment.id, segment.leaseToken, delay])
+            Statements.SegmentLeases.release, [segment.id, segment.leaseToken, delay])
         try db.query("NOTIFY haul_work")
     }
 
@@ -304,11 +262,7 @@ public struct SegmentLeases {
         let retry = error.isTransient && segment.attempts < maxAttempts
         let final = error.isTransient && !retry ? error.givenUp(after: segment.attempts) : error
         let updated = try db.queryWithoutDurableCommit(
-            """
-            UPDATE segments SET state = CASE WHEN $4 THEN 'queued' ELSE 'failed' END, last_error = $3, lease_token = NULL, lease_expires_at = NULL,
-                   worker_id = NULL, next_attempt_at = now() + make_interval(secs => $5), updated_at = now()
-            WHERE id = $1 AND lease_token = $2::uuid AND state = 'running'
-            """, [segment.id, segment.leaseToken, final.message, retry, retryAfter]
+            Statements.SegmentLeases.fail, [segment.id, segment.leaseToken, final.message, retry, retryAfter]
         ).affectedRows
         guard updated == 1, !retry else { return }
         try TransferLeases(db, workerID: workerID).failTransfer(
@@ -333,18 +287,7 @@ public struct SegmentLeases {
         while true {
             // Rows in id order, those another rescuer holds skipped (see TransferLeases.rescueExpired).
             let count = try db.queryWithoutDurableCommit(
-                """
-                WITH expired AS (
-                    SELECT id FROM segments
-                    WHERE state = 'running' AND lease_expires_at < now()
-                      AND host = (SELECT host FROM segments WHERE state = 'running' AND lease_expires_at < now() ORDER BY host LIMIT 1)
-                    ORDER BY id
-                    FOR UPDATE SKIP LOCKED
-                )
-                UPDATE segments s SET state = 'queued', lease_expires_at = NULL, worker_id = NULL,
-                       last_error = coalesce(s.last_error, 'lease expired'), updated_at = now()
-                FROM expired WHERE s.id = expired.id
-                """
+                Statements.SegmentLeases.rescueExpired
             ).affectedRows
             guard count > 0 else { break }
             rescued += count

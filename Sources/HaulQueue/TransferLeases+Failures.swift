@@ -10,11 +10,7 @@ extension TransferLeases {
             return
         }
         try db.query(
-            """
-            UPDATE transfers SET state = CASE WHEN state = 'planning' THEN 'pending' ELSE state END, lease_token = NULL, lease_expires_at = NULL,
-                   error = $3, error_code = $4, next_attempt_at = now() + make_interval(secs => $5), updated_at = now()
-            WHERE id = $1 AND lease_token = $2::uuid
-            """, [claim.info.id, claim.leaseToken, error.description, error.code, retryAfter])
+            Statements.TransferLeases.postpone, [claim.info.id, claim.leaseToken, error.description, error.code, retryAfter])
     }
 
     /// The finished file's digest did not match: fail the transfer, keeping its bytes and
@@ -23,11 +19,7 @@ extension TransferLeases {
     /// publishes them as they are; any other fetches them again (`TransferStore.apply`).
     public func failChecksum(_ claim: Claim, message: String, computed: String?) throws {
         let failed = try db.query(
-            """
-            UPDATE transfers SET state = 'failed', error = $3, error_code = $5, computed_digest = $4, lease_token = NULL,
-                   finished_at = now(), updated_at = now()
-            WHERE id = $1 AND lease_token = $2::uuid
-            """, [claim.info.id, claim.leaseToken, message, computed, HaulError.Code.checksumMismatch]
+            Statements.TransferLeases.failChecksum, [claim.info.id, claim.leaseToken, message, computed, HaulError.Code.checksumMismatch]
         ).affectedRows
         if failed == 1 { Self.logFailure(claim.info.id, code: .checksumMismatch, message: message) }
     }
@@ -43,23 +35,13 @@ extension TransferLeases {
     public func refetch(_ claim: Claim, segments indexes: [Int], reason: String) throws -> Bool {
         try db.transaction {
             let fenced = try db.query(
-                """
-                UPDATE transfers SET state = 'downloading', lease_token = NULL, lease_expires_at = NULL, error = $3, updated_at = now()
-                WHERE id = $1 AND lease_token = $2::uuid AND state = 'finalizing'
-                """, [claim.info.id, claim.leaseToken, reason]
+                Statements.TransferLeases.refetchTransfer, [claim.info.id, claim.leaseToken, reason]
             ).affectedRows
             guard fenced == 1 else { return false }
             try db.query(
-                """
-                DELETE FROM segment_parts p USING segments s
-                WHERE p.segment_id = s.id AND s.transfer_id = $1 AND s.generation = $2 AND s.idx = ANY($3::int[])
-                """, [claim.info.id, claim.generation, indexes])
+                Statements.TransferLeases.forgetParts, [claim.info.id, claim.generation, indexes])
             try db.query(
-                """
-                UPDATE segments SET state = 'queued', bytes_done = 0, lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, last_error = $4,
-                       updated_at = now()
-                WHERE transfer_id = $1 AND generation = $2 AND idx = ANY($3::int[])
-                """, [claim.info.id, claim.generation, indexes, reason])
+                Statements.TransferLeases.refetchSegments, [claim.info.id, claim.generation, indexes, reason])
             try db.query("NOTIFY haul_work")
             return true
         }
@@ -69,13 +51,10 @@ extension TransferLeases {
     public func failTransfer(_ id: Int64, code: HaulError.Code, message: String) throws {
         let failed = try db.transaction { () -> Int in
             let count = try db.query(
-                """
-                UPDATE transfers SET state = 'failed', error = $2, error_code = $3, lease_token = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now()
-                WHERE id = $1 AND state IN ('pending','planning','downloading','finalizing')
-                """, [id, message, code]
+                Statements.TransferLeases.failTransfer, [id, message, code]
             ).affectedRows
             try db.query(
-                "UPDATE segments SET state = 'failed', lease_token = NULL, last_error = coalesce(last_error, 'transfer failed'), updated_at = now() WHERE transfer_id = $1 AND state IN ('queued','running')",
+                Statements.TransferLeases.failSegments,
                 [id])
             if count == 1 { try db.query("NOTIFY \(TransferStore.finishedChannel)") }
             return count
@@ -93,12 +72,7 @@ extension TransferLeases {
     /// Takes up to `limit` canceled transfers whose partial data this worker may remove.
     public func claimCleanups(limit: Int) throws -> [Cleanup] {
         try db.query(
-            """
-            UPDATE transfers t SET cleanup_pending = false
-            WHERE t.id IN (SELECT id FROM transfers WHERE cleanup_pending AND state = 'canceled' AND \(scope.owns("owner", worker: "$2"))
-                           LIMIT $1 FOR UPDATE SKIP LOCKED)
-            RETURNING t.id, t.dest, t.generation
-            """, [limit, workerID]
+            Statements.TransferLeases.claimCleanups(owned: scope.owns("owner", worker: "$2")), [limit, workerID]
         ).rows.compactMap { row in
             guard let dest = row["dest"] else { return nil }
             return Cleanup(id: try row.int64("id"), dest: dest, generation: try row.int("generation"))
@@ -110,14 +84,7 @@ extension TransferLeases {
     /// - Returns: how many were moved to `finalizing`.
     public static func finishStuckDownloads(on db: PostgresConnection) throws -> Int {
         try db.query(
-            """
-            UPDATE transfers t
-            SET state = 'finalizing', updated_at = now()
-            WHERE t.state = 'downloading'
-              AND t.updated_at < now() - interval '2 seconds'
-              AND EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation)
-              AND NOT EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation AND s.state <> 'done')
-            """
+            Statements.TransferLeases.finishStuckDownloads
         ).affectedRows
     }
 
@@ -131,17 +98,7 @@ extension TransferLeases {
         var rescued = 0
         while true {
             let count = try db.query(
-                """
-                WITH expired AS (
-                    SELECT id FROM transfers
-                    WHERE state = 'planning' AND lease_expires_at < now()
-                      AND host = (SELECT host FROM transfers WHERE state = 'planning' AND lease_expires_at < now() ORDER BY host LIMIT 1)
-                    ORDER BY id
-                    FOR UPDATE SKIP LOCKED
-                )
-                UPDATE transfers t SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-                FROM expired WHERE t.id = expired.id
-                """
+                Statements.TransferLeases.rescueExpiredPlanning
             ).affectedRows
             guard count > 0 else { return rescued }
             rescued += count

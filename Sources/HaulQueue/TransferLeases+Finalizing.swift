@@ -17,11 +17,7 @@ extension TransferLeases {
     /// Reads the finalizing stages already done.
     public func progress(of claim: Claim) throws -> Progress {
         let row = try db.query(
-            """
-            SELECT published_at IS NOT NULL AS published, coalesce(publishing_generation = $2, false) AS publishing,
-                   extracted_at IS NOT NULL AS extracted, upload_url
-            FROM transfers WHERE id = $1
-            """, [claim.info.id, claim.generation]
+            Statements.TransferLeases.progress, [claim.info.id, claim.generation]
         ).first
         return Progress(
             published: try row?.bool("published") ?? false, publishing: try row?.bool("publishing") ?? false,
@@ -34,14 +30,14 @@ extension TransferLeases {
     /// - Returns: `false` when the lease was lost.
     public func markPublishing(_ claim: Claim) throws -> Bool {
         try db.query(
-            "UPDATE transfers SET publishing_generation = $3 WHERE id = $1 AND lease_token = $2::uuid", [claim.info.id, claim.leaseToken, claim.generation]
+            Statements.TransferLeases.markPublishing, [claim.info.id, claim.leaseToken, claim.generation]
         ).affectedRows == 1
     }
 
     /// Records that `--extract` finished, fenced by the finalizing lease.
     public func markExtracted(_ claim: Claim) throws {
         try db.query(
-            "UPDATE transfers SET extracted_at = now(), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid", [claim.info.id, claim.leaseToken])
+            Statements.TransferLeases.markExtracted, [claim.info.id, claim.leaseToken])
     }
 
     /// Records that the verified file is in place, with its digest, fenced by the finalizing lease.
@@ -49,24 +45,19 @@ extension TransferLeases {
     @discardableResult
     public func markPublished(_ claim: Claim, digest: String?) throws -> Bool {
         try db.query(
-            """
-            UPDATE transfers
-            SET computed_digest = $3, published_at = now(), updated_at = now()
-            WHERE id = $1
-              AND lease_token = $2::uuid
-            """, [claim.info.id, claim.leaseToken, digest]
+            Statements.TransferLeases.markPublished, [claim.info.id, claim.leaseToken, digest]
         ).affectedRows == 1
     }
 
     /// The digest recorded when the file was published (`algorithm:hex`), if one was.
     public func publishedDigest(of claim: Claim) throws -> String? {
-        try db.query("SELECT computed_digest FROM transfers WHERE id = $1", [claim.info.id]).first?["computed_digest"]
+        try db.query(Statements.TransferLeases.publishedDigest, [claim.info.id]).first?["computed_digest"]
     }
 
     /// Records a tus upload URL (so another finalizer resumes it) or the upload's answer.
     public func recordUpload(_ claim: Claim, url: String? = nil, result: String? = nil) throws {
         try db.query(
-            "UPDATE transfers SET upload_url = coalesce($3, upload_url), upload_result = coalesce($4, upload_result), updated_at = now() WHERE id = $1 AND lease_token = $2::uuid",
+            Statements.TransferLeases.recordUpload,
             [claim.info.id, claim.leaseToken, url, result])
     }
 }

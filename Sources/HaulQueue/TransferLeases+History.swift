@@ -9,7 +9,7 @@ extension TransferLeases {
     /// then an older copy of this transfer's own, which it may replace (a re-mirror).
     public func urlWroteBefore(_ dest: String, of claim: Claim) throws -> Bool {
         try !db.query(
-            "SELECT 1 FROM transfers WHERE url = $1 AND dest = $2 AND state = 'done' AND owner IS NULL AND id <> $3 LIMIT 1",
+            Statements.TransferLeases.urlWroteBefore,
             [claim.info.url, dest, claim.info.id]
         ).rows.isEmpty
     }
@@ -18,7 +18,7 @@ extension TransferLeases {
     /// file system that keeps no marks): a file there is then one Haul published.
     public func destWrittenBefore(_ dest: String, of claim: Claim) throws -> Bool {
         try !db.query(
-            "SELECT 1 FROM transfers WHERE dest = $1 AND state = 'done' AND owner IS NULL AND id <> $2 LIMIT 1", [dest, claim.info.id]
+            Statements.TransferLeases.destWrittenBefore, [dest, claim.info.id]
         ).rows.isEmpty
     }
 
@@ -58,14 +58,7 @@ extension TransferLeases {
         var rows: [PostgresRow] = []
         if !named.isEmpty {
             rows += try db.query(
-                """
-                SELECT DISTINCT ON (c.id) c.id, t.dest, t.etag, t.last_modified, t.size
-                FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS c(id, url, dest, target)
-                JOIN transfers t ON t.url = c.url AND t.dest = c.dest AND t.state = 'done' AND t.id <> c.id
-                     AND t.options->>'local_target' IS NOT DISTINCT FROM c.target
-                     AND t.size IS NOT NULL AND (t.etag IS NOT NULL OR t.last_modified IS NOT NULL)
-                ORDER BY c.id, t.finished_at DESC
-                """,
+                Statements.TransferLeases.previousVersions,
                 [
                     named.map { $0.info.id }, named.map { $0.info.url }, named.map { $0.info.dest ?? "" },
                     named.map { $0.info.options.localTarget as String? },
@@ -96,18 +89,8 @@ extension TransferLeases {
     /// transfer; for a get, a get into that folder, or with `-o` that very file).
     private func previousNamedByOrigin(_ claims: [Claim], among earlier: String) throws -> [PostgresRow] {
         try db.query(
-            """
-            SELECT p.* FROM (
-                SELECT DISTINCT ON (c.id) c.id, c.target, t.url, t.dest, t.etag, t.last_modified, t.size, t.finished_at
-                FROM unnest($1::bigint[], $2::text[], $3::text[]) AS c(id, url, target)
-                JOIN transfers t ON t.url = c.url AND t.state = 'done' AND t.id <> c.id AND \(earlier) AND t.dest IS NOT NULL
-                     AND t.size IS NOT NULL AND (t.etag IS NOT NULL OR t.last_modified IS NOT NULL)
-                ORDER BY c.id, t.finished_at DESC) p
-            WHERE NOT EXISTS (
-                SELECT 1 FROM transfers o
-                WHERE o.dest = p.dest AND o.state = 'done' AND o.url <> p.url AND o.finished_at > p.finished_at
-                  AND (o.options->>'local_target' IS NOT DISTINCT FROM p.target OR o.options->>'local_target' = p.target || p.dest))
-            """, [claims.map { $0.info.id }, claims.map { $0.info.url }, claims.map { $0.info.options.localTarget as String? }]
+            Statements.TransferLeases.previousNamedByOrigin(earlier: earlier),
+            [claims.map { $0.info.id }, claims.map { $0.info.url }, claims.map { $0.info.options.localTarget as String? }]
         ).rows
     }
 
@@ -116,12 +99,8 @@ extension TransferLeases {
     /// name a transfer the origin names takes.
     public func finishUnchanged(_ claim: Claim, kept version: PreviousVersion) throws -> Bool {
         let updated = try db.query(
-            """
-            UPDATE transfers SET state = 'done', unchanged = true, size = $3, etag = $4, last_modified = $5, error = NULL, error_code = NULL,
-                   dest = $6, options = \(Self.namingOrigin()),
-                   lease_token = NULL, lease_expires_at = NULL, published_at = now(), finished_at = now(), updated_at = now()
-            WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'
-            """, [claim.info.id, claim.leaseToken, version.size, version.etag, version.lastModified, version.dest]
+            Statements.TransferLeases.finishUnchanged(namingOrigin: Self.namingOrigin()),
+            [claim.info.id, claim.leaseToken, version.size, version.etag, version.lastModified, version.dest]
         ).affectedRows
         return try notifyingFinished(updated == 1)
     }

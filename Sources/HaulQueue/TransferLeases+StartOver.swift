@@ -73,33 +73,24 @@ extension TransferLeases {
     /// fenced off, touches nothing.
     private func startOver(_ reporter: Reporter, code: HaulError.Code, note: String, startedOver: String, failed message: String) throws -> StartOver {
         let id = reporter.transferID
-        let held = "id = $1 AND generation = $2 AND state IN ('planning','downloading','finalizing') AND \(reporter.fence)"
         let outcome = try db.transaction { () -> StartOver in
             let restarted =
                 try db.query(
-                    """
-                    UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = restarts + 1, size = NULL, etag = NULL,
-                           last_modified = NULL, accepts_ranges = NULL, error = $3, error_code = $4, lease_token = NULL,
-                           next_attempt_at = now(), updated_at = now(), started_at = now(), run_base = 0
-                    WHERE \(held) AND restarts = 0
-                    """, [id, reporter.generation, startedOver, code] + reporter.fenceParameters
+                    Statements.TransferLeases.startOverTransfer(fence: reporter.fence), [id, reporter.generation, startedOver, code] + reporter.fenceParameters
                 ).affectedRows == 1
             if restarted {
                 try db.query(
-                    "UPDATE segments SET state = 'failed', lease_token = NULL, last_error = $3 WHERE transfer_id = $1 AND generation = $2 AND state <> 'done'",
+                    Statements.TransferLeases.abandonSegments,
                     [id, reporter.generation, note])
                 try db.query("NOTIFY haul_work")
                 return .restarted
             }
             let failed = try db.query(
-                """
-                UPDATE transfers SET state = 'failed', error = $3, error_code = $4, lease_token = NULL, finished_at = now(), updated_at = now()
-                WHERE \(held)
-                """, [id, reporter.generation, message, code] + reporter.fenceParameters
+                Statements.TransferLeases.failStartedOver(fence: reporter.fence), [id, reporter.generation, message, code] + reporter.fenceParameters
             ).affectedRows
             guard failed == 1 else { return .fenced }
             try db.query(
-                "UPDATE segments SET state = 'failed', lease_token = NULL WHERE transfer_id = $1 AND generation = $2 AND state IN ('queued','running')",
+                Statements.TransferLeases.failGeneration,
                 [id, reporter.generation])
             return .failed
         }

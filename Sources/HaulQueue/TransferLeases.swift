@@ -32,10 +32,7 @@ public struct TransferLeases {
         public var holdsSlot = false
     }
 
-    private static let returning = """
-        t.id, t.url, t.host, t.dest, t.size, t.etag, t.last_modified, t.accepts_ranges, t.layout, t.headers::text AS headers, t.options::text AS options,
-        t.segment_size, t.expected_digest, t.priority, t.object_upload_id, t.content_type, t.mirrored, t.piece_length, t.piece_algorithm, t.generation, t.lease_token::text AS lease_token, t.attempts
-        """
+    private static let returning = Statements.TransferLeases.returning
 
     /// Moves up to `limit` pending transfers of one origin host to `planning` (only a share of
     /// them when they all fit in one batch: see `share`), for probes that open at most
@@ -178,15 +175,8 @@ public struct TransferLeases {
     /// Takes the lease on one transfer whose segments are all done.
     public func claimFinalizing(lease: Double) throws -> Claim? {
         try db.query(
-            """
-            UPDATE transfers t SET lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1), worker_id = $2,
-                   attempts = t.attempts + 1, started_at = coalesce(t.started_at, now()), updated_at = now()
-            WHERE t.id = (SELECT id FROM transfers
-                          WHERE state = 'finalizing' AND next_attempt_at <= now() AND (lease_token IS NULL OR lease_expires_at < now()) AND \(scope.owns("owner", worker: "$2"))
-                            AND \(WorkScope.onStorage("storage", storage: "$3"))
-                          ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED)
-            RETURNING \(Self.returning)
-            """, [lease, workerID, storage]
+            Statements.TransferLeases.claimFinalizing(owned: scope.owns("owner", worker: "$2"), onStorage: WorkScope.onStorage("storage", storage: "$3")),
+            [lease, workerID, storage]
         ).first.map { try Self.claim($0) }
     }
 
@@ -205,7 +195,7 @@ public struct TransferLeases {
     /// Renews a transfer lease; `false` means it was lost (stop, write nothing more).
     public func renew(_ claim: Claim, lease: Double) throws -> Bool {
         try db.query(
-            "UPDATE transfers SET lease_expires_at = now() + make_interval(secs => $3) WHERE id = $1 AND lease_token = $2::uuid",
+            Statements.TransferLeases.renew,
             [claim.info.id, claim.leaseToken, lease]
         ).affectedRows == 1
     }
@@ -277,13 +267,7 @@ public struct TransferLeases {
             let namedByOrigin = claim.info.dest == nil && claim.info.options.localTarget == nil
             if namedByOrigin { try refuseBusyNameLocked(plan.dest, of: claim) }
             let updated = try db.query(
-                """
-                UPDATE transfers SET state = CASE WHEN $9 THEN 'finalizing' ELSE 'downloading' END, dest = $3, size = $4, etag = $5, last_modified = $6, content_type = $7, accepts_ranges = $8,
-                       storage = coalesce($11, storage), layout = coalesce($12, layout),
-                       options = CASE WHEN $10 THEN options || '{"named_by_origin": true}'::jsonb ELSE options END,
-                       lease_token = NULL, lease_expires_at = NULL, attempts = 0, updated_at = now()
-                WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'
-                """,
+                Statements.TransferLeases.writePlan,
                 [
                     claim.info.id, claim.leaseToken, plan.dest, plan.size, plan.etag, plan.lastModified, plan.contentType, plan.acceptsRanges,
                     plan.ranges.isEmpty, namedByOrigin, plan.storage, plan.layout?.rawValue,
@@ -294,28 +278,19 @@ public struct TransferLeases {
                 try db.query("NOTIFY haul_work")
                 return .noSegments
             }
-            try db.query("INSERT INTO origin_hosts (host) VALUES ($1) ON CONFLICT DO NOTHING", [plan.host])
+            try db.query(Statements.TransferLeases.addOriginHost, [plan.host])
             try TransferStore.recordOriginMirrors(plan.mirrors, digest: plan.digest, of: claim.info, db)
             let offsets = plan.ranges.map(\.offset)
             let lengths: [Int64?] = plan.unknownLength ? [nil] : plan.ranges.map(\.length)
             try db.query(
-                """
-                INSERT INTO segments (transfer_id, generation, idx, byte_offset, length, priority, host, state, lease_token, lease_expires_at, worker_id, attempts)
-                SELECT $1, $2, i - 1, o, l, $5, $8,
-                       CASE WHEN i = 1 AND $9 THEN 'running' ELSE 'queued' END,
-                       CASE WHEN i = 1 AND $9 THEN gen_random_uuid() END,
-                       CASE WHEN i = 1 AND $9 THEN now() + make_interval(secs => $6) END,
-                       CASE WHEN i = 1 AND $9 THEN $7 END,
-                       CASE WHEN i = 1 AND $9 THEN 1 ELSE 0 END
-                FROM unnest($3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(o, l, i)
-                """,
+                Statements.TransferLeases.insertSegments,
                 [claim.info.id, claim.generation, offsets, lengths, claim.info.priority, lease, workerID, plan.host, keepFirst])
-            if claim.info.mirrored || !plan.mirrors.isEmpty { try db.query("SELECT haul_spread_mirrors($1, $2)", [claim.info.id, claim.generation]) }
+            if claim.info.mirrored || !plan.mirrors.isEmpty { try db.query(Statements.TransferLeases.spreadMirrors, [claim.info.id, claim.generation]) }
             // A kept segment 0 is the planner's own; only further segments are work for others.
             if plan.ranges.count > 1 || !keepFirst { try db.query("NOTIFY haul_work") }
             guard keepFirst else { return .queued }
             let row = try db.query(
-                "SELECT \(ClaimedSegment.returning) FROM segments s JOIN transfers t ON t.id = s.transfer_id WHERE s.transfer_id = $1 AND s.generation = $2 AND s.idx = 0",
+                Statements.TransferLeases.firstSegment,
                 [claim.info.id, claim.generation]
             ).first
             return .firstSegment(try ClaimedSegment(row!))
@@ -334,12 +309,7 @@ public struct TransferLeases {
         try TransferStore.lockDestinations(db)
         guard
             let row = try db.query(
-                """
-                SELECT t.id, t.state FROM transfers t
-                WHERE t.dest = $1 AND t.owner IS NULL AND t.id <> $2 AND t.state = ANY($3::text[])
-                  AND (SELECT owner IS NULL FROM transfers WHERE id = $2)
-                ORDER BY t.id LIMIT 1
-                """, [dest, claim.info.id, TransferStore.activeStates]
+                Statements.TransferLeases.busyName, [dest, claim.info.id, TransferStore.activeStates]
             ).first
         else { return }
         throw TransferStore.busy(dest, id: try row.int64("id"), state: try row.string("state"))
@@ -350,11 +320,7 @@ public struct TransferLeases {
     public func finish(_ claim: Claim, computedDigest: String?) throws -> Bool {
         try notifyingFinished(
             db.query(
-                """
-                UPDATE transfers SET state = 'done', computed_digest = $3, error = NULL, error_code = NULL, lease_token = NULL, lease_expires_at = NULL,
-                       finished_at = now(), updated_at = now()
-                WHERE id = $1 AND lease_token = $2::uuid AND state = 'finalizing'
-                """, [claim.info.id, claim.leaseToken, computedDigest]
+                Statements.TransferLeases.finish, [claim.info.id, claim.leaseToken, computedDigest]
             ).affectedRows == 1)
     }
 
@@ -368,18 +334,14 @@ public struct TransferLeases {
     /// Hands a transfer back (shutdown): planning returns to pending, finalizing stays for another finalizer.
     public func release(_ claim: Claim) throws {
         try db.query(
-            "UPDATE transfers SET state = CASE WHEN state = 'planning' THEN 'pending' ELSE state END, lease_token = NULL, lease_expires_at = NULL, attempts = greatest(attempts - 1, 0) WHERE id = $1 AND lease_token = $2::uuid",
+            Statements.TransferLeases.release,
             [claim.info.id, claim.leaseToken])
     }
 
     /// The segments of a transfer's current generation with their recorded parts (parts layout).
     public func segments(of claim: Claim) throws -> [FinishedSegment] {
         let rows = try db.query(
-            """
-            SELECT s.idx, s.byte_offset, s.length, s.bytes_done, p.path, p.byte_offset AS part_offset, p.length AS part_length
-            FROM segments s LEFT JOIN segment_parts p ON p.segment_id = s.id
-            WHERE s.transfer_id = $1 AND s.generation = $2 ORDER BY s.byte_offset, p.byte_offset
-            """, [claim.info.id, claim.generation]
+            Statements.TransferLeases.finishedSegments, [claim.info.id, claim.generation]
         ).rows
         var segments: [FinishedSegment] = []
         for row in rows {

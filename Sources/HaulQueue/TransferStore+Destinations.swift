@@ -17,7 +17,7 @@ extension TransferStore {
     static func refuseBusy(_ dest: String, _ db: PostgresConnection) throws {
         guard
             let row = try db.query(
-                "SELECT id, state FROM transfers WHERE dest = $1 AND owner IS NULL AND state = ANY($2::text[]) ORDER BY id LIMIT 1",
+                Statements.TransferStore.refuseBusy,
                 [dest, activeStates]
             ).first
         else { return }
@@ -29,10 +29,7 @@ extension TransferStore {
     func busyDestination(retrying id: Int64) throws -> HaulError? {
         guard
             let row = try db.query(
-                """
-                SELECT t.id, t.state, t.dest FROM transfers o JOIN transfers t ON t.dest = o.dest AND t.id <> o.id
-                WHERE o.id = $1 AND o.owner IS NULL AND t.owner IS NULL AND t.state = ANY($2::text[]) ORDER BY t.id LIMIT 1
-                """, [id, Self.activeStates]
+                Statements.TransferStore.busyForRetry, [id, Self.activeStates]
             ).first
         else { return nil }
         return Self.busy(try row.string("dest"), id: try row.int64("id"), state: try row.string("state"))
@@ -54,13 +51,7 @@ extension TransferStore {
     public func partialsWrittenByOthers(among ids: [Int64]) throws -> Set<Int64> {
         Set(
             try db.query(
-                """
-                SELECT DISTINCT o.id FROM transfers o
-                JOIN transfers t ON t.dest = o.dest AND t.generation = o.generation AND t.id <> o.id
-                WHERE o.id = ANY($1::bigint[]) AND o.state NOT IN ('done','canceled') AND t.started_at IS NOT NULL
-                  AND greatest(t.updated_at, (SELECT max(s.updated_at) FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation))
-                      > coalesce(o.finished_at, (SELECT max(s.updated_at) FROM segments s WHERE s.transfer_id = o.id AND s.generation = o.generation), o.updated_at)
-                """, [ids]
+                Statements.TransferStore.partialsWrittenByOthers, [ids]
             ).rows.map { try $0.int64("id") })
     }
 
@@ -71,14 +62,7 @@ extension TransferStore {
     /// For transfers no worker runs: failed or canceled ones, or a `haul get`'s being adopted.
     public func startOver(_ ids: [Int64]) throws {
         try db.query(
-            """
-            UPDATE transfers SET state = 'pending', generation = generation + 1, restarts = 0, size = NULL, etag = NULL, last_modified = NULL,
-                   dest = CASE WHEN options ? 'named_by_origin' THEN NULL ELSE dest END, options = options - 'named_by_origin',
-                   accepts_ranges = NULL, published_at = NULL, extracted_at = NULL, upload_url = NULL, upload_result = NULL, paused_from = NULL,
-                   error = NULL, error_code = NULL, finished_at = NULL, lease_token = NULL, cleanup_pending = false, attempts = 0,
-                   next_attempt_at = now(), updated_at = now(), started_at = NULL, run_base = 0
-            WHERE id = ANY($1::bigint[])
-            """, [ids])
+            Statements.TransferStore.startOver, [ids])
     }
 
     /// The `destination-busy` refusal naming the transfer that holds `dest`.
@@ -93,16 +77,13 @@ extension TransferStore {
     /// layout and the segments already planned stay as they are.
     public func revise(_ id: Int64, to request: NewTransfer) throws {
         try db.query(
-            """
-            UPDATE transfers SET expected_digest = $2, headers = $3::jsonb, options = $4::jsonb, priority = $5, updated_at = now()
-            WHERE id = $1 AND state NOT IN ('done', 'canceled')
-            """, [id, request.checksum?.description, Header.json(request.headers), request.options.json, request.priority])
+            Statements.TransferStore.revise, [id, request.checksum?.description, Header.json(request.headers), request.options.json, request.priority])
     }
 
     /// Whether an earlier `haul get` of `url` finished writing `localTarget` (so the file there is haul's own).
     private func finishedGet(url: String, localTarget: String) throws -> Bool {
         try !db.query(
-            "SELECT 1 FROM transfers WHERE url = $1 AND options ? 'local_target' AND options->>'local_target' = $2 AND state = 'done' LIMIT 1",
+            Statements.TransferStore.finishedGet,
             [url, localTarget]
         ).rows.isEmpty
     }
@@ -122,11 +103,7 @@ extension TransferStore {
     public func namesSavedByGets(urls: [String], localTarget: String) throws -> [ExactText: [String]] {
         var names: [ExactText: [String]] = [:]
         for row in try db.query(
-            """
-            SELECT DISTINCT url, dest FROM transfers
-            WHERE url = ANY($1::text[]) AND options ? 'local_target' AND options->>'local_target' = $2 AND state = 'done' AND dest IS NOT NULL
-            ORDER BY url, dest
-            """, [urls, localTarget]
+            Statements.TransferStore.namesSavedByGets, [urls, localTarget]
         ).rows {
             names[ExactText(try row.string("url")), default: []].append(try row.string("dest"))
         }
@@ -135,7 +112,7 @@ extension TransferStore {
 
     /// The file or folder a `haul get` transfer saves to; `nil` for a transfer enqueued for the workers.
     public func localTarget(of id: Int64) throws -> String? {
-        try db.query("SELECT options->>'local_target' AS target FROM transfers WHERE id = $1", [id]).first?["target"]
+        try db.query(Statements.TransferStore.localTarget, [id]).first?["target"]
     }
 
     /// A canceled `haul get` transfer whose partial data nobody removed yet: where its files are
@@ -143,24 +120,16 @@ extension TransferStore {
     /// claiming them. `nil` for any other transfer.
     public func localCleanup(_ id: Int64) throws -> (root: String, dest: String, generation: Int)? {
         try db.query(
-            """
-            SELECT dest, generation, options->>'local_target' AS target FROM transfers WHERE \(Self.uncleanedLocal)
-            """, [id]
+            Statements.TransferStore.localCleanup, [id]
         ).first.map(Self.localFiles)
     }
 
     /// `localCleanup`, marking the partial data removed: the caller removes it.
     public func claimLocalCleanup(_ id: Int64) throws -> (root: String, dest: String, generation: Int)? {
         try db.query(
-            """
-            UPDATE transfers SET cleanup_pending = false WHERE \(Self.uncleanedLocal)
-            RETURNING dest, generation, options->>'local_target' AS target
-            """, [id]
+            Statements.TransferStore.claimLocalCleanup, [id]
         ).first.map(Self.localFiles)
     }
-
-    /// Transfer `$1`, when it is a canceled `haul get` transfer whose partial data is still to remove.
-    private static let uncleanedLocal = "id = $1 AND state = 'canceled' AND cleanup_pending AND options ? 'local_target' AND dest IS NOT NULL"
 
     private static func localFiles(_ row: PostgresRow) throws -> (root: String, dest: String, generation: Int) {
         let dest = try row.string("dest")

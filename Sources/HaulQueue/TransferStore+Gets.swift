@@ -9,13 +9,7 @@ extension TransferStore {
     public func unfinishedGets(_ wanted: [(url: String, localTarget: String)]) throws -> [Int64?] {
         guard !wanted.isEmpty else { return [] }
         let rows = try db.query(
-            """
-            SELECT (SELECT t.id FROM transfers t
-                    WHERE t.url = w.url AND t.options ? 'local_target' AND t.options->>'local_target' = w.target AND t.state NOT IN ('done','canceled')
-                    ORDER BY t.id DESC LIMIT 1) AS id
-            FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS w(url, target, n)
-            ORDER BY w.n
-            """,
+            Statements.TransferStore.unfinishedGets,
             [wanted.map(\.url), wanted.map(\.localTarget)]
         ).rows
         return try rows.map { try $0.optionalInt64("id") }
@@ -30,7 +24,7 @@ extension TransferStore {
         precondition(requests.allSatisfy { $0.owner != nil }, "a get's transfers are owned by its worker")
         guard !requests.isEmpty else { return [] }
         let hosts = OriginURL.hostKeys(requests.map(\.url))
-        try db.query("INSERT INTO origin_hosts (host) SELECT DISTINCT unnest($1::text[]) ON CONFLICT DO NOTHING", [hosts])
+        try db.query(Statements.TransferStore.addOriginHosts, [hosts])
         var ids: [Int64] = []
         ids.reserveCapacity(requests.count)
         var start = 0
@@ -39,14 +33,7 @@ extension TransferStore {
             let chunk = requests[range]
             // Rows are inserted, and returned, in the order the ordered select gives them.
             let rows = try db.query(
-                """
-                INSERT INTO transfers (url, host, dest, segment_size, expected_digest, priority, layout, headers, options, owner)
-                SELECT u, k, d, s, c, p, l, h::jsonb, o::jsonb, w
-                FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
-                     WITH ORDINALITY AS e(u, d, s, c, p, l, h, o, w, k, n)
-                ORDER BY n
-                RETURNING id
-                """,
+                Statements.TransferStore.enqueueOwned,
                 [
                     chunk.map(\.url), chunk.map(\.dest), chunk.map(\.segmentSize), chunk.map { $0.checksum?.description }, chunk.map(\.priority),
                     chunk.map(\.layout.rawValue), Batches.encodeRuns(chunk.map(\.headers), Header.json), Batches.encodeRuns(chunk.map(\.options), \.json),

@@ -9,12 +9,9 @@ extension TransferStore {
         guard !request.mirrors.isEmpty || request.pieces != nil else { return }
         let urls = [request.url] + request.mirrors
         try db.query(
-            """
-            INSERT INTO transfer_mirrors (transfer_id, idx, url, host)
-            SELECT $1, i - 1, u, h FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS m(u, h, i)
-            """, [id, urls, OriginURL.hostKeys(urls)])
+            Statements.TransferStore.recordMirrors, [id, urls, OriginURL.hostKeys(urls)])
         try db.query(
-            "UPDATE transfers SET mirrored = true, piece_length = $2, piece_algorithm = $3, piece_hashes = $4::text[] WHERE id = $1",
+            Statements.TransferStore.recordPieces,
             [id, request.pieces?.length, request.pieces?.algorithm.rawValue, request.pieces?.hashes])
     }
 
@@ -26,14 +23,7 @@ extension TransferStore {
         let urls = entries.map { ([$0.url] + $0.mirrors).joined(separator: "\t") }
         let hosts = entries.map { OriginURL.hostKeys([$0.url] + $0.mirrors).joined(separator: "\t") }
         try db.query(
-            """
-            WITH entry AS (SELECT t.id, e.m, e.h FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS e(u, d, m, h)
-                           JOIN transfers t ON t.batch_id = $1 AND t.url = e.u AND t.dest = e.d),
-                 marked AS (UPDATE transfers SET mirrored = true WHERE id IN (SELECT id FROM entry))
-            INSERT INTO transfer_mirrors (transfer_id, idx, url, host)
-            SELECT entry.id, x.i - 1, x.mu, x.mh FROM entry, unnest(string_to_array(entry.m, E'\\t'), string_to_array(entry.h, E'\\t')) WITH ORDINALITY AS x(mu, mh, i)
-            ON CONFLICT DO NOTHING
-            """, [batchID, entries.map(\.url), entries.map { $0.dest ?? "" }, urls, hosts])
+            Statements.TransferStore.recordBatchMirrors, [batchID, entries.map(\.url), entries.map { $0.dest ?? "" }, urls, hosts])
     }
 
     /// The mirrors and digest an origin's response named (RFC 6249), for a transfer given
@@ -41,27 +31,19 @@ extension TransferStore {
     /// an expected digest.
     static func recordOriginMirrors(_ mirrors: [String], digest: Checksum?, of info: TransferInfo, _ db: PostgresConnection) throws {
         if let digest, info.expectedDigest == nil {
-            try db.query("UPDATE transfers SET expected_digest = $2 WHERE id = $1 AND expected_digest IS NULL", [info.id, digest.description])
+            try db.query(Statements.TransferStore.originDigest, [info.id, digest.description])
         }
         guard !mirrors.isEmpty, !info.mirrored else { return }
         let urls = [info.url] + mirrors
         try db.query(
-            """
-            INSERT INTO transfer_mirrors (transfer_id, idx, url, host)
-            SELECT $1, i - 1, u, h FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS m(u, h, i)
-            ON CONFLICT DO NOTHING
-            """, [info.id, urls, OriginURL.hostKeys(urls)])
-        try db.query("UPDATE transfers SET mirrored = true WHERE id = $1", [info.id])
+            Statements.TransferStore.recordOriginMirrors, [info.id, urls, OriginURL.hostKeys(urls)])
+        try db.query(Statements.TransferStore.markMirrored, [info.id])
     }
 
     /// Each mirror of transfer `id`, in priority order (none for a transfer without mirrors).
     public func mirrors(of id: Int64) throws -> [MirrorStatus] {
         try db.query(
-            """
-            SELECT idx, url, bytes, failures, state, reason, rate,
-                   to_char(retry_after AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"') AS retry_after
-            FROM transfer_mirrors WHERE transfer_id = $1 ORDER BY idx
-            """, [id]
+            Statements.TransferStore.mirrors, [id]
         ).rows.map(MirrorStatus.init)
     }
 }

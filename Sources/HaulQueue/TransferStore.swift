@@ -27,13 +27,9 @@ public struct TransferStore {
                 try Self.lockDestinations(db)
                 try Self.refuseBusy(dest, db)
             }
-            try db.query("INSERT INTO origin_hosts (host) VALUES ($1) ON CONFLICT DO NOTHING", [host])
+            try db.query(Statements.TransferLeases.addOriginHost, [host])
             let row = try db.query(
-                """
-                INSERT INTO transfers (url, host, dest, segment_size, expected_digest, priority, layout, headers, options, batch_id, owner)
-                VALUES ($1, $11, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10)
-                RETURNING id
-                """,
+                Statements.TransferStore.enqueue,
                 [
                     request.url, request.dest, request.segmentSize, request.checksum?.description, request.priority, request.layout.rawValue,
                     Header.json(request.headers), request.options.json, request.batchID, request.owner, host,
@@ -49,20 +45,20 @@ public struct TransferStore {
 
     /// Hands a transfer to a new owner (a rerun of `haul get` adopting its earlier, unfinished transfer).
     public func adopt(_ id: Int64, owner: String) throws {
-        try db.query("UPDATE transfers SET owner = $2, lease_token = NULL, updated_at = now(), \(Self.newRun) WHERE id = $1", [id, owner])
-        try db.query("UPDATE segments SET state = 'queued', lease_token = NULL WHERE transfer_id = $1 AND state = 'running'", [id])
+        try db.query(Statements.TransferStore.adopt, [id, owner])
+        try db.query(Statements.TransferStore.adoptSegments, [id])
     }
 
     /// One transfer with its progress, or `nil` if there is none with that id.
     public func status(_ id: Int64) throws -> TransferStatus? {
-        try db.query(TransferStatus.selectSQL + " WHERE t.id = $1", [id]).first.map(TransferStatus.init)
+        try db.query(Statements.TransferStore.status, [id]).first.map(TransferStatus.init)
     }
 
     /// `status(_:)` of many transfers in one query, in the order of `ids`; ids with no
     /// transfer are left out.
     public func statuses(_ ids: [Int64]) throws -> [TransferStatus] {
         guard !ids.isEmpty else { return [] }
-        let found = try db.query(TransferStatus.selectSQL + " WHERE t.id = ANY($1::bigint[])", [ids]).rows.map(TransferStatus.init)
+        let found = try db.query(Statements.TransferStore.statuses, [ids]).rows.map(TransferStatus.init)
         let byID = Dictionary(uniqueKeysWithValues: found.map { ($0.id, $0) })
         return ids.compactMap { byID[$0] }
     }
@@ -71,7 +67,7 @@ public struct TransferStore {
     /// ids with no transfer are left out. Index lookups only: cheap to ask often of a long list.
     public func unsettled(_ ids: [Int64]) throws -> [Int64] {
         guard !ids.isEmpty else { return [] }
-        return try db.query("SELECT id FROM transfers WHERE id = ANY($1::bigint[]) AND state NOT IN ('done','failed','canceled')", [ids])
+        return try db.query(Statements.TransferStore.unsettled, [ids])
             .rows.map { try $0.int64("id") }
     }
 
@@ -79,32 +75,26 @@ public struct TransferStore {
     /// host `host` (`HOST` or `HOST:PORT`, as `host-limit` names it).
     public func list(state: TransferState?, batch: String? = nil, host: String? = nil, limit: Int = 1000) throws -> [TransferStatus] {
         try db.query(
-            TransferStatus.selectSQL + " WHERE " + Self.filterSQL + " ORDER BY t.id DESC LIMIT $4", [state?.rawValue, batch, host?.lowercased(), limit]
+            Statements.TransferStore.list, [state?.rawValue, batch, host?.lowercased(), limit]
         ).rows.map(TransferStatus.init)
     }
 
     /// The ids of the transfers in `state` and/or of batch `batch`, oldest first (what a bulk
     /// `cancel --state failed` or `retry --batch NAME` acts on).
     public func select(state: TransferState?, batch: String?, host: String? = nil) throws -> [(id: Int64, state: TransferState)] {
-        try db.query("SELECT t.id, t.state FROM transfers t WHERE " + Self.filterSQL + " ORDER BY t.id", [state?.rawValue, batch, host?.lowercased()])
+        try db.query(Statements.TransferStore.select, [state?.rawValue, batch, host?.lowercased()])
             .rows.map { (try $0.int64("id"), TransferState(rawValue: try $0.string("state")) ?? .failed) }
     }
 
     /// Whether a batch of this name exists.
     public func batchExists(_ name: String) throws -> Bool {
-        try db.query("SELECT 1 FROM batches WHERE name = $1", [name]).first != nil
+        try db.query(Statements.TransferStore.batchExists, [name]).first != nil
     }
-
-    /// `$1` state, `$2` batch name, `$3` host; each NULL to ignore it.
-    private static let filterSQL = """
-        ($1::text IS NULL OR t.state = $1) AND ($2::text IS NULL OR t.batch_id = (SELECT b.id FROM batches b WHERE b.name = $2))
-          AND ($3::text IS NULL OR t.host = $3)
-        """
 
     /// The state of each segment of the transfer's current generation, in file order.
     public func segmentStates(_ id: Int64) throws -> [SegmentState] {
         try db.query(
-            "SELECT s.state FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.generation = s.generation WHERE t.id = $1 ORDER BY s.byte_offset",
+            Statements.TransferStore.segmentStates,
             [id]
         ).rows.compactMap { SegmentState(rawValue: try $0.string("state")) }
     }

@@ -14,25 +14,8 @@ public enum WaitingWork {
     public static func waitsBeside(_ segment: ClaimedSegment, on db: PostgresConnection, workerID: String, scope: WorkScope) throws -> Bool {
         let info = segment.transfer
         let statement = PipelinedStatement(
-            """
-            SELECT coalesce((SELECT busy FROM origin_hosts WHERE host = $3), 0) >= 2 AND (EXISTS (
-                SELECT 1 FROM (
-                    (SELECT t.host FROM transfers t
-                     WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND t.priority >= $4 AND t.host <> $3 AND \(scope.owns("t.owner", worker: "$1"))
-                     LIMIT 500)
-                    UNION ALL
-                    (SELECT s.host FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                     WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND s.priority >= $4 AND s.host <> $3 AND \(scope.owns("t.owner", worker: "$1"))
-                     LIMIT 500)
-                ) c
-                JOIN origin_hosts h ON h.host = c.host LEFT JOIN origin_hosts d ON d.host = '*'
-                WHERE h.busy = 0 AND coalesce(h.max_running, d.max_running, $2) > 0
-            ) OR EXISTS (
-                SELECT 1 FROM transfers t
-                WHERE t.state = 'finalizing' AND t.next_attempt_at <= now() AND (t.lease_token IS NULL OR t.lease_expires_at < now())
-                  AND \(scope.owns("t.owner", worker: "$1"))
-            )) AS waits
-            """, [workerID, HostLimits.fallbackDefault, info.host, info.priority], awaitDurableCommit: false, prepared: true, genericPlan: true)
+            Statements.WaitingWork.waitsBeside(owned: scope.owns("t.owner", worker: "$1")), [workerID, HostLimits.fallbackDefault, info.host, info.priority],
+            awaitDurableCommit: false, prepared: true, genericPlan: true)
         return try db.pipelined([statement])[0].first?.bool("waits") ?? false
     }
 }

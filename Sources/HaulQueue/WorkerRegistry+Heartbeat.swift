@@ -29,22 +29,12 @@ extension WorkerRegistry {
     /// previous heartbeat over the time between the two.
     public func beat(_ heartbeat: Heartbeat) throws {
         try db.query(
-            """
-            INSERT INTO workers (id, host, pid, roles, version, bytes_fetched)
-            VALUES ($1, $2, $3, $4, $5, $6)
-            ON CONFLICT (id) DO UPDATE
-            SET rate = CASE WHEN extract(epoch FROM now() - workers.heartbeat_at) > 0
-                            THEN greatest(0, excluded.bytes_fetched - workers.bytes_fetched) / extract(epoch FROM now() - workers.heartbeat_at)
-                            ELSE workers.rate END,
-                bytes_fetched = excluded.bytes_fetched,
-                heartbeat_at = now(),
-                stopped_at = NULL
-            """,
+            Statements.WorkerRegistry.beat,
             [heartbeat.workerID, heartbeat.host, heartbeat.pid, heartbeat.roles, heartbeat.version, heartbeat.bytesFetched])
     }
 
     /// Marks a worker stopped (a clean shutdown; a crashed one just goes silent).
     public func markStopped(_ workerID: String) throws {
-        try db.query("UPDATE workers SET stopped_at = now() WHERE id = $1", [workerID])
+        try db.query(Statements.WorkerRegistry.markStopped, [workerID])
     }
 }

@@ -39,12 +39,7 @@ public struct WorkerRegistry {
     /// Workers, oldest first; stopped ones only when `includeStopped`.
     public func list(includeStopped: Bool) throws -> [Entry] {
         try db.query(
-            """
-            SELECT w.id, w.host, w.pid, w.roles, w.version, w.started_at::text AS started_at,
-                   extract(epoch FROM now() - w.heartbeat_at)::float8 AS silent, w.stopped_at IS NOT NULL AS stopped, w.rate,
-                   (SELECT count(*) FROM segments s WHERE s.worker_id = w.id AND s.state = 'running') AS held
-            FROM workers w WHERE $1 OR w.stopped_at IS NULL ORDER BY w.started_at
-            """, [includeStopped]
+            Statements.WorkerRegistry.list, [includeStopped]
         ).rows.map { row in
             Entry(
                 id: try row.string("id"), host: try row.string("host"), pid: try row.int("pid"), roles: try row.string("roles"),
@@ -57,11 +52,7 @@ public struct WorkerRegistry {
     /// run (or all stopped cleanly). At most `deadAfter`: at least one worker is alive.
     public func silence() throws -> (seconds: Double?, everSeen: Bool) {
         let row = try db.query(
-            """
-            SELECT extract(epoch FROM now() - max(heartbeat_at) FILTER (WHERE stopped_at IS NULL))::float8 AS silent,
-                   extract(epoch FROM now() - max(coalesce(stopped_at, heartbeat_at)))::float8 AS last, count(*) AS n
-            FROM workers
-            """
+            Statements.WorkerRegistry.silence
         ).first
         let silent = try row?.optionalDouble("silent")
         let last = try row?.optionalDouble("last")

@@ -62,12 +62,7 @@ final class MirrorRoute {
         let info = segment.transfer
         started = DispatchTime.now().uptimeNanoseconds
         if info.mirrored {
-            let row = try db.query(
-                """
-                SELECT haul_wake_mirrors($1) AS woke,
-                       (SELECT min(rate) FROM transfer_mirrors WHERE transfer_id = $1 AND idx <> $2 AND state = 'healthy' AND rate > 0) AS peers
-                """, [info.id, mirror]
-            ).first
+            let row = try db.query(Statements.MirrorRoute.wake, [info.id, mirror]).first
             if let window, let peers = row?["peers"].flatMap({ Int64($0) }) {
                 crawl = MirrorCrawl(peerRate: peers, window: Double(window))
                 nextJudgement = started + UInt64(window) * 1_000_000_000
@@ -79,7 +74,7 @@ final class MirrorRoute {
         let firstPiece = first / length
         let lastPiece = (end - 1) / length
         let text = try db.query(
-            "SELECT piece_hashes[$2:$3]::text AS hashes FROM transfers WHERE id = $1", [info.id, firstPiece + 1, lastPiece + 1]
+            Statements.MirrorRoute.pieceHashes, [info.id, firstPiece + 1, lastPiece + 1]
         ).first?["hashes"]
         let hashes = (text ?? "").trimmingCharacters(in: ["{", "}"]).split(separator: ",").map(String.init)
         guard hashes.count == Int(lastPiece - firstPiece + 1) else {
@@ -115,7 +110,7 @@ final class MirrorRoute {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         // No rate from a tail of a few bytes, which tells only the round trip.
         let rate = received >= 65536 && seconds > 0 ? Int64(Double(received) / seconds) : nil
-        try db.query("SELECT haul_mirror_served($1, $2, $3, $4)", [segment.transferID, mirror, received, rate])
+        try db.query(Statements.MirrorRoute.succeeded, [segment.transferID, mirror, received, rate])
     }
 
     /// The error to file for `error`: with other mirrors to try, an origin's refusal is worth
@@ -135,7 +130,7 @@ final class MirrorRoute {
         guard segment.transfer.mirrored || badPieceStart != nil else { return false }
         let proof = badPieceStart != nil || error.code == .sizeMismatch
         return try db.query(
-            "SELECT haul_mirror_failed($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS out",
+            Statements.MirrorRoute.failed,
             [
                 segment.id, segment.transferID, mirror, proof, !error.isTransient, SafeText.cleanLine(error.message), received,
                 badPieceStart ?? Int64.max, backoff.base, backoff.cap, Double.random(in: 0..<1),

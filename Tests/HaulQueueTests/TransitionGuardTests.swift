@@ -20,75 +20,87 @@ struct TransitionGuardTests {
         case transfer(Set<String>)
     }
 
-    /// One state-changing statement: where it is, its event, and its guard.
+    /// One state-changing statement: where it is (`Area/name.sql` for a statement of
+    /// `Sources/HaulQueue/SQL/`, `File.swift function` for one still written in Swift), its event, and its guard.
     struct Site {
-        let file: String
-        let function: String
+        let place: String
         let event: String
         let guarding: Guard
+
+        init(_ place: String, event: String, guarding: Guard) {
+            self.place = place
+            self.event = event
+            self.guarding = guarding
+        }
     }
 
     static let transferStates = Set(TransferState.allCases.map(\.rawValue))
     static let segmentStates = Set(SegmentState.allCases.map(\.rawValue))
 
-    /// Every statement that changes a state, in source order within each function.
+    /// Every statement that changes a state: the `.sql` files in name order, then those still
+    /// in Swift in source order within each function.
     static let sites: [Site] = [
-        Site(file: "OperatorActions.swift", function: "refetchMismatched", event: "refetched", guarding: .transfer(["done"])),
-        Site(file: "OperatorActions.swift", function: "write", event: "cancel", guarding: .locked),
-        Site(file: "OperatorActions.swift", function: "write", event: "transferEnded", guarding: .sql),
-        Site(file: "OperatorActions.swift", function: "write", event: "retry", guarding: .locked),
-        Site(file: "OperatorActions.swift", function: "write", event: "retried", guarding: .sql),
-        Site(file: "OperatorActions.swift", function: "write", event: "pause", guarding: .locked),
-        Site(file: "OperatorActions.swift", function: "write", event: "resume", guarding: .locked),
-        Site(file: "SegmentLeases.swift", function: "claimStatement", event: "claimed", guarding: .sql),  // wait: false
-        Site(file: "SegmentLeases.swift", function: "claimStatement", event: "claimed", guarding: .sql),  // wait: true
-        Site(file: "SegmentLeases.swift", function: "complete", event: "lastSegmentDone", guarding: .sql),
-        Site(file: "SegmentLeases.swift", function: "markDone", event: "completed", guarding: .sql),
-        Site(file: "SegmentLeases.swift", function: "release", event: "released", guarding: .sql),
-        Site(file: "SegmentLeases.swift", function: "fail", event: "fetchFailed", guarding: .sql),
-        Site(file: "SegmentLeases.swift", function: "rescueExpired", event: "released", guarding: .sql),
-        Site(file: "TransferLeases+Batch.swift", function: "finish", event: "probeFinished", guarding: .sql),
-        Site(file: "TransferLeases+Failures.swift", function: "postpone", event: "planningReleased", guarding: .sql),
-        Site(file: "TransferLeases+Failures.swift", function: "failChecksum", event: "failed", guarding: .lease(["finalizing"])),
-        Site(file: "TransferLeases+Failures.swift", function: "refetch", event: "partsMissing", guarding: .sql),
-        Site(file: "TransferLeases+Failures.swift", function: "refetch", event: "refetched", guarding: .transfer(["done"])),
-        Site(file: "TransferLeases+Failures.swift", function: "failTransfer", event: "failed", guarding: .sql),
-        Site(file: "TransferLeases+Failures.swift", function: "failTransfer", event: "transferEnded", guarding: .sql),
-        Site(file: "TransferLeases+Failures.swift", function: "finishStuckDownloads", event: "lastSegmentDone", guarding: .sql),
-        Site(file: "TransferLeases+Failures.swift", function: "rescueExpired", event: "planningReleased", guarding: .sql),
-        Site(file: "TransferLeases+History.swift", function: "finishUnchanged", event: "probeFinished", guarding: .sql),
-        Site(file: "TransferLeases+StartOver.swift", function: "startOver", event: "originChanged", guarding: .sql),
-        Site(file: "TransferLeases+StartOver.swift", function: "startOver", event: "transferEnded", guarding: .sql),
-        Site(file: "TransferLeases+StartOver.swift", function: "startOver", event: "failed", guarding: .sql),
-        Site(file: "TransferLeases+StartOver.swift", function: "startOver", event: "transferEnded", guarding: .sql),
-        Site(file: "TransferLeases.swift", function: "slotClaim", event: "planningClaimed", guarding: .sql),
-        Site(file: "TransferLeases.swift", function: "restClaim", event: "planningClaimed", guarding: .sql),
-        Site(file: "TransferLeases.swift", function: "writePlan", event: "planWritten", guarding: .sql),
-        Site(file: "TransferLeases.swift", function: "finish", event: "finished", guarding: .sql),
-        Site(file: "TransferLeases.swift", function: "release", event: "planningReleased", guarding: .sql),
-        Site(file: "TransferStore+Destinations.swift", function: "startOver", event: "retry", guarding: .locked),
-        Site(file: "TransferStore.swift", function: "adopt", event: "released", guarding: .sql),
+        Site("OperatorActions/cancel.sql", event: "cancel", guarding: .locked),
+        Site("OperatorActions/cancelSegments.sql", event: "transferEnded", guarding: .sql),
+        Site("OperatorActions/pause.sql", event: "pause", guarding: .locked),
+        Site("OperatorActions/refetchMismatched.sql", event: "refetched", guarding: .transfer(["done"])),
+        Site("OperatorActions/resume.sql", event: "resume", guarding: .locked),
+        Site("OperatorActions/retry.sql", event: "retry", guarding: .locked),
+        Site("OperatorActions/retrySegments.sql", event: "retried", guarding: .sql),
+        Site("SegmentLeases/completeTransfer.sql", event: "lastSegmentDone", guarding: .sql),
+        Site("SegmentLeases/fail.sql", event: "fetchFailed", guarding: .sql),
+        Site("SegmentLeases/markDone.sql", event: "completed", guarding: .sql),
+        Site("SegmentLeases/release.sql", event: "released", guarding: .sql),
+        Site("SegmentLeases/rescueExpired.sql", event: "released", guarding: .sql),
+        Site("TransferLeases/abandonSegments.sql", event: "transferEnded", guarding: .sql),
+        Site("TransferLeases/failChecksum.sql", event: "failed", guarding: .lease(["finalizing"])),
+        Site("TransferLeases/failGeneration.sql", event: "transferEnded", guarding: .sql),
+        Site("TransferLeases/failSegments.sql", event: "transferEnded", guarding: .sql),
+        Site("TransferLeases/failStartedOver.sql", event: "failed", guarding: .sql),
+        Site("TransferLeases/failTransfer.sql", event: "failed", guarding: .sql),
+        Site("TransferLeases/finish.sql", event: "finished", guarding: .sql),
+        Site("TransferLeases/finishStuckDownloads.sql", event: "lastSegmentDone", guarding: .sql),
+        Site("TransferLeases/finishUnchanged.sql", event: "probeFinished", guarding: .sql),
+        Site("TransferLeases/postpone.sql", event: "planningReleased", guarding: .sql),
+        Site("TransferLeases/refetchSegments.sql", event: "refetched", guarding: .transfer(["done"])),
+        Site("TransferLeases/refetchTransfer.sql", event: "partsMissing", guarding: .sql),
+        Site("TransferLeases/release.sql", event: "planningReleased", guarding: .sql),
+        Site("TransferLeases/rescueExpiredPlanning.sql", event: "planningReleased", guarding: .sql),
+        Site("TransferLeases/startOverTransfer.sql", event: "originChanged", guarding: .sql),
+        Site("TransferLeases/writePlan.sql", event: "planWritten", guarding: .sql),
+        Site("TransferStore/adoptSegments.sql", event: "released", guarding: .sql),
+        Site("TransferStore/startOver.sql", event: "retry", guarding: .locked),
+        Site("SegmentLeases.swift claimStatement", event: "claimed", guarding: .sql),  // wait: false
+        Site("SegmentLeases.swift claimStatement", event: "claimed", guarding: .sql),  // wait: true
+        Site("TransferLeases+Batch.swift finish", event: "probeFinished", guarding: .sql),
+        Site("TransferLeases.swift slotClaim", event: "planningClaimed", guarding: .sql),
+        Site("TransferLeases.swift restClaim", event: "planningClaimed", guarding: .sql),
     ]
 
-    /// The statements of the sources that change a state, each read. The claims are assembled
-    /// from pieces (`planningLease`, `picked`), so they are read as their functions build them.
-    static func statements() throws -> [(file: String, function: String, read: StatementGuard)] {
+    /// The text of every statement: each `.sql` file (placeholders as written), then each string
+    /// literal of the Swift sources; `key` is the file's or the function's name.
+    static func texts() throws -> [(place: String, key: String, text: String)] {
+        let files = Statements.all.map { (place: "\($0.name).sql", key: String($0.name.split(separator: "/")[1]), text: $0.sql) }
+        return try files + SourceStatement.all().map { (place: "\($0.file) \($0.function)", key: $0.function, text: $0.text) }
+    }
+
+    /// The statements that change a state, each read. The claims are assembled from pieces
+    /// (`planningLease`, `picked`), so they are read as their functions build them.
+    static func statements() throws -> [(place: String, read: StatementGuard)] {
         let states = ["transfers": transferStates, "segments": segmentStates]
-        var found: [(file: String, function: String, read: StatementGuard)] = try SourceStatement.all().compactMap { statement in
-            StatementGuard(statement.text, states: states).map { (file: statement.file, function: statement.function, read: $0) }
+        var found: [(place: String, read: StatementGuard)] = try texts().compactMap { statement in
+            StatementGuard(statement.text, states: states).map { (place: statement.place, read: $0) }
         }.filter { !$0.read.targets.isEmpty }
         let claims = [
-            ("slotClaim", TransferLeases.slotClaim(wait: false, limit: 10, scope: .fleet)),
-            ("restClaim", TransferLeases.restClaim(scope: .fleet)),
+            ("TransferLeases.swift slotClaim", TransferLeases.slotClaim(wait: false, limit: 10, scope: .fleet)),
+            ("TransferLeases.swift restClaim", TransferLeases.restClaim(scope: .fleet)),
         ]
-        if let index = found.firstIndex(where: { $0.function == "claimStatement" }) {
+        if let index = found.firstIndex(where: { $0.place == "SegmentLeases.swift claimStatement" }) {
             let built = [false, true].map { StatementGuard(SegmentLeases.claimStatement(wait: $0, limit: 10, scope: .fleet), states: states)! }
-            found.replaceSubrange(index...index, with: built.map { (file: "SegmentLeases.swift", function: "claimStatement", read: $0) })
+            found.replaceSubrange(index...index, with: built.map { (place: "SegmentLeases.swift claimStatement", read: $0) })
         }
-        for (function, text) in claims {
-            let index = found.firstIndex { $0.file == "TransferLeases.swift" && ["writePlan", "finish", "release"].contains($0.function) } ?? found.endIndex
-            found.insert((file: "TransferLeases.swift", function: function, read: StatementGuard(text, states: states)!), at: index)
-        }
+        let index = found.firstIndex { !$0.place.hasSuffix(".sql") && $0.place > "TransferLeases.swift" } ?? found.endIndex
+        found.insert(contentsOf: claims.map { (place: $0.0, read: StatementGuard($0.1, states: states)!) }, at: index)
         return found
     }
 
@@ -96,10 +108,10 @@ struct TransitionGuardTests {
     func guardsMatchTheTables() throws {
         let found = try Self.statements()
         #expect(
-            found.map { "\($0.file) \($0.function)" } == Self.sites.map { "\($0.file) \($0.function)" },
+            found.map(\.place) == Self.sites.map(\.place),
             "a state-changing statement was added, moved or removed: list it in `sites`")
         for (statement, site) in zip(found, Self.sites) {
-            let place = "\(site.file) \(site.function) (\(site.event))"
+            let place = "\(site.place) (\(site.event))"
             let read = statement.read
             let rule: (from: Set<String>, to: Set<String>)
             if read.table == "transfers", let event = TransferEvent(rawValue: site.event) {
@@ -142,11 +154,11 @@ struct TransitionGuardTests {
             "revise": Self.transferStates.subtracting(["done", "canceled"]),
         ]
         var checked = 0
-        for statement in try SourceStatement.all() {
+        for statement in try Self.texts() {
             guard let read = StatementGuard(statement.text, states: states), read.targets.isEmpty, let from = read.from else { continue }
             checked += 1
-            let allowed = others[statement.function] ?? leased[read.table]!
-            #expect(from.isSubset(of: allowed), "\(statement.file) \(statement.function) compares \(from.sorted()), not \(allowed.sorted())")
+            let allowed = others[statement.key] ?? leased[read.table]!
+            #expect(from.isSubset(of: allowed), "\(statement.place) compares \(from.sorted()), not \(allowed.sorted())")
         }
         #expect(checked >= 6)
     }

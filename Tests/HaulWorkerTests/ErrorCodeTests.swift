@@ -18,9 +18,15 @@ struct ErrorCodeTests {
     }
 
     /// Every Swift file under Sources/, with its path relative to it.
-    static func swiftFiles() throws -> [(path: String, text: String)] {
+    static func swiftFiles() throws -> [(path: String, text: String)] { try files(ending: ".swift") }
+
+    /// Every statement file of the sources (`Module/SQL/Area/name.sql`), with its text.
+    static func sqlFiles() throws -> [(path: String, text: String)] { try files(ending: ".sql") }
+
+    /// Every file under Sources/ whose name ends in `suffix`, with its path relative to it.
+    static func files(ending suffix: String) throws -> [(path: String, text: String)] {
         let paths = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String } ?? []
-        return try paths.filter { $0.hasSuffix(".swift") }.sorted().map {
+        return try paths.filter { $0.hasSuffix(suffix) }.sorted().map {
             ($0, try String(contentsOf: sources.appendingPathComponent($0), encoding: .utf8))
         }
     }
@@ -81,7 +87,7 @@ struct ErrorCodeTests {
         let declaration = /^\s*public static let `?\w+`? = Self\("[a-z0-9-]+", exit: ExitStatus\.\w+\)$/
         let inSQL = /error_code\s*(?:=|<>|IN\s*\()\s*'([^']*)'/
         var sqlCodes = 0
-        for (path, text) in try Self.swiftFiles() {
+        for (path, text) in try Self.swiftFiles() + Self.sqlFiles() {
             for line in text.split(separator: "\n") {
                 let line = String(line)
                 if line.contains(made) { #expect(line.wholeMatch(of: declaration) != nil, "\(path): a code made from a string: \(line)") }

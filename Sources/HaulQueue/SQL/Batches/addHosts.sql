@@ -1,0 +1,2 @@
+-- Makes sure origin hosts have their rows. $1 host keys (text[]).
+INSERT INTO origin_hosts (host) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING

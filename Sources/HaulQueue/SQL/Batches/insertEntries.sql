@@ -1,0 +1,10 @@
+-- Records a chunk of a batch's entries. $1 URLs, $2 destinations, $3 segment sizes, $4 expected
+-- digests, $5 priorities, $6 layouts, $7 headers (run-encoded JSON), $8 options (run-encoded
+-- JSON), $10 host keys: arrays of one length; $9 batch id. {{skipExisting}}: empty for a new
+-- batch, Batches.skipExisting when entries are added to an existing one. Affected rows: how
+-- many were recorded.
+INSERT INTO transfers (url, host, dest, segment_size, expected_digest, priority, layout, headers, options, batch_id)
+SELECT u, k, d, s, c, p, l, h::jsonb, o::jsonb, $9
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $10::text[])
+     AS e(u, d, s, c, p, l, h, o, k)
+{{skipExisting}}

@@ -1,0 +1,2 @@
+-- How many transfers are in each state. No parameters.
+SELECT state, count(*) AS n FROM transfers GROUP BY state

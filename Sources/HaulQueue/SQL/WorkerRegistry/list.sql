@@ -1,0 +1,6 @@
+-- The workers (running ones, or all with $1), oldest first: identity, silence since their last
+-- heartbeat, whether stopped, their last rate and how many segments they hold.
+SELECT w.id, w.host, w.pid, w.roles, w.version, w.started_at::text AS started_at,
+       extract(epoch FROM now() - w.heartbeat_at)::float8 AS silent, w.stopped_at IS NOT NULL AS stopped, w.rate,
+       (SELECT count(*) FROM segments s WHERE s.worker_id = w.id AND s.state = 'running') AS held
+FROM workers w WHERE $1 OR w.stopped_at IS NULL ORDER BY w.started_at

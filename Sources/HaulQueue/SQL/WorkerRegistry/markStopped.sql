@@ -1,0 +1,2 @@
+-- Marks a worker stopped (it shut down). $1 worker id.
+UPDATE workers SET stopped_at = now() WHERE id = $1
