@@ -147,10 +147,12 @@ struct TransitionGuardTests {
             "transfers": Set(TransferTransitions.rule(.planningClaimed).to.union(TransferTransitions.rule(.finished).from).map(\.rawValue)),
             "segments": Set(SegmentTransitions.rule(.claimed).to.map(\.rawValue)),
         ]
-        // Guards that are not a lease holder's: a canceled transfer's clean-up is claimed, and a
-        // rerun `haul get` revises its transfer while it is neither done nor canceled.
+        // Guards that are not a lease holder's: a canceled transfer's clean-up is claimed, a
+        // rerun `haul get` revises its transfer while it is neither done nor canceled, and a
+        // fetcher's late checkpoint records its bytes on a segment the rescuer put back in the
+        // queue still under its token (the fence is the token, not the clock).
         let others: [String: Set<String>] = [
-            "claimCleanups": ["canceled"], "claimLocalCleanup": ["canceled"],
+            "claimCleanups": ["canceled"], "claimLocalCleanup": ["canceled"], "checkpoint": ["running", "queued"],
             "revise": Self.transferStates.subtracting(["done", "canceled"]),
         ]
         var checked = 0
