@@ -36,7 +36,8 @@ public struct FleetView {
 
     /// Bytes per minute over the last `minutes` minutes, oldest first, per `key`: `worker`
     /// (what each worker received, `worker_throughput`) or `host` (the origin: the bytes of
-    /// segments that finished in that minute, credited when each finished). At most `limit`
+    /// segments that finished in that minute, credited when each finished, and of the small
+    /// files batches recorded then, `host_throughput`). At most `limit`
     /// keys, the busiest; zeros where a key had nothing.
     public func throughputBy(_ key: ThroughputKey, minutes: Int, limit: Int = 6) throws -> [(name: String, bytes: [Int64])] {
         let source =
@@ -44,8 +45,11 @@ public struct FleetView {
             case .worker: "SELECT worker_id AS name, minute, bytes FROM worker_throughput WHERE minute >= (SELECT min(minute) FROM m)"
             case .host:
                 """
-                SELECT host AS name, date_trunc('minute', updated_at) AS minute, sum(bytes_done)::bigint AS bytes FROM segments
-                WHERE state = 'done' AND updated_at >= (SELECT min(minute) FROM m) GROUP BY 1, 2
+                SELECT name, minute, sum(bytes)::bigint AS bytes FROM (
+                    SELECT host AS name, date_trunc('minute', updated_at) AS minute, bytes_done AS bytes FROM segments
+                    WHERE state = 'done' AND updated_at >= (SELECT min(minute) FROM m)
+                    UNION ALL SELECT host, minute, bytes FROM host_throughput WHERE minute >= (SELECT min(minute) FROM m)) b
+                GROUP BY 1, 2
                 """
             }
         var series: [String: [Int64]] = [:]

@@ -38,6 +38,9 @@ public struct TransferStatus: Sendable {
     public let retryIn: Double?
     /// Why that attempt failed.
     public let retryReason: String?
+    /// The worker whose batch claim holds this small file while it is fetched, though its state
+    /// still reads `pending` (`TransferLeases.restClaim`); `nil` otherwise.
+    public let claimedBy: String?
 
     /// Whether the origin gave no ETag and no `Last-Modified`: a new version of the file is then
     /// noticed only by its size (and by the digest, when one was given). `nil` until a probe
@@ -50,7 +53,8 @@ public struct TransferStatus: Sendable {
     static let selectSQL = """
         SELECT t.id, t.url, t.dest, t.state, t.unchanged, t.size, t.error, t.error_code, t.expected_digest, t.computed_digest, t.etag, t.last_modified,
                t.priority, t.layout, t.storage, t.generation, t.created_at::text AS created_at, t.finished_at::text AS finished_at,
-               coalesce(g.bytes_done, 0) AS bytes_done, coalesce(g.segments, 0) AS segments, coalesce(g.done, 0) AS done,
+               CASE WHEN \(TransferLeases.claimedSQL("t.")) THEN t.worker_id END AS claimed_by,
+               coalesce(g.bytes_done, CASE WHEN t.state = 'done' AND NOT t.unchanged THEN t.size END, 0) AS bytes_done, coalesce(g.segments, 0) AS segments, coalesce(g.done, 0) AS done,
                coalesce(g.running, 0) AS running, coalesce(g.attempts, t.attempts, 0) AS attempts,
                CASE WHEN t.started_at IS NOT NULL AND extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) > 0
                     THEN greatest(0, coalesce(g.bytes_done, 0) - t.run_base) / extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) END AS rate,
@@ -99,5 +103,6 @@ public struct TransferStatus: Sendable {
         finishedAt = row["finished_at"]
         retryIn = try row.optionalDouble("retry_in")
         retryReason = row["retry_reason"].map(SafeText.cleanLine)
+        claimedBy = row["claimed_by"].map(SafeText.cleanLine)
     }
 }

@@ -19,6 +19,7 @@ public enum WaitingWork {
                 SELECT 1 FROM (
                     (SELECT t.host FROM transfers t
                      WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND t.priority >= $4 AND t.host <> $3 AND \(scope.owns("t.owner", worker: "$1"))
+                       AND \(TransferLeases.unleasedSQL("t."))
                      LIMIT 500)
                     UNION ALL
                     (SELECT s.host FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation

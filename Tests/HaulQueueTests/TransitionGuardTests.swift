@@ -62,7 +62,6 @@ struct TransitionGuardTests {
         Site(file: "TransferLeases+StartOver.swift", function: "startOver", event: "failed", guarding: .sql),
         Site(file: "TransferLeases+StartOver.swift", function: "startOver", event: "transferEnded", guarding: .sql),
         Site(file: "TransferLeases.swift", function: "slotClaim", event: "planningClaimed", guarding: .sql),
-        Site(file: "TransferLeases.swift", function: "restClaim", event: "planningClaimed", guarding: .sql),
         Site(file: "TransferLeases.swift", function: "writePlan", event: "planWritten", guarding: .sql),
         Site(file: "TransferLeases.swift", function: "finish", event: "finished", guarding: .sql),
         Site(file: "TransferLeases.swift", function: "release", event: "planningReleased", guarding: .sql),
@@ -77,10 +76,8 @@ struct TransitionGuardTests {
         var found: [(file: String, function: String, read: StatementGuard)] = try SourceStatement.all().compactMap { statement in
             StatementGuard(statement.text, states: states).map { (file: statement.file, function: statement.function, read: $0) }
         }.filter { !$0.read.targets.isEmpty }
-        let claims = [
-            ("slotClaim", TransferLeases.slotClaim(wait: false, limit: 10, scope: .fleet)),
-            ("restClaim", TransferLeases.restClaim(scope: .fleet)),
-        ]
+        // `restClaim` leases its rows and leaves their state alone (`leaseOnlyClaim` checks it).
+        let claims = [("slotClaim", TransferLeases.slotClaim(wait: false, limit: 10, scope: .fleet))]
         if let index = found.firstIndex(where: { $0.function == "claimStatement" }) {
             let built = [false, true].map { StatementGuard(SegmentLeases.claimStatement(wait: $0, limit: 10, scope: .fleet), states: states)! }
             found.replaceSubrange(index...index, with: built.map { (file: "SegmentLeases.swift", function: "claimStatement", read: $0) })
@@ -130,9 +127,10 @@ struct TransitionGuardTests {
     @Test("an update that leaves the state alone compares only states where its lease is held (or names why not)")
     func leaseGuards() throws {
         let states = ["transfers": Self.transferStates, "segments": Self.segmentStates]
-        // A planner's lease is held in `planning`, a finalizer's in `finalizing`, a fetcher's in `running`.
+        // A planner's lease is held in `planning` (a small file's of a batch claim in `pending`), a
+        // finalizer's in `finalizing`, a fetcher's in `running`.
         let leased = [
-            "transfers": Set(TransferTransitions.rule(.planningClaimed).to.union(TransferTransitions.rule(.finished).from).map(\.rawValue)),
+            "transfers": Set(TransferTransitions.rule(.planningClaimed).to.union(TransferTransitions.rule(.finished).from).map(\.rawValue) + ["pending"]),
             "segments": Set(SegmentTransitions.rule(.claimed).to.map(\.rawValue)),
         ]
         // Guards that are not a lease holder's: a canceled transfer's clean-up is claimed, and a
@@ -149,6 +147,17 @@ struct TransitionGuardTests {
             #expect(from.isSubset(of: allowed), "\(statement.file) \(statement.function) compares \(from.sorted()), not \(allowed.sorted())")
         }
         #expect(checked >= 6)
+    }
+
+    @Test("a batch claim's small files are leased without a change of state: no indexed column is written")
+    func leaseOnlyClaim() {
+        let states = ["transfers": Self.transferStates, "segments": Self.segmentStates]
+        let text = TransferLeases.restClaim(scope: .fleet)
+        #expect(StatementGuard(text, states: states)?.targets ?? [] == [])
+        let set = text.components(separatedBy: " SET ")[1].components(separatedBy: "WHERE")[0]
+        for column in ["state", "holds_slot", "host", "dest", "owner", "batch_id", "url", "options", "priority"] {
+            #expect(set.range(of: "\\b\(column) =", options: .regularExpression) == nil, "restClaim sets \(column)")
+        }
     }
 
     @Test("every event of both tables is applied by some statement")
