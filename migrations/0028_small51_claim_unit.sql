@@ -21,13 +21,12 @@ CREATE TRIGGER transfers_history AFTER UPDATE OF state ON transfers FOR EACH ROW
     WHEN (OLD.state IS DISTINCT FROM NEW.state AND NOT (NEW.state = 'done' AND OLD.state IN ('pending', 'canceled')))
     EXECUTE FUNCTION haul_record_transfer_event();
 
--- 3. transfers_state held every row version: each file's insert and its `done` wrote an entry
---    of it, and with the leased rows left `pending` the planner read the pending rows through
---    it (a bitmap scan of all of them and a sort) instead of the ordered transfers_pending.
---    Pending rows have transfers_pending and finished ones transfers_previous; this index keeps
---    only the other states (a canceled transfer's clean-up, `haul list --state failed`).
+-- 3. transfers_state held every row version: each file's `done` wrote an entry of it, and the
+--    fleet's finished rows made it the table's size. It now holds the unfinished states only
+--    (the counts of status and metrics, a canceled transfer's clean-up, `haul wait --batch`);
+--    finished rows are counted through transfers_previous (FleetView.countsByState).
 DROP INDEX transfers_state;
-CREATE INDEX transfers_other_states ON transfers (state) WHERE state NOT IN ('pending', 'done');
+CREATE INDEX transfers_unfinished ON transfers (state) WHERE state <> 'done';
 
 -- 4. A file the batch fetched whole has no segments row; the dashboard's bytes per origin and
 --    minute, which summed the done segments, add these rows: one per origin and minute, written

@@ -179,17 +179,13 @@ public struct Batches {
 
     /// Whether batch `name` still has a transfer that is not done, failed or canceled, or `nil` if
     /// there is no such batch. One cheap statement (it stops at the first such transfer), for
-    /// waiting on a batch with short polls; `summary` is the full account. Pending transfers are
-    /// asked apart: they are in `transfers_pending`, the other unfinished ones in
-    /// `transfers_other_states` (migration 0028), and neither holds the finished rows a fleet
-    /// keeps by the million.
+    /// waiting on a batch with short polls; `summary` is the full account.
     public func hasUnfinished(_ name: String) throws -> Bool? {
         try db.query(
             """
-            SELECT EXISTS (SELECT 1 FROM transfers t WHERE t.batch_id = b.id AND t.state = 'pending')
-                OR EXISTS (SELECT 1 FROM transfers t WHERE t.batch_id = b.id AND t.state = ANY($2::text[])) AS open
+            SELECT EXISTS (SELECT 1 FROM transfers t WHERE t.batch_id = b.id AND t.state = ANY($2::text[])) AS open
             FROM batches b WHERE b.name = $1
-            """, [name, TransferStore.activeStates.filter { $0 != "pending" }]
+            """, [name, TransferStore.activeStates]
         ).first.map { try $0.bool("open") }
     }
 
