@@ -5,7 +5,11 @@ import HaulPostgres
 /// statement, so a small file costs a fraction of a round trip instead of several.
 extension TransferLeases {
     /// Renews the leases of `claims` in one statement: planning ones, and the small files a batch
-    /// claim leased while leaving them `pending` (`restClaim`).
+    /// claim leased while leaving them `pending` (`restClaim`). This statement and the others
+    /// of a batch compare the state as an expression (`t.state || ''`), which no index serves:
+    /// their plans then reach the batch's rows by the primary key. Compared as the column, the
+    /// state led plans through `transfers_unfinished`, a hash of every unfinished row of the
+    /// table for each statement (and a nested loop of a million comparisons for `held`).
     /// - Returns: the ids whose lease this worker still holds.
     public func renew(_ claims: [Claim], lease: Double) throws -> Set<Int64> {
         guard !claims.isEmpty else { return [] }
@@ -13,7 +17,7 @@ extension TransferLeases {
             """
             UPDATE transfers t SET lease_expires_at = now() + make_interval(secs => $3)
             FROM unnest($1::bigint[], $2::uuid[]) AS c(id, token)
-            WHERE t.id = c.id AND t.lease_token = c.token AND t.state IN ('pending','planning')
+            WHERE t.id = c.id AND t.lease_token = c.token AND (t.state || '') IN ('pending','planning')
             RETURNING t.id
             """, [claims.map { $0.info.id }, claims.map { $0.leaseToken }, lease]
         ).rows
@@ -32,7 +36,7 @@ extension TransferLeases {
             """
             UPDATE transfers t SET holds_slot = false
             FROM unnest($1::bigint[], $2::uuid[]) AS c(id, token)
-            WHERE t.id = c.id AND t.lease_token = c.token AND t.state = 'planning' AND t.holds_slot
+            WHERE t.id = c.id AND t.lease_token = c.token AND (t.state || '') = 'planning' AND t.holds_slot
             """, [claims.map { $0.info.id }, claims.map { $0.leaseToken }])
     }
 
@@ -43,7 +47,7 @@ extension TransferLeases {
         let rows = try db.query(
             """
             SELECT t.id FROM transfers t JOIN unnest($1::bigint[], $2::uuid[]) AS c(id, token) ON t.id = c.id
-            WHERE t.lease_token = c.token AND t.state IN ('pending','planning') AND t.lease_expires_at > now()
+            WHERE t.lease_token = c.token AND (t.state || '') IN ('pending','planning') AND t.lease_expires_at > now()
             """, [claims.map { $0.info.id }, claims.map { $0.leaseToken }]
         ).rows
         return Set(try rows.map { try $0.int64("id") })
@@ -102,8 +106,8 @@ extension TransferLeases {
                     FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::text[], $10::bool[], $11::text[], $12::text[], $15::int[], $16::bool[])
                          AS f(id, token, dest, size, etag, last_modified, content_type, accepts_ranges, digest, unchanged, storage, layout, generation, planning)
                     WHERE t.id = f.id
-                      AND ((t.lease_token = f.token AND t.state IN ('pending','planning'))
-                           OR (t.state = 'canceled' AND t.lease_token IS NULL AND t.worker_id = $13 AND t.generation = f.generation AND NOT f.unchanged))
+                      AND ((t.lease_token = f.token AND (t.state || '') IN ('pending','planning'))
+                           OR ((t.state || '') = 'canceled' AND t.lease_token IS NULL AND t.worker_id = $13 AND t.generation = f.generation AND NOT f.unchanged))
                     RETURNING t.id, t.error, f.planning),
                 history AS (
                     INSERT INTO transfer_events (transfer_id, from_state, to_state, error)

@@ -84,8 +84,8 @@ struct SmallFileClaimTests {
         frozen.signal(SIGSTOP)
         let frozenID = try cluster.database.scalar("SELECT id FROM workers WHERE pid = \(frozen.pid)")
         // Another worker takes the batch over once its leases run out. The files whose partial
-        // file the frozen one holds locked wait for their retry.
-        let other = try cluster.startWorker(["--concurrency", "2", "--lease", "1s"])
+        // file the frozen one holds locked wait for their retry (as many as it takes here).
+        let other = try cluster.startWorker(["--concurrency", "2", "--lease", "1s", "--max-attempts", "30"])
         let settled = """
             SELECT count(*) FILTER (WHERE state = 'done') || ' ' || count(*) FILTER (WHERE state = 'done' OR (state = 'pending' AND error IS NOT NULL))
             FROM transfers
