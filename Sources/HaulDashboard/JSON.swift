@@ -16,7 +16,7 @@ enum JSON {
             "segments": ["total": status.segmentCount, "done": status.segmentsDone, "running": status.segmentsRunning],
             "segment_map": SegmentMap.text(segments, width: mapWidth), "actions": allowedActions(status.state).map(\.rawValue),
             "created_at": status.createdAt, "finished_at": status.finishedAt ?? NSNull(), "unchanged": status.unchanged,
-            "shown_bytes": shownBytes(status),
+            "shown_bytes": shownBytes(status), "claimed_by": status.claimedBy ?? NSNull(),
         ]
     }
 

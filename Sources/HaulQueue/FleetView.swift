@@ -12,7 +12,9 @@ public struct FleetView {
         self.db = connection
     }
 
-    /// How many transfers are in each state.
+    /// How many transfers are in each state. The unfinished ones are counted in
+    /// `transfers_unfinished`, the done ones in `transfers_previous` (migration 0030): neither
+    /// count reads the table's rows, which a fleet keeps by the million.
     public func transferCounts() throws -> [TransferState: Int] {
         var counts: [TransferState: Int] = [:]
         for row in try db.query(Statements.FleetView.transferCounts).rows {
@@ -31,7 +33,8 @@ public struct FleetView {
 
     /// Bytes per minute over the last `minutes` minutes, oldest first, per `key`: `worker`
     /// (what each worker received, `worker_throughput`) or `host` (the origin: the bytes of
-    /// segments that finished in that minute, credited when each finished). At most `limit`
+    /// segments that finished in that minute, credited when each finished, and of the small
+    /// files batches recorded then, `host_throughput`). At most `limit`
     /// keys, the busiest; zeros where a key had nothing.
     public func throughputBy(_ key: ThroughputKey, minutes: Int, limit: Int = 6) throws -> [(name: String, bytes: [Int64])] {
         let source =

@@ -26,11 +26,12 @@ public enum HostLimits {
         """
     }
 
-    /// Candidate pending transfers for the planner, in the same shape.
+    /// Candidate pending transfers for the planner, in the same shape: the small files a batch
+    /// claim holds (`TransferLeases.claimedSQL`) are read past.
     static func planningCandidates(worker: String, scope: WorkScope) -> String {
         """
         SELECT t.host, t.priority, t.id FROM transfers t
-        WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: worker))
+        WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: worker)) AND \(TransferLeases.unleasedSQL("t."))
         ORDER BY t.priority DESC, t.id LIMIT 500
         """
     }

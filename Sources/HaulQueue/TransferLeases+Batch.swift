@@ -4,7 +4,12 @@ import HaulPostgres
 /// The batch probe's side of the protocol: many planning leases renewed and finished per
 /// statement, so a small file costs a fraction of a round trip instead of several.
 extension TransferLeases {
-    /// Renews the planning leases of `claims` in one statement.
+    /// Renews the leases of `claims` in one statement: planning ones, and the small files a batch
+    /// claim leased while leaving them `pending` (`restClaim`). This statement and the others
+    /// of a batch compare the state as an expression (`t.state || ''`), which no index serves:
+    /// their plans then reach the batch's rows by the primary key. Compared as the column, the
+    /// state led plans through `transfers_unfinished`, a hash of every unfinished row of the
+    /// table for each statement (and a nested loop of a million comparisons for `held`).
     /// - Returns: the ids whose lease this worker still holds.
     public func renew(_ claims: [Claim], lease: Double) throws -> Set<Int64> {
         guard !claims.isEmpty else { return [] }
@@ -12,7 +17,7 @@ extension TransferLeases {
             """
             UPDATE transfers t SET lease_expires_at = now() + make_interval(secs => $3)
             FROM unnest($1::bigint[], $2::uuid[]) AS c(id, token)
-            WHERE t.id = c.id AND t.lease_token = c.token AND t.state = 'planning'
+            WHERE t.id = c.id AND t.lease_token = c.token AND (t.state || '') IN ('pending','planning')
             RETURNING t.id
             """, [claims.map { $0.info.id }, claims.map { $0.leaseToken }, lease]
         ).rows
@@ -31,7 +36,7 @@ extension TransferLeases {
             """
             UPDATE transfers t SET holds_slot = false
             FROM unnest($1::bigint[], $2::uuid[]) AS c(id, token)
-            WHERE t.id = c.id AND t.lease_token = c.token AND t.state = 'planning' AND t.holds_slot
+            WHERE t.id = c.id AND t.lease_token = c.token AND (t.state || '') = 'planning' AND t.holds_slot
             """, [claims.map { $0.info.id }, claims.map { $0.leaseToken }])
     }
 
@@ -42,7 +47,7 @@ extension TransferLeases {
         let rows = try db.query(
             """
             SELECT t.id FROM transfers t JOIN unnest($1::bigint[], $2::uuid[]) AS c(id, token) ON t.id = c.id
-            WHERE t.lease_token = c.token AND t.state = 'planning' AND t.lease_expires_at > now()
+            WHERE t.lease_token = c.token AND (t.state || '') IN ('pending','planning') AND t.lease_expires_at > now()
             """, [claims.map { $0.info.id }, claims.map { $0.leaseToken }]
         ).rows
         return Set(try rows.map { try $0.int64("id") })
@@ -67,47 +72,71 @@ extension TransferLeases {
         }
     }
 
-    /// Marks probed files done in one transaction, with a done segment row for each file that
-    /// was fetched, fenced by each planning lease. A file the origin names and answered `304`
-    /// for takes the name of the version kept (`PreviousVersion.dest`).
-    /// - Returns: the ids finished; the others' leases were lost (cancelled, or taken over).
+    /// Marks probed files done in one transaction, fenced by each lease (a small file's claim
+    /// leaves it `pending`, a slot holder's is `planning`): one statement for the batch, which
+    /// also writes the history rows of the files that were `pending` (the row trigger leaves
+    /// those to it, migration 0030), and one more for its host's bytes of the minute
+    /// (`host_throughput`, the dashboard's figure). No
+    /// `segments` row is written for a file that fit in its probe's response: its size is its
+    /// bytes done. A file the origin names and answered `304` for takes the name of the version
+    /// kept (`PreviousVersion.dest`).
+    ///
+    /// A file published after its fence whose transfer was canceled since (the cancel came in the
+    /// moment between the fence and this record: its row is `canceled`, with no lease, still
+    /// naming this worker and the generation fetched) stays in place: it is whole and verified,
+    /// and removing it could remove a file a later transfer put at that name. Its transfer is
+    /// recorded `done` with the note `canceledTooLate` rather than left `canceled` over a file
+    /// that is there.
+    /// - Returns: the ids finished; the others' leases were lost (taken over, or canceled before
+    ///   the fence).
     public func finish(probed files: [ProbedFile]) throws -> Set<Int64> {
         guard !files.isEmpty else { return [] }
         return try db.transaction(awaitDurableCommit: true) {
+            // A claim that holds a slot was moved to `planning` (its history row comes from the
+            // trigger); the others were left `pending`.
             let finished = try db.query(
                 """
-                UPDATE transfers t SET state = 'done', dest = f.dest, options = \(Self.namingOrigin("t.")), size = f.size, etag = f.etag, last_modified = f.last_modified,
-                       content_type = coalesce(f.content_type, t.content_type), accepts_ranges = CASE WHEN f.unchanged THEN t.accepts_ranges ELSE f.accepts_ranges END,
-                       computed_digest = coalesce(f.digest, t.computed_digest), unchanged = f.unchanged, error = NULL, error_code = NULL,
-                       storage = coalesce(f.storage, t.storage), layout = coalesce(f.layout, t.layout),
-                       lease_token = NULL, lease_expires_at = NULL, published_at = now(), finished_at = now(), updated_at = now()
-                FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::text[], $10::bool[], $11::text[], $12::text[])
-                     AS f(id, token, dest, size, etag, last_modified, content_type, accepts_ranges, digest, unchanged, storage, layout)
-                WHERE t.id = f.id AND t.lease_token = f.token AND t.state = 'planning'
-                RETURNING t.id
+                WITH done AS (
+                    UPDATE transfers t SET state = 'done', dest = f.dest, options = \(Self.namingOrigin("t.")), size = f.size, etag = f.etag, last_modified = f.last_modified,
+                           content_type = coalesce(f.content_type, t.content_type), accepts_ranges = CASE WHEN f.unchanged THEN t.accepts_ranges ELSE f.accepts_ranges END,
+                           computed_digest = coalesce(f.digest, t.computed_digest), unchanged = f.unchanged, error_code = NULL,
+                           error = CASE WHEN t.state = 'canceled' THEN $14 END, cleanup_pending = false, worker_id = $13,
+                           storage = coalesce(f.storage, t.storage), layout = coalesce(f.layout, t.layout),
+                           lease_token = NULL, lease_expires_at = NULL, published_at = now(), finished_at = now(), updated_at = now()
+                    FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::text[], $10::bool[], $11::text[], $12::text[], $15::int[], $16::bool[])
+                         AS f(id, token, dest, size, etag, last_modified, content_type, accepts_ranges, digest, unchanged, storage, layout, generation, planning)
+                    WHERE t.id = f.id
+                      AND ((t.lease_token = f.token AND (t.state || '') IN ('pending','planning'))
+                           OR ((t.state || '') = 'canceled' AND t.lease_token IS NULL AND t.worker_id = $13 AND t.generation = f.generation AND NOT f.unchanged))
+                    RETURNING t.id, t.error, f.planning),
+                history AS (
+                    INSERT INTO transfer_events (transfer_id, from_state, to_state, error)
+                    SELECT id, CASE WHEN error IS NULL THEN 'pending' ELSE 'canceled' END, 'done', error FROM done WHERE NOT planning OR error IS NOT NULL)
+                SELECT id FROM done
                 """,
                 [
                     files.map { $0.claim.info.id }, files.map { $0.claim.leaseToken }, files.map { $0.plan.dest }, files.map { $0.plan.size },
                     files.map { $0.plan.etag }, files.map { $0.plan.lastModified }, files.map { $0.plan.contentType }, files.map { $0.plan.acceptsRanges },
-                    files.map { $0.digest }, files.map { $0.unchanged }, files.map { $0.plan.storage }, files.map { $0.plan.layout?.rawValue },
+                    files.map { $0.digest }, files.map { $0.unchanged }, files.map { $0.plan.storage }, files.map { $0.plan.layout?.rawValue }, workerID,
+                    Self.canceledTooLate, files.map { $0.claim.generation }, files.map { $0.claim.holdsSlot },
                 ]
             ).rows
             let ids = Set(try finished.map { try $0.int64("id") })
-            if !ids.isEmpty { try db.query("NOTIFY \(TransferStore.finishedChannel)") }
-            let fetched = files.filter { ids.contains($0.claim.info.id) && !$0.unchanged && !$0.plan.ranges.isEmpty }
-            if !fetched.isEmpty {
+            guard !ids.isEmpty else { return ids }
+            try db.query("NOTIFY \(TransferStore.finishedChannel)")
+            let fetched = files.filter { ids.contains($0.claim.info.id) && !$0.unchanged }
+            if let host = fetched.first?.plan.host {
                 try db.query(
                     """
-                    INSERT INTO segments (transfer_id, generation, idx, byte_offset, length, bytes_done, priority, host, state, worker_id, attempts)
-                    SELECT f.id, f.generation, 0, 0, f.length, f.length, f.priority, f.host, 'done', $6, 1
-                    FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::int[], $5::text[]) AS f(id, generation, length, priority, host)
-                    """,
-                    [
-                        fetched.map { $0.claim.info.id }, fetched.map { $0.claim.generation }, fetched.map { $0.plan.ranges[0].length },
-                        fetched.map { $0.claim.info.priority }, fetched.map { $0.plan.host }, workerID,
-                    ])
+                    WITH old AS (DELETE FROM host_throughput WHERE host = $1 AND minute < now() - interval '2 hours')
+                    INSERT INTO host_throughput (host, minute, bytes) VALUES ($1, date_trunc('minute', now()), $2)
+                    ON CONFLICT (host, minute) DO UPDATE SET bytes = host_throughput.bytes + excluded.bytes
+                    """, [host, fetched.reduce(Int64(0)) { $0 + ($1.plan.size ?? 0) }])
             }
             return ids
         }
     }
+
+    /// The note of a transfer canceled while its file was being published (`finish(probed:)`).
+    public static let canceledTooLate = "canceled too late: the file was already published when the cancel arrived, and was kept"
 }

@@ -104,7 +104,7 @@ public struct TransferLeases {
     private static func pendingOf(host: String, scope: WorkScope) -> String {
         """
         state = 'pending' AND host = \(host) AND next_attempt_at <= now()
-          AND (lease_token IS NULL OR lease_expires_at < now()) AND \(scope.owns("owner", worker: "$2"))
+          AND \(unleasedSQL()) AND \(scope.owns("owner", worker: "$2"))
         """
     }
 
@@ -117,7 +117,8 @@ public struct TransferLeases {
     /// finds one, and lock that host's row: the first try skips it if another claimer holds it,
     /// the second waits for it. Only then are the first `least($3, free)` of the host's pending
     /// transfers locked (skipping locked ones) and moved to `planning` holding a slot each, so a
-    /// try that finds the host busy or full has locked no transfer row. A claimer waits only for
+    /// try that finds the host busy or full has locked no transfer row, nor read one (`EXISTS`:
+    /// whatever shape the plan of `picked` takes). A claimer waits only for
     /// a host row while holding no other lock. `found` counts the host's pending transfers, up
     /// to `limit` (in the pending index's order, so that it never reads the table's finished
     /// rows), and `free` is the host's free slots before this claim.
@@ -137,7 +138,7 @@ public struct TransferLeases {
             WITH candidate AS MATERIALIZED (\(candidate)), host AS MATERIALIZED (\(host)),
             found AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM transfers WHERE \(pending) ORDER BY priority DESC, id LIMIT \(max(limit, 0))) f),
             picked AS MATERIALIZED (
-                SELECT id FROM transfers WHERE \(pending)
+                SELECT id FROM transfers WHERE \(pending) AND EXISTS (SELECT 1 FROM host)
                 ORDER BY priority DESC, id LIMIT least($3, (SELECT free FROM host)) FOR UPDATE SKIP LOCKED)
             UPDATE transfers t SET \(Self.planningLease(startedAt: "now()")), holds_slot = true
             WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
@@ -146,15 +147,24 @@ public struct TransferLeases {
     }
 
     /// The second step of `claimPlanning`: up to `$4` more pending transfers of host `$3` for
-    /// worker `$2`'s batch, moved to `planning` holding no slot (`$1` lease seconds), started at
-    /// `$5`, the first step's start (a batch's transfers share one `started_at`). It locks only
-    /// the rows it takes, skipping locked ones.
+    /// worker `$2`'s batch, leased holding no slot (`$1` lease seconds), started at `$5`, the
+    /// first step's start (a batch's transfers share one `started_at`). It locks only the rows
+    /// it takes, skipping locked ones.
+    ///
+    /// These rows stay `pending`: the claim writes only the lease columns, which no index of
+    /// `transfers` holds, so each new row version is a HOT update (no index entry, no history
+    /// row; migration 0030 leaves the pages room for it). A pending row under a live lease is
+    /// claimed (`pendingOf`, `claimedSQL`); one whose lease ran out (its worker died) is pending
+    /// again as it stands, with nothing to rescue. A row the batch finishes goes from `pending`
+    /// to `done` in the batch's record (`finish(probed:)`); one it hands on moves on when its
+    /// plan is written (`writePlan` takes a claim in either state), and a failed probe's row
+    /// stays `pending`, its lease dropped, until its retry (`postpone`).
     static func restClaim(scope: WorkScope) -> String {
         """
         WITH picked AS MATERIALIZED (
             SELECT id FROM transfers WHERE \(pendingOf(host: "$3", scope: scope))
             ORDER BY priority DESC, id LIMIT $4 FOR UPDATE SKIP LOCKED)
-        UPDATE transfers t SET \(Self.planningLease(startedAt: "$5::timestamptz")), holds_slot = false
+        UPDATE transfers t SET \(Self.lease(startedAt: "$5::timestamptz"))
         WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
         RETURNING \(Self.returning)
         """
@@ -163,10 +173,27 @@ public struct TransferLeases {
     /// The columns a planning claim sets besides `holds_slot` (`$1` lease seconds, `$2` worker);
     /// `startedAt` is the start of a transfer's first claim.
     private static func planningLease(startedAt: String) -> String {
+        "state = 'planning', \(lease(startedAt: startedAt))"
+    }
+
+    /// The lease columns of a claim (`$1` lease seconds, `$2` worker): none of them indexed.
+    private static func lease(startedAt: String) -> String {
         """
-        state = 'planning', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
+        lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
                worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, \(startedAt)), updated_at = now()
         """
+    }
+
+    /// A transfer row that is claimed though still `pending`: a small file in a batch claim,
+    /// under a live lease (SQL on the row's columns, prefixed with `row`).
+    public static func claimedSQL(_ row: String = "") -> String {
+        "(\(row)state = 'pending' AND NOT \(unleasedSQL(row)))"
+    }
+
+    /// A row that no live lease holds (SQL on the row's columns, prefixed with `row`): of the
+    /// pending rows, those a claim may take.
+    static func unleasedSQL(_ row: String = "") -> String {
+        "(\(row)lease_token IS NULL OR \(row)lease_expires_at < now())"
     }
 
     /// The fewest files a claim takes when it takes only its share of a short list.

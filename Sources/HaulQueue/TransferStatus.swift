@@ -38,6 +38,9 @@ public struct TransferStatus: Sendable {
     public let retryIn: Double?
     /// Why that attempt failed.
     public let retryReason: String?
+    /// The worker whose batch claim holds this small file while it is fetched, though its state
+    /// still reads `pending` (`TransferLeases.restClaim`); `nil` otherwise.
+    public let claimedBy: String?
 
     /// Whether the origin gave no ETag and no `Last-Modified`: a new version of the file is then
     /// noticed only by its size (and by the digest, when one was given). `nil` until a probe
@@ -74,5 +77,6 @@ public struct TransferStatus: Sendable {
         finishedAt = row["finished_at"]
         retryIn = try row.optionalDouble("retry_in")
         retryReason = row["retry_reason"].map(SafeText.cleanLine)
+        claimedBy = row["claimed_by"].map(SafeText.cleanLine)
     }
 }

@@ -1,11 +1,14 @@
 /// What happens to a transfer: the events of its life, from the planner's claim to an
 /// operator's retry. Each names the code path that applies it.
 public enum TransferEvent: String, Sendable, CaseIterable {
-    /// A planner leases a pending transfer (`TransferLeases.claimPlanning`).
+    /// A planner leases a pending transfer (`TransferLeases.claimPlanning`): the rows that hold a
+    /// host slot move to `planning`, the rest of a batch stay `pending` under their leases (`restClaim`).
     case planningClaimed
     /// The planner wrote the plan: segments queued, or no segment at all for an empty file (`writePlan`).
     case planWritten
     /// The probe itself finished the file, or the origin answered `304` (`finish(probed:)`, `finishUnchanged`).
+    /// A small file of a batch claim goes from `pending` (under its lease) to `done`; one whose
+    /// cancel came after it was published goes from `canceled` to `done` ("canceled too late").
     case probeFinished
     /// A planning lease was handed back on shutdown or ran out (`release`, `rescueExpired`, `postpone`).
     case planningReleased
@@ -49,8 +52,8 @@ public enum TransferTransitions {
     /// The whole table.
     public static let rules: [TransferEvent: Rule] = [
         .planningClaimed: Rule(from: [.pending], to: [.planning]),
-        .planWritten: Rule(from: [.planning], to: [.downloading, .finalizing]),
-        .probeFinished: Rule(from: [.planning], to: [.done]),
+        .planWritten: Rule(from: [.pending, .planning], to: [.downloading, .finalizing]),
+        .probeFinished: Rule(from: [.pending, .planning, .canceled], to: [.done]),
         .planningReleased: Rule(from: [.planning], to: [.pending]),
         .lastSegmentDone: Rule(from: [.downloading], to: [.finalizing]),
         .finished: Rule(from: [.finalizing], to: [.done]),

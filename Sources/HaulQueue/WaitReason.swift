@@ -18,7 +18,8 @@ public enum WaitReason: Equatable, Sendable {
     public struct Facts: Equatable, Sendable {
         public var id: Int64
         public var state: TransferState
-        /// Its running segments (a probe or finalizing counts as running through its state).
+        /// Its running segments (a probe or finalizing counts as running through its state, a
+        /// small file a batch claim holds counts as one).
         public var running: Int
         /// Whether some of its work is due now: a queued segment, or the pending transfer, whose retry time has come.
         public var due: Bool

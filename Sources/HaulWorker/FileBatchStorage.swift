@@ -31,8 +31,15 @@ struct FileBatchStorage: BatchStorage {
         try OthersFiles.refuse(dest, of: claim, config: config, database: database)
     }
 
+    /// A partial file another process holds locked is retried later, not failed: this worker
+    /// holds the transfer's lease, and the holder is one whose lease ran out (a frozen worker,
+    /// say), which gives the lock up once it wakes and finds its claim lost.
     func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> PartialFile {
-        try PartialFile(root: root, relative: plan.dest, generation: claim.generation, url: claim.info.url)
+        do {
+            return try PartialFile(root: root, relative: plan.dest, generation: claim.generation, url: claim.info.url)
+        } catch let error as HaulError where error.code == .destinationBusy {
+            throw HaulError(error.code, error.message, hint: error.hint, transient: true)
+        }
     }
 
     /// Publishes the files the batch fetched whole: syncs them, checks that their leases are

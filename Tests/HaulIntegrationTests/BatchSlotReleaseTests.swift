@@ -58,8 +58,10 @@ struct BatchSlotReleaseTests {
         #expect(try slots(database, host) == ("2", "2"))
 
         // B's leases run out and C takes the files over: B's late release must not free C's slots.
-        _ = try database.scalar("UPDATE transfers SET lease_expires_at = now() - interval '1 second' WHERE worker_id = 'worker-b' AND state = 'planning'")
-        #expect(try TransferLeases.rescueExpired(on: conn) == 3)
+        // Only B's slot rows were `planning`; its third file stayed `pending` under its lease, and
+        // is pending again as it stands once that runs out.
+        _ = try database.scalar("UPDATE transfers SET lease_expires_at = now() - interval '1 second' WHERE worker_id = 'worker-b'")
+        #expect(try TransferLeases.rescueExpired(on: conn) == 2)
         let c = TransferLeases(try PostgresConnection(conninfo: database.url), workerID: "worker-c")
         let third = try c.claimPlanning(lease: 30, limit: 3, connections: 2).claims
         #expect(Set(third.map(\.info.id)) == Set(second.map(\.info.id)), "C holds what B held")
@@ -126,7 +128,7 @@ struct BatchSlotReleaseTests {
                 RETURN NEW;
             END $$;
             CREATE TRIGGER slow_rest BEFORE UPDATE ON transfers FOR EACH ROW
-                WHEN (NEW.worker_id = 'worker-a' AND NOT NEW.holds_slot) EXECUTE FUNCTION slow_rest();
+                WHEN (NEW.worker_id = 'worker-a' AND NEW.state = 'pending') EXECUTE FUNCTION slow_rest();
             """)
         let claimed = Outcome()
         let url = database.url
@@ -148,7 +150,10 @@ struct BatchSlotReleaseTests {
         let batch = try #require(try claimed.value.withLock { try $0?.get() })
         #expect(batch.claims.count == 10 && batch.connections == 2, "A's slot rows first, then the rest of its batch")
         #expect(try slots(database, host) == ("4", "4"))
-        #expect(try database.scalar("SELECT count(*) FROM transfers WHERE worker_id = 'worker-a' AND state = 'planning' AND NOT holds_slot") == "8")
+        #expect(
+            try database.scalar(
+                "SELECT count(*) FROM transfers WHERE worker_id = 'worker-a' AND state = 'pending' AND lease_expires_at > now()") == "8",
+            "the rest of the batch is leased, still pending")
         #expect(try database.scalar("SELECT count(DISTINCT started_at) FROM transfers WHERE worker_id = 'worker-a'") == "1", "one start for the batch")
     }
 

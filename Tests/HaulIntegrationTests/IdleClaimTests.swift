@@ -29,7 +29,9 @@ struct IdleClaimTests {
         }
         #expect(plans.count == 2, "the claim's two tries")
         for plan in plans {
-            let pendingScan = plan.split(separator: "\n").filter { $0.contains("transfers_pending") }
+            // The pending rows are read through their own index or the one of all unfinished rows
+            // (migration 0030), whichever the plan takes: not at all while the host is full.
+            let pendingScan = plan.split(separator: "\n").filter { $0.contains("transfers_pending") || $0.contains("transfers_unfinished") }
             #expect(!pendingScan.isEmpty, "\(plan)")
             #expect(pendingScan.allSatisfy { $0.contains("never executed") }, "\(plan)")
         }

@@ -74,7 +74,6 @@ struct TransitionGuardTests {
         Site("SegmentLeases.swift claimStatement", event: "claimed", guarding: .sql),  // wait: true
         Site("TransferLeases+Batch.swift finish", event: "probeFinished", guarding: .sql),
         Site("TransferLeases.swift slotClaim", event: "planningClaimed", guarding: .sql),
-        Site("TransferLeases.swift restClaim", event: "planningClaimed", guarding: .sql),
     ]
 
     /// The text of every statement: each `.sql` file (placeholders as written), then each string
@@ -91,10 +90,8 @@ struct TransitionGuardTests {
         var found: [(place: String, read: StatementGuard)] = try texts().compactMap { statement in
             StatementGuard(statement.text, states: states).map { (place: statement.place, read: $0) }
         }.filter { !$0.read.targets.isEmpty }
-        let claims = [
-            ("TransferLeases.swift slotClaim", TransferLeases.slotClaim(wait: false, limit: 10, scope: .fleet)),
-            ("TransferLeases.swift restClaim", TransferLeases.restClaim(scope: .fleet)),
-        ]
+        // `restClaim` leases its rows and leaves their state alone (`leaseOnlyClaim` checks it).
+        let claims = [("TransferLeases.swift slotClaim", TransferLeases.slotClaim(wait: false, limit: 10, scope: .fleet))]
         if let index = found.firstIndex(where: { $0.place == "SegmentLeases.swift claimStatement" }) {
             let built = [false, true].map { StatementGuard(SegmentLeases.claimStatement(wait: $0, limit: 10, scope: .fleet), states: states)! }
             found.replaceSubrange(index...index, with: built.map { (place: "SegmentLeases.swift claimStatement", read: $0) })
@@ -142,9 +139,10 @@ struct TransitionGuardTests {
     @Test("an update that leaves the state alone compares only states where its lease is held (or names why not)")
     func leaseGuards() throws {
         let states = ["transfers": Self.transferStates, "segments": Self.segmentStates]
-        // A planner's lease is held in `planning`, a finalizer's in `finalizing`, a fetcher's in `running`.
+        // A planner's lease is held in `planning` (a small file's of a batch claim in `pending`), a
+        // finalizer's in `finalizing`, a fetcher's in `running`.
         let leased = [
-            "transfers": Set(TransferTransitions.rule(.planningClaimed).to.union(TransferTransitions.rule(.finished).from).map(\.rawValue)),
+            "transfers": Set(TransferTransitions.rule(.planningClaimed).to.union(TransferTransitions.rule(.finished).from).map(\.rawValue) + ["pending"]),
             "segments": Set(SegmentTransitions.rule(.claimed).to.map(\.rawValue)),
         ]
         // Guards that are not a lease holder's: a canceled transfer's clean-up is claimed, a
@@ -163,6 +161,17 @@ struct TransitionGuardTests {
             #expect(from.isSubset(of: allowed), "\(statement.place) compares \(from.sorted()), not \(allowed.sorted())")
         }
         #expect(checked >= 6)
+    }
+
+    @Test("a batch claim's small files are leased without a change of state: no indexed column is written")
+    func leaseOnlyClaim() {
+        let states = ["transfers": Self.transferStates, "segments": Self.segmentStates]
+        let text = TransferLeases.restClaim(scope: .fleet)
+        #expect(StatementGuard(text, states: states)?.targets ?? [] == [])
+        let set = text.components(separatedBy: " SET ")[1].components(separatedBy: "WHERE")[0]
+        for column in ["state", "holds_slot", "host", "dest", "owner", "batch_id", "url", "options", "priority"] {
+            #expect(set.range(of: "\\b\(column) =", options: .regularExpression) == nil, "restClaim sets \(column)")
+        }
     }
 
     @Test("every event of both tables is applied by some statement")

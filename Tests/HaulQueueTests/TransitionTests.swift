@@ -4,7 +4,7 @@ import Testing
 
 @Suite("transfer transitions")
 struct TransitionTests {
-    @Test("every event has a rule, and no event leaves a final state except retry and cancel of a failed transfer")
+    @Test("every event has a rule, and no event leaves a final state except retry, cancel of a failed transfer, and a small file canceled too late")
     func finalStatesStayFinal() {
         for event in TransferEvent.allCases {
             let rule = TransferTransitions.rule(event)
@@ -13,6 +13,8 @@ struct TransitionTests {
             switch event {
             case .retry: #expect(leavesFinal == [.failed, .canceled])
             case .cancel: #expect(leavesFinal == [.failed])
+            // A small file published by its batch just before the cancel arrived: kept, recorded done.
+            case .probeFinished: #expect(leavesFinal == [.canceled])
             default: #expect(leavesFinal.isEmpty, "\(event) leaves \(leavesFinal)")
             }
         }

@@ -17,6 +17,7 @@ enum StatusView {
             "segments": ["total": status.segmentCount, "done": status.segmentsDone, "running": status.segmentsRunning],
             "last_modified": status.lastModified ?? NSNull(), "no_validator": status.hasNoValidator ?? NSNull(),
             "retry_in": status.retryIn.map { ($0 * 10).rounded(.up) / 10 } ?? NSNull(), "retry_reason": status.retryReason ?? NSNull(),
+            "claimed_by": status.claimedBy ?? NSNull(),
         ]
         if let segments { object["segment_map"] = map(segments, width: segments.count) }
         return object
@@ -25,7 +26,7 @@ enum StatusView {
     /// The multi-line text of `haul status ID`.
     static func text(_ status: TransferStatus, segments: [SegmentState]) -> String {
         var lines = [
-            "transfer \(status.id): \(status.state.rawValue)\(status.unchanged ? " (unchanged at the origin, file kept)" : "")",
+            "transfer \(status.id): \(status.state.rawValue)\(status.unchanged ? " (unchanged at the origin, file kept)" : "")\(claimed(status))",
             "  url:       \(status.url)",
             "  dest:      \(status.dest.map(SafeText.cleanLine) ?? "(named from the response)")",
             "  progress:  \(progress(status))",
@@ -41,8 +42,15 @@ enum StatusView {
             lines.append("  validator: none (no ETag, no Last-Modified): a new version is noticed only by its size\(digest)")
         }
         if let retry = retrying(status) { lines.append("  retrying:  \(retry)") }
-        if let error = status.error, retrying(status) == nil || status.retryReason != error { lines.append("  error:     \(error)") }
+        if let error = status.error, retrying(status) == nil || status.retryReason != error {
+            lines.append(status.state == .done ? "  note:      \(error)" : "  error:     \(error)")
+        }
         return lines.joined(separator: "\n")
+    }
+
+    /// ` (claimed by worker W, fetching in a batch)` for a small file a batch claim holds.
+    static func claimed(_ status: TransferStatus) -> String {
+        status.claimedBy.map { " (claimed by worker \($0), fetching in a batch)" } ?? ""
     }
 
     /// `in 4 s: origin answered 503 Service Unavailable for …` while a failed attempt waits to be retried.

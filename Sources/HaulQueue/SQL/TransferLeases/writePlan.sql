@@ -1,4 +1,5 @@
--- Event planWritten: the planner records what its probe learned and moves the transfer on:
+-- Event planWritten: the planner records (a small file a batch claim holds in place is still
+-- pending) what its probe learned and moves the transfer on:
 -- finalizing when there is no segment (an empty file), else downloading. Its attempts start
 -- again from zero. $1 transfer id, $2 lease token, $3 destination, $4 size, $5 ETag,
 -- $6 Last-Modified, $7 Content-Type, $8 accepts ranges, $9 true when there are no segments,
@@ -7,4 +8,4 @@ UPDATE transfers SET state = CASE WHEN $9 THEN 'finalizing' ELSE 'downloading' E
        storage = coalesce($11, storage), layout = coalesce($12, layout),
        options = CASE WHEN $10 THEN options || '{"named_by_origin": true}'::jsonb ELSE options END,
        lease_token = NULL, lease_expires_at = NULL, attempts = 0, updated_at = now()
-WHERE id = $1 AND lease_token = $2::uuid AND state = 'planning'
+WHERE id = $1 AND lease_token = $2::uuid AND state IN ('pending','planning')

@@ -2,7 +2,8 @@
 -- and the dashboard show it (TransferStatus), on transfers t, without its WHERE.
 SELECT t.id, t.url, t.dest, t.state, t.unchanged, t.size, t.error, t.error_code, t.expected_digest, t.computed_digest, t.etag, t.last_modified,
        t.priority, t.layout, t.storage, t.generation, t.created_at::text AS created_at, t.finished_at::text AS finished_at,
-       coalesce(g.bytes_done, 0) AS bytes_done, coalesce(g.segments, 0) AS segments, coalesce(g.done, 0) AS done,
+       CASE WHEN {{TransferLeases.claimed}} THEN t.worker_id END AS claimed_by,
+       coalesce(g.bytes_done, CASE WHEN t.state = 'done' AND NOT t.unchanged THEN t.size END, 0) AS bytes_done, coalesce(g.segments, 0) AS segments, coalesce(g.done, 0) AS done,
        coalesce(g.running, 0) AS running, coalesce(g.attempts, t.attempts, 0) AS attempts,
        CASE WHEN t.started_at IS NOT NULL AND extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) > 0
             THEN greatest(0, coalesce(g.bytes_done, 0) - t.run_base) / extract(epoch FROM coalesce(t.finished_at, now()) - t.started_at) END AS rate,

@@ -2,7 +2,8 @@
 -- running segments, whether work of it is due, and its next retry with the reason.
 -- $1 transfer ids (bigint[]), $2 the fallback default host limit.
 SELECT t.id, t.state, t.host, coalesce(h.busy, 0) AS host_running, coalesce(h.max_running, d.max_running, $2) AS host_limit,
-       (SELECT count(*) FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation AND s.state = 'running') AS running,
+       (SELECT count(*) FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation AND s.state = 'running')
+         + CASE WHEN {{TransferLeases.claimed}} THEN 1 ELSE 0 END AS running,
        CASE WHEN t.state = 'pending' THEN t.next_attempt_at <= now()
             ELSE EXISTS (SELECT 1 FROM segments s WHERE s.transfer_id = t.id AND s.generation = t.generation
                          AND s.state = 'queued' AND s.next_attempt_at <= now()) END AS due,

@@ -6,6 +6,7 @@ SELECT coalesce((SELECT busy FROM origin_hosts WHERE host = $3), 0) >= 2 AND (EX
     SELECT 1 FROM (
         (SELECT t.host FROM transfers t
          WHERE t.state = 'pending' AND t.next_attempt_at <= now() AND t.priority >= $4 AND t.host <> $3 AND {{owned}}
+           AND {{TransferLeases.unleased}}
          LIMIT 500)
         UNION ALL
         (SELECT s.host FROM segments s JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
