@@ -56,17 +56,22 @@ for area in areas {
 }
 
 let placeholder = /\{\{([A-Za-z0-9]+(?:\.[A-Za-z0-9]+)?)\}\}/
-// Includes first: `{{Area.name}}` is the named file's text.
+// Includes first: `{{Area.name}}` is the named file's text, its own includes expanded (a file
+// two includes deep is as deep as it goes); an included file may hold no run-time placeholder.
 let byName = Dictionary(uniqueKeysWithValues: statements.map { ("\($0.area).\($0.name)", $0.text) })
-for index in statements.indices {
-    statements[index].text = statements[index].text.replacing(placeholder) { match in
+@MainActor func expand(_ text: String, in file: String, depth: Int = 0) -> String {
+    text.replacing(placeholder) { match in
         let key = String(match.1)
         guard key.contains(".") else { return String(match.0) }
-        let file = "\(statements[index].area)/\(statements[index].name).sql"
         guard let included = byName[key] else { fail("\(file): it includes {{\(key)}}, but there is no file SQL/\(key.replacing(".", with: "/")).sql") }
-        guard included.firstMatch(of: placeholder) == nil else { fail("\(key): an included file may not hold placeholders itself") }
-        return included
+        guard depth < 2 else { fail("\(file): {{\(key)}} is included three deep; include its text one level up") }
+        let expanded = expand(included, in: key.replacing(".", with: "/") + ".sql", depth: depth + 1)
+        guard expanded.firstMatch(of: placeholder) == nil else { fail("\(key): an included file may not hold run-time placeholders") }
+        return expanded
     }
+}
+for index in statements.indices {
+    statements[index].text = expand(statements[index].text, in: "\(statements[index].area)/\(statements[index].name).sql")
 }
 
 var swift = "// Generated from SQL/*/*.sql by the EmbedStatements plugin. Do not edit: edit the .sql files.\n"
