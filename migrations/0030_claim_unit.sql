@@ -30,7 +30,7 @@ CREATE INDEX transfers_unfinished ON transfers (state) WHERE state <> 'done';
 
 -- 4. A file the batch fetched whole has no segments row; the dashboard's bytes per origin and
 --    minute, which summed the done segments, add these rows: one per origin and minute, written
---    once per batch record, kept two hours like worker_throughput.
+--    once per batch record, kept 24 hours like worker_throughput (0029).
 CREATE TABLE host_throughput (
     host   text NOT NULL,
     minute timestamptz NOT NULL,

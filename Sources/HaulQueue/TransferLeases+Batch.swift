@@ -128,7 +128,7 @@ extension TransferLeases {
             if let host = fetched.first?.plan.host {
                 try db.query(
                     """
-                    WITH old AS (DELETE FROM host_throughput WHERE host = $1 AND minute < now() - interval '2 hours')
+                    WITH old AS (DELETE FROM host_throughput WHERE host = $1 AND minute < now() - interval '24 hours')
                     INSERT INTO host_throughput (host, minute, bytes) VALUES ($1, date_trunc('minute', now()), $2)
                     ON CONFLICT (host, minute) DO UPDATE SET bytes = host_throughput.bytes + excluded.bytes
                     """, [host, fetched.reduce(Int64(0)) { $0 + ($1.plan.size ?? 0) }])

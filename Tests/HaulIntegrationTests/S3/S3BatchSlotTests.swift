@@ -32,7 +32,8 @@ struct S3BatchSlotTests {
             try cluster.database.scalar("SELECT count(*) FROM transfers WHERE holds_slot") == "0"
         }
         #expect(released, "the batch gave its slots back before the store answered")
-        #expect(try ids.map { try cluster.state($0) } == Array(repeating: "planning", count: files.count), "not recorded yet")
+        // Not recorded yet: a slot holder is `planning`, the rest of the batch still `pending` (leased in place).
+        #expect(try ids.allSatisfy { ["planning", "pending"].contains(try cluster.state($0)) }, "not recorded yet")
         _ = try Run.program("/usr/bin/curl", ["-sS", store + "/_release"], environment: [:])
         #expect(try cluster.waitFinal(ids) == Array(repeating: "done", count: files.count), "\(worker.stderr)")
         for index in files.indices {
