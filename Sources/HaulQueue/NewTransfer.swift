@@ -69,6 +69,10 @@ public struct TransferOptions: Codable, Sendable, Equatable {
     /// Ignore the mirrors and digest an origin names in its headers (RFC 6249; `--no-mirror-headers`).
     public var ignoreMirrorHeaders: Bool?
 
+    /// Set by the planner on a transfer with mirrors: the mirror that answered its probe (the
+    /// first that did, in priority order), whose validators the segments on it are checked against.
+    public var probedMirror: Int?
+
     /// No options set.
     public init() {}
 
@@ -80,7 +84,7 @@ public struct TransferOptions: Codable, Sendable, Equatable {
             uploadCaCert = "upload_ca_cert", uploadInsecure = "upload_insecure", localTarget = "local_target", automaticSegments = "automatic_segments"
         case lowestSpeed = "lowest_speed", lowestSpeedTime = "lowest_speed_time"
         case keepExisting = "keep_existing", replaceable, timestamping, namedByOrigin = "named_by_origin", replaceExisting = "replace_existing"
-        case expectedSize = "expected_size", ignoreMirrorHeaders = "ignore_mirror_headers"
+        case expectedSize = "expected_size", ignoreMirrorHeaders = "ignore_mirror_headers", probedMirror = "probed_mirror"
     }
 
     /// The options as the JSON text stored in the database.

@@ -249,6 +249,8 @@ public struct TransferLeases {
         public var mirrors: [String] = []
         /// The digest the origin sent (`Digest:`), checked when none was given.
         public var digest: Checksum?
+        /// Of a transfer with mirrors: the mirror that answered the probe, which the kept segment 0 fetches from.
+        public var probedMirror: Int?
 
         public init(
             dest: String, host: String, size: Int64?, etag: String?, lastModified: String?, contentType: String?, acceptsRanges: Bool,
@@ -297,7 +299,7 @@ public struct TransferLeases {
                 Statements.TransferLeases.writePlan,
                 [
                     claim.info.id, claim.leaseToken, plan.dest, plan.size, plan.etag, plan.lastModified, plan.contentType, plan.acceptsRanges,
-                    plan.ranges.isEmpty, namedByOrigin, plan.storage, plan.layout?.rawValue,
+                    plan.ranges.isEmpty, namedByOrigin, plan.storage, plan.layout?.rawValue, plan.probedMirror,
                 ]
             ).affectedRows
             guard updated == 1 else { return .lost }
@@ -313,6 +315,9 @@ public struct TransferLeases {
                 Statements.TransferLeases.insertSegments,
                 [claim.info.id, claim.generation, offsets, lengths, claim.info.priority, lease, workerID, plan.host, keepFirst])
             if claim.info.mirrored || !plan.mirrors.isEmpty { try db.query(Statements.TransferLeases.spreadMirrors, [claim.info.id, claim.generation]) }
+            if keepFirst, let mirror = plan.probedMirror, mirror != 0 {
+                try db.query(Statements.TransferLeases.firstSegmentMirror, [claim.info.id, claim.generation, mirror])
+            }
             // A kept segment 0 is the planner's own; only further segments are work for others.
             if plan.ranges.count > 1 || !keepFirst { try db.query("NOTIFY haul_work") }
             guard keepFirst else { return .queued }

@@ -38,8 +38,9 @@ final class MirrorRoute {
         url = segment.mirrorURL ?? info.url
     }
 
-    /// Whether this attempt's validators may be checked against the planner's probe.
-    var pinsValidators: Bool { mirror == 0 }
+    /// Whether this attempt's validators may be checked against the planner's probe: it
+    /// fetches from the mirror that answered the probe.
+    var pinsValidators: Bool { mirror == (segment.transfer.options.probedMirror ?? 0) }
 
     /// Runs `check` of a response head. On a mirror other than the probed one, a size other
     /// than the file's is that mirror's fault, not a change of the file: the mirror is demoted

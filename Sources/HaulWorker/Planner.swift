@@ -62,48 +62,65 @@ struct Planner: LaneRole {
         ConditionalProbe.ask(&request, ifChangedSince: previous)
         var unchanged = false
         var route: MirrorRoute?
-        do {
-            try http.fetch(
-                request,
-                onHead: { head in
-                    let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: info.url)
-                    if outcome == .notModified || ConditionalProbe.notNewer(head, than: previous, info: info) {
-                        let kept = try ConditionalProbe.unchanged(head, previous: previous)
-                        unchanged = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).finishUnchanged(claim, kept: kept) }
-                        return
-                    }
-                    let plan = try config.placed(
-                        ObjectPlanning.fit(
-                            Self.plan(
-                                outcome, head: head, info: info, storage: config.storage, store: config.objectStore, limits: limits,
-                                names: shared.originNames), info: info, store: config.objectStore))
-                    let written = try record(plan, of: claim, keepFirst: true)
-                    result = written
-                    switch written {
-                    case .lost: throw LeaseLost()
-                    case .noSegments, .queued: break
-                    case .firstSegment(let segment):
-                        // This process's idle lanes take the other segments now, without the NOTIFY's round trip.
-                        if plan.ranges.count > 1 { shared.announceWork() }
-                        Log.info(
-                            "planned",
-                            [
-                                ("transfer", String(info.id)), ("size", plan.size.map(String.init) ?? "unknown"), ("segments", String(plan.ranges.count)),
-                                ("dest", plan.dest),
-                            ])
-                        try stream.begin(segment)
-                        // Segment 0 of a transfer with piece digests is checked as any other (MirrorRoute).
-                        route = MirrorRoute(segment)
-                        try route.map { route in try database.run { try route.begin(first: segment.offset, window: request.lowestSpeed?.seconds, $0) } }
-                    }
-                },
-                onData: { bytes in
-                    guard case .firstSegment = result else { return }
-                    try route?.feed(bytes)
-                    try stream.accept(bytes)
-                }, shouldContinue: { !shared.isStopping() && stream.keepAlive() })
-        } catch {
-            failure = error
+        let targets = try probeTargets(info)
+        for (n, target) in targets.enumerated() {
+            request.url = target.url
+            // A failure before the head is accepted (no connection, an error status, a timeout) is the mirror's.
+            var mirrorsFault = true
+            do {
+                try http.fetch(
+                    request,
+                    onHead: { head in
+                        let outcome = try ProbeOutcome.classify(head, requestedLast: requestedLast, url: target.url)
+                        mirrorsFault = false
+                        if outcome == .notModified || ConditionalProbe.notNewer(head, than: previous, info: info) {
+                            let kept = try ConditionalProbe.unchanged(head, previous: previous)
+                            unchanged = try database.run { conn in try TransferLeases(conn, workerID: config.workerID).finishUnchanged(claim, kept: kept) }
+                            return
+                        }
+                        var proposed = try Self.plan(
+                            outcome, head: head, info: info, storage: config.storage, store: config.objectStore, limits: limits,
+                            names: shared.originNames, probed: target.url)
+                        proposed.probedMirror = target.mirror
+                        let plan = try config.placed(ObjectPlanning.fit(proposed, info: info, store: config.objectStore))
+                        let written = try record(plan, of: claim, keepFirst: true)
+                        result = written
+                        switch written {
+                        case .lost: throw LeaseLost()
+                        case .noSegments, .queued: break
+                        case .firstSegment(let segment):
+                            // This process's idle lanes take the other segments now, without the NOTIFY's round trip.
+                            if plan.ranges.count > 1 { shared.announceWork() }
+                            Log.info(
+                                "planned",
+                                [
+                                    ("transfer", String(info.id)), ("size", plan.size.map(String.init) ?? "unknown"),
+                                    ("segments", String(plan.ranges.count)), ("dest", plan.dest),
+                                ])
+                            try stream.begin(segment)
+                            // Segment 0 of a transfer with piece digests is checked as any other (MirrorRoute).
+                            route = MirrorRoute(segment)
+                            try route.map { route in try database.run { try route.begin(first: segment.offset, window: request.lowestSpeed?.seconds, $0) } }
+                        }
+                    },
+                    onData: { bytes in
+                        guard case .firstSegment = result else { return }
+                        try route?.feed(bytes)
+                        try stream.accept(bytes)
+                    }, shouldContinue: { !shared.isStopping() && stream.keepAlive() })
+                failure = nil
+            } catch {
+                failure = error
+            }
+            // A mirror that failed the probe: counted on it, and the next one is probed in the same attempt.
+            guard result == nil, !unchanged, let failure, let mirror = target.mirror, !shared.isStopping() else { break }
+            let haulError = failure as? HaulError
+            guard mirrorsFault || haulError?.code == .sizeMismatch else { break }
+            probeFailed(claim, mirror: mirror, url: target.url, error: haulError, proof: !mirrorsFault)
+            guard n + 1 < targets.count else { break }
+            Log.warning(
+                "mirror \(OriginURL.hostKey(target.url)) failed the probe, trying the next: \(haulError?.message ?? "\(failure)")",
+                [("transfer", String(info.id))])
         }
         if unchanged {
             Log.info("unchanged at the origin (304); kept the file", [("transfer", String(info.id))])
@@ -122,6 +139,31 @@ struct Planner: LaneRole {
             Log.warning("planning lease lost; another worker plans it", [("transfer", String(info.id))])
         case nil:
             planningFailed(claim, error: failure)
+        }
+    }
+
+    /// Where the probe of `info` may go, in order: a transfer with mirrors, its mirrors that
+    /// neither rest nor are demoted, by priority (none such: its own URL); else its own URL.
+    private func probeTargets(_ info: TransferInfo) throws -> [(mirror: Int?, url: String)] {
+        guard info.mirrored else { return [(nil, info.url)] }
+        let mirrors = try database.run { conn in try TransferStore(conn).mirrors(of: info.id) }
+        let usable = mirrors.filter { $0.state == "healthy" || $0.state == "trial" }.map { (mirror: Optional($0.index), url: $0.url) }
+        return usable.isEmpty ? [(0, info.url)] : usable
+    }
+
+    /// Counts a failed probe on its mirror as `MirrorRoute.failed` counts a segment's attempt
+    /// (`haul_mirror_failed`, of no segment): another size (`proof`) demotes it, an error no
+    /// retry mends or a third failure in a row rests it.
+    private func probeFailed(_ claim: TransferLeases.Claim, mirror: Int, url: String, error: HaulError?, proof: Bool) {
+        let config = shared.config
+        let reason = SafeText.cleanLine(error?.message ?? "the probe of \(OriginURL.hostKey(url)) failed")
+        database.bestEffort("count the failed probe on mirror \(mirror) of transfer \(claim.info.id)") { conn in
+            try conn.query(
+                Statements.MirrorRoute.failed,
+                [
+                    nil as Int64?, claim.info.id, mirror, proof, !(error?.isTransient ?? true), reason, Int64(0), Int64.max,
+                    config.backoff.base, config.backoff.cap, Double.random(in: 0..<1),
+                ])
         }
     }
 
@@ -194,9 +236,10 @@ struct Planner: LaneRole {
     /// name the origin gives a get's file is taken in `names` (refused when another transfer of
     /// this process saves that file), and refused when the get keeps existing files and one is
     /// there (on S3 storage, `store`, an object at its key).
+    /// `probed`: the URL that answered (a mirror's; `nil`: the transfer's own).
     static func plan(
         _ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, store: ObjectStore?, limits: PlanLimits,
-        names: OriginNames
+        names: OriginNames, probed: String? = nil
     ) throws -> TransferLeases.Plan {
         let dest = try info.dest ?? name(head: head, url: info.url)
         if info.dest == nil {
@@ -215,7 +258,7 @@ struct Planner: LaneRole {
         switch outcome {
         case .ranged(let size):
             try limits.check(size: size)
-            try MirrorSizes.check(size, of: info)
+            try MirrorSizes.check(size, of: info, from: probed)
             let wanted = info.options.automaticSegments == true ? SegmentPlan.automaticSegmentSize(fileSize: size) : info.segmentSize
             var rest = PlanLimits.segmentSize(fileSize: size, first: info.segmentSize, rest: wanted)
             // Segments of a transfer with piece digests end where pieces do (the first is a multiple already).
@@ -230,7 +273,7 @@ struct Planner: LaneRole {
             return plan
         case .whole(let length):
             if let length { try limits.check(size: length) }
-            try MirrorSizes.check(length, of: info)
+            try MirrorSizes.check(length, of: info, from: probed)
             return .init(
                 dest: dest, host: host, size: length, etag: etag, lastModified: lastModified, contentType: type, acceptsRanges: false,
                 ranges: [SegmentPlan.Range(offset: 0, length: length ?? 0)], unknownLength: length == nil)

@@ -258,4 +258,56 @@ extension MirrorTests {
         #expect(refused.status == 2 && refused.stderr.split(separator: "\n").count == 1 && refused.stderr.contains("<metaurl>"), "\(refused.stderr)")
         #expect(try other.scalar("SELECT count(*) FROM transfers") == "0")
     }
+
+    /// `haul get ARGS -o DIR/dead.bin --segment-size 256KiB` in a folder of its own (a Metalink's
+    /// text among `arguments` is written to a file there first): the result and the mirrors' rows.
+    static func getDeadFirst(_ arguments: [String], label: String) throws -> (status: Int32, stderr: String, file: String, rows: [String]) {
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory(label)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        if let metalink = arguments.first(where: { $0.hasPrefix("<?xml") }) {
+            try metalink.write(toFile: work + "/file.meta4", atomically: true, encoding: .utf8)
+        }
+        let given = arguments.map { $0.hasPrefix("<?xml") ? work + "/file.meta4" : $0 }
+        let result = try Run.haul(
+            ["get"] + given + ["-o", work + "/out/dead.bin", "--segment-size", "256KiB"], database: database.url, directory: work,
+            timeout: 120)
+        return (result.status, result.stderr, Origin.sha256(file: work + "/out/dead.bin") ?? "", try Self.mirrorRows(database))
+    }
+
+    @Test("a dead first mirror (--metalink, --mirror) costs one failed probe: the next mirror answers, the file is exact")
+    func deadFirstMirror() throws {
+        let file = try Origin.file("mirrors/dead-first-\(UUID().uuidString.prefix(6)).bin", size: 1_048_576 + 3)
+        let metalink = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <metalink xmlns="urn:ietf:params:xml:ns:metalink">
+              <file name="dead.bin">
+                <size>\(1_048_576 + 3)</size>
+                <hash type="sha-256">\(file.sha256)</hash>
+                <url priority="1">http://127.0.0.1:9/dead.bin</url>
+                <url priority="2">\(Harness.origin + file.path)</url>
+              </file>
+            </metalink>
+            """
+        // Before the probe tried the next mirror, the get retried the dead one until it gave up.
+        for (label, arguments) in [
+            ("dead-metalink", ["--metalink", metalink]), ("dead-mirror", ["http://127.0.0.1:9/dead.bin", "--mirror", Harness.origin + file.path]),
+        ] {
+            let got = try Self.getDeadFirst(arguments, label: label)
+            #expect(got.status == 0, "\(label): \(got.stderr)")
+            #expect(got.file == file.sha256, "\(label)")
+            // The dead mirror's failure is counted; the one that answered brought the bytes.
+            #expect(got.rows.count == 2, "\(label): \(got.rows)")
+            #expect(got.rows.first.map { Int($0.split(separator: " ")[1]) ?? 0 >= 1 } == true, "\(label): \(got.rows)")
+            #expect(got.rows.last.map { $0.hasPrefix("healthy") && Int($0.split(separator: " ")[2]) ?? 0 == 1_048_576 + 3 } == true, "\(label): \(got.rows)")
+        }
+    }
+
+    @Test("every mirror dead: the get fails with the network exit status 4, each mirror's failure counted")
+    func allMirrorsDead() throws {
+        let got = try Self.getDeadFirst(["http://127.0.0.1:9/a.bin", "--mirror", "http://127.0.0.1:9/b.bin", "--retry", "0"], label: "dead-all")
+        #expect(got.status == 4, "\(got.stderr)")
+        #expect(got.stderr.contains("connect"), "\(got.stderr)")
+        #expect(got.rows.count == 2 && got.rows.allSatisfy { Int($0.split(separator: " ")[1]) ?? 0 >= 1 }, "\(got.rows)")
+    }
 }
