@@ -202,11 +202,14 @@ struct GetTests {
         let database = try TestDatabase()
         let work = Harness.temporaryDirectory("lookup")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        // A fleet's database: many transfers enqueued for the workers, none of them a get's.
+        // A fleet's database: many transfers enqueued for the workers, none of them a get's, half
+        // of them unfinished (with only finished ones, the small index of unfinished rows is the
+        // cheaper way to find an unfinished get, and rightly taken).
         _ = try database.scalar(
             """
             INSERT INTO transfers (url, host, dest, segment_size, state)
-            SELECT 'http://mirror.example/f' || i, 'mirror.example', 'f' || i, 8388608, 'done' FROM generate_series(1, 20000) i;
+            SELECT 'http://mirror.example/f' || i, 'mirror.example', 'f' || i, 8388608, CASE WHEN i % 2 = 0 THEN 'pending' ELSE 'done' END
+            FROM generate_series(1, 20000) i;
             ANALYZE transfers
             """)
         let file = try Origin.file("get/lookup.bin", size: 10_000)
