@@ -105,7 +105,8 @@ struct SmallFileClaimTests {
         let wait = try cluster.haul(["wait", "--batch", "f", "--timeout", "60s"])
         #expect(
             wait.status == 0,
-            "\(wait.stdout) \(wait.stderr) \((try? cluster.database.scalar("SELECT string_agg(id || ' ' || state || ': ' || coalesce(error, ''), E'\\n') FROM transfers WHERE state <> 'done'")) ?? "")")
+            "\(wait.stdout) \(wait.stderr) \((try? cluster.database.scalar("SELECT string_agg(id || ' ' || state || ': ' || coalesce(error, ''), E'\\n') FROM transfers WHERE state <> 'done'")) ?? "")"
+        )
         other.signal(SIGTERM)
         _ = other.wait(timeout: 10)
 
