@@ -79,10 +79,14 @@ struct BatchProbe: LaneRole {
             },
             onFinish: { index, outcome in probes[index].end(outcome) })
         releaseSlots(claims)
-        handOnOrRetry(probes, planner: planner)
+        handOnOrRetry(probes.filter { !$0.failedWithMirrors }, planner: planner)
         let done = try storage.store(probes.filter { $0.isWhole }, unchanged: probes.filter { $0.isUnchanged }, planner: planner)
         let recorded = try record(done, storage: storage)
         Log.info("small files recorded", BatchSummary(probes, recorded: recorded, host: claims[0].info.host).fields)
+        // The batch probed each file at its own URL. A file with mirrors whose probe failed there
+        // is probed again on its own, on its mirrors in priority order (`Planner.plan`), once the
+        // batch's files are recorded; it takes the usual retry only when every mirror fails.
+        for probe in probes where probe.failedWithMirrors { try planner.plan(probe.claim) }
     }
 
     /// Every request of the batch has ended: gives its host slots back at once (rather than with

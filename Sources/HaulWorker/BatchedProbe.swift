@@ -82,6 +82,8 @@ final class BatchedProbe<Storage: BatchStorage> {
     var fields: [(String, String)] { [("transfer", String(claim.info.id))] }
     var isWhole: Bool { if case .whole = verdict { true } else { false } }
     var isUnchanged: Bool { if case .unchanged = verdict { true } else { false } }
+    /// Whether the probe failed on a transfer that has mirrors to try instead (`BatchProbe`).
+    var failedWithMirrors: Bool { if case .failed = verdict { claim.info.mirrored } else { false } }
 
     /// What `finish(probed:)` records, for a probe that finished its transfer.
     var probedFile: TransferLeases.ProbedFile? {

@@ -45,7 +45,8 @@ struct Planner: LaneRole {
     }
 
     /// Probes `claim` with its first segment's ranged GET and keeps streaming it as segment 0.
-    private func plan(_ claim: TransferLeases.Claim) throws {
+    /// A transfer with mirrors is probed on them in priority order until one answers.
+    func plan(_ claim: TransferLeases.Claim) throws {
         let config = shared.config
         let info = claim.info
         let requestedLast = config.backend.firstSegment(requested: info.segmentSize) - 1

@@ -303,6 +303,28 @@ extension MirrorTests {
         }
     }
 
+    @Test("small files probed in a batch whose first mirror is dead are fetched from their next mirror")
+    func deadFirstMirrorInABatch() throws {
+        let cluster = try Cluster("batch-dead-first")
+        let files = try (0..<6).map { try Origin.file("mirrors/batch-dead-\(UUID().uuidString.prefix(6))-\($0).bin", size: 20_000 + $0) }
+        let manifest = cluster.storage + "-manifest.txt"
+        defer { try? FileManager.default.removeItem(atPath: manifest) }
+        // Each line: a dead first mirror, then the live one, then the destination (aria2's input-file form).
+        try files.enumerated().map { "http://127.0.0.1:9/dead-\($0.offset).bin\t\(Harness.origin + $0.element.path)\tout/\($0.offset).bin" }
+            .joined(separator: "\n").write(toFile: manifest, atomically: true, encoding: .utf8)
+        // No retry: the first probe must reach a live mirror (a retry could find a lane that
+        // claims the file alone and probes it on its mirrors anyway).
+        #expect(try cluster.haul(["enqueue", "--manifest", manifest, "--batch", "dead-first", "--retry", "0"]).status == 0)
+        let ids = try cluster.database.scalar("SELECT string_agg(id::text, ' ' ORDER BY id) FROM transfers").split(separator: " ").compactMap { Int64($0) }
+        try #require(ids.count == files.count)
+        try cluster.startWorker(["--concurrency", "2"])
+        #expect(try cluster.waitFinal(ids, timeout: 120) == Array(repeating: "done", count: files.count))
+        for (index, file) in files.enumerated() { #expect(Origin.sha256(file: cluster.storage + "/out/\(index).bin") == file.sha256, "\(index)") }
+        // The dead mirror's failures are counted on it, and the live one brought the bytes.
+        let dead = try cluster.database.scalar("SELECT count(*) FROM transfer_mirrors WHERE idx = 0 AND failures >= 1")
+        #expect(dead == String(files.count))
+    }
+
     @Test("every mirror dead: the get fails with the network exit status 4, each mirror's failure counted")
     func allMirrorsDead() throws {
         let got = try Self.getDeadFirst(["http://127.0.0.1:9/a.bin", "--mirror", "http://127.0.0.1:9/b.bin", "--retry", "0"], label: "dead-all")
