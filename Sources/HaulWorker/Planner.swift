@@ -218,7 +218,14 @@ struct Planner: LaneRole {
             database.bestEffort("hand back transfer \(claim.info.id)") { conn in try TransferLeases(conn, workerID: config.workerID).release(claim) }
             return
         }
-        let haulError = (error as? HaulError) ?? HaulError(.`internal`, "\(error.map { "\($0)" } ?? "probe ended without a response")", transient: true)
+        var haulError = (error as? HaulError) ?? HaulError(.`internal`, "\(error.map { "\($0)" } ?? "probe ended without a response")", transient: true)
+        // A partial file another process holds locked, on a fleet worker that holds the
+        // transfer's lease: the holder's lease ran out (a frozen worker), and it gives the lock
+        // up once it wakes and finds its claim lost. Retried, as a batch retries it
+        // (`FileBatchStorage.sink`); a `haul get` (its own scope) is refused at once.
+        if haulError.code == .destinationBusy, config.scope == .fleet, haulError.message.hasPrefix("another haul process is saving") {
+            haulError = HaulError(haulError.code, haulError.message, hint: haulError.hint, transient: true)
+        }
         let attempts = claim.attempts
         let delay = config.backoff.delay(afterAttempt: attempts, retryAfter: haulError.retryAfter, jitter: Double.random(in: 0..<1))
         database.bestEffort("record the planning failure of transfer \(claim.info.id)") { conn in
