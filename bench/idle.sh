@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What an idle fleet costs PostgreSQL: N `haul worker`s with nothing to do, directly and through
-# PgBouncer in transaction mode (`--poll-only`), measured as the CPU the PostgreSQL server
+# PgBouncer in transaction mode (which workers detect at connect, and then poll: no flag), measured as the CPU the PostgreSQL server
 # processes use over a window, in % of one core. Also counts each worker's connections.
 #
 #   bench/idle.sh                      # 16 workers at -x 4, 30 s windows
@@ -110,8 +110,8 @@ echo "| --- | --- | --- | --- |"
 for bin in "${rows[@]}"; do
   read -r cpu per <<<"$(measure "$bin" "$direct")"
   echo "| $bin | direct, LISTEN | $cpu | $per |"
-  read -r cpu per <<<"$(measure "$bin" "$pooled" --poll-only)"
-  echo "| $bin | PgBouncer (transaction), --poll-only | $cpu | $per (pooled) |"
+  read -r cpu per <<<"$(measure "$bin" "$pooled")"
+  echo "| $bin | PgBouncer (transaction), detected: polls | $cpu | $per (pooled) |"
 done
 echo
 echo "$workers idle workers at --concurrency $concurrency, ${seconds}s windows after 8 s to settle; $(date -u +%Y-%m-%dT%H:%MZ)"
