@@ -1,6 +1,7 @@
 import Foundation
 import HaulPostgres
 import HaulQueue
+import HaulTestSupport
 import Testing
 
 /// A claimer never queues on the row of a host another claimer is serving (issue 55, item 5).
@@ -22,11 +23,11 @@ struct HostRowContentionTests {
         return connection
     }
 
-    /// Another claimer in the middle of its claim: it holds the host's row.
-    private func holdHostRow(_ database: TestDatabase) throws -> PostgresConnection {
+    /// Another claimer in the middle of its claim: it holds the row of `host`.
+    private func holdHostRow(_ database: TestDatabase, host: String = Self.host) throws -> PostgresConnection {
         let other = try PostgresConnection(conninfo: database.url)
         try other.query("BEGIN")
-        try other.query("SELECT host FROM origin_hosts WHERE host = $1 FOR UPDATE", [Self.host])
+        try other.query("SELECT host FROM origin_hosts WHERE host = $1 FOR UPDATE", [host])
         return other
     }
 
@@ -71,5 +72,26 @@ struct HostRowContentionTests {
         let full = try leases.attempt(limit: 1, lease: 30)
         #expect(full.segments.isEmpty && !full.hostContended)
         #expect(try database.scalar("SELECT busy FROM origin_hosts WHERE host = '\(Self.host)'") == "2", "the host's limit counted exactly")
+    }
+
+    @Test("a worker whose origin's row another claimer holds never waits for it, and fetches the file once it is let go")
+    func workerNeverWaitsForAHeldHost() throws {
+        let cluster = try Cluster("contended-worker")
+        let file = try Origin.file("contended/\(UUID().uuidString.prefix(8))/a.bin", size: 4096)
+        let origin = URL(string: Harness.origin)!
+        let host = "\(origin.host!):\(origin.port!)"
+        #expect(try cluster.haul(["host-limit", "set", host, "8"]).status == 0)
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "a.bin"])
+        let other = try holdHostRow(cluster.database, host: host)
+        _ = try cluster.startWorker(["--concurrency", "4"])
+        try #require(Harness.waitUntil(timeout: 20) { try cluster.database.scalar("SELECT count(*) FROM workers") == "1" })
+        // Its lanes claim at once and, finding the row held, look again and again: none of its
+        // sessions ever waits for a lock (they had waited for the row as long as it was held).
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        let waited = try Harness.waitUntil(timeout: 3) { try cluster.database.scalar(waiting) != "0" }
+        #expect(!waited, "a session waited for a lock")
+        try other.query("COMMIT")
+        #expect(try cluster.waitFinal([id]) == ["done"])
+        #expect(cluster.sha256("a.bin") == file.sha256)
     }
 }
