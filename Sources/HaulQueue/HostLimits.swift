@@ -9,7 +9,8 @@ import HaulPostgres
 /// locks the host row (`FOR UPDATE`), and PostgreSQL re-reads a row that changed since the
 /// statement's snapshot and tests `busy < limit` again on that version before granting it, so
 /// two claimers never both take the last slot; the claim's own rows bump `busy` before the lock
-/// is released at commit. Claimers of one host take turns; other hosts' claimers do not wait.
+/// is released at commit. A claimer that finds the row held by another skips it (it never
+/// waits) and looks again shortly; other hosts' claimers are not concerned.
 public enum HostLimits {
     /// The default when no `'*'` row says otherwise.
     public static let fallbackDefault = 8
@@ -61,14 +62,28 @@ public enum HostLimits {
 
     /// A query of `host, free` that locks the row of `host` (an expression) when `condition`
     /// holds and the host still has a free slot on the row as it is once locked; `free` is read
-    /// from that row. `wait: false` gives nothing when another transaction holds the row.
-    static func lockedSlots(host: String, defaultLimit: String, condition: String = "true", wait: Bool) -> String {
+    /// from that row. It never waits: it gives nothing when another transaction holds the row
+    /// (a claimer of the host), so claimers never queue on a host's row, and the slots given
+    /// back and the segments completed (whose counters are on that row) never wait behind them.
+    static func lockedSlots(host: String, defaultLimit: String, condition: String = "true") -> String {
         let limit = "coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), \(defaultLimit))"
         return """
             SELECT h.host, \(limit) - h.busy AS free FROM origin_hosts h
             WHERE h.host = \(host) AND h.busy < \(limit) AND \(condition)
-            FOR UPDATE OF h\(wait ? "" : " SKIP LOCKED")
+            FOR UPDATE OF h SKIP LOCKED
             """
+    }
+
+    /// The end of a claim statement whose `claimed` CTE (an update's `RETURNING`) holds the rows
+    /// it took, after its CTEs `wanted` (what it would take: a host with room, its rows) and
+    /// `host` (`lockedSlots`): those rows, or, when it took none, one row of nulls whose
+    /// `contended` says whether it wanted something whose host row was held by another claimer
+    /// (or whose last slot another claimer took while it looked).
+    static func claimedOrContended(_ claimed: String, wanted: String = "candidate") -> String {
+        """
+        SELECT c.*, NOT EXISTS (SELECT 1 FROM \(claimed)) AND EXISTS (SELECT 1 FROM \(wanted)) AND NOT EXISTS (SELECT 1 FROM host) AS contended
+        FROM (VALUES (1)) one LEFT JOIN \(claimed) c ON true
+        """
     }
 
     /// Sets a host's limit; `*` sets the default for hosts without one. A limit of 0 pauses the

@@ -25,32 +25,43 @@ public struct SegmentLeases {
 
     /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority,
     /// never taking more than an origin host's free slots (see `HostLimits`).
-    ///
-    /// One statement (taking the segments, locking the host row, rechecking its free slots under
-    /// the lock, and — by trigger — counting them in the host's `busy`), committed without
-    /// waiting for the WAL flush; a second, waiting one only when the first found the host's
-    /// row held by another claimer, or nothing at all.
     /// - Parameter idleHostsOnly: only segments of a host that holds no slot (`HostLimits.hostWithRoom`).
     public func claim(limit: Int, lease: Double, idleHostsOnly: Bool = false) throws -> [ClaimedSegment] {
-        for wait in [false, true] {
-            let sql = Self.claimStatement(wait: wait, limit: limit, scope: scope, idleHostsOnly: idleHostsOnly)
-            let statement = PipelinedStatement(
-                sql, [lease, workerID, HostLimits.fallbackDefault, storage], awaitDurableCommit: false, prepared: true, genericPlan: true)
-            let rows = try db.pipelined([statement])[0].rows
-            if !rows.isEmpty { return try rows.map(ClaimedSegment.init) }
-        }
-        return []
+        try attempt(limit: limit, lease: lease, idleHostsOnly: idleHostsOnly).segments
     }
 
-    /// `EXPLAIN (ANALYZE, BUFFERS)` of the claim statement's first try, in a transaction that
-    /// is rolled back (nothing is claimed): for `haul-bench explain`.
+    /// What one claim statement did.
+    public struct Attempt: Sendable {
+        /// The segments claimed.
+        public let segments: [ClaimedSegment]
+        /// None was claimed because another claimer held the row of their host at that moment
+        /// (or took its last slot just before): the claim did not wait for it.
+        public let hostContended: Bool
+    }
+
+    /// `claim`, saying also whether a host's row held by another claimer kept it from taking
+    /// segments. One statement (taking the segments, locking the host row, rechecking its free
+    /// slots under the lock, and — by trigger — counting them in the host's `busy`), committed
+    /// without waiting for the WAL flush. It never waits for a host row another claimer holds:
+    /// the lane looks again shortly instead (`IdlePolling.contendedDelay`).
+    public func attempt(limit: Int, lease: Double, idleHostsOnly: Bool = false) throws -> Attempt {
+        let sql = Self.claimStatement(limit: limit, scope: scope, idleHostsOnly: idleHostsOnly)
+        let statement = PipelinedStatement(
+            sql, [lease, workerID, HostLimits.fallbackDefault, storage], awaitDurableCommit: false, prepared: true, genericPlan: true)
+        let rows = try db.pipelined([statement])[0].rows
+        let segments = try rows.filter { $0["id"] != nil }.map(ClaimedSegment.init)
+        return Attempt(segments: segments, hostContended: segments.isEmpty ? try rows.first?.bool("contended") ?? false : false)
+    }
+
+    /// `EXPLAIN (ANALYZE, BUFFERS)` of the claim statement, in a transaction that is rolled back
+    /// (nothing is claimed): for `haul-bench explain`.
     public func explainClaim(limit: Int) throws -> String {
         try db.query("BEGIN")
         // A failed ROLLBACK leaves nothing behind: the transaction claimed nothing, and a broken
         // connection ends it anyway.
         defer { _ = try? db.query("ROLLBACK") }
         return try db.query(
-            "EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(wait: false, limit: limit, scope: scope), [30.0, workerID, HostLimits.fallbackDefault, storage]
+            "EXPLAIN (ANALYZE, BUFFERS) " + Self.claimStatement(limit: limit, scope: scope), [30.0, workerID, HostLimits.fallbackDefault, storage]
         )
         .rows.map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")
     }
@@ -58,45 +69,38 @@ public struct SegmentLeases {
     /// `$1` lease seconds, `$2` worker, `$3` the default host limit. The limit is part of the
     /// text, so that the plan prepared once per connection (and per limit) is made for it.
     ///
-    /// Both tries pick the host of the first claimable segment whose host has a free slot as the
-    /// statement's snapshot sees it. The first (`wait: false`) locks that host's row last, so
-    /// that claimers of one host hold it only from the recheck to the commit: it locks up to
-    /// `limit` of the host's segments (skipping locked ones), then the host row without waiting,
-    /// and takes no more segments than the free slots it finds there. The second (`wait: true`)
-    /// waits for the host row first, then picks segments (skipping locked ones): a claimer that
-    /// waits for a host row holds no segment row, so it cannot deadlock with a transaction that
-    /// holds a host row and waits for a segment row (an operator's bulk cancel).
-    static func claimStatement(wait: Bool, limit: Int, scope: WorkScope, idleHostsOnly: Bool = false) -> String {
+    /// It picks the host of the first claimable segment whose host has a free slot as the
+    /// statement's snapshot sees it, locks up to `limit` of the host's segments (skipping locked
+    /// ones), then the host row unless another claimer holds it (`SKIP LOCKED`: it never
+    /// waits), and takes no more segments than the free slots it finds there. Claimers of one
+    /// host hold its row only from the recheck to the commit, and a claimer never waits for a
+    /// lock at all, so it cannot deadlock with a transaction that holds a host row and waits for
+    /// a segment row (an operator's bulk cancel). A claim that took nothing returns one row
+    /// without an `id` (`HostLimits.claimedOrContended`).
+    static func claimStatement(limit: Int, scope: WorkScope, idleHostsOnly: Bool = false) -> String {
         let candidate = HostLimits.hostWithRoom(
             candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope, storage: "$4"), defaultLimit: "$3", idleOnly: idleHostsOnly)
-        let picked = { (host: String) in
-            """
-            SELECT s.id, s.priority FROM segments s
+        let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$3", condition: "EXISTS (SELECT 1 FROM picked)")
+        return """
+            WITH candidate AS MATERIALIZED (\(candidate)), picked AS MATERIALIZED (
+                SELECT s.id, s.priority FROM segments s
                 JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                WHERE s.state = 'queued' AND s.host = \(host) AND s.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: "$2"))
+                WHERE s.state = 'queued' AND s.host = (SELECT host FROM candidate) AND s.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: "$2"))
                   AND \(WorkScope.onStorage("t.storage", storage: "$4"))
                 ORDER BY s.priority DESC, s.id
                 LIMIT \(max(limit, 0))
                 FOR UPDATE OF s SKIP LOCKED
-            """
-        }
-        let host = HostLimits.lockedSlots(
-            host: "(SELECT host FROM candidate)", defaultLimit: "$3", condition: wait ? "true" : "EXISTS (SELECT 1 FROM picked)", wait: wait)
-        let steps =
-            wait
-            ? "host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (\(picked("(SELECT host FROM host)")))"
-            : "picked AS MATERIALIZED (\(picked("(SELECT host FROM candidate)"))), host AS MATERIALIZED (\(host))"
-        return """
-            WITH candidate AS MATERIALIZED (\(candidate)), \(steps), taken AS MATERIALIZED (
+            ), host AS MATERIALIZED (\(host)), taken AS MATERIALIZED (
                 -- The free slots cut here, not in picked's LIMIT: the planner must see picked's size
                 -- (the limit), or it plans the UPDATE for a tenth of the table (a hash join over all segments).
                 SELECT id FROM picked ORDER BY priority DESC, id LIMIT coalesce((SELECT free FROM host), 0)
-            )
-            UPDATE segments s SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
-                   worker_id = $2, attempts = s.attempts + 1, updated_at = now()
-            FROM taken, transfers t
-            WHERE s.id = taken.id AND t.id = s.transfer_id
-            RETURNING \(ClaimedSegment.returning)
+            ), claimed AS (
+                UPDATE segments s SET state = 'running', lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
+                       worker_id = $2, attempts = s.attempts + 1, updated_at = now()
+                FROM taken, transfers t
+                WHERE s.id = taken.id AND t.id = s.transfer_id
+                RETURNING \(ClaimedSegment.returning))
+            \(HostLimits.claimedOrContended("claimed", wanted: "picked"))
             """
     }
 

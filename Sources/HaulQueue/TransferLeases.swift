@@ -41,8 +41,12 @@ public struct TransferLeases {
     /// many of the rows hold one.
     ///
     /// Two short statements rather than one long one. The first (`slotClaim`) locks the host's
-    /// row, takes the rows that hold its slots and counts the host's pending transfers; it is
-    /// tried again, waiting for the host's row, only when it got nothing. The second
+    /// row, takes the rows that hold its slots and counts the host's pending transfers. It never
+    /// waits for the host's row: when another claimer holds it, it takes nothing and says so
+    /// (`PlanningBatch.hostContended`), and the lane looks again shortly (`IdlePolling`). A
+    /// fleet's idle lanes had waited there in a queue (59 sessions of 16 workers at `-x 4`),
+    /// each taking the row in turn to find the host full, and every slot given back and every
+    /// segment completed (their counters are on that row) waited behind them. The second
     /// (`restClaim`) takes the rest of the batch, rows that hold no slot, without the host's
     /// lock. Moving a thousand rows takes tens of milliseconds, and while one statement did it
     /// under the host's lock, every other claimer of the host and every slot given back
@@ -50,30 +54,30 @@ public struct TransferLeases {
     /// A failure between the two leaves a batch of the slot rows alone, or rows whose leases
     /// run out and are rescued, as for any claim whose reply is lost.
     public func claimPlanning(lease: Double, limit: Int, connections: Int, idleHostsOnly: Bool = false) throws -> PlanningBatch {
-        for wait in [false, true] {
-            let sql = Self.slotClaim(wait: wait, limit: limit, scope: scope, idleHostsOnly: idleHostsOnly)
-            let statement = PipelinedStatement(
-                sql, [lease, workerID, connections, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true, genericPlan: true)
-            let rows = try db.pipelined([statement])[0].rows
-            guard let first = rows.first else { continue }
-            let columns = JSONColumns()
-            var claims = try rows.map { row in
-                var claim = try Self.claim(row, columns: columns)
-                claim.holdsSlot = true
-                return claim
-            }
-            let found = try first.int("found")
-            let share = Self.share(found: found, limit: limit, connections: connections, free: try first.int("free"))
-            let rest = min(share, found) - claims.count
-            if rest > 0 {
-                let more = PipelinedStatement(
-                    Self.restClaim(scope: scope), [lease, workerID, claims[0].info.host, rest, try first.string("claimed_at")],
-                    awaitDurableCommit: false, prepared: true, genericPlan: true)
-                claims += try db.pipelined([more])[0].rows.map { try Self.claim($0, columns: columns) }
-            }
-            return PlanningBatch(claims: claims.sorted(by: Self.planningOrder), morePending: found > claims.count || found >= limit)
+        let sql = Self.slotClaim(limit: limit, scope: scope, idleHostsOnly: idleHostsOnly)
+        let statement = PipelinedStatement(
+            sql, [lease, workerID, connections, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true, genericPlan: true)
+        let rows = try db.pipelined([statement])[0].rows
+        let claimed = rows.filter { $0["id"] != nil }
+        guard let first = claimed.first else {
+            return PlanningBatch(claims: [], morePending: false, hostContended: try rows.first?.bool("contended") ?? false)
         }
-        return PlanningBatch(claims: [], morePending: false)
+        let columns = JSONColumns()
+        var claims = try claimed.map { row in
+            var claim = try Self.claim(row, columns: columns)
+            claim.holdsSlot = true
+            return claim
+        }
+        let found = try first.int("found")
+        let share = Self.share(found: found, limit: limit, connections: connections, free: try first.int("free"))
+        let rest = min(share, found) - claims.count
+        if rest > 0 {
+            let more = PipelinedStatement(
+                Self.restClaim(scope: scope), [lease, workerID, claims[0].info.host, rest, try first.string("claimed_at")],
+                awaitDurableCommit: false, prepared: true, genericPlan: true)
+            claims += try db.pipelined([more])[0].rows.map { try Self.claim($0, columns: columns) }
+        }
+        return PlanningBatch(claims: claims.sorted(by: Self.planningOrder), morePending: found > claims.count || found >= limit)
     }
 
     /// What `claimPlanning` took.
@@ -83,6 +87,11 @@ public struct TransferLeases {
         /// Whether the host may have pending transfers left (the claim took a share, or a full
         /// batch): work another lane can take.
         public let morePending: Bool
+
+        /// Nothing was taken because another claimer held the row of the host with room at that
+        /// moment (or its last slot went to one just before): the claim did not wait for it.
+        /// That claimer may leave slots and transfers, so looking again shortly may find some.
+        public var hostContended = false
 
         /// How many connections the batch may open: the host slots its rows hold.
         public var connections: Int { claims.filter(\.holdsSlot).count }
@@ -112,16 +121,17 @@ public struct TransferLeases {
     /// the default host limit; `limit` is part of the text (one prepared plan per connection and
     /// limit).
     ///
-    /// Both tries pick the host of the first pending transfer (priority, then age) whose host has
-    /// a free slot as the statement's snapshot sees it, reading the pending index only until it
-    /// finds one, and lock that host's row: the first try skips it if another claimer holds it,
-    /// the second waits for it. Only then are the first `least($3, free)` of the host's pending
-    /// transfers locked (skipping locked ones) and moved to `planning` holding a slot each, so a
-    /// try that finds the host busy or full has locked no transfer row, nor read one (`EXISTS`:
-    /// whatever shape the plan of `picked` takes). A claimer waits only for
-    /// a host row while holding no other lock. `found` counts the host's pending transfers, up
-    /// to `limit` (in the pending index's order, so that it never reads the table's finished
-    /// rows), and `free` is the host's free slots before this claim.
+    /// It picks the host of the first pending transfer (priority, then age) whose host has a
+    /// free slot as the statement's snapshot sees it, reading the pending index only until it
+    /// finds one, and locks that host's row unless another claimer holds it (`SKIP LOCKED`: it
+    /// never waits). Only then are the first `least($3, free)` of the host's pending transfers
+    /// locked (skipping locked ones) and moved to `planning` holding a slot each, so a claim that
+    /// finds the host busy or full has locked no transfer row, nor read one (`EXISTS`: whatever
+    /// shape the plan of `picked` takes). `found` counts the host's pending transfers, up to
+    /// `limit` (in the pending index's order, so that it never reads the table's finished rows),
+    /// and `free` is the host's free slots before this claim. A claim that took nothing returns
+    /// one row without an `id`, whose `contended` says whether a host with room was skipped
+    /// (its row held by another claimer, or full once re-read).
     ///
     /// The update reaches its rows through the primary key (`id = ANY (ARRAY(...))`), which no
     /// plan turns into a hash join over the whole table, so the one generic plan a connection
@@ -129,20 +139,22 @@ public struct TransferLeases {
     /// held fewer than some 200 000 rows (a scan of all of them per claim), so the statement
     /// had been planned afresh at every run: 1–2 ms of the server's CPU per claim, though most
     /// claims, woken by a slot given back, take nothing.
-    static func slotClaim(wait: Bool, limit: Int, scope: WorkScope, idleHostsOnly: Bool = false) -> String {
+    static func slotClaim(limit: Int, scope: WorkScope, idleHostsOnly: Bool = false) -> String {
         let candidate = HostLimits.hostWithRoom(
             candidates: HostLimits.planningCandidates(worker: "$2", scope: scope), defaultLimit: "$4", idleOnly: idleHostsOnly)
-        let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$4", wait: wait)
+        let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$4")
         let pending = pendingOf(host: "(SELECT host FROM host)", scope: scope)
         return """
             WITH candidate AS MATERIALIZED (\(candidate)), host AS MATERIALIZED (\(host)),
             found AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM transfers WHERE \(pending) ORDER BY priority DESC, id LIMIT \(max(limit, 0))) f),
             picked AS MATERIALIZED (
                 SELECT id FROM transfers WHERE \(pending) AND EXISTS (SELECT 1 FROM host)
-                ORDER BY priority DESC, id LIMIT least($3, (SELECT free FROM host)) FOR UPDATE SKIP LOCKED)
-            UPDATE transfers t SET \(Self.planningLease(startedAt: "now()")), holds_slot = true
-            WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
-            RETURNING \(Self.returning), (SELECT n FROM found) AS found, (SELECT free FROM host) AS free, now()::text AS claimed_at
+                ORDER BY priority DESC, id LIMIT least($3, (SELECT free FROM host)) FOR UPDATE SKIP LOCKED),
+            claimed AS (
+                UPDATE transfers t SET \(Self.planningLease(startedAt: "now()")), holds_slot = true
+                WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
+                RETURNING \(Self.returning), (SELECT n FROM found) AS found, (SELECT free FROM host) AS free, now()::text AS claimed_at)
+            \(HostLimits.claimedOrContended("claimed"))
             """
     }
 

@@ -13,11 +13,14 @@ struct Fetcher: LaneRole {
         let config = shared.config
         let started = Date()
         let claimed = try database.run { conn in
-            try SegmentLeases(conn, workerID: config.workerID, scope: config.scope, storage: config.storageIdentity).claim(
+            try SegmentLeases(conn, workerID: config.workerID, scope: config.scope, storage: config.storageIdentity).attempt(
                 limit: 1, lease: config.lease, idleHostsOnly: idleHostsOnly)
         }
         shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
-        guard let segment = claimed.first else { return false }
+        guard let segment = claimed.segments.first else {
+            if claimed.hostContended { lane.contended = true }
+            return false
+        }
         // More segments may wait (a resumed transfer): one more lane that starts on demand looks.
         shared.laneStart.signalOne()
         SegmentRun(shared: shared, stream: stream, http: http, database: database).fetch(segment)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What one step of a lane found.
 enum StepOutcome: Equatable {
     /// It did some work (and may find more at once).
@@ -7,6 +9,9 @@ enum StepOutcome: Equatable {
     case nothingDue
     /// Nothing anywhere: no queued, running, pending or finalizing row (`WorkProbe`).
     case nothingAnywhere
+    /// Nothing taken, because another claimer held the row of a host with room at that moment
+    /// (claims never wait for it): that claimer may leave slots and work, so look again shortly.
+    case contended
 }
 
 /// How long an idle lane sleeps before it asks the database for work again. Pure.
@@ -31,5 +36,20 @@ enum IdlePolling {
         guard poller else { return max(30, pollInterval * othersCeiling) }
         let doubling = pollInterval * Double(1 << min(max(idleRounds - 1, 0), 16))
         return min(doubling, pollInterval * pollerCeiling)
+    }
+
+    /// The first wait after a contended step (`StepOutcome.contended`), in seconds.
+    static let contendedFirst = 0.01
+
+    /// Seconds to wait after `rounds` (1 or more) steps in a row were contended: 10 ms, 40 ms,
+    /// 160 ms, … times `jitter` (so that lanes that met at one host's row do not meet again),
+    /// while that is shorter than a poll interval; `nil` after, when the lane idles as usual.
+    /// A host's row is held only for one claim statement, so a lane that skipped it finds, a
+    /// moment later, either the slots that claimer left or the host full (a claim that then
+    /// reads no transfer). Lanes no longer queue on the row, and each contention costs a
+    /// bounded number of claims.
+    static func contendedDelay(rounds: Int, pollInterval: Double, jitter: Double = 1) -> Double? {
+        let delay = contendedFirst * pow(4, Double(min(max(rounds - 1, 0), 16))) * jitter
+        return delay < pollInterval ? delay : nil
     }
 }

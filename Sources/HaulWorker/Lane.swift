@@ -16,6 +16,10 @@ final class Lane {
 
     /// Whether this lane's last step found nothing: its next one asks `WorkProbe` first.
     private var idle = false
+    /// Whether a claim of this step took nothing because another claimer held the row of a
+    /// host with room (`HostLimits.lockedSlots` never waits for it): the step then says
+    /// `.contended`, and the lane looks again shortly rather than idling.
+    var contended = false
 
     init(shared: WorkerShared) {
         self.shared = shared
@@ -33,8 +37,9 @@ final class Lane {
     /// (`WorkProbe`) tells first whether any of those queries could find something.
     func step() throws -> StepOutcome {
         if idle, try !database.run({ conn in try WorkProbe.anythingToDo(conn) }) { return .nothingAnywhere }
+        contended = false
         idle = try !findWork()
-        return idle ? .nothingDue : .worked
+        return idle ? (contended ? .contended : .nothingDue) : .worked
     }
 
     private func findWork() throws -> Bool {

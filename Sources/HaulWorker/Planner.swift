@@ -20,7 +20,10 @@ struct Planner: LaneRole {
             try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimPlanning(
                 lease: config.lease, limit: config.probeBatch, connections: config.concurrency, idleHostsOnly: idleHostsOnly)
         }
-        guard !batch.claims.isEmpty else { return false }
+        guard !batch.claims.isEmpty else {
+            if batch.hostContended { lane.contended = true }
+            return false
+        }
         if batch.morePending { shared.announceWorkForOne() }
         let live = batch.claims.filter { !shared.failIfAbandoned($0, phase: "planning", database: database) }
         // The batch's connections are its live rows that hold a slot: an abandoned one's went with it.

@@ -265,18 +265,25 @@ public final class Worker: Sendable {
             let step = makeStep()
             var failures = 0
             var idleRounds = 0
+            var contendedRounds = 0
             while !shared.isStopping() {
                 // Taken before the step: a wake-up (a stop above all) given while it ran is not missed.
                 let mark = shared.wakeup.mark()
                 do {
                     let outcome = try step()
                     failures = 0
+                    contendedRounds = outcome == .contended ? contendedRounds + 1 : 0
                     if let interval {
                         shared.pause(interval, since: mark)
                     } else if outcome == .worked {
                         // Work found by the poller: the other idle lanes sleep until told.
                         if let lane, shared.leavePollerTurn(lane) { shared.announceWork() }
                         idleRounds = 0
+                    } else if outcome == .contended,
+                        let delay = IdlePolling.contendedDelay(
+                            rounds: contendedRounds, pollInterval: shared.config.pollInterval, jitter: Double.random(in: 0.5..<1.5))
+                    {
+                        shared.wakeup.wait(since: mark, timeout: delay)
                     } else {
                         idleRounds = outcome == .nothingAnywhere ? idleRounds + 1 : 1
                         let polls = lane.map { shared.takePollerTurn($0) } ?? true

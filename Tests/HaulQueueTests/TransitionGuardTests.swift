@@ -70,8 +70,7 @@ struct TransitionGuardTests {
         Site("TransferLeases/writePlan.sql", event: "planWritten", guarding: .sql),
         Site("TransferStore/adoptSegments.sql", event: "released", guarding: .sql),
         Site("TransferStore/startOver.sql", event: "retry", guarding: .locked),
-        Site("SegmentLeases.swift claimStatement", event: "claimed", guarding: .sql),  // wait: false
-        Site("SegmentLeases.swift claimStatement", event: "claimed", guarding: .sql),  // wait: true
+        Site("SegmentLeases.swift claimStatement", event: "claimed", guarding: .sql),
         Site("TransferLeases+Batch.swift finish", event: "probeFinished", guarding: .sql),
         Site("TransferLeases.swift slotClaim", event: "planningClaimed", guarding: .sql),
     ]
@@ -91,10 +90,10 @@ struct TransitionGuardTests {
             StatementGuard(statement.text, states: states).map { (place: statement.place, read: $0) }
         }.filter { !$0.read.targets.isEmpty }
         // `restClaim` leases its rows and leaves their state alone (`leaseOnlyClaim` checks it).
-        let claims = [("TransferLeases.swift slotClaim", TransferLeases.slotClaim(wait: false, limit: 10, scope: .fleet))]
+        let claims = [("TransferLeases.swift slotClaim", TransferLeases.slotClaim(limit: 10, scope: .fleet))]
         if let index = found.firstIndex(where: { $0.place == "SegmentLeases.swift claimStatement" }) {
-            let built = [false, true].map { StatementGuard(SegmentLeases.claimStatement(wait: $0, limit: 10, scope: .fleet), states: states)! }
-            found.replaceSubrange(index...index, with: built.map { (place: "SegmentLeases.swift claimStatement", read: $0) })
+            let built = StatementGuard(SegmentLeases.claimStatement(limit: 10, scope: .fleet), states: states)!
+            found[index] = (place: "SegmentLeases.swift claimStatement", read: built)
         }
         let index = found.firstIndex { !$0.place.hasSuffix(".sql") && $0.place > "TransferLeases.swift" } ?? found.endIndex
         found.insert(contentsOf: claims.map { (place: $0.0, read: StatementGuard($0.1, states: states)!) }, at: index)

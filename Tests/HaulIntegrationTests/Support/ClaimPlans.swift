@@ -1,7 +1,7 @@
 import HaulPostgres
 
 /// The planning claim's statements as a connection prepared them (`TransferLeases.claimPlanning`:
-/// the slot rows' step, in its two tries, and the rest of the batch), and their generic plans,
+/// the slot rows' step and the rest of the batch), and their generic plans,
 /// for tests of what the claim reads.
 enum ClaimPlans {
     /// The claim's statements prepared on `conn`: name, statement, generic_plans, custom_plans.
