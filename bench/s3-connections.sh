@@ -22,6 +22,8 @@ tag=conn$RANDOM
 cleanup() {
     [[ -n $proxy ]] && kill "$proxy" 2>/dev/null
     psql -X -q "$HAUL_TEST_DATABASE_URL" -c "DROP DATABASE IF EXISTS haul_$tag" 2>/dev/null
+    AWS_ENDPOINT_URL=$HAUL_TEST_S3_ENDPOINT "$HAUL_TEST_PYTHON" -c \
+        "import boto3, os; b = boto3.resource('s3', endpoint_url=os.environ['AWS_ENDPOINT_URL']).Bucket('$tag'); b.objects.all().delete(); b.delete()" 2>/dev/null || true
     rm -rf "$work" "${HAUL_TEST_DOCROOT:?}/$tag"
 }
 trap cleanup EXIT

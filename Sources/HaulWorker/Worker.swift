@@ -151,6 +151,9 @@ public final class Worker: Sendable {
     public init(config: WorkerConfig, progress: ProgressCounter = ProgressCounter(), adopting connection: PostgresConnection? = nil) {
         var config = config
         config.probeBatch = OpenFileLimit.batchLimit(requested: config.probeBatch, lanes: config.concurrency, openFiles: OpenFileLimit.raise())
+        // Connections kept to the object store (and upload targets): 4 per lane, or as many as
+        // a lane streams into at once (a batch's connections), which must never wait on each other.
+        CurlHandles.shared.limit(busy: config.concurrency * max(4, config.concurrency))
         shared = WorkerShared(config: config, progress: progress, adopting: connection)
     }
 

@@ -3,7 +3,8 @@ import HaulTestSupport
 import Testing
 
 /// A fresh bucket on the test SeaweedFS (or on another store, e.g. `MotoS3`), checked with
-/// boto3 (`S3/s3check.py`), never with Haul.
+/// boto3 (`S3/s3check.py`), never with Haul. Making one deletes some test buckets left from
+/// runs more than two hours old, so that repeated runs do not fill the store.
 struct S3Bucket {
     let name: String
     /// The store's endpoint.

@@ -4,6 +4,7 @@ Usage: s3check.py mkbucket NAME | mklockbucket NAME (Object Lock, default retent
        | scramble BUCKET KEY (puts random bytes of the object's size over it)
 Prints JSON on stdout. Reads HAUL_TEST_S3_ENDPOINT, HAUL_TEST_S3_KEY, HAUL_TEST_S3_SECRET.
 """
+import datetime
 import hashlib
 import json
 import os
@@ -19,8 +20,32 @@ def client():
         aws_access_key_id=os.environ["HAUL_TEST_S3_KEY"], aws_secret_access_key=os.environ["HAUL_TEST_S3_SECRET"])
 
 
+def sweep(s3, limit=20):
+    """Deletes up to `limit` test buckets (`haul-*`) made more than two hours ago, objects and
+    open uploads first: tests never delete their own (a test's bucket may outlive its scope), and a
+    store runs out of volumes at some hundreds of buckets. Best effort: a bucket another run is
+    sweeping, or whose objects are under retention, is left."""
+    old = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=2)
+    stale = [b["Name"] for b in s3.list_buckets().get("Buckets", []) if b["Name"].startswith("haul-") and b["CreationDate"] < old]
+    for name in stale[:limit]:
+        try:
+            for u in s3.list_multipart_uploads(Bucket=name).get("Uploads", []):
+                s3.abort_multipart_upload(Bucket=name, Key=u["Key"], UploadId=u["UploadId"])
+            for page in s3.get_paginator("list_object_versions").paginate(Bucket=name):
+                for item in page.get("Versions", []) + page.get("DeleteMarkers", []):
+                    s3.delete_object(Bucket=name, Key=item["Key"], VersionId=item["VersionId"], BypassGovernanceRetention=True)
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=name):
+                for item in page.get("Contents", []):
+                    s3.delete_object(Bucket=name, Key=item["Key"])
+            s3.delete_bucket(Bucket=name)
+        except ClientError:
+            pass
+
+
 def main(command, *args):
     s3 = client()
+    if command in ("mkbucket", "mklockbucket"):
+        sweep(s3)
     if command == "mkbucket":
         s3.create_bucket(Bucket=args[0])
         result = {"bucket": args[0]}
