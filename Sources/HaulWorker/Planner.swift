@@ -261,14 +261,9 @@ struct Planner: LaneRole {
             database.bestEffort("hand back transfer \(claim.info.id)") { conn in try TransferLeases(conn, workerID: config.workerID).release(claim) }
             return
         }
-        var haulError = (error as? HaulError) ?? HaulError(.`internal`, "\(error.map { "\($0)" } ?? "probe ended without a response")", transient: true)
-        // A partial file another process holds locked, on a fleet worker that holds the
-        // transfer's lease: the holder's lease ran out (a frozen worker), and it gives the lock
-        // up once it wakes and finds its claim lost. Retried, as a batch retries it
-        // (`FileBatchStorage.sink`); a `haul get` (its own scope) is refused at once.
-        if haulError.code == .destinationBusy, config.scope == .fleet, haulError.message.hasPrefix("another haul process is saving") {
-            haulError = HaulError(haulError.code, haulError.message, hint: haulError.hint, transient: true)
-        }
+        // A partial file another process holds locked is retried on a fleet worker (`LockedPartial`).
+        let met = error.map { LockedPartial.asMet($0, scope: config.scope) }
+        let haulError = (met as? HaulError) ?? HaulError(.`internal`, "\(met.map { "\($0)" } ?? "probe ended without a response")", transient: true)
         let attempts = claim.attempts
         let delay = config.backoff.delay(afterAttempt: attempts, retryAfter: haulError.retryAfter, jitter: Double.random(in: 0..<1))
         database.bestEffort("record the planning failure of transfer \(claim.info.id)") { conn in
