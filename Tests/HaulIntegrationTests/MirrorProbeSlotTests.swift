@@ -52,3 +52,31 @@ extension MirrorTests {
         #expect(try database.scalar("SELECT coalesce(sum(busy), 0) FROM origin_hosts") == "0")
     }
 }
+
+extension MirrorTests {
+    @Test("a Metalink whose size no mirror serves is refused with the reason, each mirror demoted, nothing written")
+    func metalinkSizeNoMirrorServes() throws {
+        let file = try Origin.file("mirrors/size-\(UUID().uuidString.prefix(6)).bin", size: 100_000)
+        let metalink = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <metalink xmlns="urn:ietf:params:xml:ns:metalink">
+              <file name="sized.bin">
+                <size>100001</size>
+                <url priority="1">\(Harness.origin + file.path)</url>
+                <url priority="2">\(Harness.origin + file.path)?again</url>
+              </file>
+            </metalink>
+            """
+        let database = try TestDatabase()
+        let work = Harness.temporaryDirectory("metalink-size")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        try metalink.write(toFile: work + "/file.meta4", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: work + "/out", withIntermediateDirectories: true)
+        let result = try Run.haul(["get", "--metalink", work + "/file.meta4", "-o", work + "/out/"], database: database.url, directory: work)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("serves 100000 bytes, but the Metalink says 100001"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work + "/out").isEmpty)
+        let rows = try Self.mirrorRows(database)
+        #expect(rows.count == 2 && rows.allSatisfy { $0.hasPrefix("demoted ") && $0.contains("the Metalink says 100001") }, "\(rows)")
+    }
+}
