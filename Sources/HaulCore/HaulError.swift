@@ -17,6 +17,9 @@ public struct HaulError: Error, CustomStringConvertible, Sendable, Equatable {
     public var isTransient: Bool
     /// Seconds the other side asked us to wait before retrying (`Retry-After`), if it said.
     public var retryAfter: Double?
+    /// What sets this error apart within its code, for the callers that must act on that (never
+    /// on its message); `nil`: nothing. Never printed.
+    public var kind: Kind?
 
     /// Creates an error; `code` is one of the `Code` constants, stable across versions.
     public init(_ code: Code, _ message: String, hint: String? = nil, transient: Bool = false) {
@@ -25,6 +28,7 @@ public struct HaulError: Error, CustomStringConvertible, Sendable, Equatable {
         self.hint = hint
         self.isTransient = transient
         self.retryAfter = nil
+        self.kind = nil
     }
 
     /// The message followed by the hint, ready to print after `haul: `.
@@ -82,6 +86,20 @@ extension HaulError {
     /// Bad input from the command line or a manifest: the process exits with status 2.
     public static func usage(_ message: String, hint: String? = nil) -> HaulError {
         HaulError(.usage, message, hint: hint)
+    }
+}
+
+extension HaulError {
+    /// A finer kind of error than its code, declared (`static let`) by the module that throws
+    /// it, for callers that treat it apart from the rest of its code.
+    public struct Kind: Hashable, Sendable {
+        /// A short kebab-case word naming it.
+        public let rawValue: String
+
+        /// Declares a kind; called once per kind, by the `static let` that names it.
+        public init(_ rawValue: String) {
+            self.rawValue = rawValue
+        }
     }
 }
 

@@ -110,11 +110,14 @@ public struct TransferFiles: Sendable {
         return fd
     }
 
-    /// The refusal of a partial file another process is writing.
+    /// The refusal of a partial file another process is writing: `destination-busy` of kind
+    /// `partialLocked`.
     public var busy: HaulError {
-        HaulError(
+        var error = HaulError(
             .destinationBusy, "another haul process is saving \(destination) right now",
             hint: "wait for it to finish, or save this URL under another name (-o FILE, --dest)")
+        error.kind = .partialLocked
+        return error
     }
 
     /// The partial files of generations 0 through `generation` that a writer holds (`PartialLock`).

@@ -100,3 +100,8 @@ public final class HeldPartials: Sendable {
         if let fd = held.withLock({ $0.removeValue(forKey: ExactText(path)) }) { close(fd) }
     }
 }
+
+extension HaulError.Kind {
+    /// A partial file another process holds locked (`PartialLock`): the refusal `TransferFiles.busy`.
+    public static let partialLocked = HaulError.Kind("partial-locked")
+}

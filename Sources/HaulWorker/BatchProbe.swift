@@ -86,7 +86,13 @@ struct BatchProbe: LaneRole {
         // The batch probed each file at its own URL. A file with mirrors whose probe failed there
         // is probed again on its own, on its mirrors in priority order (`Planner.plan`), once the
         // batch's files are recorded; it takes the usual retry only when every mirror fails.
-        for probe in probes where probe.failedWithMirrors { try planner.plan(probe.claim) }
+        // Its slot was given back with the batch's (or it held none): the probe takes one of the
+        // host of each mirror it tries.
+        for probe in probes where probe.failedWithMirrors {
+            var claim = probe.claim
+            claim.holdsSlot = false
+            try planner.plan(claim)
+        }
     }
 
     /// Every request of the batch has ended: gives its host slots back at once (rather than with

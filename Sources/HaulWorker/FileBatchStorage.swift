@@ -31,14 +31,13 @@ struct FileBatchStorage: BatchStorage {
         try OthersFiles.refuse(dest, of: claim, config: config, database: database)
     }
 
-    /// A partial file another process holds locked is retried later, not failed: this worker
-    /// holds the transfer's lease, and the holder is one whose lease ran out (a frozen worker,
-    /// say), which gives the lock up once it wakes and finds its claim lost.
+    /// A partial file another process holds locked is retried later on a fleet worker, not
+    /// failed; a `haul get` is refused at once (`LockedPartial`).
     func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> PartialFile {
         do {
             return try PartialFile(root: root, relative: plan.dest, generation: claim.generation, url: claim.info.url)
-        } catch let error as HaulError where error.code == .destinationBusy {
-            throw HaulError(error.code, error.message, hint: error.hint, transient: true)
+        } catch {
+            throw LockedPartial.asMet(error, scope: config.scope)
         }
     }
 

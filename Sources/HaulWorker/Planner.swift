@@ -67,7 +67,23 @@ struct Planner: LaneRole {
         var unchanged = false
         var route: MirrorRoute?
         let targets = try probeTargets(info)
+        // The host where the claim's row holds its slot; a probe elsewhere takes a slot there first.
+        var slotHost = claim.holdsSlot ? info.host : nil
+        // A mirror's host that was at its limit: the transfer waits for it rather than failing.
+        var waitsFor: String?
         for (n, target) in targets.enumerated() {
+            if target.host != slotHost {
+                do {
+                    guard try holdSlot(claim, at: target.host) else {
+                        waitsFor = target.host
+                        continue
+                    }
+                } catch {
+                    (failure, waitsFor) = (error, nil)
+                    break
+                }
+                slotHost = target.host
+            }
             request.url = target.url
             // A failure before the head is accepted (no connection, an error status, a timeout) is the mirror's.
             var mirrorsFault = true
@@ -119,7 +135,10 @@ struct Planner: LaneRole {
             // A mirror that failed the probe: counted on it, and the next one is probed in the same attempt.
             guard result == nil, !unchanged, let failure, let mirror = target.mirror, !shared.isStopping() else { break }
             let haulError = failure as? HaulError
-            guard mirrorsFault || haulError?.code == .sizeMismatch else { break }
+            guard mirrorsFault || haulError?.code == .sizeMismatch else {
+                waitsFor = nil
+                break
+            }
             probeFailed(claim, mirror: mirror, url: target.url, error: haulError, proof: !mirrorsFault)
             guard n + 1 < targets.count else { break }
             Log.warning(
@@ -142,17 +161,41 @@ struct Planner: LaneRole {
         case .lost:
             Log.warning("planning lease lost; another worker plans it", [("transfer", String(info.id))])
         case nil:
-            planningFailed(claim, error: failure)
+            if let waitsFor, !unchanged, !shared.isStopping() {
+                deferProbe(claim, waitingFor: waitsFor)
+            } else {
+                planningFailed(claim, error: failure)
+            }
         }
     }
 
-    /// Where the probe of `info` may go, in order: a transfer with mirrors, its mirrors that
-    /// neither rest nor are demoted, by priority (none such: its own URL); else its own URL.
-    private func probeTargets(_ info: TransferInfo) throws -> [(mirror: Int?, url: String)] {
-        guard info.mirrored else { return [(nil, info.url)] }
+    /// Has `claim` hold a slot of `host` for a probe there (`TransferLeases.holdProbeSlot`).
+    /// - Returns: false when `host` is at its limit.
+    private func holdSlot(_ claim: TransferLeases.Claim, at host: String) throws -> Bool {
+        let config = shared.config
+        return try database.run { conn in try TransferLeases(conn, workerID: config.workerID).holdProbeSlot(claim, host: host) }
+    }
+
+    /// Hands `claim` back, no attempt spent, to be probed again after the usual first backoff:
+    /// the mirrors it has left are on hosts at their limits (such as `host`).
+    private func deferProbe(_ claim: TransferLeases.Claim, waitingFor host: String) {
+        let config = shared.config
+        Log.info("every mirror left to probe is on a host at its limit (\(host)); probing later", [("transfer", String(claim.info.id))])
+        database.bestEffort("hand back transfer \(claim.info.id) until a mirror's host has a free slot") { conn in
+            try TransferLeases(conn, workerID: config.workerID).deferProbe(claim, delay: config.backoff.base)
+        }
+    }
+
+    /// Where the probe of `info` may go, in order, with the host each counts at: a transfer with
+    /// mirrors, its mirrors that neither rest nor are demoted, by priority (none such: its own
+    /// URL); else its own URL.
+    private func probeTargets(_ info: TransferInfo) throws -> [(mirror: Int?, url: String, host: String)] {
+        guard info.mirrored else { return [(nil, info.url, info.host)] }
         let mirrors = try database.run { conn in try TransferStore(conn).mirrors(of: info.id) }
-        let usable = mirrors.filter { $0.state == "healthy" || $0.state == "trial" }.map { (mirror: Optional($0.index), url: $0.url) }
-        return usable.isEmpty ? [(0, info.url)] : usable
+        let usable = mirrors.filter { $0.state == "healthy" || $0.state == "trial" }.map {
+            (mirror: Optional($0.index), url: $0.url, host: $0.index == 0 ? info.host : OriginURL.hostKey($0.url))
+        }
+        return usable.isEmpty ? [(0, info.url, info.host)] : usable
     }
 
     /// Counts a failed probe on its mirror as `MirrorRoute.failed` counts a segment's attempt
@@ -221,14 +264,9 @@ struct Planner: LaneRole {
             database.bestEffort("hand back transfer \(claim.info.id)") { conn in try TransferLeases(conn, workerID: config.workerID).release(claim) }
             return
         }
-        var haulError = (error as? HaulError) ?? HaulError(.`internal`, "\(error.map { "\($0)" } ?? "probe ended without a response")", transient: true)
-        // A partial file another process holds locked, on a fleet worker that holds the
-        // transfer's lease: the holder's lease ran out (a frozen worker), and it gives the lock
-        // up once it wakes and finds its claim lost. Retried, as a batch retries it
-        // (`FileBatchStorage.sink`); a `haul get` (its own scope) is refused at once.
-        if haulError.code == .destinationBusy, config.scope == .fleet, haulError.message.hasPrefix("another haul process is saving") {
-            haulError = HaulError(haulError.code, haulError.message, hint: haulError.hint, transient: true)
-        }
+        // A partial file another process holds locked is retried on a fleet worker (`LockedPartial`).
+        let met = error.map { LockedPartial.asMet($0, scope: config.scope) }
+        let haulError = (met as? HaulError) ?? HaulError(.`internal`, "\(met.map { "\($0)" } ?? "probe ended without a response")", transient: true)
         let attempts = claim.attempts
         let delay = config.backoff.delay(afterAttempt: attempts, retryAfter: haulError.retryAfter, jitter: Double.random(in: 0..<1))
         database.bestEffort("record the planning failure of transfer \(claim.info.id)") { conn in

@@ -27,7 +27,7 @@ struct HostSlotCounterTests {
         #expect(try database.scalar("SELECT busy FROM origin_hosts WHERE host = 'gone.test'") == "0")
     }
 
-    @Test("counters never drift and host limits hold under claims, completes, fails, releases, splits, rescues, cancels and pauses")
+    @Test("counters never drift and host limits hold under claims, completes, fails, releases, splits, rescues, cancels, pauses and probes moved to mirrors")
     func chaos() throws {
         let database = try TestDatabase()
         let setup = try PostgresConnection(conninfo: database.url)
@@ -105,7 +105,7 @@ struct HostSlotCounterTests {
         // The chaos was real: every path ran, and every host was at its limit at some point.
         #expect(checks > 20)
         #expect(full == Set(Self.limits.keys), "hosts seen at their limit: \(full.sorted())")
-        for path in ["claim", "complete", "fail", "release", "checkpoint", "split", "abandon", "plan", "probe-release", "probe-finish"] {
+        for path in ["claim", "complete", "fail", "release", "checkpoint", "split", "abandon", "plan", "probe-release", "probe-finish", "probe-move"] {
             #expect(final.paths[path, default: 0] > 0, "path \(path) ran: \(final.paths)")
         }
         #expect(final.operatorActions > 0)
@@ -136,7 +136,7 @@ struct HostSlotCounterTests {
             """
             SELECT h.host, h.busy, coalesce(h.max_running, d.max_running) AS lim,
                    (SELECT count(*) FROM segments s WHERE s.state = 'running' AND s.host = h.host) AS running,
-                   (SELECT count(*) FROM transfers t WHERE t.state = 'planning' AND t.holds_slot AND t.host = h.host) AS probing
+                   (SELECT count(*) FROM transfers t WHERE t.state = 'planning' AND t.holds_slot AND coalesce(t.probe_host, t.host) = h.host) AS probing
             FROM origin_hosts h JOIN origin_hosts d ON d.host = '*' WHERE h.host <> '*'
             """
         ).rows.map {
@@ -147,8 +147,9 @@ struct HostSlotCounterTests {
     }
 
     /// A planner: claims pending transfers of one host (some as a batch holding fewer slots
-    /// than rows), then writes plans (the first segment claimed or all queued), finishes some
-    /// as batch-probed files, releases some, and abandons some to the rescuer.
+    /// than rows), moves some probes' slots to another host (a mirror's), then writes plans (the
+    /// first segment claimed or all queued), finishes some as batch-probed files, releases some,
+    /// and abandons some to the rescuer.
     static func plan(_ leases: TransferLeases, _ random: inout SplitMix64, _ shared: Shared) throws {
         let claims = try leases.claimPlanning(lease: 0.3, limit: 1 + Int(random.next() % 3), connections: 1 + Int(random.next() % 2)).claims
         guard !claims.isEmpty else {
@@ -157,7 +158,17 @@ struct HostSlotCounterTests {
         }
         var finished: [TransferLeases.ProbedFile] = []
         for claim in claims {
-            let host = OriginURL.hostKey(claim.info.url)
+            var host = OriginURL.hostKey(claim.info.url)
+            // A probe that goes on to a mirror takes a slot of the mirror's host (a batch's small
+            // file that holds none takes one, also of its own host); the plan's segments go there.
+            var holdsSlot = claim.holdsSlot
+            if random.next() % 3 == 0 {
+                let mirror = Self.limits.keys.sorted()[Int(random.next() % UInt64(Self.limits.count))]
+                if mirror != host || !holdsSlot, try leases.holdProbeSlot(claim, host: mirror) {
+                    (host, holdsSlot) = (mirror, true)
+                    count("probe-move", shared)
+                }
+            }
             let size = Int64(1 + random.next() % 4) << 22
             let plan = TransferLeases.Plan(
                 dest: claim.info.dest ?? "x", host: host, size: size, etag: nil, lastModified: nil, contentType: nil, acceptsRanges: true,
@@ -172,7 +183,7 @@ struct HostSlotCounterTests {
                 count("probe-abandon", shared)
             default:
                 // A probe that holds a slot hands it to its first segment; the others queue everything.
-                _ = try leases.writePlan(claim, plan: plan, lease: 0.5, keepFirst: claim.holdsSlot && random.next() % 2 == 0)
+                _ = try leases.writePlan(claim, plan: plan, lease: 0.5, keepFirst: holdsSlot && random.next() % 2 == 0)
                 count("plan", shared)
             }
         }

@@ -21,7 +21,7 @@ struct PartialLockTests {
         #expect {
             try files.preparePartial(size: 1 << 20, generation: 0, url: "http://example.test/file")
         } throws: { error in
-            (error as? HaulError)?.code == .destinationBusy
+            (error as? HaulError)?.code == .destinationBusy && (error as? HaulError)?.kind == .partialLocked
                 && (error as? HaulError)?.message == "another haul process is saving \(folder.sub("x.iso")) right now"
         }
         #expect(try OpenedRoot(files.root).openLocked(partial, O_WRONLY | O_CREAT, doing: "create") == nil)
