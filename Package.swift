@@ -53,6 +53,6 @@ let package = Package(
         .testTarget(name: "HaulMetricsTests", dependencies: ["HaulTestSupport", "HaulMetrics", "HaulCore"]),
         .testTarget(name: "HaulArchiveTests", dependencies: ["HaulTestSupport", "HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
         .testTarget(name: "HaulStorageTests", dependencies: ["HaulTestSupport", "HaulStorage"]),
-        .testTarget(name: "HaulWorkerTests", dependencies: ["HaulWorker", "HaulS3Storage", "HaulArchive", "HaulStorage", "HaulCore", "HaulHTTP"]),
+        .testTarget(name: "HaulWorkerTests", dependencies: ["HaulWorker", "HaulS3Storage", "HaulS3", "HaulArchive", "HaulStorage", "HaulCore", "HaulHTTP"]),
     ]
 )

@@ -83,7 +83,7 @@ struct Planner: LaneRole {
                             outcome, head: head, info: info, storage: config.storage, store: config.objectStore, limits: limits,
                             names: shared.originNames, probed: target.url)
                         proposed.probedMirror = target.mirror
-                        let plan = try config.placed(ObjectPlanning.fit(proposed, info: info, store: config.objectStore))
+                        let plan = try config.placed(proposed, info: info)
                         let written = try record(plan, of: claim, keepFirst: true)
                         result = written
                         switch written {

@@ -40,13 +40,29 @@ public struct WorkerConfig: Sendable {
     /// (no credential, no endpoint).
     public var storageIdentity: String { backend.identity }
 
-    /// `plan` with the storage it goes to, and the layout that storage decides (`s3`).
-    func placed(_ plan: TransferLeases.Plan) -> TransferLeases.Plan {
-        var placed = plan
+    /// `plan` of the transfer `info` as this worker's storage takes it: cut again into the
+    /// segments it takes (`fitted`), with the storage it goes to and the layout that storage
+    /// decides (`s3`). - Throws: when the storage cannot hold the file.
+    func placed(_ plan: TransferLeases.Plan, info: TransferInfo) throws -> TransferLeases.Plan {
+        let first = backend.firstSegment(requested: info.segmentSize)
+        var placed = try Self.fitted(plan, to: backend, first: first, requested: info.segmentSize)
         placed.storage = storageIdentity
         if backend.features.contains(.objectLayout) { placed.layout = .s3 }
         return placed
     }
+
+    /// `plan` cut again into the segments `storage` takes (`Storage.segmentLength`), the first
+    /// `first` bytes long; unchanged where the plan's own lengths stand (a folder) or it has none.
+    static func fitted(_ plan: TransferLeases.Plan, to storage: any Storage, first: Int64, requested: Int64) throws -> TransferLeases.Plan {
+        guard !plan.ranges.isEmpty else { return plan }
+        let file = SegmentedFile(
+            dest: plan.dest, size: plan.unknownLength ? nil : plan.size, acceptsRanges: plan.acceptsRanges, first: first, requested: requested)
+        guard let length = try storage.segmentLength(for: file), let size = plan.size else { return plan }
+        var fitted = plan
+        fitted.ranges = SegmentPlan(size: size, firstSegment: first, segmentSize: length).ranges
+        return fitted
+    }
+
     /// Segments fetched at once by this process.
     public var concurrency: Int = 4
     /// Roles this process plays.
