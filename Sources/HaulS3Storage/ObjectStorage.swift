@@ -66,6 +66,8 @@ extension ObjectStore: Storage {
         return nil
     }
 
+    public func batchStore() -> (any BatchStore)? { ObjectBatchStorage(store: self) }
+
     public func extract(_ request: ExtractionRequest, journal: any ExtractionJournal, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
         try ObjectExtraction(store: self, journal: journal).run(request, shouldCancel: shouldCancel)
     }

@@ -49,9 +49,6 @@ public struct ObjectStore: Sendable {
 
 /// What a segment's upload sends along (S3 storage).
 public enum ObjectPart {
-    /// The expected digest's bytes when it is a sha256 (the one digest S3 checks on a `PutObject`).
-    public static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? { expectedSHA256(info.expectedDigest) }
-
     /// The bytes of expected digest `text` (`algorithm:hex`) when it is a sha256.
     public static func expectedSHA256(_ text: String?) -> [UInt8]? {
         guard let text, let expected = try? Checksum(parsing: text), expected.algorithm == .sha256 else { return nil }
