@@ -116,7 +116,7 @@ final class BatchedProbe<Storage: BatchStorage> {
             return
         }
         let plan = try config.placed(
-            Planner.plan(outcome, head: head, info: info, storage: config.storage, store: config.objectStore, limits: limits, names: names), info: info)
+            Planner.plan(outcome, head: head, info: info, storage: config.storage, backend: config.backend, limits: limits, names: names), info: info)
         let staged = info.options.extract == true || info.options.uploadTo != nil
         // A fleet transfer named by the origin has its name checked against the other active
         // transfers' when its plan is recorded (`writePlan`), before a byte is written.
