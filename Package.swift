@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "HaulQueue", dependencies: ["HaulPostgres", "HaulCore"], exclude: ["SQL"], plugins: ["EmbedMigrations", "EmbedStatements"]),
         // The S3 storage: objects, multipart uploads, extraction into a bucket.
         .target(name: "HaulS3Storage", dependencies: ["CLinux", "HaulQueue", "HaulS3", "HaulStorage", "HaulArchive", "HaulPostgres", "HaulCore"]),
-        .target(name: "HaulWorker", dependencies: ["CLinux", "HaulQueue", "HaulS3Storage", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulS3", "HaulMetrics", "HaulPostgres", "HaulCore"], exclude: ["SQL"], plugins: ["EmbedStatements"]),
+        .target(name: "HaulWorker", dependencies: ["CLinux", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulS3", "HaulMetrics", "HaulPostgres", "HaulCore"], exclude: ["SQL"], plugins: ["EmbedStatements"]),
         .target(name: "HaulDashboard", dependencies: ["CCrypto", "HaulMetrics", "HaulQueue", "HaulPostgres", "HaulCore"]),
         .executableTarget(name: "haul", dependencies: ["HaulMetalink", "HaulWorker", "HaulDashboard", "HaulS3", "HaulS3Storage", "HaulMetrics", "HaulQueue", "HaulHTTP", "HaulStorage", "HaulArchive", "HaulUpload", "HaulPostgres", "HaulCore"]),
 
@@ -53,6 +53,6 @@ let package = Package(
         .testTarget(name: "HaulMetricsTests", dependencies: ["HaulTestSupport", "HaulMetrics", "HaulCore"]),
         .testTarget(name: "HaulArchiveTests", dependencies: ["HaulTestSupport", "HaulArchive", "HaulCore"], exclude: ["Fixtures"]),
         .testTarget(name: "HaulStorageTests", dependencies: ["HaulTestSupport", "HaulStorage"]),
-        .testTarget(name: "HaulWorkerTests", dependencies: ["HaulWorker", "HaulS3Storage", "HaulArchive", "HaulStorage", "HaulCore", "HaulHTTP"]),
+        .testTarget(name: "HaulWorkerTests", dependencies: ["HaulWorker", "HaulS3Storage", "HaulS3", "HaulArchive", "HaulStorage", "HaulCore", "HaulHTTP"]),
     ]
 )

@@ -1,11 +1,11 @@
 import Foundation
 import HaulCore
-import HaulQueue
 import HaulS3
+import HaulStorage
 import Synchronization
 
-/// `BatchProbe` on S3 storage: a file below S3's part minimum that its probe's response holds
-/// whole streams from that response straight into one `PutObject` (nothing spooled, a few
+/// The small-file batch (`BatchStore`, the worker's `BatchProbe`) on S3 storage: a file below
+/// S3's part minimum that its probe's response holds whole streams from that response straight into one `PutObject` (nothing spooled, a few
 /// hundred KiB of socket buffer per file), and the batch records it done with the others.
 ///
 /// The fence of each `PutObject`: its last byte goes out only when this worker knows that it
@@ -14,60 +14,54 @@ import Synchronization
 /// stale, asks again and learns that the lease is gone). The request's precondition
 /// (`S3Precondition`) covers a freeze between that check and the last byte: it never replaces
 /// an object other than the one the batch's lookup saw, the one its ownership was checked on.
-public struct ObjectBatchStorage {
+struct ObjectBatchStorage: BatchStore {
     let store: ObjectStore
-    let leases: any BatchFence
-    /// Throws `destination-exists` when the object at a destination (as the lookup saw it) is
-    /// not the claim's to replace.
-    let refuse: (String, TransferLeases.Claim, S3Client.ObjectHead?) throws -> Void
     /// What `lookUp` found, by transfer id.
     private let seen = SeenObjects()
 
-    /// The batch storage of `store`, fenced by `leases`.
-    public init(store: ObjectStore, leases: any BatchFence, refuse: @escaping (String, TransferLeases.Claim, S3Client.ObjectHead?) throws -> Void) {
+    /// The batch storage of `store`.
+    init(store: ObjectStore) {
         self.store = store
-        self.leases = leases
-        self.refuse = refuse
     }
 
     /// How many lookups run at once: each is a round trip to the store that waits on the
     /// network, a few milliseconds each even on a local network, so one after another a batch
     /// of a thousand files would wait seconds before its first request.
-    public static let lookupWidth = 16
+    var lookupWidth: Int { 16 }
 
-    public var noun: String { "object" }
-    public var storing: String { "storing the object" }
+    var noun: String { "object" }
+    var storing: String { "storing the object" }
 
-    public func takesWhole(size: Int64) -> Bool {
+    func takesWhole(size: Int64) -> Bool {
         size < S3PartRules.minimumPart
     }
 
     /// A `HeadObject` per named destination, `lookupWidth` at a time. The one answer serves the
-    /// size, the ownership check (`refuseOthers`) and the `PutObject`'s precondition (`sink`).
+    /// size, the ownership check (`seen`) and the `PutObject`'s precondition (`sink`).
     /// A lookup that fails counts as nothing seen: the `PutObject` then looks the object up itself.
-    public func lookUp(_ claims: [TransferLeases.Claim]) -> [Int64?] {
+    func lookUp(_ files: [(id: Int64, dest: String?)]) -> [Int64?] {
         let store = store
-        let found = Concurrently.map(claims.count, width: Self.lookupWidth) { index -> SeenObjects.Seen? in
-            guard let dest = claims[index].info.dest, let key = try? store.key(for: dest) else { return nil }
+        let found = Concurrently.map(files.count, width: lookupWidth) { index -> SeenObjects.Seen? in
+            guard let dest = files[index].dest, let key = try? store.key(for: dest) else { return nil }
             do {
                 return SeenObjects.Seen(dest: dest, head: try store.client.objectHead(bucket: store.location.bucket, key: key))
             } catch {
                 return nil
             }
         }
-        seen.keep(zip(claims, found).compactMap { claim, seen in seen.map { (claim.info.id, $0) } })
+        seen.keep(zip(files, found).compactMap { file, seen in seen.map { (file.id, $0) } })
         return found.map { $0?.head?.size }
     }
 
-    public func refuseOthers(_ dest: String, of claim: TransferLeases.Claim) throws {
-        try refuse(dest, claim, seen.at(dest, of: claim.info.id)?.head)
+    func seen(_ dest: String, of id: Int64, url: String) throws -> Occupant? {
+        guard let head = seen.at(dest, of: id)?.head else { return nil }
+        return try store.occupant(head, of: dest, url: url)
     }
 
-    public func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> ObjectPut {
-        let object = seen.at(plan.dest, of: claim.info.id)
-        return try ObjectPut(plan: plan, of: claim, store: store, leases: leases, seen: object.flatMap { S3Precondition.seen($0.head) })
+    func sink(for file: WholeFile, fence: any BatchFence) throws -> any StoredWholeFile {
+        let object = seen.at(file.dest, of: file.transferID)
+        return try ObjectPut(file, store: store, fence: fence, seen: object.flatMap { S3Precondition.seen($0.head) })
     }
-
 }
 
 /// The objects a batch's lookup found at its destinations (`ObjectBatchStorage.lookUp`),
@@ -93,68 +87,66 @@ final class SeenObjects: Sendable {
 
 /// A whole file streaming into its `PutObject`, which keeps the object's last byte back until
 /// the lease is confirmed (an empty file's request starts only then).
-public final class ObjectPut {
-    private let claim: TransferLeases.Claim
+final class ObjectPut: StoredWholeFile {
+    private let file: WholeFile
     private let store: ObjectStore
-    private let leases: any BatchFence
+    private let fence: any BatchFence
     private let key: String
     /// The object as the batch's lookup saw it, which the request must still find; `nil`: it looks first.
     private let seen: S3Precondition?
-    /// The origin's `Content-Type`.
-    private let contentType: String?
     private var upload: PartStream?
     private var heldByte: UInt8?
 
-    init(plan: TransferLeases.Plan, of claim: TransferLeases.Claim, store: ObjectStore, leases: any BatchFence, seen: S3Precondition?) throws {
-        self.claim = claim
+    init(_ file: WholeFile, store: ObjectStore, fence: any BatchFence, seen: S3Precondition?) throws {
+        self.file = file
         self.store = store
-        self.leases = leases
+        self.fence = fence
         self.seen = seen
-        contentType = plan.contentType
-        key = try store.key(for: plan.dest)
-        if let size = plan.size, size > 0 {
+        key = try store.key(for: file.dest)
+        if file.size > 0 {
             upload = try PartStream.putObject(
-                client: store.client, bucket: store.location.bucket, key: key, length: size, seen: seen,
-                sha256: ObjectPart.expectedSHA256(claim.info), contentType: contentType, metadata: ObjectSourceMark.metadata(for: claim.info.url))
+                client: store.client, bucket: store.location.bucket, key: key, length: file.size, seen: seen,
+                sha256: ObjectPart.expectedSHA256(file.expectedDigest), contentType: file.contentType,
+                metadata: ObjectSourceMark.metadata(for: file.url))
         }
     }
 
     /// Streams bytes into the `PutObject`, keeping the object's last byte back.
-    public func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws {
-        guard let upload else { throw HaulError(.`internal`, "transfer \(claim.info.id) has bytes but no upload") }
-        try upload.write(completing ? UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 1)]) : bytes) { [leases, claim] in
-            leases.renewIfDue()
-            return leases.isHeld(claim.info.id)
+    func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws {
+        guard let upload else { throw HaulError(.`internal`, "transfer \(file.transferID) has bytes but no upload") }
+        try upload.write(completing ? UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 1)]) : bytes) { [fence, file] in
+            fence.renewIfDue()
+            return fence.isHeld(file.transferID)
         }
         if completing { heldByte = bytes[bytes.count - 1] }
     }
 
     /// The fence: once the lease is confirmed held, sends the last byte (or starts an empty
     /// file's `PutObject`); the answer is read in `settle`, so that the batch goes on meanwhile.
-    public func complete() throws {
-        guard leases.isHeld(claim.info.id) else { throw HaulError(.leaseLost, "another worker holds transfer \(claim.info.id) now") }
+    func complete() throws {
+        guard fence.isHeld(file.transferID) else { throw HaulError(.leaseLost, "another worker holds transfer \(file.transferID) now") }
         if let byte = heldByte {
             try withUnsafeBytes(of: byte) { bytes in try upload?.write(bytes) { true } }
         } else {
             upload = try PartStream.putObject(
-                client: store.client, bucket: store.location.bucket, key: key, length: 0, seen: seen, contentType: contentType,
-                metadata: ObjectSourceMark.metadata(for: claim.info.url))
+                client: store.client, bucket: store.location.bucket, key: key, length: 0, seen: seen, contentType: file.contentType,
+                metadata: ObjectSourceMark.metadata(for: file.url))
         }
     }
 
     /// Waits for the `PutObject`'s answer.
-    public func settle() throws {
+    func settle() throws {
         guard let upload else { return }
         _ = try upload.finish {}
         self.upload = nil
-        if let earlier = claim.info.objectUploadID {
+        if let earlier = file.earlierUploadID {
             // A restarted transfer that had been cut into parts: its multipart upload goes.
             try? store.client.abortUpload(bucket: store.location.bucket, key: key, uploadID: earlier)
         }
     }
 
     /// Stops the `PutObject` without completing it: nothing is stored.
-    public func discard() {
+    func discard() {
         upload?.abort()
         upload = nil
         heldByte = nil

@@ -46,6 +46,28 @@ extension ObjectStore: Storage {
         min(max(requested, S3PartRules.minimumPart), S3PartRules.maximumPart)
     }
 
+    /// Parts of 5 MiB to 5 GiB except the last, at most 10 000 of them, for a file of at most
+    /// 5 TiB (`S3PartRules`).
+    public func segmentLength(for file: SegmentedFile) throws -> Int64? {
+        guard let size = file.size else {
+            throw HaulError(
+                .s3UnknownSize, "the origin does not say how large \(file.dest) is, and an S3 upload needs sizes",
+                hint: "store it on a POSIX storage root instead")
+        }
+        guard size <= S3PartRules.maximumObject else {
+            throw HaulError(
+                .s3TooLarge, "\(file.dest) is \(ByteSize.format(size)), larger than the 5 TiB an S3 object may hold",
+                hint: "store it on a POSIX storage root instead")
+        }
+        if file.acceptsRanges { return S3PartRules.partSize(fileSize: size, first: file.first, requested: file.requested) }
+        guard size <= S3PartRules.maximumPart else {
+            throw HaulError(.s3TooLarge, "\(file.dest) is larger than 5 GiB and its origin cannot serve ranges, so it cannot be cut into S3 parts")
+        }
+        return nil
+    }
+
+    public func batchStore() -> (any BatchStore)? { ObjectBatchStorage(store: self) }
+
     public func extract(_ request: ExtractionRequest, journal: any ExtractionJournal, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
         try ObjectExtraction(store: self, journal: journal).run(request, shouldCancel: shouldCancel)
     }

@@ -45,39 +45,10 @@ public struct ObjectStore: Sendable {
         let scratch = try ScratchFolder(prefix: "haul-s3")
         return (try StorageRoot(scratch.path), ObjectStore(location: location, client: client, scratch: scratch))
     }
-
-    /// The segment ranges for S3: parts of 5 MiB to 5 GiB except the last, at most 10 000 of them,
-    /// for a file of at most 5 TiB.
-    /// - Parameter first: the length of the first part (its request is already streaming).
-    /// - Throws: when the size is unknown or an origin without ranges sends more than one part may hold.
-    public static func fit(_ plan: TransferLeases.Plan, first: Int64, requested: Int64) throws -> TransferLeases.Plan {
-        guard !plan.ranges.isEmpty else { return plan }
-        guard let size = plan.size, !plan.unknownLength else {
-            throw HaulError(
-                .s3UnknownSize, "the origin does not say how large \(plan.dest) is, and an S3 upload needs sizes",
-                hint: "store it on a POSIX storage root instead")
-        }
-        guard size <= S3PartRules.maximumObject else {
-            throw HaulError(
-                .s3TooLarge, "\(plan.dest) is \(ByteSize.format(size)), larger than the 5 TiB an S3 object may hold",
-                hint: "store it on a POSIX storage root instead")
-        }
-        var fitted = plan
-        if plan.acceptsRanges {
-            let part = S3PartRules.partSize(fileSize: size, first: first, requested: requested)
-            fitted.ranges = SegmentPlan(size: size, firstSegment: first, segmentSize: part).ranges
-        } else if size > S3PartRules.maximumPart {
-            throw HaulError(.s3TooLarge, "\(plan.dest) is larger than 5 GiB and its origin cannot serve ranges, so it cannot be cut into S3 parts")
-        }
-        return fitted
-    }
 }
 
 /// What a segment's upload sends along (S3 storage).
 public enum ObjectPart {
-    /// The expected digest's bytes when it is a sha256 (the one digest S3 checks on a `PutObject`).
-    public static func expectedSHA256(_ info: TransferInfo) -> [UInt8]? { expectedSHA256(info.expectedDigest) }
-
     /// The bytes of expected digest `text` (`algorithm:hex`) when it is a sha256.
     public static func expectedSHA256(_ text: String?) -> [UInt8]? {
         guard let text, let expected = try? Checksum(parsing: text), expected.algorithm == .sha256 else { return nil }
@@ -85,23 +56,12 @@ public enum ObjectPart {
     }
 }
 
-/// The planner's hooks for S3 storage.
+/// When a file on S3 storage is one request.
 public enum ObjectPlanning {
-    /// The first segment's length: the transfer's segment size, within S3's part limits.
-    public static func firstSegment(_ info: TransferInfo, store: ObjectStore?) -> Int64 {
-        store?.firstSegment(requested: info.segmentSize) ?? info.segmentSize
-    }
-
     /// Whether a file of `size` bytes is stored with one `PutObject` instead of a multipart
     /// upload: a known size below S3's part minimum (an empty file is put by the finalizer).
     public static func isSingleRequest(size: Int64?) -> Bool {
         guard let size else { return false }
         return size > 0 && size < S3PartRules.minimumPart
-    }
-
-    /// `plan` cut into valid S3 parts (unchanged on POSIX storage).
-    public static func fit(_ plan: TransferLeases.Plan, info: TransferInfo, store: ObjectStore?) throws -> TransferLeases.Plan {
-        guard store != nil else { return plan }
-        return try ObjectStore.fit(plan, first: firstSegment(info, store: store), requested: info.segmentSize)
     }
 }

@@ -49,6 +49,10 @@ public struct FolderStorage: Storage {
 
     public func firstSegment(requested: Int64) -> Int64 { requested }
 
+    public func segmentLength(for file: SegmentedFile) throws -> Int64? { nil }
+
+    public func batchStore() -> (any BatchStore)? { nil }
+
     public func extract(_ request: ExtractionRequest, journal: any ExtractionJournal, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
         let file = try TransferFiles(root: root, relative: request.archive).destination
         let target = try root.prepare(request.folder)

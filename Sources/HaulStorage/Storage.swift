@@ -33,6 +33,11 @@ public protocol Storage: Sendable {
     /// The length of a plan's first segment for a transfer of segment size `requested`: that
     /// size on a folder, within a part's limits in a bucket.
     func firstSegment(requested: Int64) -> Int64
+    /// The length of the segments past the first that this storage takes for `file` (it cuts
+    /// them again to it), `nil` when the plan's own lengths stand (a folder takes any).
+    /// - Throws: when the storage cannot hold the file at all (a bucket: of unknown length, over
+    ///   5 TiB, or over 5 GiB from an origin without ranges), before anything is opened.
+    func segmentLength(for file: SegmentedFile) throws -> Int64?
     /// Extracts the published archive under its folder (`--extract`), under the same
     /// hostile-archive rules everywhere; a folder that holds files, or a prefix that holds
     /// objects, is refused. A storage that writes entries as they arrive records each in
@@ -56,6 +61,10 @@ public protocol Storage: Sendable {
     func abortUpload(_ uploadID: String, dest: String) throws
     /// Aborts `upload`, which `openUploads` listed.
     func abortUpload(_ upload: OpenUpload) throws
+    /// What stores a small-file batch's whole files as they arrive (`BatchStore`), `nil` when
+    /// the batch publishes them itself: a folder's partial files are synced together and renamed
+    /// into place once the leases are confirmed in the database (the worker's `FileBatchStorage`).
+    func batchStore() -> (any BatchStore)?
     /// Opens where segment `target`'s bytes go, from its resume point (`target.resumeAt`; a
     /// storage with `atomicSegments` is given 0). `writer` is the lane's reusable buffered
     /// writer, which a storage of files writes through.

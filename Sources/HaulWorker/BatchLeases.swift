@@ -1,8 +1,10 @@
 import Foundation
 import HaulQueue
+import HaulStorage
 
-/// The planning leases of one batch, and when the database last confirmed them (lane thread only).
-final class BatchLeases {
+/// The planning leases of one batch, and when the database last confirmed them (lane thread
+/// only); the fence a storage's whole-file sinks check (`BatchFence`).
+final class BatchLeases: BatchFence {
     private let claims: [TransferLeases.Claim]
     private let database: ResilientConnection
     private let config: WorkerConfig

@@ -2,14 +2,14 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulQueue
-import HaulS3Storage
 import HaulStorage
 
 /// The planner for many small files at once. A batch of pending transfers of one origin is
 /// probed together over the lane's `MultiClient` (connections kept across batches), each with
 /// its first segment's ranged GET, as a lone probe would be. A file that fits in that one
 /// response is stored by the batch (`BatchStorage`: a file written, synced and renamed into
-/// place, or an object streamed into one `PutObject`), and the whole batch is recorded done in
+/// place, or what the storage stores by itself, such as an object streamed into one
+/// `PutObject`), and the whole batch is recorded done in
 /// one transaction, so a small file costs a share of four round trips (claim, earlier versions,
 /// lease check, finish) instead of a dozen and one `syncfs` instead of its own flushes.
 ///
@@ -25,12 +25,8 @@ struct BatchProbe: LaneRole {
     func run(_ claims: [TransferLeases.Claim], connections: Int) throws {
         let config = shared.config
         let leases = BatchLeases(claims: claims, database: database, config: config)
-        if let store = config.objectStore {
-            let database = database
-            let storage = ObjectBatchStorage(store: store, leases: leases) { dest, claim, seen in
-                try OthersFiles.refuse(
-                    dest, of: claim, config: config, database: database, seen: try seen.map { try store.occupant($0, of: dest, url: claim.info.url) })
-            }
+        if let store = config.backend.batchStore() {
+            let storage = StoreBatchStorage(store: store, fence: leases, database: database, config: config)
             try probe(claims, connections: connections, storage: storage, leases: leases)
         } else {
             let storage = FileBatchStorage(root: OpenedRoot(config.storage), database: database, config: config)
@@ -62,11 +58,11 @@ struct BatchProbe: LaneRole {
         let asked = zip(claims, onStorage).filter { ConditionalProbe.usesRecord($0.0.info, onStorage: $0.1) }.map(\.0)
         let previous =
             asked.isEmpty ? [:] : try database.run { conn in try TransferLeases(conn, workerID: config.workerID).previousVersions(of: asked) }
-        // A file the origin names is looked for where its earlier version was saved: on S3 a
-        // round trip each, side by side as the batch's lookups are.
-        let looksUp = config.objectStore != nil && claims.contains { $0.info.dest == nil && previous[$0.info.id] != nil }
+        // A file the origin names is looked for where its earlier version was saved: across the
+        // network a round trip each, side by side as the batch's lookups are.
+        let looksUp = claims.contains { $0.info.dest == nil && previous[$0.info.id] != nil }
         let (known, sizes) = (claims, onStorage)
-        let baselines = Concurrently.map(claims.count, width: looksUp ? ObjectBatchStorage.lookupWidth : 1) { index in
+        let baselines = Concurrently.map(claims.count, width: looksUp ? storage.lookupWidth : 1) { index in
             ConditionalProbe.baseline(recorded: previous[known[index].info.id], onStorage: sizes[index], info: known[index].info, config: config)
         }
         let probes = claims.indices.map { BatchedProbe(claim: claims[$0], storage: storage, leases: leases, previous: baselines[$0]) }

@@ -2,16 +2,19 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulQueue
-import HaulS3Storage
+import HaulStorage
 
-/// Where a `BatchProbe` puts the files it finishes itself: files on a POSIX root
-/// (`FileBatchStorage`) or S3 objects (`ObjectBatchStorage`).
+/// Where a `BatchProbe` puts the files it finishes itself: what the storage stores by itself
+/// (`StoreBatchStorage`, of `Storage.batchStore`), or files on a folder that the batch
+/// publishes together (`FileBatchStorage`).
 protocol BatchStorage {
     associatedtype Sink: WholeFileSink
     /// What the log lines call a stored file ("file", "object").
     var noun: String { get }
     /// What storing it is called in the log line of a lease lost after it ("publishing").
     var storing: String { get }
+    /// How many lookups by name run at once (a storage across the network: several).
+    var lookupWidth: Int { get }
     /// Whether the batch finishes a file of `size` bytes itself (else the fetchers do).
     func takesWhole(size: Int64) -> Bool
     /// Looks once, for the whole batch, at what is at each claim's destination: its size, `nil`
@@ -27,16 +30,6 @@ protocol BatchStorage {
     /// transfer retried through `planner`). - Returns: the probes to record done: the files
     /// stored, and those of `unchanged` that are still to be recorded.
     func store(_ whole: [BatchedProbe<Self>], unchanged: [BatchedProbe<Self>], planner: Planner) throws -> [BatchedProbe<Self>]
-}
-
-/// Where one whole file's bytes go as its probe's response arrives (lane thread only).
-protocol WholeFileSink: AnyObject {
-    /// Takes the next bytes of the body; `completing`: they are its last.
-    func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws
-    /// The whole body arrived, its size and digest are right: readies it to be stored.
-    func complete() throws
-    /// Drops what was written: nothing is stored.
-    func discard()
 }
 
 /// What a probe in a batch does with its transfer.
@@ -123,9 +116,7 @@ final class BatchedProbe<Storage: BatchStorage> {
             return
         }
         let plan = try config.placed(
-            ObjectPlanning.fit(
-                Planner.plan(outcome, head: head, info: info, storage: config.storage, store: config.objectStore, limits: limits, names: names), info: info,
-                store: config.objectStore))
+            Planner.plan(outcome, head: head, info: info, storage: config.storage, backend: config.backend, limits: limits, names: names), info: info)
         let staged = info.options.extract == true || info.options.uploadTo != nil
         // A fleet transfer named by the origin has its name checked against the other active
         // transfers' when its plan is recorded (`writePlan`), before a byte is written.

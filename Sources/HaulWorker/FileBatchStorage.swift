@@ -17,6 +17,8 @@ struct FileBatchStorage: BatchStorage {
 
     var noun: String { "file" }
     var storing: String { "publishing" }
+    /// A `stat` is no round trip: one at a time.
+    var lookupWidth: Int { 1 }
 
     func takesWhole(size: Int64) -> Bool {
         size <= Self.wholeFileLimit

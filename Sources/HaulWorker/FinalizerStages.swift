@@ -3,7 +3,6 @@ import HaulArchive
 import HaulCore
 import HaulPostgres
 import HaulQueue
-import HaulS3Storage
 import HaulStorage
 import HaulUpload
 
@@ -90,9 +89,10 @@ struct FinalizerStages {
         do {
             let options = claim.info.options
             let replacing = options.replaceExisting == true || (options.localTarget != nil && options.keepExisting != true)
-            result = try ObjectUpload.send(file, from: claim.info.url, to: target, replacing: replacing, contentType: claim.info.contentType) {
-                shared.isStopping() || keeper.isLost
+            guard let send = shared.config.objectUploader else {
+                throw HaulError(.`internal`, "this worker was built without an uploader for s3:// targets, so it cannot upload to \(target)")
             }
+            result = try send(file, claim.info.url, target, replacing, claim.info.contentType) { shared.isStopping() || keeper.isLost }
         } catch let error as HaulError {
             let hint = error.code == .destinationExists ? error.hint : "\(claim.info.retryCommand) retries just the upload"
             throw HaulError(error.code, "upload to \(target) failed: \(error.message)", hint: hint)

@@ -1,8 +1,6 @@
 import Foundation
 import HaulCore
 import HaulQueue
-import HaulS3
-import HaulS3Storage
 import HaulStorage
 
 /// A transfer must not replace a file on the storage that is not its own to replace. Which URL

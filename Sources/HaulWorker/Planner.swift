@@ -2,7 +2,6 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulQueue
-import HaulS3Storage
 import HaulStorage
 
 /// The planner role: probe a pending transfer with its first segment's own ranged GET, write the
@@ -99,10 +98,10 @@ struct Planner: LaneRole {
                             return
                         }
                         var proposed = try Self.plan(
-                            outcome, head: head, info: info, storage: config.storage, store: config.objectStore, limits: limits,
+                            outcome, head: head, info: info, storage: config.storage, backend: config.backend, limits: limits,
                             names: shared.originNames, probed: target.url)
                         proposed.probedMirror = target.mirror
-                        let plan = try config.placed(ObjectPlanning.fit(proposed, info: info, store: config.objectStore))
+                        let plan = try config.placed(proposed, info: info)
                         let written = try record(plan, of: claim, keepFirst: true)
                         result = written
                         switch written {
@@ -284,10 +283,10 @@ struct Planner: LaneRole {
     /// too large is refused, segments grow to stay under the cap). Pure apart from naming: a
     /// name the origin gives a get's file is taken in `names` (refused when another transfer of
     /// this process saves that file), and refused when the get keeps existing files and one is
-    /// there (on S3 storage, `store`, an object at its key).
+    /// there (on `backend`, where the transfer's files go).
     /// `probed`: the URL that answered (a mirror's; `nil`: the transfer's own).
     static func plan(
-        _ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, store: ObjectStore?, limits: PlanLimits,
+        _ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, backend: any Storage, limits: PlanLimits,
         names: OriginNames, probed: String? = nil
     ) throws -> TransferLeases.Plan {
         let dest = try info.dest ?? name(head: head, url: info.url)
@@ -298,7 +297,7 @@ struct Planner: LaneRole {
                     .destinationBusy, "'\(storage.path)/\(dest)' is the file transfer \(holder) saves too: the origin names both alike",
                     hint: "give each URL its own -o FILE, or get them one at a time")
             }
-            if info.options.keepExisting == true { try refuseExisting(dest, of: info, storage: storage, store: store) }
+            if info.options.keepExisting == true { try refuseExisting(dest, of: info, backend: backend) }
         }
         let host = info.host
         let etag = head.etag
@@ -338,12 +337,12 @@ struct Planner: LaneRole {
     }
 
     /// `haul get` without `--force`: a name that came from the origin must not replace a file
-    /// (on S3 storage, `store`, an object) that is there already, unless an earlier get of the
+    /// on `backend` that is there already, unless an earlier get of the
     /// same URL saved it: the mark `OthersFiles.at` reads, or, where there are no marks, the
     /// names earlier gets saved (`replaceable`).
-    static func refuseExisting(_ dest: String, of info: TransferInfo, storage: StorageRoot, store: ObjectStore?) throws {
+    static func refuseExisting(_ dest: String, of info: TransferInfo, backend: any Storage) throws {
         let savedBefore = { (info.options.replaceable ?? []).contains { $0.sameBytes(as: dest) } }
-        guard let target = try OthersFiles.at(dest, url: info.url, storage: store ?? FolderStorage(root: storage), wroteBefore: savedBefore) else { return }
+        guard let target = try OthersFiles.at(dest, url: info.url, storage: backend, wroteBefore: savedBefore) else { return }
         throw OthersFiles.getRefusal(target)
     }
 

@@ -2,7 +2,6 @@ import Foundation
 import HaulCore
 import HaulHTTP
 import HaulQueue
-import HaulS3Storage
 import HaulStorage
 
 /// The roles a worker process can play (docs/ARCHITECTURE.md "One binary, many roles").
@@ -23,30 +22,54 @@ public enum Role: String, Sendable, CaseIterable {
     }
 }
 
+/// Uploads `file`, fetched from `url`, to the `s3://` `target` (`--upload-to`), replacing an
+/// object another URL stored there only when `replacing`, stored with `contentType`; stops once
+/// `shouldCancel` says so. - Returns: a line saying what was stored.
+public typealias ObjectUploader =
+    @Sendable (_ file: String, _ url: String, _ target: String, _ replacing: Bool, _ contentType: String?, _ shouldCancel: () -> Bool) throws
+    -> String
+
 /// Everything a worker process needs to know; built from flags and environment by the CLI.
 public struct WorkerConfig: Sendable {
     /// Where the database is (conninfo or URL).
     public var conninfo: String
-    /// The storage root on this host.
+    /// The local root on this host: the folder files go to, or, for a storage that keeps them
+    /// elsewhere, its private scratch folder (what is spooled locally).
     public var storage: StorageRoot
-    /// Set when the storage is an S3 bucket (`storage` is then its private `ScratchFolder`).
-    public var objectStore: ObjectStore?
-
-    /// The storage files go to, as the worker asks it (`Storage`): the bucket when there is one,
-    /// else the folder `storage`.
-    public var backend: any Storage { objectStore ?? FolderStorage(root: storage) }
+    /// The storage files go to, as the worker asks it (`Storage`), never asking which one it
+    /// is: built by the command that builds the worker (a bucket), else the folder `storage`.
+    public var backend: any Storage
 
     /// The storage's identity as transfers record it: `s3://BUCKET/PREFIX`, or `file:///ROOT`
     /// (no credential, no endpoint).
     public var storageIdentity: String { backend.identity }
 
-    /// `plan` with the storage it goes to, and the layout that storage decides (`s3`).
-    func placed(_ plan: TransferLeases.Plan) -> TransferLeases.Plan {
-        var placed = plan
+    /// `plan` of the transfer `info` as this worker's storage takes it: cut again into the
+    /// segments it takes (`fitted`), with the storage it goes to and the layout that storage
+    /// decides (`s3`). - Throws: when the storage cannot hold the file.
+    func placed(_ plan: TransferLeases.Plan, info: TransferInfo) throws -> TransferLeases.Plan {
+        let first = backend.firstSegment(requested: info.segmentSize)
+        var placed = try Self.fitted(plan, to: backend, first: first, requested: info.segmentSize)
         placed.storage = storageIdentity
         if backend.features.contains(.objectLayout) { placed.layout = .s3 }
         return placed
     }
+
+    /// `plan` cut again into the segments `storage` takes (`Storage.segmentLength`), the first
+    /// `first` bytes long; unchanged where the plan's own lengths stand (a folder) or it has none.
+    static func fitted(_ plan: TransferLeases.Plan, to storage: any Storage, first: Int64, requested: Int64) throws -> TransferLeases.Plan {
+        guard !plan.ranges.isEmpty else { return plan }
+        let file = SegmentedFile(
+            dest: plan.dest, size: plan.unknownLength ? nil : plan.size, acceptsRanges: plan.acceptsRanges, first: first, requested: requested)
+        guard let length = try storage.segmentLength(for: file), let size = plan.size else { return plan }
+        var fitted = plan
+        fitted.ranges = SegmentPlan(size: size, firstSegment: first, segmentSize: length).ranges
+        return fitted
+    }
+
+    /// Sends a finished file to an `s3://` `--upload-to` target (an upload destination, not the
+    /// storage): set by the command that builds the worker (`ObjectUpload.send`).
+    public var objectUploader: ObjectUploader?
     /// Segments fetched at once by this process.
     public var concurrency: Int = 4
     /// Roles this process plays.
@@ -109,10 +132,11 @@ public struct WorkerConfig: Sendable {
     /// The transfers it takes on: the fleet's, or (`haul get`) only those it owns.
     public var scope = WorkScope.fleet
 
-    /// A configuration with defaults.
-    public init(conninfo: String, storage: StorageRoot) {
+    /// A configuration with defaults, on `backend` (`nil`: the folder `storage`).
+    public init(conninfo: String, storage: StorageRoot, backend: (any Storage)? = nil) {
         self.conninfo = conninfo
         self.storage = storage
+        self.backend = backend ?? FolderStorage(root: storage)
         let host = ProcessInfo.processInfo.hostName
         self.workerID = "\(host)-\(getpid())-\(UInt32.random(in: 0...UInt32.max) & 0xffff)"
     }

@@ -4,6 +4,7 @@ import HaulHTTP
 import HaulMetalink
 import HaulPostgres
 import HaulQueue
+import HaulS3Storage
 import HaulStorage
 import HaulWorker
 
@@ -155,8 +156,9 @@ enum GetCommand: Command {
         config.lowestSpeed = try WorkerCommand.lowestSpeed(arguments)
         config.lease = try arguments.duration("--lease") ?? config.lease
         if let object {
-            config.objectStore = object.store
+            config.backend = object.store
         }
+        config.objectUploader = ObjectUpload.send
         config.limitRate = try arguments.size("--limit-rate")
         config.addressPolicy = addressPolicy
 

@@ -93,16 +93,14 @@ enum WorkerCommand: Command {
         let storage = try Self.storage(storagePath, create: arguments.has("--create-storage"))
         let session = try DatabaseSession()
         defer { session.close() }
-        var config = WorkerConfig(conninfo: session.conninfo, storage: storage.root)
+        var config = WorkerConfig(conninfo: session.conninfo, storage: storage.root, backend: storage.store)
+        config.objectUploader = ObjectUpload.send
         try apply(arguments, to: &config)
         if session.connection.throughPooler && !config.pollOnly {
             // A LISTEN behind a pooler in transaction mode stays on a server session other
             // clients are then lent, and its notices reach nobody: poll instead.
             Log.info("the database is reached through a pooler: polling for work, as with --poll-only")
             config.pollOnly = true
-        }
-        if let store = storage.store {
-            config.objectStore = store
         }
         let worker = Worker(config: config, adopting: session.connection)
         if let address = arguments.value("--metrics-addr") { try worker.serveMetrics(on: address) }

@@ -1,0 +1,55 @@
+/// A small file that a batch fetches whole, as its storage needs to know it (`BatchStore.sink`;
+/// the batch's claim and plan without the queue's types).
+public struct WholeFile: Sendable, Equatable {
+    /// The transfer's id (for messages and its lease).
+    public var transferID: Int64
+    /// The destination, relative to the storage.
+    public var dest: String
+    /// The transfer's URL (the mark on what is stored).
+    public var url: String
+    /// Its size in bytes.
+    public var size: Int64
+    /// The origin's content type.
+    public var contentType: String?
+    /// The digest the transfer expects (`algorithm:hex`), if any.
+    public var expectedDigest: String?
+    /// The upload an earlier plan of the transfer opened (S3), which storing the file ends.
+    public var earlierUploadID: String?
+
+    /// A whole file; see the properties.
+    public init(
+        transferID: Int64, dest: String, url: String, size: Int64, contentType: String?, expectedDigest: String?, earlierUploadID: String?
+    ) {
+        self.transferID = transferID
+        self.dest = dest
+        self.url = url
+        self.size = size
+        self.contentType = contentType
+        self.expectedDigest = expectedDigest
+        self.earlierUploadID = earlierUploadID
+    }
+}
+
+/// What a storage that stores a small-file batch's whole files by itself does for the batch
+/// (`Storage.batchStore`): it looks at the destinations once, and streams each file into place
+/// as its response arrives, fenced by the batch's leases (a bucket: one `PutObject` each).
+public protocol BatchStore {
+    /// What the log lines call a stored file ("object").
+    var noun: String { get }
+    /// What storing it is called in the log line of a lease lost after it.
+    var storing: String { get }
+    /// How many lookups run at once (each a round trip to the store).
+    var lookupWidth: Int { get }
+    /// Whether the batch finishes a file of `size` bytes itself (else the fetchers do).
+    func takesWhole(size: Int64) -> Bool
+    /// Looks once, for the whole batch, at each file's destination (`dest` `nil`: the origin
+    /// names it, nothing is looked at). - Returns: the size of what is there, `nil` when nothing
+    /// is or the lookup failed. What it saw is kept for `seen` and each file's `sink`.
+    func lookUp(_ files: [(id: Int64, dest: String?)]) -> [Int64?]
+    /// What `lookUp` found at `dest` for transfer `id`, as the occupant that `url` may or may not
+    /// replace; `nil` when it found nothing there (or did not look).
+    func seen(_ dest: String, of id: Int64, url: String) throws -> Occupant?
+    /// Where the body of `file` goes, fenced by `fence`: it never replaces what is at the name
+    /// other than what `lookUp` saw there.
+    func sink(for file: WholeFile, fence: any BatchFence) throws -> any StoredWholeFile
+}
