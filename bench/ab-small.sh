@@ -26,9 +26,10 @@
 # "re-mirror" (the CPU figures then include it, but for the commands').
 # AB_HISTORY=N also runs every binary, in each round right after its fresh run, on a second
 # database that holds N finished transfers with their segments and state history
-# (bench/lib/history.sql, filled once, by SQL, in seconds; each run's own rows are deleted
-# after it so the history stays N), and prints that run's medians and its ratio to the fresh
-# database's: what a fleet's history costs a batch (issue 51: at most 1.10x at 1 000 000).
+# (bench/lib/history.sql, filled once per binary, by SQL: about 3 minutes at 1 000 000 on two
+# busy cores; each run's own rows are deleted after it so the history stays N), and prints that
+# run's medians and its ratio to the fresh database's: what a fleet's history costs a batch
+# (issue 51: at most 1.10x at 1 000 000).
 set -euo pipefail
 if (($# < 2)) || ! [[ $1 =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: bench/ab-small.sh ROUNDS BINARY... (ROUNDS a whole number from 1; one or more haul binaries)" >&2

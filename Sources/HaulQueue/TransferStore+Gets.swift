@@ -45,7 +45,7 @@ extension TransferStore {
         }
         guard ids.count == requests.count else { throw HaulError(.database, "recorded \(ids.count) of \(requests.count) transfers") }
         for (id, request) in zip(ids, requests) { try Self.recordMirrors(id, request, db) }
-        if ids.count >= Batches.analyzeAfter { Batches(db).analyzeNewRows() }
+        Batches(db).analyzeNewRows(ids.count)
         return ids
     }
 }

@@ -78,4 +78,24 @@ struct IdleClaimTests {
             #expect(!plan.contains("Seq Scan on transfers"), "\(plan)")
         }
     }
+
+    @Test("a batch small beside the rows the statistics already count is enqueued without sampling the table again")
+    func smallBatchOnBigTableKeepsStatistics() throws {
+        let database = try TestDatabase()
+        let conn = try PostgresConnection(conninfo: database.url)
+        let batches = Batches(conn)
+        func enqueue(_ name: String, _ count: Int) throws {
+            let entries = (0..<count).map { NewTransfer(url: "http://stats.test/\(name)/f-\($0)", dest: "\(name)/f-\($0)") }
+            #expect(try batches.enqueue(entries, batch: name).inserted == count)
+        }
+        func analyzed() throws -> String? {
+            try conn.query("SELECT analyze_count::text AS n FROM pg_stat_user_tables WHERE relname = 'transfers'").first?["n"]
+        }
+        try enqueue("first", 20_000)
+        #expect(try analyzed() == "1", "a table never analyzed")
+        try enqueue("small", 1999)
+        #expect(try analyzed() == "1", "under a tenth of the 20 000 rows counted")
+        try enqueue("third", 2200)
+        #expect(try analyzed() == "2", "a tenth of the 20 000 rows counted")
+    }
 }

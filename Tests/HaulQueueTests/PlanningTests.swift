@@ -119,6 +119,16 @@ struct ManifestTests {
         #expect(kept.map { Array($0.dest!.utf8) } == [Array(composed.dest!.utf8), Array(decomposed.dest!.utf8)])
     }
 
+    @Test("a bulk insert refreshes the statistics when they never counted the table or it adds a tenth of their rows")
+    func analyzesWhenItMatters() {
+        #expect(!Batches.analyzes(inserted: 999, counted: -1), "a short list: never")
+        #expect(Batches.analyzes(inserted: 1000, counted: -1), "never analyzed")
+        #expect(Batches.analyzes(inserted: 1000, counted: 0), "analyzed empty: the plans of a new cluster")
+        #expect(Batches.analyzes(inserted: 2000, counted: 20_000))
+        #expect(!Batches.analyzes(inserted: 1999, counted: 20_000))
+        #expect(!Batches.analyzes(inserted: 5000, counted: 1_000_000), "a fleet's history")
+    }
+
     @Test("work cut into runs comes back whole and in order, however many items there are")
     func runsInOrder() {
         for count in [0, 1, 7, 1023, 1024, 2048, 2049, 10_000] {
