@@ -47,13 +47,15 @@ public enum HostLimits {
     /// to find none (0.5–1.2 ms of the server's CPU; 0.1 ms with it), and while a big batch of
     /// one origin runs most claims are such: every slot given back, every batch that leaves
     /// files pending, wakes an idle lane, which asks for a batch and for segments.
-    /// - Parameter idleOnly: only a host that holds no slot at all (a lane that gave its segment
-    ///   back to such a host's waiting work, `FairShare`, must not take its own host's instead).
-    static func hostWithRoom(candidates: String, defaultLimit: String, idleOnly: Bool = false) -> String {
+    /// - Parameter idleFrom: a priority (an expression): only a host that holds no slot at all,
+    ///   and a candidate of that priority or higher (a lane that gave its segment back to such a
+    ///   host's waiting work, `FairShare`, must not take its own host's instead, nor a lane that
+    ///   looks there first work of a lower priority than it had); `nil`: any host with room.
+    static func hostWithRoom(candidates: String, defaultLimit: String, idleFrom: String? = nil) -> String {
         """
         SELECT c.host FROM (\(candidates)) c
         JOIN origin_hosts h ON h.host = c.host LEFT JOIN origin_hosts d ON d.host = '*'
-        WHERE h.busy < coalesce(h.max_running, d.max_running, \(defaultLimit))\(idleOnly ? " AND h.busy = 0" : "")
+        WHERE h.busy < coalesce(h.max_running, d.max_running, \(defaultLimit))\(idleFrom.map { " AND h.busy = 0 AND c.priority >= \($0)" } ?? "")
           AND EXISTS (SELECT 1 FROM origin_hosts r LEFT JOIN origin_hosts rd ON rd.host = '*'
                       WHERE r.host <> '*' AND r.busy < coalesce(r.max_running, rd.max_running, \(defaultLimit)))
         ORDER BY c.priority DESC, c.id LIMIT 1

@@ -25,9 +25,10 @@ public struct SegmentLeases {
 
     /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority,
     /// never taking more than an origin host's free slots (see `HostLimits`).
-    /// - Parameter idleHostsOnly: only segments of a host that holds no slot (`HostLimits.hostWithRoom`).
-    public func claim(limit: Int, lease: Double, idleHostsOnly: Bool = false) throws -> [ClaimedSegment] {
-        try attempt(limit: limit, lease: lease, idleHostsOnly: idleHostsOnly).segments
+    /// - Parameter idleHostsFrom: only segments of a host that holds no slot, of this priority
+    ///   or higher (`HostLimits.hostWithRoom`); `nil`: of any host with room.
+    public func claim(limit: Int, lease: Double, idleHostsFrom: Int? = nil) throws -> [ClaimedSegment] {
+        try attempt(limit: limit, lease: lease, idleHostsFrom: idleHostsFrom).segments
     }
 
     /// What one claim statement did.
@@ -44,10 +45,11 @@ public struct SegmentLeases {
     /// slots under the lock, and — by trigger — counting them in the host's `busy`), committed
     /// without waiting for the WAL flush. It never waits for a host row another claimer holds:
     /// the lane looks again shortly instead (`IdlePolling.contendedDelay`).
-    public func attempt(limit: Int, lease: Double, idleHostsOnly: Bool = false) throws -> Attempt {
-        let sql = Self.claimStatement(limit: limit, scope: scope, idleHostsOnly: idleHostsOnly)
+    public func attempt(limit: Int, lease: Double, idleHostsFrom: Int? = nil) throws -> Attempt {
+        let sql = Self.claimStatement(limit: limit, scope: scope, idleHosts: idleHostsFrom != nil)
+        let idle: [any PostgresBindable] = idleHostsFrom.map { [$0] } ?? []
         let statement = PipelinedStatement(
-            sql, [lease, workerID, HostLimits.fallbackDefault, storage], awaitDurableCommit: false, prepared: true, genericPlan: true)
+            sql, [lease, workerID, HostLimits.fallbackDefault, storage] + idle, awaitDurableCommit: false, prepared: true, genericPlan: true)
         let rows = try db.pipelined([statement])[0].rows
         let segments = try rows.filter { $0["id"] != nil }.map(ClaimedSegment.init)
         return Attempt(segments: segments, hostContended: segments.isEmpty ? try rows.first?.bool("contended") ?? false : false)
@@ -77,9 +79,10 @@ public struct SegmentLeases {
     /// lock at all, so it cannot deadlock with a transaction that holds a host row and waits for
     /// a segment row (an operator's bulk cancel). A claim that took nothing returns one row
     /// without an `id` (`HostLimits.claimedOrContended`).
-    static func claimStatement(limit: Int, scope: WorkScope, idleHostsOnly: Bool = false) -> String {
+    /// With `idleHosts`, `$5` is the lowest priority it takes, only of hosts that hold no slot.
+    static func claimStatement(limit: Int, scope: WorkScope, idleHosts: Bool = false) -> String {
         let candidate = HostLimits.hostWithRoom(
-            candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope, storage: "$4"), defaultLimit: "$3", idleOnly: idleHostsOnly)
+            candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope, storage: "$4"), defaultLimit: "$3", idleFrom: idleHosts ? "$5" : nil)
         let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$3", condition: "EXISTS (SELECT 1 FROM picked)")
         return """
             WITH candidate AS MATERIALIZED (\(candidate)), picked AS MATERIALIZED (

@@ -53,10 +53,11 @@ public struct TransferLeases {
     /// (`releaseSlots`) waited for it: the connections a batch had just freed stood idle.
     /// A failure between the two leaves a batch of the slot rows alone, or rows whose leases
     /// run out and are rescued, as for any claim whose reply is lost.
-    public func claimPlanning(lease: Double, limit: Int, connections: Int, idleHostsOnly: Bool = false) throws -> PlanningBatch {
-        let sql = Self.slotClaim(limit: limit, scope: scope, idleHostsOnly: idleHostsOnly)
+    public func claimPlanning(lease: Double, limit: Int, connections: Int, idleHostsFrom: Int? = nil) throws -> PlanningBatch {
+        let sql = Self.slotClaim(limit: limit, scope: scope, idleHosts: idleHostsFrom != nil)
+        let idle: [any PostgresBindable] = idleHostsFrom.map { [$0] } ?? []
         let statement = PipelinedStatement(
-            sql, [lease, workerID, connections, HostLimits.fallbackDefault], awaitDurableCommit: false, prepared: true, genericPlan: true)
+            sql, [lease, workerID, connections, HostLimits.fallbackDefault] + idle, awaitDurableCommit: false, prepared: true, genericPlan: true)
         let rows = try db.pipelined([statement])[0].rows
         let claimed = rows.filter { $0["id"] != nil }
         guard let first = claimed.first else {
@@ -139,9 +140,10 @@ public struct TransferLeases {
     /// held fewer than some 200 000 rows (a scan of all of them per claim), so the statement
     /// had been planned afresh at every run: 1–2 ms of the server's CPU per claim, though most
     /// claims, woken by a slot given back, take nothing.
-    static func slotClaim(limit: Int, scope: WorkScope, idleHostsOnly: Bool = false) -> String {
+    /// With `idleHosts`, `$5` is the lowest priority it takes, only of hosts that hold no slot.
+    static func slotClaim(limit: Int, scope: WorkScope, idleHosts: Bool = false) -> String {
         let candidate = HostLimits.hostWithRoom(
-            candidates: HostLimits.planningCandidates(worker: "$2", scope: scope), defaultLimit: "$4", idleOnly: idleHostsOnly)
+            candidates: HostLimits.planningCandidates(worker: "$2", scope: scope), defaultLimit: "$4", idleFrom: idleHosts ? "$5" : nil)
         let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$4")
         let pending = pendingOf(host: "(SELECT host FROM host)", scope: scope)
         return """

@@ -8,19 +8,21 @@ struct Fetcher: LaneRole {
     let lane: Lane
 
     /// Claims and fetches one segment. - Returns: whether there was one.
-    /// - Parameter idleHostsOnly: only of an origin that holds no slot (after a yield, `FairShare`).
-    func fetchOne(idleHostsOnly: Bool = false) throws -> Bool {
+    /// - Parameter idleHostsFrom: only of an origin that holds no slot, of this priority or
+    ///   higher (`Lane.findWork`).
+    func fetchOne(idleHostsFrom: Int? = nil) throws -> Bool {
         let config = shared.config
         let started = Date()
         let claimed = try database.run { conn in
             try SegmentLeases(conn, workerID: config.workerID, scope: config.scope, storage: config.storageIdentity).attempt(
-                limit: 1, lease: config.lease, idleHostsOnly: idleHostsOnly)
+                limit: 1, lease: config.lease, idleHostsFrom: idleHostsFrom)
         }
         shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
         guard let segment = claimed.segments.first else {
             if claimed.hostContended { lane.contended = true }
             return false
         }
+        lane.priority = segment.transfer.priority
         // More segments may wait (a resumed transfer): one more lane that starts on demand looks.
         shared.laneStart.signalOne()
         SegmentRun(shared: shared, stream: stream, http: http, database: database).fetch(segment)

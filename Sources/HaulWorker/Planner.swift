@@ -12,17 +12,20 @@ struct Planner: LaneRole {
     /// Plans pending transfers of one origin: one on its own (streaming its first segment), or
     /// up to `--probe-batch` at once as a `BatchProbe` over up to `--concurrency` connections.
     /// - Returns: whether there were any.
-    /// - Parameter idleHostsOnly: only of an origin that holds no slot (after a yield, `FairShare`).
-    func planOne(idleHostsOnly: Bool = false) throws -> Bool {
+    /// - Parameter idleHostsFrom: only of an origin that holds no slot, of this priority or
+    ///   higher (`Lane.findWork`).
+    func planOne(idleHostsFrom: Int? = nil) throws -> Bool {
         let config = shared.config
         let batch = try database.run { conn in
             try TransferLeases(conn, workerID: config.workerID, scope: config.scope).claimPlanning(
-                lease: config.lease, limit: config.probeBatch, connections: config.concurrency, idleHostsOnly: idleHostsOnly)
+                lease: config.lease, limit: config.probeBatch, connections: config.concurrency, idleHostsFrom: idleHostsFrom)
         }
         guard !batch.claims.isEmpty else {
             if batch.hostContended { lane.contended = true }
             return false
         }
+        lane.priority = batch.claims[0].info.priority
+        lane.leftPending = batch.morePending
         if batch.morePending { shared.announceWorkForOne() }
         let live = batch.claims.filter { !shared.failIfAbandoned($0, phase: "planning", database: database) }
         // The batch's connections are its live rows that hold a slot: an abandoned one's went with it.

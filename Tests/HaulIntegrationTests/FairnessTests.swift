@@ -45,6 +45,45 @@ struct FairnessTests {
         for file in small { #expect(cluster.sha256("small/" + file.path.split(separator: "/").last!) == file.sha256) }
     }
 
+    @Test("once small files of another origin have a lane, a big download never takes every lane back while some of them wait")
+    func bigDownloadLeavesSmallBatchItsLane() throws {
+        let folder = "fair/" + UUID().uuidString.prefix(8)
+        // Through /slow/ (4 MiB/s a connection) in segments of 8 MiB (the default): a lane of the
+        // two workers finishes one every quarter second or so, and the queue offers it the next.
+        let big = try Origin.file("\(folder)/big.bin", size: 256 << 20)
+        let small = try (0..<100).map { try Origin.file("\(folder)/s\($0).bin", size: 1000 + $0 * 97) }
+        let cluster = try Cluster("fair-lanes")
+        let bigID = try cluster.enqueue(Harness.origin + "/slow" + big.path, ["--dest", "big.bin"])
+        try cluster.startWorker()
+        try cluster.startWorker()
+        #expect(
+            try Harness.waitUntil(timeout: 60) {
+                try cluster.database.scalar("SELECT count(*) FROM segments WHERE state = 'running' AND transfer_id = \(bigID)") == "8"
+            }, "the big download holds all 8 lanes of the two workers")
+        let lines = small.map { #"{"url": "\#(Self.otherOrigin)\#($0.path)", "dest": "small/\#($0.path.split(separator: "/").last!)"}"# }
+        #expect(try cluster.haul(["enqueue", "--manifest", try Self.manifest(lines), "--batch", "small"]).status == 0)
+        // Each look, one snapshot: the big download's lanes, and the small files waiting unclaimed
+        // after the first of them was claimed (a claim leases them; `done` ends it).
+        var retaken: [String] = []
+        #expect(
+            try Harness.waitUntil(timeout: 90) {
+                let row = try cluster.database.scalar(
+                    """
+                    SELECT (SELECT count(*) FROM segments WHERE transfer_id = \(bigID) AND state = 'running') || ' ' ||
+                      count(*) FILTER (WHERE state = 'done' OR lease_token IS NOT NULL) || ' ' ||
+                      count(*) FILTER (WHERE state = 'pending' AND lease_token IS NULL) FROM transfers WHERE batch_id IS NOT NULL
+                    """)
+                let counts = row.split(separator: " ").map { Int($0) ?? -1 }
+                if counts[0] == 8, counts[1] > 0, counts[2] > 0 { retaken.append(row) }
+                guard counts[2] == 0, counts[1] == small.count else { return false }
+                return try cluster.database.scalar("SELECT count(*) FROM transfers WHERE batch_id IS NOT NULL AND state = 'done'") == "\(small.count)"
+            }, "every small file is done")
+        #expect(retaken.isEmpty, "the big download held all 8 lanes while small files it had given way to waited: \(retaken)")
+        #expect(try cluster.waitFinal([bigID], timeout: 120) == ["done"])
+        #expect(cluster.sha256("big.bin") == big.sha256)
+        for file in small { #expect(cluster.sha256("small/" + file.path.split(separator: "/").last!) == file.sha256) }
+    }
+
     @Test("an origin trickling a byte every 0.3 s on both lanes gives one to a healthy origin before its lowest speed")
     func tricklerYieldsToHealthy() throws {
         let trickler = try HostileOrigin()
