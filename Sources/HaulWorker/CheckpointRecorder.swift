@@ -174,7 +174,12 @@ final class CheckpointRecorder: @unchecked Sendable {
                 if request.completes {
                     switch try leases.complete(request.segment, bytesDone: request.bytesDone, part: request.part, etag: request.etag) {
                     case .leaseLost: return .leaseLost
-                    case .recorded: return .recorded
+                    case .recorded:
+                        // The segment's host slot is free only now. Its fetcher claimed its next
+                        // segment meanwhile, and may have found the host full for this very slot
+                        // and gone idle until its next poll: one lane looks again.
+                        wakeup.signalOne()
+                        return .recorded
                     case .transferReady:
                         // One lane finalizes it: waking them all had the others race for the
                         // claim, their empty rounds queued behind the finalizer's statements.

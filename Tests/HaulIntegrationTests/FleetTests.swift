@@ -267,4 +267,27 @@ struct FleetTests {
         #expect(try cluster.waitFinal([id], timeout: 60) == ["done"], "only NOTIFY can finish this within the wait: \(worker.stderr)")
         #expect(cluster.sha256("n.bin") == file.sha256)
     }
+
+    @Test("a slot given back by a recorded completion wakes a lane that found the host full")
+    func completionWakesALane() throws {
+        // A lane claims its next segment while the checkpoint recorder still records the one it
+        // finished, whose slot the host still counts: with a limit of one, the claim finds the
+        // host full and the lane goes idle. Nothing polls within the test's wait (ten minutes)
+        // and a completion sends no NOTIFY: only the recorder's wake-up lets the lanes go on.
+        let cluster = try Cluster("completion-wake")
+        let host = String(Harness.origin.dropFirst("http://".count))
+        #expect(try cluster.haul(["host-limit", "set", host, "1"]).status == 0)
+        let worker = try Child(
+            Harness.haulBinary, ["worker", "--storage", cluster.storage, "--poll-interval", "10m", "--concurrency", "2"],
+            environment: ["DATABASE_URL": cluster.database.url])
+        defer {
+            worker.signal(SIGTERM)
+            _ = worker.wait(timeout: 15)
+        }
+        try Harness.waitUntil(timeout: 20) { try cluster.database.scalar("SELECT count(*) FROM workers") == "1" }
+        let file = try Origin.file("fleet/completion-wake.bin", size: 6 * 1_048_576)
+        let id = try cluster.enqueue(Harness.origin + file.path, ["--dest", "w.bin", "--segment-size", "1MiB"])
+        #expect(try cluster.waitFinal([id], timeout: 60) == ["done"], "the lanes slept on a free slot: \(worker.stderr)")
+        #expect(cluster.sha256("w.bin") == file.sha256)
+    }
 }
