@@ -88,22 +88,28 @@ CONF
 nginx -c "$work/nginx.conf"
 for _ in $(seq 50); do [[ -s $work/nginx.pid ]] && break; sleep 0.1; done
 
-# metalink NAME SECOND_PATH: a Metalink of file.bin with its sha-256 and piece digests, mirror A
-# first (priority 1), then mirror B's SECOND_PATH.
+# metalink NAME SECOND_PATH [whole]: a Metalink of file.bin with its sha-256 and piece digests
+# (with "whole": the file's sha-256 alone), mirror A first (priority 1), then mirror B's
+# SECOND_PATH.
 metalink() {
-    python3 - "$work/www/file.bin" "$piece" "http://127.0.0.1:$port_a/file.bin" "http://127.0.0.2:$port_b/$2" >"$work/$1" <<'PY'
+    python3 - "$work/www/file.bin" "$piece" "http://127.0.0.1:$port_a/file.bin" "http://127.0.0.2:$port_b/$2" "${3:-pieces}" >"$work/$1" <<'PY'
 import hashlib, sys
-path, piece, first, second = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+path, piece, first, second, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 data = open(path, "rb").read()
 pieces = "".join("<hash>%s</hash>" % hashlib.sha256(data[i:i + piece]).hexdigest() for i in range(0, len(data), piece))
+pieces = '<pieces length="%d" type="sha-256">%s</pieces>' % (piece, pieces) if kind == "pieces" else ""
 print('<?xml version="1.0" encoding="UTF-8"?>\n<metalink xmlns="urn:ietf:params:xml:ns:metalink"><file name="mirrored.bin">'
-      '<size>%d</size><hash type="sha-256">%s</hash><pieces length="%d" type="sha-256">%s</pieces>'
+      '<size>%d</size><hash type="sha-256">%s</hash>%s'
       '<url priority="1">%s</url><url priority="2">%s</url></file></metalink>'
-      % (len(data), hashlib.sha256(data).hexdigest(), piece, pieces, first, second))
+      % (len(data), hashlib.sha256(data).hexdigest(), pieces, first, second))
 PY
 }
 metalink good.meta4 file.bin
 metalink corrupt.meta4 bad.bin
+# aria2c checks a Metalink's whole-file hash only when it has no piece hashes
+# (DownloadContext::isChecksumVerificationNeeded), where haul checks both: this one makes
+# both tools read the whole file back once.
+metalink whole.meta4 file.bin whole
 
 [[ -n ${DATABASE_URL:-} ]] || export HAUL_HOME=$work/haul-home HAUL_EMBEDDED_LINGER=10m
 "$haul" migrate >/dev/null
@@ -139,6 +145,13 @@ for round in $(seq "$rounds"); do
         aria2c) run_tool aria2c mirrored.bin "${aria[@]}" -d "$work/out" -M "$work/good.meta4" ;;
         esac
     done
+    for i in 0 1; do   # which of the two goes first alternates by round
+        if (((round + i) % 2)); then
+            run_tool metalink-whole mirrored.bin "$haul" get --metalink "$work/whole.meta4" -o "$work/out/" -x $((2 * conns)) --quiet "${segment[@]}"
+        else
+            run_tool aria2c-whole mirrored.bin "${aria[@]}" -d "$work/out" -M "$work/whole.meta4"
+        fi
+    done
     run_tool corrupt mirrored.bin "$haul" get --metalink "$work/corrupt.meta4" -o "$work/out/" -x $((2 * conns)) --quiet "${segment[@]}"
     run_tool aria2c-corrupt mirrored.bin "${aria[@]}" -d "$work/out" -M "$work/corrupt.meta4"
 done
@@ -155,6 +168,8 @@ row() {   # row NAME LABEL TARGET
 row metalink "haul get --metalink (2 mirrors)" "≥ 1.8× one mirror's rate, ≥ aria2c -M"
 row one "haul get (mirror A alone)" ""
 row aria2c "aria2c -M (2 mirrors)" ""
+row metalink-whole "haul get --metalink, whole-file hash only" "(both tools check the whole-file hash)"
+row aria2c-whole "aria2c -M, whole-file hash only" ""
 row corrupt "haul get --metalink, mirror B serves a bad piece" "origin bytes ≤ 1.10× the file"
 row aria2c-corrupt "aria2c -M, mirror B serves a bad piece" ""
 echo
