@@ -23,6 +23,7 @@ struct Fetcher: LaneRole {
         }
         // More segments may wait (a resumed transfer): one more lane that starts on demand looks.
         shared.laneStart.signalOne()
+        lane.tookWork()
         SegmentRun(shared: shared, stream: stream, http: http, database: database).fetch(segment)
         return true
     }

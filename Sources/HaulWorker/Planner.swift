@@ -23,6 +23,7 @@ struct Planner: LaneRole {
             if batch.hostContended { lane.contended = true }
             return false
         }
+        lane.tookWork()
         if batch.morePending { shared.announceWorkForOne() }
         let live = batch.claims.filter { !shared.failIfAbandoned($0, phase: "planning", database: database) }
         // The batch's connections are its live rows that hold a slot: an abandoned one's went with it.
