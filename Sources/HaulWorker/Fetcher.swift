@@ -25,6 +25,7 @@ struct Fetcher: LaneRole {
         lane.priority = segment.transfer.priority
         // More segments may wait (a resumed transfer): one more lane that starts on demand looks.
         shared.laneStart.signalOne()
+        lane.tookWork()
         SegmentRun(shared: shared, stream: stream, http: http, database: database).fetch(segment)
         return true
     }

@@ -15,6 +15,7 @@ struct Finalizer: LaneRole {
             try TransferLeases(conn, workerID: config.workerID, scope: config.scope, storage: config.storageIdentity).claimFinalizing(lease: config.lease)
         }
         guard let claim = claimed else { return false }
+        lane.tookWork()
         if shared.failIfAbandoned(claim, phase: "finalizing", database: database) { return true }
         let fields = [("transfer", String(claim.info.id))]
         let keeper = LeaseKeeper(lane: lane, claim: claim)

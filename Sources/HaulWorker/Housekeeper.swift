@@ -54,7 +54,7 @@ final class Housekeeper {
     }
 }
 
-/// Waits on `LISTEN haul_work` and wakes idle role threads when work is announced; tells
+/// Waits on `LISTEN haul_work` and wakes an idle lane when work is announced; tells
 /// `/healthz` when its connection breaks or opens.
 final class Listener {
     private let shared: WorkerShared
@@ -76,8 +76,10 @@ final class Listener {
                 }
                 // The stop signal ends the wait at once: the worker joins this thread when it
                 // stops, and a stopping `haul get` should not sit out a poll before it exits.
+                // One lane looks, and wakes the next only if it found work: every lane of every
+                // worker asking at each notice cost the database a claim per lane (issue 55).
                 if try !(connection?.waitForNotifications(timeout: 1, orUntilReadable: shared.stopSignal.descriptor).isEmpty ?? true) {
-                    shared.announceWork()
+                    shared.announceWorkForOne()
                 }
             } catch {
                 connection = nil

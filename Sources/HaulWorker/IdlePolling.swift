@@ -21,7 +21,8 @@ enum StepOutcome: Equatable {
 /// with time (a retry's backoff ending), and for stragglers to split. One idle lane of each
 /// worker, the poller (the first to go idle), keeps looking every `pollInterval` while the
 /// fleet has work in hand, and less and less often, up to `pollerCeiling` poll intervals, while
-/// there is none at all; when it finds work it wakes the others. The other idle lanes sleep
+/// there is none at all; when it finds work it wakes one more lane (any lane that was idle and
+/// finds work does), which wakes the next only if it finds work too. The other idle lanes sleep
 /// until woken, looking on their own only every `othersCeiling` poll intervals. So an idle
 /// fleet costs the database a cheap statement now and then, not four per lane per interval.
 enum IdlePolling {

@@ -15,7 +15,8 @@ final class Lane {
     /// For `BatchProbe`: many small files at once on this lane's thread.
     let multi = MultiClient()
 
-    /// Whether this lane's last step found nothing: its next one asks `WorkProbe` first.
+    /// Whether this lane's last step found nothing: its next one asks `WorkProbe` first, and
+    /// runs only the claims that could find what it found.
     private var idle = false
     /// Whether a claim of this step took nothing because another claimer held the row of a
     /// host with room (`HostLimits.lockedSlots` never waits for it): the step then says
@@ -29,6 +30,9 @@ final class Lane {
     /// Whether the last batch this lane took left files of its origin pending: the lane looks
     /// there first next, for those files (another lane may take them at the same time).
     var leftPending = false
+    /// Whether this step began idle (a lane woken, or the poller's look) and has not yet passed
+    /// the wake-up on (`tookWork`).
+    private var passesWakeOn = false
 
     init(shared: WorkerShared) {
         self.shared = shared
@@ -44,37 +48,53 @@ final class Lane {
     /// last: after a segment given back to such work (`FairShare`), and else at most once per
     /// `--yield-after` (`looksAtIdleHostsFirst`). A stop asked for meanwhile ends the search
     /// before the next role's query. After a step that found nothing, one cheap statement
-    /// (`WorkProbe`) tells first whether any of those queries could find something.
+    /// (`WorkProbe`) tells first which of those queries could find something, and only those run.
     func step() throws -> StepOutcome {
-        if idle, try !database.run({ conn in try WorkProbe.anythingToDo(conn) }) { return .nothingAnywhere }
+        var kinds = WorkProbe.Kinds.all
+        if idle {
+            kinds = try database.run { conn in try WorkProbe.whatToDo(conn) }
+            if kinds.isEmpty { return .nothingAnywhere }
+        }
         contended = false
-        idle = try !findWork()
+        passesWakeOn = idle
+        idle = try !findWork(kinds)
+        if !idle { tookWork() }
         return idle ? (contended ? .contended : .nothingDue) : .worked
     }
 
-    private func findWork() throws -> Bool {
-        let roles = shared.config.roles
+    /// Called once a claim of this step took work, before the work is done: a lane that was idle
+    /// wakes one more idle lane of its worker, which wakes the next only if it takes work too. A
+    /// notice of work (NOTIFY, slots given back) so costs one look per worker while there is no
+    /// more to take, not one per lane, and all lanes still start within a claim of each other.
+    func tookWork() {
+        guard passesWakeOn else { return }
+        passesWakeOn = false
+        shared.announceWorkForOne()
+    }
+
+    private func findWork(_ kinds: WorkProbe.Kinds) throws -> Bool {
+        let claims = Self.claims(roles: shared.config.roles, kinds: kinds)
         let fetcher = Fetcher(lane: self)
         let planner = Planner(lane: self)
         if looksAtIdleHostsFirst(), !shared.isStopping() {
             let floor = priority
-            if roles.contains(.planner), try planner.planOne(idleHostsFrom: floor) {
+            if claims.contains(.plan), try planner.planOne(idleHostsFrom: floor) {
                 shared.progress.announceSettled()
                 return true
             }
-            if roles.contains(.fetcher), try fetcher.fetchOne(idleHostsFrom: floor) { return true }
+            if claims.contains(.fetch), try fetcher.fetchOne(idleHostsFrom: floor) { return true }
         }
         // A finalized or planned transfer may be final now (done, failed): `haul get` hears of it at once.
-        if roles.contains(.finalizer), !shared.isStopping(), try Finalizer(lane: self).finalizeOne() {
+        if claims.contains(.finalize), !shared.isStopping(), try Finalizer(lane: self).finalizeOne() {
             shared.progress.announceSettled()
             return true
         }
-        if roles.contains(.fetcher), !shared.isStopping(), try fetcher.fetchOne() { return true }
-        if roles.contains(.planner), !shared.isStopping(), try planner.planOne() {
+        if claims.contains(.fetch), !shared.isStopping(), try fetcher.fetchOne() { return true }
+        if claims.contains(.plan), !shared.isStopping(), try planner.planOne() {
             shared.progress.announceSettled()
             return true
         }
-        if roles.contains(.fetcher), !shared.isStopping(), try fetcher.splitStraggler() { return true }
+        if claims.contains(.split), !shared.isStopping(), try fetcher.splitStraggler() { return true }
         return false
     }
 
@@ -96,6 +116,23 @@ final class Lane {
         guard yielded || again || now.timeIntervalSince(lookedAtIdleHosts) >= budget else { return false }
         lookedAtIdleHosts = now
         return true
+    }
+
+    /// A claim statement of a lane's step.
+    enum Claim {
+        case finalize, fetch, plan, split
+    }
+
+    /// The claims a lane of `roles` runs when `WorkProbe` found `kinds`: each only when there is
+    /// something of its kind (a finalizing transfer, a queued segment, a pending transfer, a
+    /// running segment to split). Pure.
+    static func claims(roles: Set<Role>, kinds: WorkProbe.Kinds) -> Set<Claim> {
+        var claims: Set<Claim> = []
+        if roles.contains(.finalizer), kinds.contains(.finalizingTransfers) { claims.insert(.finalize) }
+        if roles.contains(.fetcher), kinds.contains(.queuedSegments) { claims.insert(.fetch) }
+        if roles.contains(.planner), kinds.contains(.pendingTransfers) { claims.insert(.plan) }
+        if roles.contains(.fetcher), kinds.contains(.runningSegments) { claims.insert(.split) }
+        return claims
     }
 }
 

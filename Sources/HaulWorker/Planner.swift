@@ -26,6 +26,7 @@ struct Planner: LaneRole {
         }
         lane.priority = batch.claims[0].info.priority
         lane.leftPending = batch.morePending
+        lane.tookWork()
         if batch.morePending { shared.announceWorkForOne() }
         let live = batch.claims.filter { !shared.failIfAbandoned($0, phase: "planning", database: database) }
         // The batch's connections are its live rows that hold a slot: an abandoned one's went with it.

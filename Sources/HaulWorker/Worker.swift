@@ -104,14 +104,15 @@ final class WorkerShared: Sendable {
     }
 
     /// Wakes every idle lane, those not started yet included: there is work for all of them
-    /// (a plan's queued segments, rescued leases, a NOTIFY, a stop).
+    /// (a plan's queued segments, rescued leases, a stop).
     func announceWork() {
         wakeup.signal()
         laneStart.signal()
     }
 
     /// Wakes one idle lane and starts one more on demand: there may be work for one more (files
-    /// a batch left pending, host slots given back).
+    /// a batch left pending, host slots given back, a NOTIFY). A lane woken so that takes work
+    /// wakes the next one in turn (`Lane.tookWork`).
     func announceWorkForOne() {
         wakeup.signalOne()
         laneStart.signalOne()
@@ -279,8 +280,8 @@ public final class Worker: Sendable {
                     if let interval {
                         shared.pause(interval, since: mark)
                     } else if outcome == .worked {
-                        // Work found by the poller: the other idle lanes sleep until told.
-                        if let lane, shared.leavePollerTurn(lane) { shared.announceWork() }
+                        // Work found by the poller: it has woken one more lane (`Lane.tookWork`).
+                        if let lane { _ = shared.leavePollerTurn(lane) }
                         idleRounds = 0
                     } else if outcome == .contended,
                         let delay = IdlePolling.contendedDelay(
