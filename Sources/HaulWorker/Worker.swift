@@ -152,9 +152,11 @@ public final class Worker: Sendable {
     public init(config: WorkerConfig, progress: ProgressCounter = ProgressCounter(), adopting connection: PostgresConnection? = nil) {
         var config = config
         config.probeBatch = OpenFileLimit.batchLimit(requested: config.probeBatch, lanes: config.concurrency, openFiles: OpenFileLimit.raise())
-        // Connections kept to the object store (and upload targets): 4 per lane, or as many as
-        // a lane streams into at once (a batch's connections), which must never wait on each other.
-        CurlHandles.shared.limit(busy: config.concurrency * max(4, config.concurrency))
+        // Connections kept to the object store (and upload targets): 4 per lane. A request past
+        // them waits for one to come back, at most the pool's patience: a lane's batch that
+        // streams into more objects at once (a batch's connections, up to the host limit) is
+        // slowed, never stalled, since no object's request waits for another's.
+        CurlHandles.shared.limit(busy: config.concurrency * 4)
         shared = WorkerShared(config: config, progress: progress, adopting: connection)
     }
 
