@@ -69,7 +69,10 @@ struct WorkerFaultTests {
         try #require(!held.isEmpty)
 
         let rescuer = try cluster.startWorker(["--lease", "1s", "--concurrency", "4"])
-        let takenOver = try Harness.waitUntil(timeout: 30) {
+        // Frozen inside a transaction, the worker keeps its row locks until the server ends its
+        // session (`PostgresConnection.idleTransactionTimeout`, 60 s): the takeover may wait
+        // that long, on a loaded machine when the stop lands between two statements of one.
+        let takenOver = try Harness.waitUntil(timeout: 90) {
             let rows = try cluster.database.segments(id)
             return held.allSatisfy { index in rows[index].state == "done" || (rows[index].state == "running" && rows[index].worker != frozenID) }
         }
