@@ -127,14 +127,19 @@ struct ControlCommand {
     }
 
     /// What a changed `haul get` transfer needs beyond its row: a canceled one's partial file
-    /// is removed here, and a retried one is run by its own `haul get`, not by a worker.
+    /// is removed here, and a retried one is run by its own `haul get`, not by a worker. The
+    /// transfers are looked up in one statement, whatever their number: the fleet's transfers
+    /// (all of a batch's) need nothing here.
     private func followUp(_ changed: [Int64], _ store: TransferStore) throws {
-        for id in changed {
-            if action == .cancel { try removeLocalPartial(id, store) }
-            if action == .retry, let target = try store.localTarget(of: id) {
+        switch action {
+        case .cancel:
+            for (id, files) in try store.localCleanups(changed).sorted(by: { $0.key < $1.key }) { try removeLocalPartial(id, files, store) }
+        case .retry:
+            for (id, target) in try store.localTargets(of: changed).sorted(by: { $0.key < $1.key }) {
                 // A `haul get` transfer is pinned to the get that runs it: no worker picks it up.
                 Output.error("transfer \(id) belongs to 'haul get': run the same 'haul get' again (saving to \(target)) to retry it")
             }
+        case .pause, .resume: break
         }
     }
 
@@ -142,8 +147,9 @@ struct ControlCommand {
     /// behind: cancelling that transfer again removes it, and is then no refusal (the transfer
     /// is where the action leads). A canceled transfer with nothing left is refused as before.
     private func finishCleanups(_ outcome: inout ActionOutcome, _ store: TransferStore) throws {
+        let waiting = try store.localCleanups(outcome.refused.map(\.id))
         for refusal in outcome.refused {
-            guard try removeLocalPartial(refusal.id, store) else { continue }
+            guard let files = waiting[refusal.id], try removeLocalPartial(refusal.id, files, store) else { continue }
             outcome.refused.removeAll { $0.id == refusal.id }
             outcome.unchanged.append(refusal.id)
         }
@@ -156,8 +162,8 @@ struct ControlCommand {
     /// refused (`destination-busy`) and which is not this transfer's to remove.
     /// - Returns: whether it removed the partial data.
     @discardableResult
-    private func removeLocalPartial(_ id: Int64, _ store: TransferStore) throws -> Bool {
-        guard let pending = try store.localCleanup(id), FileManager.default.fileExists(atPath: pending.root) else { return false }
+    private func removeLocalPartial(_ id: Int64, _ pending: TransferStore.LocalFiles, _ store: TransferStore) throws -> Bool {
+        guard FileManager.default.fileExists(atPath: pending.root) else { return false }
         let files = try TransferFiles(root: try StorageRoot(pending.root), relative: pending.dest)
         if let held = files.partialsHeld(generation: pending.generation).first {
             Output.error("left \(held) of transfer \(id): a running haul process writes it (a running get of this transfer removes it as it stops)")

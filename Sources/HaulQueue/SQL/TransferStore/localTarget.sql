@@ -1,2 +1,3 @@
--- The local target of a get's transfer (NULL for a fleet transfer). $1 transfer id.
-SELECT options->>'local_target' AS target FROM transfers WHERE id = $1
+-- Of transfers $1 (bigint[]), the gets': each one's id and local target (fleet transfers have
+-- none and are left out).
+SELECT id, options->>'local_target' AS target FROM transfers WHERE id = ANY($1::bigint[]) AND options ? 'local_target'
