@@ -5,7 +5,8 @@ public enum WaitReason: Equatable, Sendable {
     case transferPaused(id: Int64)
     /// Its origin host is paused (limit 0).
     case originPaused(host: String)
-    /// No worker is alive; `warning` says since when (`WorkerRegistry.noLiveWorkerWarning`).
+    /// No worker is alive; `warning` says since when (`WorkerRegistry.noLiveWorkerWarning`), or
+    /// that none runs now (`noWorkerRunning`).
     case noLiveWorker(warning: String)
     /// A failed attempt waits for its retry until `until` (UTC); `reason` is the failure.
     case backingOff(until: String, reason: String?)
@@ -67,7 +68,9 @@ public enum WaitReason: Equatable, Sendable {
         }
         guard facts.running == 0 else { return nil }
         if facts.hostLimit == 0 { return .originPaused(host: facts.host) }
-        if let warning = facts.noLiveWorker { return .noLiveWorker(warning: warning) }
+        // The registry's warning waits out `deadAfter` after the last worker stopped (a rolling
+        // restart is no news to `wait`), but a transfer with no live worker is waiting for one.
+        if let warning = facts.noLiveWorker ?? (facts.liveWorkers == 0 ? noWorkerRunning : nil) { return .noLiveWorker(warning: warning) }
         if !facts.due {
             return facts.backoffUntil.map { .backingOff(until: $0, reason: facts.backoffReason) }
         }
@@ -76,6 +79,10 @@ public enum WaitReason: Equatable, Sendable {
         }
         return .lanesBusy(running: facts.fleetRunning, workers: facts.liveWorkers)
     }
+
+    /// Why a transfer waits when no worker is alive though the last one stopped only moments
+    /// ago (so `WorkerRegistry.noLiveWorkerWarning` says nothing yet).
+    public static let noWorkerRunning = "no worker is running against this database now; start one with 'haul worker --storage DIR'"
 
     /// One line: `waits: …`, saying what would let it run.
     public var text: String {

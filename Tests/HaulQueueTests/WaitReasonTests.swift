@@ -34,6 +34,10 @@ struct WaitReasonTests {
             Facts(state: .downloading, due: false, backoffUntil: "t", hostRunning: 8, noLiveWorker: "no worker has been seen for 2 min"))
         #expect(reason == .noLiveWorker(warning: "no worker has been seen for 2 min"))
         #expect(reason?.text == "waits: no worker has been seen for 2 min")
+        // The last worker stopped moments ago: no warning from the registry yet, and no lane either.
+        let stopped = WaitReason.decide(Facts(state: .pending, liveWorkers: 0))
+        #expect(stopped == .noLiveWorker(warning: WaitReason.noWorkerRunning))
+        #expect(stopped?.text == "waits: no worker is running against this database now; start one with 'haul worker --storage DIR'")
     }
 
     @Test("work that is not due backs off until its retry time, with the error")
