@@ -43,7 +43,7 @@ start_postgres() {
   # every ~0.1 s for the rest of the run (about a tenth of two cores). Tests that need planner
   # statistics run ANALYZE themselves.
   runuser -u postgres -- "$bin/pg_ctl" -D "$work/pg" -l "$work/pg/server.log" -w -t 60 \
-    -o "-p $pgport -k $work/pgsock -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c autovacuum=off" start >/dev/null
+    -o "-p $pgport -k $work/pgsock -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c autovacuum=off -c shared_preload_libraries=pg_stat_statements" start >/dev/null
 }
 
 make_tls() {

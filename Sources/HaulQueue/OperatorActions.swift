@@ -69,6 +69,7 @@ extension TransferStore {
             var found: Set<Int64> = []
             var restart: [Int64] = []
             let shared = action == .retry ? try partialsWrittenByOthers(among: ids) : []
+            let busy = action == .retry ? try busyDestinations(retrying: ids) : [:]
             for row in rows {
                 let id = try row.int64("id")
                 found.insert(id)
@@ -76,7 +77,7 @@ extension TransferStore {
                 switch action.verdict(transfer: id, state: state) {
                 case .apply:
                     // Not under the enqueue lock: an operator's retry racing an enqueue of the same destination is left to them.
-                    if action == .retry, let busy = try busyDestination(retrying: id) {
+                    if let busy = busy[id] {
                         outcome.refused.append((id, busy))
                         continue
                     }

@@ -24,15 +24,16 @@ extension TransferStore {
         throw busy(dest, id: try row.int64("id"), state: try row.string("state"))
     }
 
-    /// The refusal to bring transfer `id` back (retry) while another active transfer writes its
-    /// destination, or `nil` when nothing else writes it.
-    func busyDestination(retrying id: Int64) throws -> HaulError? {
-        guard
-            let row = try db.query(
-                Statements.TransferStore.busyForRetry, [id, Self.activeStates]
-            ).first
-        else { return nil }
-        return Self.busy(try row.string("dest"), id: try row.int64("id"), state: try row.string("state"))
+    /// The refusals to bring transfers `ids` back (retry) while another active transfer writes
+    /// their destination, by id; a transfer nothing else writes is left out. One statement for
+    /// any number of ids.
+    func busyDestinations(retrying ids: [Int64]) throws -> [Int64: HaulError] {
+        guard !ids.isEmpty else { return [:] }
+        var refusals: [Int64: HaulError] = [:]
+        for row in try db.query(Statements.TransferStore.busyForRetry, [ids, Self.activeStates]).rows {
+            refusals[try row.int64("retried")] = Self.busy(try row.string("dest"), id: try row.int64("id"), state: try row.string("state"))
+        }
+        return refusals
     }
 
     /// The unfinished transfers among `ids` whose partial file another transfer may have written

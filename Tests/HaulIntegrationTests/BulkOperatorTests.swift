@@ -91,14 +91,14 @@ struct BulkOperatorTests {
             UPDATE transfers SET state = 'downloading', size = 10, dest = coalesce(dest, 'c1.bin') WHERE id = 1;
             INSERT INTO segments (transfer_id, generation, idx, byte_offset, length, host) SELECT id, 0, 0, 0, 10, host FROM transfers WHERE id = 1;
             """)
-        let commitsBefore = try Self.commits(database)
+        let statementsBefore = try Self.statements(database)
         let canceled = try Run.haul(["cancel", "--batch", "never", "--yes"], database: database.url)
         #expect(canceled.status == 0, "\(canceled.stderr)")
         #expect(try database.scalar("SELECT count(*) FROM transfers WHERE state = 'canceled'") == "3000")
         // Set-based from the selection to the follow-up: a statement per transfer (the get
-        // clean-up lookup was one, 47 s for 10 000) would be thousands of transactions.
-        let commits = try Self.commits(database) - commitsBefore
-        #expect(commits < 50, "cancel --batch of 3000 ran \(commits) transactions")
+        // clean-up lookup was one, 47 s for 10 000) would be thousands.
+        let statements = try Self.statements(database) - statementsBefore
+        #expect(statements < 100, "cancel --batch of 3000 ran \(statements) statements")
         #expect(try database.scalar("SELECT string_agg(id::text, ',') FROM transfers WHERE cleanup_pending") == "1", "only the started one awaits a cleanup")
         let pruned = try Run.haul(["prune", "--older-than", "0s"], database: database.url)
         #expect(pruned.stdout.contains("deleted 2999 finished transfers"), "\(pruned.stdout)")
@@ -107,10 +107,32 @@ struct BulkOperatorTests {
         #expect(json.stdout.contains("\"skipped_awaiting_cleanup\":1"), "\(json.stdout)")
     }
 
-    /// Transactions committed in `database` so far, by every session that has ended (each
-    /// statement outside a transaction is one).
-    static func commits(_ database: TestDatabase) throws -> Int {
-        Int(try database.scalar("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")) ?? 0
+    @Test("pause, resume, cancel and retry of a batch of 3000 each run a handful of statements, not one per transfer")
+    func batchActionsAreSetBased() throws {
+        let database = try TestDatabase()
+        let path = Harness.temporaryDirectory("bulk-actions") + "/manifest.txt"
+        try (1...3000).map { "http://127.0.0.1:9/r\($0).bin" }.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try Run.haul(["enqueue", "--manifest", path, "--batch", "again"], database: database.url).status == 0)
+        for (action, state) in [("pause", "paused"), ("resume", "pending"), ("cancel", "canceled"), ("retry", "pending")] {
+            let before = try Self.statements(database)
+            let run = try Run.haul([action, "--batch", "again", "--yes"], database: database.url)
+            #expect(run.status == 0 && run.stdout.contains("3000 transfers changed"), "\(action): \(run.stdout) \(run.stderr)")
+            let statements = try Self.statements(database) - before
+            #expect(statements < 100, "\(action) --batch of 3000 ran \(statements) statements")
+            #expect(try database.scalar("SELECT string_agg(DISTINCT state, ',') FROM transfers") == state, "\(action)")
+        }
+    }
+
+    /// Statements the server ran for `database` so far (`pg_stat_statements`, which the test
+    /// services load; the first call creates the extension there).
+    static func statements(_ database: TestDatabase) throws -> Int {
+        _ = try Run.psql(database.url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        let count = try database.scalar(
+            "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())")
+        guard let value = Int(count) else {
+            throw TestFailure("pg_stat_statements is not loaded (scripts/test-services.sh loads it): \(count)")
+        }
+        return value
     }
 
     @Test("list --batch and --host; host-limit unset; prune --dry-run, --state and --older-than 0s")
