@@ -86,7 +86,11 @@ extension Reader.TransferPage {
     var json: [String: Any] {
         [
             "total": total, "page": page, "per_page": perPage, "poll_after_ms": pollAfter,
-            "transfers": rows.map { JSON.transfer($0.status, host: $0.host, batch: $0.batch, segments: $0.segments) },
+            "transfers": rows.map { row in
+                var object = JSON.transfer(row.status, host: row.host, batch: row.batch, segments: row.segments)
+                object["waiting"] = waiting[row.status.id] ?? NSNull()
+                return object
+            },
         ]
     }
 }

@@ -57,6 +57,9 @@ struct Reader {
         var perPage: Int
         var order: (column: FleetView.TransferOrder, ascending: Bool) = (.id, false)
         var pollAfter: Int
+        /// Why each unfinished transfer of the page does not run, as `haul list` says it
+        /// (`WaitReason`), by id; one that runs or is finished is absent.
+        var waiting: [Int64: String] = [:]
     }
 
     func transfers() throws -> TransferPage {
@@ -70,9 +73,10 @@ struct Reader {
         let only = value("ids").map { $0.split(separator: ",").compactMap { Int64($0) } }
         let order = (column: value("sort").flatMap(FleetView.TransferOrder.init(rawValue:)) ?? .id, ascending: value("dir") == "asc")
         let (rows, total) = try FleetView(db).transfers(filter, offset: offset, limit: perPage, only: only, order: order)
+        let waiting = try WaitReason.of(db, transfers: rows.filter { !$0.status.state.isFinal }.map(\.status.id)).mapValues(\.text)
         return TransferPage(
             filter: filter, rows: rows, total: total, page: page, perPage: perPage, order: order,
-            pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
+            pollAfter: Self.pollAfter(Date().timeIntervalSince(started)), waiting: waiting)
     }
 
     /// Bytes per point of the window, per worker or per origin (`FleetView.throughputBy`).

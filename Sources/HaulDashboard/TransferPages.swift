@@ -53,7 +53,7 @@ enum TransferPages {
             <button type="submit">Filter</button>
             </form>
             """
-        let rows = page.rows.map { row($0, view: view, back: back) }.joined(separator: "\n")
+        let rows = page.rows.map { row($0, waiting: page.waiting[$0.status.id], view: view, back: back) }.joined(separator: "\n")
         let pages = max(1, (page.total + page.perPage - 1) / page.perPage)
         let pager = """
             <nav class="pager" aria-label="pages">\(pageLinks(current: page.page, of: pages) { e(base + query(page, number: $0, fixedBatch: fixedBatch)) })\
@@ -74,7 +74,7 @@ enum TransferPages {
             \(bulk)<div class="scroll"><table class="transfers compact"><thead><tr>\(select)\(heading("ID", .id))<th scope="col">Transfer</th>\
             \(heading("State", .state))\(heading("Progress", .size))<th scope="col">Segments</th><th scope="col">Rate</th><th scope="col">ETA</th>\
             \(heading("Attempts", .attempts))\
-            <th scope="col">Last error</th><th scope="col"></th></tr></thead><tbody>
+            <th scope="col">Last error · waiting</th><th scope="col"></th></tr></thead><tbody>
             \(rows)
             </tbody></table></div>
             """
@@ -100,8 +100,9 @@ enum TransferPages {
     }
 
     /// One row, with the contract attributes `data-transfer-id`, `data-state`, `data-bytes-done`
-    /// and `data-action` that app.js (and users' scripts) find things by.
-    static func row(_ row: FleetView.TransferRow, view: PageContext, back: String) -> String {
+    /// and `data-action` that app.js (and users' scripts) find things by; `waiting` says why it
+    /// does not run (`WaitReason`), under its last error.
+    static func row(_ row: FleetView.TransferRow, waiting: String?, view: PageContext, back: String) -> String {
         let status = row.status
         return """
             <tr data-transfer-id="\(status.id)" data-state="\(status.state.rawValue)">\
@@ -115,7 +116,8 @@ enum TransferPages {
             <td data-label="Rate" data-field="rate">\(rate(status))</td>\
             <td data-label="ETA" data-field="eta">\(eta(status).map(formatSeconds) ?? "")</td>\
             <td data-label="Attempts" data-field="attempts">\(status.attempts)</td>\
-            <td><span class="err wrap" data-field="error" title="\(e(status.error ?? ""))">\(e(status.error ?? ""))</span></td>\
+            <td><span class="err wrap" data-field="error" title="\(e(status.error ?? ""))">\(e(status.error ?? ""))</span>\
+            <small class="wrap muted" data-field="waiting">\(e(waiting ?? ""))</small></td>\
             <td>\(actions(status, view: view, back: back))</td></tr>
             """
     }

@@ -39,7 +39,7 @@ import Testing
         #expect(page.contains(#"data-sort="size" aria-sort="ascending""#), "the heading says how the list is sorted")
     }
 
-    @Test("a transfer's page says why it waits, as 'haul status' does")
+    @Test("a transfer's page and the transfer list say why it waits, as 'haul status' does")
     func transferPageSaysWhyItWaits() throws {
         let served = try DashboardTests.Served("dash-waiting")
         let id = try served.cluster.enqueue("http://127.0.0.1:9/w.bin")
@@ -54,6 +54,15 @@ import Testing
         let page = try served.request("GET", "/transfers/\(id)").body
         #expect(page.contains(#"data-field="waiting">waits: it is paused; "#), "\(page)")
         #expect(!page.contains("'haul resume"), "quotes are escaped in the page")
+        // The list says it too, in its page and in the JSON its rows are polled with.
+        let list = try served.request("GET", "/transfers").body
+        #expect(list.contains(#"data-field="waiting">waits: it is paused; "#), "\(list)")
+        let listed =
+            try JSONSerialization.jsonObject(
+                with: Data(try served.request("GET", "/api/transfers", headers: ["Authorization: Bearer \(DashboardTests.token)"]).body.utf8))
+            as? [String: Any]
+        let rows = listed?["transfers"] as? [[String: Any]] ?? []
+        #expect(rows.first { $0["id"] as? Int == Int(id) }?["waiting"] as? String == cli, "\(rows)")
     }
 
     @Test("without JavaScript a batch action asks on a page of its own first, and acts once confirmed")

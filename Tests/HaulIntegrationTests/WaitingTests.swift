@@ -60,6 +60,8 @@ struct WaitingTests {
         let id = try cluster.enqueue("http://127.0.0.1:9/x.bin", ["--dest", "x.bin"])
         #expect(try Self.waiting(cluster, id) == "waits: no worker has ever run against this database; start one with 'haul worker --storage DIR'")
         #expect(try cluster.haul(["list"]).stdout.contains("waits: no worker has ever run"))
+        let listed = try JSONSerialization.jsonObject(with: Data(try cluster.haul(["list", "--json"]).stdout.utf8)) as? [[String: Any]]
+        #expect(listed?.first?["waiting"] as? String == (try Self.waiting(cluster, id)), "list --json says it as status --json does")
         #expect(try cluster.haul(["pause", String(id)]).status == 0)
         #expect(try Self.waiting(cluster, id) == "waits: it is paused; 'haul resume \(id)' lets it run")
         let text = try cluster.haul(["status", String(id)]).stdout

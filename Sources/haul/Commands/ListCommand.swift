@@ -1,3 +1,4 @@
+import Foundation
 import HaulCore
 import HaulQueue
 
@@ -12,7 +13,8 @@ enum ListCommand: Command {
         --batch keeps one batch's transfers, --host those of one origin host (as
         'haul host-limit list' names it). The filters combine. A transfer that does not
         run says why ('waits: ...', as 'haul status' does).
-        --json prints an array of the objects 'haul status --json' prints.
+        --json prints an array of the objects 'haul status --json' prints, "waiting"
+        included.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -27,11 +29,16 @@ enum ListCommand: Command {
             throw BatchesCommand.noSuchBatch(batch)
         }
         let transfers = try store.list(state: state, batch: arguments.value("--batch"), host: arguments.value("--host"), limit: limit)
+        let waiting = try WaitReason.of(session.connection, transfers: transfers.filter { !$0.state.isFinal }.map(\.id))
         if arguments.has("--json") {
-            Output.json(transfers.map { StatusView.json($0) })
+            Output.json(
+                transfers.map { status in
+                    var object = StatusView.json(status)
+                    object["waiting"] = waiting[status.id]?.text ?? NSNull()
+                    return object
+                })
             return ExitCode.success
         }
-        let waiting = try WaitReason.of(session.connection, transfers: transfers.filter { !$0.state.isFinal }.map(\.id))
         Output.line(Output.cell("ID", 7) + Output.cell("STATE", 12) + Output.cell("PROGRESS", 30) + "DEST / ERROR")
         for status in transfers {
             let note = StatusView.retrying(status).map { "retrying \($0)" } ?? waiting[status.id]?.text ?? status.error
