@@ -58,6 +58,15 @@ struct ObjectBatchStorage: BatchStore {
         return try store.occupant(head, of: dest, url: url)
     }
 
+    /// One `HeadObject`, whose answer also serves the `PutObject`'s precondition: the object the
+    /// get's refusal judged is the one the `PutObject` may replace (looked up again there, an
+    /// object put in between would be replaced unjudged), and a file costs one lookup, not two.
+    func occupant(of dest: String, for id: Int64, url: String) throws -> Occupant? {
+        let head = try store.client.objectHead(bucket: store.location.bucket, key: try store.key(for: dest))
+        seen.keep([(id, SeenObjects.Seen(dest: dest, head: head))])
+        return try head.map { try store.occupant($0, of: dest, url: url) }
+    }
+
     func sink(for file: WholeFile, fence: any BatchFence) throws -> any StoredWholeFile {
         let object = seen.at(file.dest, of: file.transferID)
         return try ObjectPut(file, store: store, fence: fence, seen: object.flatMap { S3Precondition.seen($0.head) })

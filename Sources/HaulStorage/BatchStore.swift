@@ -49,6 +49,11 @@ public protocol BatchStore {
     /// What `lookUp` found at `dest` for transfer `id`, as the occupant that `url` may or may not
     /// replace; `nil` when it found nothing there (or did not look).
     func seen(_ dest: String, of id: Int64, url: String) throws -> Occupant?
+    /// Looks at `dest` for transfer `id` now (a name its origin gave, which `lookUp` could not
+    /// look at), keeping the answer as `lookUp` keeps its own: the file's `sink` then never
+    /// replaces anything other than what this answer says is there. - Returns: the occupant
+    /// that `url` may or may not replace, `nil` when nothing is there.
+    func occupant(of dest: String, for id: Int64, url: String) throws -> Occupant?
     /// Where the body of `file` goes, fenced by `fence`: it never replaces what is at the name
     /// other than what `lookUp` saw there.
     func sink(for file: WholeFile, fence: any BatchFence) throws -> any StoredWholeFile

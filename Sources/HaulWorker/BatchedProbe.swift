@@ -24,6 +24,10 @@ protocol BatchStorage {
     /// - Throws: `destination-exists` when what `lookUp` found at `dest` is not `claim`'s to
     ///   replace (`OthersFiles`); it stays as it was.
     func refuseOthers(_ dest: String, of claim: TransferLeases.Claim) throws
+    /// What is at `dest`, a name the origin gave `claim`'s file (which `lookUp` could not look
+    /// at), for the refusal of a get that keeps existing files; kept, as `lookUp`'s answers
+    /// are, for the file's `sink`: what the refusal judged is what storing it may replace.
+    func occupant(of dest: String, for claim: TransferLeases.Claim) throws -> Occupant?
     /// Where the body of `claim`'s file goes, once its head said that the response holds it whole.
     func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> Sink
     /// Stores the batch's whole files for good (one that cannot be is discarded and its
@@ -116,7 +120,9 @@ final class BatchedProbe<Storage: BatchStorage> {
             return
         }
         let plan = try config.placed(
-            Planner.plan(outcome, head: head, info: info, storage: config.storage, backend: config.backend, limits: limits, names: names), info: info)
+            Planner.plan(
+                outcome, head: head, info: info, storage: config.storage, occupant: { [storage, claim] in try storage.occupant(of: $0, for: claim) },
+                limits: limits, names: names), info: info)
         let staged = info.options.extract == true || info.options.uploadTo != nil
         // A fleet transfer named by the origin has its name checked against the other active
         // transfers' when its plan is recorded (`writePlan`), before a byte is written.

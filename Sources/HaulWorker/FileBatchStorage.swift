@@ -33,6 +33,11 @@ struct FileBatchStorage: BatchStorage {
         try OthersFiles.refuse(dest, of: claim, config: config, database: database)
     }
 
+    /// A `stat`: the file's own publish checks the name again (`store`).
+    func occupant(of dest: String, for claim: TransferLeases.Claim) throws -> Occupant? {
+        try config.backend.occupant(of: dest, url: claim.info.url)
+    }
+
     /// A partial file another process holds locked is retried later on a fleet worker, not
     /// failed; a `haul get` is refused at once (`LockedPartial`).
     func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> PartialFile {

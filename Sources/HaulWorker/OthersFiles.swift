@@ -85,7 +85,12 @@ public enum OthersFiles {
     public static func at(
         _ dest: String, url: String, storage: any Storage, replacing: Replacing = .sameURL, seen: Occupant? = nil, wroteBefore: () throws -> Bool
     ) throws -> String? {
-        guard let found = try seen ?? storage.occupant(of: dest, url: url) else { return nil }
+        try judge(seen ?? storage.occupant(of: dest, url: url), replacing: replacing, wroteBefore: wroteBefore)
+    }
+
+    /// What `at` answers when `found` is what is at the destination (`nil`: nothing).
+    static func judge(_ found: Occupant?, replacing: Replacing = .sameURL, wroteBefore: () throws -> Bool) throws -> String? {
+        guard let found else { return nil }
         switch found.mark {
         case .thisURL: return nil
         case .anotherURL: return replacing == .anyHaulFile ? nil : found.location

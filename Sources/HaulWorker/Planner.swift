@@ -102,7 +102,8 @@ struct Planner: LaneRole {
                             return
                         }
                         var proposed = try Self.plan(
-                            outcome, head: head, info: info, storage: config.storage, backend: config.backend, limits: limits,
+                            outcome, head: head, info: info, storage: config.storage,
+                            occupant: { try config.backend.occupant(of: $0, url: info.url) }, limits: limits,
                             names: shared.originNames, probed: target.url)
                         proposed.probedMirror = target.mirror
                         let plan = try config.placed(proposed, info: info)
@@ -287,11 +288,12 @@ struct Planner: LaneRole {
     /// too large is refused, segments grow to stay under the cap). Pure apart from naming: a
     /// name the origin gives a get's file is taken in `names` (refused when another transfer of
     /// this process saves that file), and refused when the get keeps existing files and one is
-    /// there (on `backend`, where the transfer's files go).
+    /// there (`occupant` looks at a destination where the transfer's files go: a batch's
+    /// storage keeps what it saw there for the file's own store, a bucket's `PutObject`).
     /// `probed`: the URL that answered (a mirror's; `nil`: the transfer's own).
     static func plan(
-        _ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, backend: any Storage, limits: PlanLimits,
-        names: OriginNames, probed: String? = nil
+        _ outcome: ProbeOutcome, head: ResponseHead, info: TransferInfo, storage: StorageRoot, occupant: (String) throws -> Occupant?,
+        limits: PlanLimits, names: OriginNames, probed: String? = nil
     ) throws -> TransferLeases.Plan {
         let dest = try info.dest ?? name(head: head, url: info.url)
         if info.dest == nil {
@@ -301,7 +303,7 @@ struct Planner: LaneRole {
                     .destinationBusy, "'\(storage.path)/\(dest)' is the file transfer \(holder) saves too: the origin names both alike",
                     hint: "give each URL its own -o FILE, or get them one at a time")
             }
-            if info.options.keepExisting == true { try refuseExisting(dest, of: info, backend: backend) }
+            if info.options.keepExisting == true { try refuseExisting(dest, of: info, found: try occupant(dest)) }
         }
         let host = info.host
         let etag = head.etag
@@ -341,12 +343,12 @@ struct Planner: LaneRole {
     }
 
     /// `haul get` without `--force`: a name that came from the origin must not replace a file
-    /// on `backend` that is there already, unless an earlier get of the
+    /// that is there already (`found`), unless an earlier get of the
     /// same URL saved it: the mark `OthersFiles.at` reads, or, where there are no marks, the
     /// names earlier gets saved (`replaceable`).
-    static func refuseExisting(_ dest: String, of info: TransferInfo, backend: any Storage) throws {
+    static func refuseExisting(_ dest: String, of info: TransferInfo, found: Occupant?) throws {
         let savedBefore = { (info.options.replaceable ?? []).contains { $0.sameBytes(as: dest) } }
-        guard let target = try OthersFiles.at(dest, url: info.url, storage: backend, wroteBefore: savedBefore) else { return }
+        guard let target = try OthersFiles.judge(found, wroteBefore: savedBefore) else { return }
         throw OthersFiles.getRefusal(target)
     }
 

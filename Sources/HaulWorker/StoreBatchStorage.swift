@@ -27,6 +27,10 @@ struct StoreBatchStorage: BatchStorage {
         try OthersFiles.refuse(dest, of: claim, config: config, database: database, seen: seen)
     }
 
+    func occupant(of dest: String, for claim: TransferLeases.Claim) throws -> Occupant? {
+        try store.occupant(of: dest, for: claim.info.id, url: claim.info.url)
+    }
+
     func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> StoredSink {
         let info = claim.info
         let file = WholeFile(

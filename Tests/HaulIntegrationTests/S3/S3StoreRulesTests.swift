@@ -54,6 +54,27 @@ struct S3StoreRulesTests {
         }
     }
 
+    @Test("small files the origin names cost one HEAD each into a bucket: the one the refusal judged is the PutObject's precondition")
+    func oneLookupPerNamedFile() throws {
+        let moto = try MotoS3(recording: true)
+        let bucket = try S3Bucket("named", endpoint: moto.endpoint)
+        let database = try TestDatabase()
+        let origin = try FaultOrigin()
+        defer { withExtendedLifetime(origin) {} }
+        let files = try (0..<6).map { try origin.create("/named/f\($0).bin", size: 1000 + $0) }
+        let list = Harness.temporaryDirectory("s3-named") + "/urls.txt"
+        try files.map(\.url).joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+        let before = try moto.requests().count
+        let get = try Run.haul(["get", "-q", "-i", list, "-o", "s3://\(bucket.name)/n/"], database: database.url, environment: bucket.storeEnvironment)
+        #expect(get.status == 0, "\(get.stderr)")
+        for (n, file) in files.enumerated() { #expect(try bucket.object("n/f\(n).bin")?.sha256 == file.sha256, "f\(n).bin") }
+        let requests = Array(try moto.requests().dropFirst(before))
+        for n in files.indices {
+            let heads = requests.filter { $0.hasPrefix("HEAD ") && $0.contains("/n/f\(n).bin") }
+            #expect(heads.count == 1, "f\(n).bin: \(heads)")
+        }
+    }
+
     @Test("--upload-to s3:// keeps an object haul did not upload from the URL (exit non-zero, object unchanged); --force replaces it")
     func uploadToKeepsOthers() throws {
         let moto = try MotoS3()
