@@ -28,14 +28,7 @@ public enum WorkProbe {
     /// scope's, not yet due, or paused).
     public static func whatToDo(_ db: PostgresConnection) throws -> Kinds {
         guard
-            let row = try db.query(
-                """
-                SELECT EXISTS (SELECT 1 FROM segments WHERE state = 'queued') AS queued,
-                    EXISTS (SELECT 1 FROM segments WHERE state = 'running') AS running,
-                    EXISTS (SELECT 1 FROM transfers WHERE state = 'pending' AND \(TransferLeases.unleasedSQL())) AS pending,
-                    EXISTS (SELECT 1 FROM transfers WHERE state = 'finalizing') AS finalizing
-                """
-            ).first
+            let row = try db.query(Statements.WorkProbe.whatToDo).first
         else { return .all }
         var kinds: Kinds = []
         if try row.bool("queued") { kinds.insert(.queuedSegments) }
