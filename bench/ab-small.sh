@@ -43,7 +43,7 @@ files=${AB_FILES:-5000}
 work=${AB_WORK:-/tmp/haul-ab-small}
 pg_port=${AB_PG_PORT:-15800}
 http_port=${AB_HTTP_PORT:-18800}
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+source "$bench/lib/servers.sh"
 data=$bench/data/small-$files-4096
 
 if [[ ! -f $data/.complete ]]; then
@@ -53,30 +53,17 @@ if [[ ! -f $data/.complete ]]; then
 fi
 
 stop() {
-    [[ -f $work/pg/postmaster.pid ]] && runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null 2>&1
-    [[ -f $work/nginx/nginx.pid ]] && nginx -c "$work/nginx/nginx.conf" -s stop 2>/dev/null
+    bench_pg_stop "$work"
+    bench_nginx_stop "$work"
     rm -rf /dev/shm/haul-ab-small-*
     return 0
 }
 trap stop EXIT
 stop
-rm -rf "$work" && mkdir -p "$work/pg" "$work/sock" "$work/nginx/tmp" "$work/runs"
-chown postgres: "$work/pg" "$work/sock" && chmod 700 "$work/pg" && chmod 755 "$work"
-runuser -u postgres -- "$pgbin/initdb" -D "$work/pg" -U postgres --auth=trust -E UTF8 --no-instructions >/dev/null
-runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/server.log" -w -o "-p $pg_port -k $work/sock \
-    -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB \
-    -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all" start >/dev/null
-cat >"$work/nginx/nginx.conf" <<CONF
-user root; worker_processes 2; pid $work/nginx/nginx.pid; error_log $work/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; default_type application/octet-stream;
-  client_body_temp_path $work/nginx/tmp/body; proxy_temp_path $work/nginx/tmp/proxy; fastcgi_temp_path $work/nginx/tmp/fastcgi;
-  uwsgi_temp_path $work/nginx/tmp/uwsgi; scgi_temp_path $work/nginx/tmp/scgi;
-  server { listen 127.0.0.1:$http_port; root $bench/data; }
-}
-CONF
-nginx -c "$work/nginx/nginx.conf"
+rm -rf "$work" && mkdir -p "$work/runs"
+bench_pg_start "$work" "$pg_port" "$work/sock" -c max_connections=200 -c shared_buffers=256MB \
+    -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all
+bench_nginx_start "$work" "server { listen 127.0.0.1:$http_port; root $bench/data; }"
 history=${AB_HISTORY:-0}
 [[ $history =~ ^[0-9]+$ ]] || { echo "ab-small: AB_HISTORY=$history is not a whole number of transfers" >&2; exit 2; }
 for ((i = 1; i <= $#; i++)); do

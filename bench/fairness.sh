@@ -29,7 +29,7 @@ work=${FAIR_WORK:-/tmp/haul-bench-fairness}
 pg_port=${FAIR_PG_PORT:-15830}
 big_port=${FAIR_HTTP_PORT:-18830}
 small_port=$((big_port + 1))
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+source "$here/bench/lib/servers.sh"
 for v in rounds size_mib files small_kib; do
     [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "fairness: ${v^^}=${!v} is not a whole number from 1" >&2; exit 2; }
 done
@@ -39,23 +39,21 @@ if [[ -n ${1:-} ]]; then
     haul=$1
     [[ -x $haul ]] || { echo "fairness: $haul is not executable" >&2; exit 2; }
 else
-    swift build -c release --product haul --scratch-path /tmp/bench-build --package-path "$here" >/dev/null
-    haul=$(swift build -c release --scratch-path /tmp/bench-build --package-path "$here" --show-bin-path)/haul
+    haul=$(bench_haul_binary "$here")
 fi
 
 pids=()
 stop() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    [[ -f $work/pg/postmaster.pid ]] && runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null 2>&1
-    [[ -f $work/nginx/nginx.pid ]] && nginx -c "$work/nginx/nginx.conf" -s stop 2>/dev/null
+    bench_pg_stop "$work"
+    bench_nginx_stop "$work"
     return 0
 }
 trap stop EXIT
 stop
 rm -rf "$work/pg" "$work/nginx" "$work/sock" "$work/out" "$work/runs"
-mkdir -p "$work/pg" "$work/sock" "$work/nginx/tmp" "$work/runs" "$work/data/big" "$work/data/small"
-chown postgres: "$work/pg" "$work/sock" && chmod 700 "$work/pg" && chmod 755 "$work"
+mkdir -p "$work/runs" "$work/data/big" "$work/data/small"
 big=$work/data/big/big-$size_mib.bin
 [[ -f $big ]] || head -c $((size_mib << 20)) /dev/urandom >"$big"
 if [[ ! -f $work/data/small/.complete-$files-$small_kib ]]; then
@@ -65,22 +63,10 @@ if [[ ! -f $work/data/small/.complete-$files-$small_kib ]]; then
 fi
 for f in "$work"/data/small/f-*; do echo "http://127.0.0.1:$small_port/${f##*/} ${f##*/}"; done >"$work/manifest.txt"
 
-runuser -u postgres -- "$pgbin/initdb" -D "$work/pg" -U postgres --auth=trust -E UTF8 --no-instructions >/dev/null
-runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/server.log" -w -o "-p $pg_port -k $work/sock \
-    -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+bench_pg_start "$work" "$pg_port" "$work/sock" -c max_connections=200
 url=postgresql://postgres@127.0.0.1:$pg_port/postgres
-cat >"$work/nginx/nginx.conf" <<CONF
-user root; worker_processes 2; pid $work/nginx/nginx.pid; error_log $work/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off; sendfile on; keepalive_requests 100000; default_type application/octet-stream;
-  client_body_temp_path $work/nginx/tmp/body; proxy_temp_path $work/nginx/tmp/proxy; fastcgi_temp_path $work/nginx/tmp/fastcgi;
-  uwsgi_temp_path $work/nginx/tmp/uwsgi; scgi_temp_path $work/nginx/tmp/scgi;
-  server { listen 127.0.0.1:$big_port; root $work/data/big; limit_rate $rate; }
-  server { listen 127.0.0.1:$small_port; root $work/data/small; }
-}
-CONF
-nginx -c "$work/nginx/nginx.conf"
+bench_nginx_start "$work" "server { listen 127.0.0.1:$big_port; root $work/data/big; limit_rate $rate; }
+  server { listen 127.0.0.1:$small_port; root $work/data/small; }"
 DATABASE_URL=$url "$haul" migrate >/dev/null
 psqlq() { psql -X -q -At -v ON_ERROR_STOP=1 "$url" "$@"; }
 now() { date +%s.%N; }

@@ -33,50 +33,34 @@ big_mib=${BACKLOG_BIG_MIB:-64}
 work=${BENCH_WORK:-/tmp/haul-bench-fleet}
 pg_port=${BENCH_PG_PORT:-15650}
 http_port=${BENCH_HTTP_PORT:-18850}
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+source "$here/bench/lib/servers.sh"
 for n in "$rounds" "$files" "$concurrency" "$big" "$big_mib" "${sizes[@]}"; do
   [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "fleet: '$n' is not a whole number from 1 (ROUNDS, FILES, CONCURRENCY, BACKLOG_BIG, BACKLOG_BIG_MIB, FLEET_SIZES)" >&2; exit 2; }
 done
 
-if [[ -z ${HAUL_BIN:-} ]]; then
-  swift build -c release --product haul --scratch-path /tmp/bench-build --package-path "$here" >/dev/null
-  HAUL_BIN=$(swift build -c release --scratch-path /tmp/bench-build --package-path "$here" --show-bin-path)/haul
-fi
+[[ -n ${HAUL_BIN:-} ]] || HAUL_BIN=$(bench_haul_binary "$here")
 [[ -x $HAUL_BIN ]] || { echo "fleet: $HAUL_BIN is not executable" >&2; exit 2; }
 
 pids=()
 stop() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  [[ -f $work/pg/postmaster.pid ]] && runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null 2>&1
-  [[ -f $work/nginx/nginx.pid ]] && nginx -c "$work/nginx/nginx.conf" -s stop 2>/dev/null
+  bench_pg_stop "$work"
+  bench_nginx_stop "$work"
   rm -rf /dev/shm/haul-bench-fleet-*
   return 0
 }
 trap stop EXIT
 stop
-rm -rf "$work" && mkdir -p "$work/pg" "$work/nginx/tmp" "$work/runs" "$work/data/small" "$work/data/big"
-chown postgres: "$work/pg" && chmod 700 "$work/pg" && chmod 755 "$work"
-runuser -u postgres -- "$pgbin/initdb" -D "$work/pg" -U postgres --auth=trust -E UTF8 --no-instructions >/dev/null
+rm -rf "$work" && mkdir -p "$work/runs" "$work/data/small" "$work/data/big"
 # The server's defaults (max_connections 100 above all), listening on loopback only.
-runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/server.log" -w \
-  -o "-p $pg_port -k /tmp -c listen_addresses=127.0.0.1" start >/dev/null
+bench_pg_start "$work" "$pg_port" /tmp
 server=postgresql://postgres@127.0.0.1:$pg_port
 max_connections=$(psql -X -At "$server/postgres" -c "SHOW max_connections")
 
 head -c $((files * 4096)) /dev/urandom | split -a 6 -d -b 4096 - "$work/data/small/f-"
 for ((i = 0; i < big; i++)); do head -c $((big_mib << 20)) /dev/urandom >"$work/data/big/b-$i"; done
-cat >"$work/nginx/nginx.conf" <<CONF
-user root; worker_processes 2; pid $work/nginx/nginx.pid; error_log $work/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; default_type application/octet-stream;
-  client_body_temp_path $work/nginx/tmp/body; proxy_temp_path $work/nginx/tmp/proxy; fastcgi_temp_path $work/nginx/tmp/fastcgi;
-  uwsgi_temp_path $work/nginx/tmp/uwsgi; scgi_temp_path $work/nginx/tmp/scgi;
-  server { listen 127.0.0.1:$http_port; root $work/data; }
-}
-CONF
-nginx -c "$work/nginx/nginx.conf"
+bench_nginx_start "$work" "server { listen 127.0.0.1:$http_port; root $work/data; }"
 origin=http://127.0.0.1:$http_port
 for f in "$work"/data/small/f-*; do echo "$origin/small/${f##*/} ${f##*/}"; done >"$work/small.txt"
 for ((i = 0; i < big; i++)); do echo "$origin/big/b-$i b-$i"; done >"$work/big.txt"

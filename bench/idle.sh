@@ -18,12 +18,11 @@ seconds=${BENCH_IDLE_SECONDS:-30}
 work=${BENCH_WORK:-/tmp/haul-bench-idle}
 pgport=${BENCH_PG_PORT:-15632}
 bouncer_port=$((pgport + 1))
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+source "$here/bench/lib/servers.sh"
 
 "$here/scripts/install-deps.sh"
 if [[ -z ${HAUL_BIN:-} ]]; then
-  swift build -c release --product haul --scratch-path /tmp/bench-build --package-path "$here" >/dev/null
-  HAUL_BIN=$(swift build -c release --scratch-path /tmp/bench-build --package-path "$here" --show-bin-path)/haul
+  HAUL_BIN=$(bench_haul_binary "$here")
 fi
 
 pids=()
@@ -31,16 +30,14 @@ cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   [[ -f $work/bouncer/pgbouncer.pid ]] && kill "$(cat "$work/bouncer/pgbouncer.pid")" 2>/dev/null || true
-  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
+  bench_pg_stop "$work" immediate
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 rm -rf "$work" && mkdir -p "$work/pg" "$work/bouncer" "$work/storage" && chown postgres: "$work/pg" "$work/bouncer"
-runuser -u postgres -- "$pgbin/initdb" -D "$work/pg" -U postgres --auth=trust -E UTF8 --no-instructions >/dev/null
-runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/server.log" -w \
-  -o "-p $pgport -k /tmp -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
-runuser -u postgres -- "$pgbin/psql" -qAt -h 127.0.0.1 -p "$pgport" -U postgres -c "CREATE DATABASE haul" >/dev/null
+bench_pg_start "$work" "$pgport" /tmp -c max_connections=200
+runuser -u postgres -- "$bench_pgbin/psql" -qAt -h 127.0.0.1 -p "$pgport" -U postgres -c "CREATE DATABASE haul" >/dev/null
 direct=postgresql://postgres@127.0.0.1:$pgport/haul
 DATABASE_URL=$direct "$HAUL_BIN" migrate >/dev/null
 
@@ -95,7 +92,7 @@ measure() {
   before=$(postgres_ticks)
   sleep "$seconds"
   after=$(postgres_ticks)
-  connections=$(runuser -u postgres -- "$pgbin/psql" -qAt -h 127.0.0.1 -p "$pgport" -U postgres -d haul \
+  connections=$(runuser -u postgres -- "$bench_pgbin/psql" -qAt -h 127.0.0.1 -p "$pgport" -U postgres -d haul \
     -c "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'haul/%'")
   for pid in "${row[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${row[@]}"; do wait "$pid" 2>/dev/null || true; done
