@@ -64,6 +64,8 @@ enum Assets {
             const error = el.querySelector('[data-field="error"]');
             if (error && error.title !== (t.error || '')) error.title = t.error || '';
             setText(el, '[data-field="waiting"]', t.waiting || '');
+            const waiting = el.querySelector('.waiting[data-field="waiting"]');
+            if (waiting && waiting.title !== (t.waiting || '')) waiting.title = t.waiting || '';
             const map = el.querySelector('[data-field="segment-map"]');
             if (map && map.textContent !== t.segment_map) {
               map.replaceChildren(...Array.from(t.segment_map).map((c) => {
@@ -440,11 +442,11 @@ enum Assets {
         table.compact .actions { display: flex; flex-wrap: nowrap; gap: .2rem; }
         table.compact .actions button:disabled { display: none; }
         table.compact button { padding: 0 .3rem; font-size: .8rem; line-height: 1.25; }
-        table.compact .err { font-size: .85rem; max-width: 12rem; }
+        table.compact .err, table.compact .waiting { font-size: .85rem; max-width: 12rem; }
         table.compact td.url { min-width: 0; max-width: none; }
         table.compact td.url small { display: inline; margin-left: .4rem; }
         table.compact .clip { max-width: 15rem; }
-        table.compact .clip, table.compact .err { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; overflow-wrap: normal; word-break: normal; }
+        table.compact .clip, table.compact .err, table.compact .waiting { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; overflow-wrap: normal; word-break: normal; }
         table.compact progress { width: 2.5rem; height: .5rem; }
         table.compact .bytes { display: inline; margin-left: .3rem; }
         table.compact .segmap { flex-wrap: nowrap; max-width: none; }

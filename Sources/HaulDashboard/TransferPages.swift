@@ -74,7 +74,7 @@ enum TransferPages {
             \(bulk)<div class="scroll"><table class="transfers compact"><thead><tr>\(select)\(heading("ID", .id))<th scope="col">Transfer</th>\
             \(heading("State", .state))\(heading("Progress", .size))<th scope="col">Segments</th><th scope="col">Rate</th><th scope="col">ETA</th>\
             \(heading("Attempts", .attempts))\
-            <th scope="col">Last error · waiting</th><th scope="col"></th></tr></thead><tbody>
+            <th scope="col">Last error</th><th scope="col"></th></tr></thead><tbody>
             \(rows)
             </tbody></table></div>
             """
@@ -117,7 +117,7 @@ enum TransferPages {
             <td data-label="ETA" data-field="eta">\(eta(status).map(formatSeconds) ?? "")</td>\
             <td data-label="Attempts" data-field="attempts">\(status.attempts)</td>\
             <td><span class="err wrap" data-field="error" title="\(e(status.error ?? ""))">\(e(status.error ?? ""))</span>\
-            <small class="wrap muted" data-field="waiting">\(e(waiting ?? ""))</small></td>\
+            <small class="waiting" title="\(e(waiting ?? ""))" data-field="waiting">\(e(waiting ?? ""))</small></td>\
             <td>\(actions(status, view: view, back: back))</td></tr>
             """
     }
