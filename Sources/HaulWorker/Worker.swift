@@ -79,9 +79,9 @@ final class WorkerShared: Sendable {
         return exchanged || holder == lane
     }
 
-    /// Ends lane `lane`'s turn as the poller, if it had it. - Returns: whether it had it.
-    func leavePollerTurn(_ lane: Int) -> Bool {
-        poller.compareExchange(expected: lane, desired: -1, ordering: .relaxed).exchanged
+    /// Ends lane `lane`'s turn as the poller, if it had it.
+    func leavePollerTurn(_ lane: Int) {
+        _ = poller.compareExchange(expected: lane, desired: -1, ordering: .relaxed)
     }
 
     /// Whether a graceful stop was asked for.
@@ -283,7 +283,7 @@ public final class Worker: Sendable {
                         shared.pause(interval, since: mark)
                     } else if outcome == .worked {
                         // Work found by the poller: it has woken one more lane (`Lane.tookWork`).
-                        if let lane { _ = shared.leavePollerTurn(lane) }
+                        if let lane { shared.leavePollerTurn(lane) }
                         idleRounds = 0
                     } else if outcome == .contended,
                         let delay = IdlePolling.contendedDelay(
