@@ -81,14 +81,12 @@ struct BulkOperatorTests {
     @Test("canceling thousands of transfers that never started is final at once: nothing left to clean up, prune takes them all")
     func cancelNeverStarted() throws {
         let database = try TestDatabase()
-        let path = Harness.temporaryDirectory("bulk-cancel") + "/manifest.txt"
-        try (1...3000).map { "http://127.0.0.1:9/c\($0).bin" }.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(try Run.haul(["enqueue", "--manifest", path, "--batch", "never"], database: database.url).status == 0)
+        try Self.enqueueUnreachable(3000, batch: "never", into: database)
         // One transfer of the batch was planned (a partial file may exist): it waits for a worker's cleanup.
         _ = try Run.psql(
             database.url,
             """
-            UPDATE transfers SET state = 'downloading', size = 10, dest = coalesce(dest, 'c1.bin') WHERE id = 1;
+            UPDATE transfers SET state = 'downloading', size = 10, dest = coalesce(dest, 'never1.bin') WHERE id = 1;
             INSERT INTO segments (transfer_id, generation, idx, byte_offset, length, host) SELECT id, 0, 0, 0, 10, host FROM transfers WHERE id = 1;
             """)
         let statementsBefore = try Self.statements(database)
@@ -110,9 +108,7 @@ struct BulkOperatorTests {
     @Test("pause, resume, cancel and retry of a batch of 3000 each run a handful of statements, not one per transfer")
     func batchActionsAreSetBased() throws {
         let database = try TestDatabase()
-        let path = Harness.temporaryDirectory("bulk-actions") + "/manifest.txt"
-        try (1...3000).map { "http://127.0.0.1:9/r\($0).bin" }.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(try Run.haul(["enqueue", "--manifest", path, "--batch", "again"], database: database.url).status == 0)
+        try Self.enqueueUnreachable(3000, batch: "again", into: database)
         for (action, state) in [("pause", "paused"), ("resume", "pending"), ("cancel", "canceled"), ("retry", "pending")] {
             let before = try Self.statements(database)
             let run = try Run.haul([action, "--batch", "again", "--yes"], database: database.url)
@@ -121,6 +117,14 @@ struct BulkOperatorTests {
             #expect(statements < 100, "\(action) --batch of 3000 ran \(statements) statements")
             #expect(try database.scalar("SELECT string_agg(DISTINCT state, ',') FROM transfers") == state, "\(action)")
         }
+    }
+
+    /// Enqueues `count` transfers of an origin that never answers (port 9) as batch `batch`:
+    /// they stay pending, never started, with no worker running.
+    static func enqueueUnreachable(_ count: Int, batch: String, into database: TestDatabase) throws {
+        let path = Harness.temporaryDirectory("bulk-\(batch)") + "/manifest.txt"
+        try (1...count).map { "http://127.0.0.1:9/\(batch)\($0).bin" }.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try Run.haul(["enqueue", "--manifest", path, "--batch", batch], database: database.url).status == 0)
     }
 
     /// Statements the server ran for `database` so far (`pg_stat_statements`, which the test
