@@ -26,18 +26,21 @@ extension TransferLeases {
 
     /// Gives back the host slots of `claims` once their requests have all ended, so that other
     /// lanes may open connections to the host while this batch syncs, publishes and records.
-    /// Only the rows holding a slot are written (the others' rows stay untouched), each fenced by
-    /// its lease; a lost lease was released by whoever took the transfer over. The commit does not
-    /// wait for the WAL flush, so the host row is not locked through it: a release a server crash
-    /// loses is harmless (the rows are planning under a lease that will expire and be rescued).
+    /// Only the rows of the claims holding a slot are looked up and written (a batch of a
+    /// thousand files holds a few; looking up all of them cost a thousand index probes per
+    /// batch), each fenced by its lease; a lost lease was released by whoever took the transfer
+    /// over. The commit does not wait for the WAL flush, so the host row is not locked through
+    /// it: a release a server crash loses is harmless (the rows are planning under a lease that
+    /// will expire and be rescued).
     public func releaseSlots(_ claims: [Claim]) throws {
-        guard !claims.isEmpty else { return }
+        let holders = claims.filter(\.holdsSlot)
+        guard !holders.isEmpty else { return }
         try db.queryWithoutDurableCommit(
             """
             UPDATE transfers t SET holds_slot = false
             FROM unnest($1::bigint[], $2::uuid[]) AS c(id, token)
             WHERE t.id = c.id AND t.lease_token = c.token AND (t.state || '') = 'planning' AND t.holds_slot
-            """, [claims.map { $0.info.id }, claims.map { $0.leaseToken }])
+            """, [holders.map { $0.info.id }, holders.map { $0.leaseToken }])
     }
 
     /// The ids of `claims` whose planning lease this worker still holds (a read: the fence
