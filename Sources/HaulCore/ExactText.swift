@@ -30,14 +30,33 @@ public struct ExactText: Hashable, Sendable, CustomStringConvertible {
 
 extension StringProtocol {
     /// Whether the two texts are the same bytes (not merely canonically equivalent).
+    @inlinable
     public func sameBytes(as other: some StringProtocol) -> Bool { utf8.elementsEqual(other.utf8) }
 
+    /// Whether `needle`'s bytes occur in the text's bytes. `contains` on `String`s goes through
+    /// Foundation's locale-aware search, which cost a manifest more than its insert. Inlinable,
+    /// so that callers get it specialized to their types rather than generic per byte.
+    @inlinable
+    public func containsBytes(of needle: some StringProtocol) -> Bool {
+        let needle = needle.utf8
+        guard let first = needle.first else { return true }
+        let haystack = utf8
+        var from = haystack.startIndex
+        while let start = haystack[from...].firstIndex(of: first) {
+            if haystack[start...].starts(with: needle) { return true }
+            from = haystack.index(after: start)
+        }
+        return false
+    }
+
     /// Whether the text's bytes start with `prefix`'s bytes.
+    @inlinable
     public func startsWithBytes(of prefix: some StringProtocol) -> Bool { utf8.starts(with: prefix.utf8) }
 
     /// Whether the text's bytes end with `suffix`'s bytes. `hasSuffix` compares `Character`s,
     /// and a "prepend" mark such as U+0600 joins the character after it into one: as
     /// `Character`s, `"x\u{600}.gz"` does not end with `".gz"`.
+    @inlinable
     public func endsWithBytes(of suffix: some StringProtocol) -> Bool { utf8.reversed().starts(with: suffix.utf8.reversed()) }
 
     /// The text without `suffix`, an ASCII extension such as `".tar.gz"`, matched by bytes and

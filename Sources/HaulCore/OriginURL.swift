@@ -9,7 +9,7 @@ public enum OriginURL {
     public static func validate(_ text: String, uploading: Bool = false) throws -> String {
         // Redacted only for a message: a manifest validates thousands of good URLs.
         var shown: String { SafeText.cleanLine(Redaction.url(text)) }
-        if text.contains("://"), let blank = text.unicodeScalars.first(where: { $0 == " " || $0.properties.generalCategory == .control }) {
+        if text.containsBytes(of: "://"), let blank = text.unicodeScalars.first(where: { $0 == " " || isControl($0) }) {
             throw blank == " "
                 ? HaulError.usage(
                     "'\(shown)' holds a space, which a URL cannot", hint: "percent-encode it: a space is %20, as in https://example.com/a%20b.iso")
@@ -26,8 +26,14 @@ public enum OriginURL {
         guard let host = components.host, !host.isEmpty else {
             throw HaulError.usage("'\(shown)' has no host", hint: "write it as \(scheme)://HOST/PATH")
         }
-        // URLComponents parsed it, so its first `#` starts the fragment.
-        return text.firstIndex(of: "#").map { String(text[..<$0]) } ?? text
+        // URLComponents parsed it, so its first `#` byte starts the fragment.
+        return text.utf8.firstIndex(of: UInt8(ascii: "#")).map { String(text[..<$0]) } ?? text
+    }
+
+    /// A control character (Unicode's general category `Cc`: C0, DEL and C1), told by its value:
+    /// asking for the category of every scalar of a manifest's URLs cost more than their insert.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// The last non-empty path segment, percent-decoded once, for naming a download like
@@ -59,10 +65,13 @@ public enum OriginURL {
         }
     }
 
-    /// `scheme://authority` of `text`: everything before the path, query or fragment.
+    /// `scheme://authority` of `text`: everything before the path, query or fragment, cut at
+    /// their delimiters' bytes as the URL parser cuts them.
     static func schemeAndAuthority(_ text: String) -> Substring? {
-        guard let separator = text.range(of: "://") else { return nil }
-        let end = text[separator.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+        let bytes = text.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else { return nil }
+        let authority = bytes.index(colon, offsetBy: 3)
+        let end = bytes[authority...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
         return text[..<end]
     }
 }

@@ -10,7 +10,9 @@
 extension Substring {
     /// The components between `/` bytes: `"a//b/"` gives `a`, `b`; with `keepingEmpty`, `a`, ``, `b`, ``.
     public func slashComponents(keepingEmpty: Bool = false) -> [Substring] {
-        unicodeScalars.split(separator: "/", omittingEmptySubsequences: !keepingEmpty).map { Substring($0) }
+        // Cut over the bytes: a `/` byte is never part of a longer UTF-8 sequence, so each piece
+        // starts and ends on a scalar boundary.
+        utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: !keepingEmpty).map { Substring($0) }
     }
 
     /// The last non-empty component (`"a/b/"` gives `b`), or `nil` when there is none.

@@ -14,8 +14,10 @@ public enum SafePath {
         guard !path.utf8.contains(where: { $0 == 0 || $0 == UInt8(ascii: "\\") }) else {
             throw HaulError.usage("\(what) '\(path)' contains a NUL or backslash", hint: "use '/' to separate directories")
         }
-        let parts = path.slashComponents().filter { $0 != "." }
-        guard !parts.contains("..") else {
+        // Compared by bytes: no other text is canonically equivalent to `.` or `..`, and
+        // `Character` comparisons cost a manifest of 100 000 lines a tenth of its time.
+        let parts = path.slashComponents().filter { !$0.sameBytes(as: ".") }
+        guard !parts.contains(where: { $0.sameBytes(as: "..") }) else {
             throw HaulError.usage("\(what) '\(path)' climbs out with '..', which would leave the storage root", hint: "give a path inside the storage root")
         }
         guard !parts.isEmpty, !path.endsWithSlash else {

@@ -92,9 +92,9 @@ public enum Manifest {
 
     private static func plain(_ line: String, base: NewTransfer) throws -> NewTransfer {
         let fields = line.utf8.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }).map { String(Substring($0)) }
-            .prefix { !$0.hasPrefix("#") }
+            .prefix { !$0.startsWithBytes(of: "#") }
         // Several URLs of one file (aria2's input-file form), then the DEST if any.
-        let urls = fields.prefix { $0.contains("://") }
+        let urls = fields.prefix { $0.containsBytes(of: "://") }
         let rest = fields.dropFirst(max(urls.count, 1))
         guard rest.count <= 1 else {
             throw HaulError.usage(

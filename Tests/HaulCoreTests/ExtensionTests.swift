@@ -31,3 +31,20 @@ struct ExtensionTests {
         #expect(name.droppingASCIISuffix(suffix) == nil)
     }
 }
+
+/// Searches of text by its bytes, the way URLs and paths are cut.
+@Suite("searching text by its bytes")
+struct ByteSearchTests {
+    @Test("containsBytes finds a byte sequence wherever it starts, even inside a Character")
+    func containsBytes() {
+        #expect("https://h/x".containsBytes(of: "://"))
+        #expect("a:/:///".containsBytes(of: "://"), "a false start before the match")
+        #expect(!"https:/h".containsBytes(of: "://"))
+        #expect(!"".containsBytes(of: "a"))
+        #expect("abc".containsBytes(of: ""))
+        // As Characters, "/\u{301}" is one Character that is not "/": the bytes hold "://" all the same.
+        #expect("h:/\u{301}/".containsBytes(of: ":/") && "x://\u{301}".containsBytes(of: "://"))
+        #expect("é".containsBytes(of: "e\u{301}") == false, "bytes, not canonical equivalence")
+        #expect("ab"[...].containsBytes(of: "b"[...]))
+    }
+}

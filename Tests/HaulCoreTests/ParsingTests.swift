@@ -177,7 +177,9 @@ struct SafetyTests {
         #expect(throws: HaulError.self) { try OriginURL.validate(url) }
     }
 
-    @Test("a URL with a space or a control character says so and how to write it", arguments: ["https://h/a b.iso", "https://h/a\tb.iso", "https://h/a\u{7F}"])
+    @Test(
+        "a URL with a space or a control character (C0, DEL, C1) says so and how to write it",
+        arguments: ["https://h/a b.iso", "https://h/a\tb.iso", "https://h/a\u{7F}", "https://h/a\u{85}b", "https://h/a\u{9F}"])
     func blankInURL(url: String) {
         #expect {
             try OriginURL.validate(url)
