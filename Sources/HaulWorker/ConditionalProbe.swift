@@ -18,7 +18,9 @@ enum ConditionalProbe {
     ) -> TransferLeases.PreviousVersion? {
         guard info.options.timestamping == true else {
             guard let dest = info.dest else { return recorded.flatMap { isKept($0, url: info.url, config: config) ? $0 : nil } }
-            return onStorage == recorded?.size && !changedSinceSealed(dest, config: config) ? recorded : nil
+            // Nothing on storage is no baseline, and needs no look at a seal.
+            guard let size = onStorage, size == recorded?.size, !changedSinceSealed(dest, config: config) else { return nil }
+            return recorded
         }
         // -N compares with the file as it is now, whoever wrote it.
         guard let size = onStorage, let dest = info.dest else { return nil }
