@@ -67,9 +67,24 @@ struct ObjectBatchStorage: BatchStore {
         return try head.map { try store.occupant($0, of: dest, url: url) }
     }
 
-    func sink(for file: WholeFile, fence: any BatchFence) throws -> any StoredWholeFile {
+    func sink(for file: WholeFile, fence: any BatchFence) throws -> ObjectPut {
         let object = seen.at(file.dest, of: file.transferID)
         return try ObjectPut(file, store: store, fence: fence, seen: object.flatMap { S3Precondition.seen($0.head) })
+    }
+
+    /// Waits for each file's `PutObject`, fenced already (`ObjectPut.complete`). `refuseOthers`
+    /// is not asked: each request's precondition refuses an object put since the lookup, which
+    /// the batch judged (`seen`).
+    func store(_ files: [ObjectPut], fence: any BatchFence, refuseOthers: (WholeFile) throws -> Void) -> [(any Error)?] {
+        files.map { file in
+            do {
+                try file.settle()
+                return nil
+            } catch {
+                file.discard()
+                return error
+            }
+        }
     }
 }
 
@@ -96,8 +111,8 @@ final class SeenObjects: Sendable {
 
 /// A whole file streaming into its `PutObject`, which keeps the object's last byte back until
 /// the lease is confirmed (an empty file's request starts only then).
-final class ObjectPut: StoredWholeFile {
-    private let file: WholeFile
+final class ObjectPut: WholeFileSink {
+    let file: WholeFile
     private let store: ObjectStore
     private let fence: any BatchFence
     private let key: String

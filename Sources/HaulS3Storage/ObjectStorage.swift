@@ -66,7 +66,7 @@ extension ObjectStore: Storage {
         return nil
     }
 
-    public func batchStore() -> (any BatchStore)? { ObjectBatchStorage(store: self) }
+    public func batchStore() -> any BatchStore { ObjectBatchStorage(store: self) }
 
     public func extract(_ request: ExtractionRequest, journal: any ExtractionJournal, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
         try ObjectExtraction(store: self, journal: journal).run(request, shouldCancel: shouldCancel)

@@ -15,10 +15,13 @@ public struct WholeFile: Sendable, Equatable {
     public var expectedDigest: String?
     /// The upload an earlier plan of the transfer opened (S3), which storing the file ends.
     public var earlierUploadID: String?
+    /// The transfer's generation (a folder's partial file is named by it).
+    public var generation: Int
 
     /// A whole file; see the properties.
     public init(
-        transferID: Int64, dest: String, url: String, size: Int64, contentType: String?, expectedDigest: String?, earlierUploadID: String?
+        transferID: Int64, dest: String, url: String, size: Int64, contentType: String?, expectedDigest: String?, earlierUploadID: String?,
+        generation: Int
     ) {
         self.transferID = transferID
         self.dest = dest
@@ -27,13 +30,19 @@ public struct WholeFile: Sendable, Equatable {
         self.contentType = contentType
         self.expectedDigest = expectedDigest
         self.earlierUploadID = earlierUploadID
+        self.generation = generation
     }
 }
 
-/// What a storage that stores a small-file batch's whole files by itself does for the batch
-/// (`Storage.batchStore`): it looks at the destinations once, and streams each file into place
-/// as its response arrives, fenced by the batch's leases (a bucket: one `PutObject` each).
+/// How a storage keeps the whole files of a small-file batch (`Storage.batchStore`; the
+/// worker's `BatchProbe` drives it): it looks at the destinations once, gives each file a sink
+/// that its response streams into, and stores the batch's files for good, fenced by the
+/// batch's leases. A folder writes partial files and publishes them together (one sync, one
+/// lease check, then the renames); a bucket streams each file into one `PutObject`, which
+/// checks the lease before its last byte.
 public protocol BatchStore {
+    /// Where one file's body goes.
+    associatedtype File: WholeFileSink
     /// What the log lines call a stored file ("object").
     var noun: String { get }
     /// What storing it is called in the log line of a lease lost after it.
@@ -56,5 +65,13 @@ public protocol BatchStore {
     func occupant(of dest: String, for id: Int64, url: String) throws -> Occupant?
     /// Where the body of `file` goes, fenced by `fence`: it never replaces what is at the name
     /// other than what `lookUp` saw there.
-    func sink(for file: WholeFile, fence: any BatchFence) throws -> any StoredWholeFile
+    func sink(for file: WholeFile, fence: any BatchFence) throws -> File
+    /// Stores `files` (this batch's sinks, each complete) for good. `refuseOthers` is asked of
+    /// a file about to replace what is at its name, when the store's own write cannot refuse
+    /// what was put there since `lookUp` (a rename replaces whatever is there; a `PutObject`'s
+    /// precondition refuses it): it throws for what the transfer may not replace.
+    /// - Returns: for each file, `nil` once it is stored, else why not; a file not stored is
+    ///   discarded, and one whose lease is gone fails with `lease-lost`.
+    /// - Throws: when the leases could not be checked at all (nothing was stored).
+    func store(_ files: [File], fence: any BatchFence, refuseOthers: (WholeFile) throws -> Void) throws -> [(any Error)?]
 }

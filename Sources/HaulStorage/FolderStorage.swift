@@ -51,7 +51,7 @@ public struct FolderStorage: Storage {
 
     public func segmentLength(for file: SegmentedFile) throws -> Int64? { nil }
 
-    public func batchStore() -> (any BatchStore)? { nil }
+    public func batchStore() -> any BatchStore { FolderBatchStore(storage: self, root: OpenedRoot(root)) }
 
     public func extract(_ request: ExtractionRequest, journal: any ExtractionJournal, shouldCancel: @escaping @Sendable () -> Bool) throws -> Int {
         let file = try TransferFiles(root: root, relative: request.archive).destination

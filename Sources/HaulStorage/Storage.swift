@@ -61,10 +61,10 @@ public protocol Storage: Sendable {
     func abortUpload(_ uploadID: String, dest: String) throws
     /// Aborts `upload`, which `openUploads` listed.
     func abortUpload(_ upload: OpenUpload) throws
-    /// What stores a small-file batch's whole files as they arrive (`BatchStore`), `nil` when
-    /// the batch publishes them itself: a folder's partial files are synced together and renamed
-    /// into place once the leases are confirmed in the database (the worker's `FileBatchStorage`).
-    func batchStore() -> (any BatchStore)?
+    /// What keeps a small-file batch's whole files (`BatchStore`), one per batch: a folder's
+    /// partial files synced together and renamed into place once the leases are confirmed, a
+    /// bucket's `PutObject`s.
+    func batchStore() -> any BatchStore
     /// Opens where segment `target`'s bytes go, from its resume point (`target.resumeAt`; a
     /// storage with `atomicSegments` is given 0). `writer` is the lane's reusable buffered
     /// writer, which a storage of files writes through.

@@ -3,7 +3,7 @@ import HaulQueue
 import HaulStorage
 
 /// The planning leases of one batch, and when the database last confirmed them (lane thread
-/// only); the fence a storage's whole-file sinks check (`BatchFence`).
+/// only); the fence a storage's batch store checks (`BatchFence`).
 final class BatchLeases: BatchFence {
     private let claims: [TransferLeases.Claim]
     private let database: ResilientConnection
@@ -40,6 +40,15 @@ final class BatchLeases: BatchFence {
     /// another worker has taken it over (or it was cancelled).
     func wasHeld(_ id: Int64) -> Bool {
         held.contains(id)
+    }
+
+    /// Of `ids`, the transfers whose leases the database says this worker holds now (a read,
+    /// not a renewal: the batch renewed them a heartbeat ago at most).
+    func heldNow(_ ids: [Int64]) throws -> Set<Int64> {
+        let asked = Set(ids)
+        let config = config
+        let claims = claims.filter { asked.contains($0.info.id) }
+        return try database.run(patient: true) { conn in try TransferLeases(conn, workerID: config.workerID).held(claims) }
     }
 
     /// Whether transfer `id`'s lease is certainly held for a while yet: confirmed less than half

@@ -7,10 +7,9 @@ import HaulStorage
 /// The planner for many small files at once. A batch of pending transfers of one origin is
 /// probed together over the lane's `MultiClient` (connections kept across batches), each with
 /// its first segment's ranged GET, as a lone probe would be. A file that fits in that one
-/// response is stored by the batch (`BatchStorage`: a file written, synced and renamed into
-/// place, or what the storage stores by itself, such as an object streamed into one
-/// `PutObject`), and the whole batch is recorded done in
-/// one transaction, so a small file costs a share of four round trips (claim, earlier versions,
+/// response is stored by the batch (`BatchStorage`, around the storage's `BatchStore`: a file
+/// written, synced and renamed into place, or an object streamed into one `PutObject`), and
+/// the whole batch is recorded done in one transaction, so a small file costs a share of four round trips (claim, earlier versions,
 /// lease check, finish) instead of a dozen and one `syncfs` instead of its own flushes.
 ///
 /// What the batch does not finish it hands on: a file bigger than one segment or than its
@@ -23,22 +22,15 @@ struct BatchProbe: LaneRole {
 
     /// Probes `claims` over at most `connections` connections at once, then settles them.
     func run(_ claims: [TransferLeases.Claim], connections: Int) throws {
-        let config = shared.config
-        let leases = BatchLeases(claims: claims, database: database, config: config)
-        if let store = config.backend.batchStore() {
-            let storage = StoreBatchStorage(store: store, fence: leases, database: database, config: config)
-            try probe(claims, connections: connections, storage: storage, leases: leases)
-        } else {
-            let storage = FileBatchStorage(root: OpenedRoot(config.storage), database: database, config: config)
-            try probe(claims, connections: connections, storage: storage, leases: leases)
-        }
+        try run(claims, connections: connections, store: shared.config.backend.batchStore())
     }
 
-    /// The batch on `storage`: probes, hands on or retries what it does not finish, stores and records the rest.
-    private func probe<Storage: BatchStorage>(
-        _ claims: [TransferLeases.Claim], connections: Int, storage: Storage, leases: BatchLeases
-    ) throws {
+    /// The batch on the storage's `store`: probes, hands on or retries what it does not finish,
+    /// stores and records the rest.
+    private func run<Store: BatchStore>(_ claims: [TransferLeases.Claim], connections: Int, store: Store) throws {
         let config = shared.config
+        let leases = BatchLeases(claims: claims, database: database, config: config)
+        let storage = BatchStorage(store: store, leases: leases, database: database, config: config)
         let planner = Planner(lane: lane)
         // A file already at a destination that its transfer may not replace (`OthersFiles`)
         // fails that transfer before anything is fetched; the file stays as it was.
@@ -103,7 +95,7 @@ struct BatchProbe: LaneRole {
     }
 
     /// Writes the plans of the files the batch hands to the fetchers; schedules the failed probes' retries.
-    private func handOnOrRetry<Storage>(_ probes: [BatchedProbe<Storage>], planner: Planner) {
+    private func handOnOrRetry<Store>(_ probes: [BatchedProbe<Store>], planner: Planner) {
         for probe in probes {
             switch probe.verdict {
             case .handOff(let plan):
@@ -124,7 +116,7 @@ struct BatchProbe: LaneRole {
 
     /// Records the stored files, and the unchanged ones, done in one transaction, with a line for
     /// each as a lone file has (an operator follows a transfer by its id). - Returns: the probes recorded.
-    private func record<Storage>(_ done: [BatchedProbe<Storage>], storage: Storage) throws -> [BatchedProbe<Storage>] {
+    private func record<Store>(_ done: [BatchedProbe<Store>], storage: BatchStorage<Store>) throws -> [BatchedProbe<Store>] {
         let config = shared.config
         let finished = try database.run(patient: true) { conn in
             try TransferLeases(conn, workerID: config.workerID).finish(probed: done.compactMap { $0.probedFile })
@@ -158,7 +150,7 @@ struct BatchSummary {
     var failed = 0
     let host: String
 
-    init<Storage>(_ probes: [BatchedProbe<Storage>], recorded: [BatchedProbe<Storage>], host: String) {
+    init<Store>(_ probes: [BatchedProbe<Store>], recorded: [BatchedProbe<Store>], host: String) {
         self.host = host
         for probe in recorded {
             if probe.isUnchanged {

@@ -4,38 +4,6 @@ import HaulHTTP
 import HaulQueue
 import HaulStorage
 
-/// Where a `BatchProbe` puts the files it finishes itself: what the storage stores by itself
-/// (`StoreBatchStorage`, of `Storage.batchStore`), or files on a folder that the batch
-/// publishes together (`FileBatchStorage`).
-protocol BatchStorage {
-    associatedtype Sink: WholeFileSink
-    /// What the log lines call a stored file ("file", "object").
-    var noun: String { get }
-    /// What storing it is called in the log line of a lease lost after it ("publishing").
-    var storing: String { get }
-    /// How many lookups by name run at once (a storage across the network: several).
-    var lookupWidth: Int { get }
-    /// Whether the batch finishes a file of `size` bytes itself (else the fetchers do).
-    func takesWhole(size: Int64) -> Bool
-    /// Looks once, for the whole batch, at what is at each claim's destination: its size, `nil`
-    /// when nothing is there or the origin is to name the file. What it saw is kept for
-    /// `refuseOthers` (and on S3 for each `PutObject`'s precondition).
-    func lookUp(_ claims: [TransferLeases.Claim]) -> [Int64?]
-    /// - Throws: `destination-exists` when what `lookUp` found at `dest` is not `claim`'s to
-    ///   replace (`OthersFiles`); it stays as it was.
-    func refuseOthers(_ dest: String, of claim: TransferLeases.Claim) throws
-    /// What is at `dest`, a name the origin gave `claim`'s file (which `lookUp` could not look
-    /// at), for the refusal of a get that keeps existing files; kept, as `lookUp`'s answers
-    /// are, for the file's `sink`: what the refusal judged is what storing it may replace.
-    func occupant(of dest: String, for claim: TransferLeases.Claim) throws -> Occupant?
-    /// Where the body of `claim`'s file goes, once its head said that the response holds it whole.
-    func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> Sink
-    /// Stores the batch's whole files for good (one that cannot be is discarded and its
-    /// transfer retried through `planner`). - Returns: the probes to record done: the files
-    /// stored, and those of `unchanged` that are still to be recorded.
-    func store(_ whole: [BatchedProbe<Self>], unchanged: [BatchedProbe<Self>], planner: Planner) throws -> [BatchedProbe<Self>]
-}
-
 /// What a probe in a batch does with its transfer.
 enum BatchVerdict {
     case waiting
@@ -54,22 +22,22 @@ enum BatchVerdict {
 private struct HandOff: Error {}
 
 /// One transfer's probe in a batch, as its response arrives (on the lane's thread only).
-final class BatchedProbe<Storage: BatchStorage> {
+final class BatchedProbe<Store: BatchStore> {
     let claim: TransferLeases.Claim
-    let storage: Storage
+    let storage: BatchStorage<Store>
     let leases: BatchLeases
     let previous: TransferLeases.PreviousVersion?
     private(set) var verdict = BatchVerdict.waiting
     private(set) var plan: TransferLeases.Plan?
     private(set) var digest: String?
     /// Where the body goes, once the head said that the response holds the whole file.
-    private(set) var sink: Storage.Sink?
+    private(set) var sink: Store.File?
     private var digester: Digester?
     private var received: Int64 = 0
     /// What a plan may be, read from the worker when the job is made.
     private var limits = PlanLimits()
 
-    init(claim: TransferLeases.Claim, storage: Storage, leases: BatchLeases, previous: TransferLeases.PreviousVersion?) {
+    init(claim: TransferLeases.Claim, storage: BatchStorage<Store>, leases: BatchLeases, previous: TransferLeases.PreviousVersion?) {
         self.claim = claim
         self.storage = storage
         self.leases = leases
