@@ -67,7 +67,7 @@ struct ObjectBatchStorage: BatchStore {
         return try head.map { try store.occupant($0, of: dest, url: url) }
     }
 
-    func sink(for file: WholeFile, fence: any BatchFence) throws -> ObjectPut {
+    func sink(for file: WholeFile, fence: any BatchFence) throws -> any WholeFileSink {
         let object = seen.at(file.dest, of: file.transferID)
         return try ObjectPut(file, store: store, fence: fence, seen: object.flatMap { S3Precondition.seen($0.head) })
     }
@@ -75,10 +75,13 @@ struct ObjectBatchStorage: BatchStore {
     /// Waits for each file's `PutObject`, fenced already (`ObjectPut.complete`). `refuseOthers`
     /// is not asked: each request's precondition refuses an object put since the lookup, which
     /// the batch judged (`seen`).
-    func store(_ files: [ObjectPut], fence: any BatchFence, refuseOthers: (WholeFile) throws -> Void) -> [(any Error)?] {
+    func store(_ files: [any WholeFileSink], fence: any BatchFence, refuseOthers: (WholeFile) throws -> Void) -> [(any Error)?] {
         files.map { file in
             do {
-                try file.settle()
+                guard let put = file as? ObjectPut else {
+                    throw HaulError(.internal, "transfer \(file.file.transferID)'s file is not a PutObject of this bucket")
+                }
+                try put.settle()
                 return nil
             } catch {
                 file.discard()

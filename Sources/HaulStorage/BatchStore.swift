@@ -40,9 +40,11 @@ public struct WholeFile: Sendable, Equatable {
 /// batch's leases. A folder writes partial files and publishes them together (one sync, one
 /// lease check, then the renames); a bucket streams each file into one `PutObject`, which
 /// checks the lease before its last byte.
+///
+/// The worker holds a store as `any BatchStore` and its sinks as `any WholeFileSink`: a store
+/// with an associated sink type made the worker's per-file code generic over a type it cannot
+/// see, run unspecialized (16 % more of the workers' CPU on 5000 small files).
 public protocol BatchStore {
-    /// Where one file's body goes.
-    associatedtype File: WholeFileSink
     /// What the log lines call a stored file ("object").
     var noun: String { get }
     /// What storing it is called in the log line of a lease lost after it.
@@ -65,13 +67,13 @@ public protocol BatchStore {
     func occupant(of dest: String, for id: Int64, url: String) throws -> Occupant?
     /// Where the body of `file` goes, fenced by `fence`: it never replaces what is at the name
     /// other than what `lookUp` saw there.
-    func sink(for file: WholeFile, fence: any BatchFence) throws -> File
-    /// Stores `files` (this batch's sinks, each complete) for good. `refuseOthers` is asked of
+    func sink(for file: WholeFile, fence: any BatchFence) throws -> any WholeFileSink
+    /// Stores `files` (sinks this store made for the batch, each complete) for good. `refuseOthers` is asked of
     /// a file about to replace what is at its name, when the store's own write cannot refuse
     /// what was put there since `lookUp` (a rename replaces whatever is there; a `PutObject`'s
     /// precondition refuses it): it throws for what the transfer may not replace.
     /// - Returns: for each file, `nil` once it is stored, else why not; a file not stored is
     ///   discarded, and one whose lease is gone fails with `lease-lost`.
     /// - Throws: when the leases could not be checked at all (nothing was stored).
-    func store(_ files: [File], fence: any BatchFence, refuseOthers: (WholeFile) throws -> Void) throws -> [(any Error)?]
+    func store(_ files: [any WholeFileSink], fence: any BatchFence, refuseOthers: (WholeFile) throws -> Void) throws -> [(any Error)?]
 }

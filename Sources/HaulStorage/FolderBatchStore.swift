@@ -36,21 +36,25 @@ struct FolderBatchStore: BatchStore {
         try storage.occupant(of: dest, url: url)
     }
 
-    func sink(for file: WholeFile, fence: any BatchFence) throws -> PartialFile {
+    func sink(for file: WholeFile, fence: any BatchFence) throws -> any WholeFileSink {
         try PartialFile(file, root: root)
     }
 
     /// Syncs the files' data, checks once that the batch still holds their leases, asks
     /// `refuseOthers` of each (a file may have been put at its name while the batch ran), renames
     /// each into place and syncs their folders.
-    func store(_ files: [PartialFile], fence: any BatchFence, refuseOthers: (WholeFile) throws -> Void) throws -> [(any Error)?] {
-        let unsynced = Flush.paths(files.map(\.path))
-        var outcomes: [(any Error)?] = files.map { unsynced[ExactText($0.path)] }
+    func store(_ sinks: [any WholeFileSink], fence: any BatchFence, refuseOthers: (WholeFile) throws -> Void) throws -> [(any Error)?] {
+        let files = sinks.map { $0 as? PartialFile }
+        let unsynced = Flush.paths(files.compactMap { $0?.path })
+        var outcomes: [(any Error)?] = zip(sinks, files).map { sink, file in
+            guard let file else { return HaulError(.internal, "transfer \(sink.file.transferID)'s file is not a partial file of this folder") }
+            return unsynced[ExactText(file.path)]
+        }
         let synced = files.indices.filter { outcomes[$0] == nil }
-        let held = try fence.heldNow(synced.map { files[$0].file.transferID })
+        let held = try fence.heldNow(synced.map { sinks[$0].file.transferID })
         var published: [String] = []
         for index in synced {
-            let file = files[index]
+            guard let file = files[index] else { continue }
             do {
                 guard held.contains(file.file.transferID) else {
                     throw HaulError(.leaseLost, "another worker holds transfer \(file.file.transferID) now")
@@ -62,7 +66,7 @@ struct FolderBatchStore: BatchStore {
                 outcomes[index] = error
             }
         }
-        for (index, outcome) in outcomes.enumerated() where outcome != nil { files[index].discard() }
+        for (index, outcome) in outcomes.enumerated() where outcome != nil { sinks[index].discard() }
         for (folder, error) in Flush.paths(published) {
             Log.warning("could not sync a folder; a crash may lose its new names", [("folder", folder.text), ("error", error.description)])
         }

@@ -20,17 +20,13 @@ import HaulStorage
 struct BatchProbe: LaneRole {
     let lane: Lane
 
-    /// Probes `claims` over at most `connections` connections at once, then settles them.
+    /// Probes `claims` over at most `connections` connections at once, then settles them: hands
+    /// on or retries what the batch does not finish, has the storage's `BatchStore` keep the
+    /// rest, and records them.
     func run(_ claims: [TransferLeases.Claim], connections: Int) throws {
-        try run(claims, connections: connections, store: shared.config.backend.batchStore())
-    }
-
-    /// The batch on the storage's `store`: probes, hands on or retries what it does not finish,
-    /// stores and records the rest.
-    private func run<Store: BatchStore>(_ claims: [TransferLeases.Claim], connections: Int, store: Store) throws {
         let config = shared.config
         let leases = BatchLeases(claims: claims, database: database, config: config)
-        let storage = BatchStorage(store: store, leases: leases, database: database, config: config)
+        let storage = BatchStorage(store: config.backend.batchStore(), leases: leases, database: database, config: config)
         let planner = Planner(lane: lane)
         // A file already at a destination that its transfer may not replace (`OthersFiles`)
         // fails that transfer before anything is fetched; the file stays as it was.
@@ -95,7 +91,7 @@ struct BatchProbe: LaneRole {
     }
 
     /// Writes the plans of the files the batch hands to the fetchers; schedules the failed probes' retries.
-    private func handOnOrRetry<Store>(_ probes: [BatchedProbe<Store>], planner: Planner) {
+    private func handOnOrRetry(_ probes: [BatchedProbe], planner: Planner) {
         for probe in probes {
             switch probe.verdict {
             case .handOff(let plan):
@@ -116,7 +112,7 @@ struct BatchProbe: LaneRole {
 
     /// Records the stored files, and the unchanged ones, done in one transaction, with a line for
     /// each as a lone file has (an operator follows a transfer by its id). - Returns: the probes recorded.
-    private func record<Store>(_ done: [BatchedProbe<Store>], storage: BatchStorage<Store>) throws -> [BatchedProbe<Store>] {
+    private func record(_ done: [BatchedProbe], storage: BatchStorage) throws -> [BatchedProbe] {
         let config = shared.config
         let finished = try database.run(patient: true) { conn in
             try TransferLeases(conn, workerID: config.workerID).finish(probed: done.compactMap { $0.probedFile })
@@ -150,7 +146,7 @@ struct BatchSummary {
     var failed = 0
     let host: String
 
-    init<Store>(_ probes: [BatchedProbe<Store>], recorded: [BatchedProbe<Store>], host: String) {
+    init(_ probes: [BatchedProbe], recorded: [BatchedProbe], host: String) {
         self.host = host
         for probe in recorded {
             if probe.isUnchanged {

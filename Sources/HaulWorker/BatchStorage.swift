@@ -5,8 +5,8 @@ import HaulStorage
 /// `BatchProbe`'s storage: the worker's rules (leases, the rule against replacing others'
 /// files, a partial file locked by another process) around the storage's own `BatchStore`,
 /// which keeps the files (a folder's partial files and renames, a bucket's `PutObject`s).
-struct BatchStorage<Store: BatchStore> {
-    let store: Store
+struct BatchStorage {
+    let store: any BatchStore
     /// The batch's leases, which the store checks before a file becomes visible.
     let leases: BatchLeases
     let database: ResilientConnection
@@ -45,7 +45,7 @@ struct BatchStorage<Store: BatchStore> {
     /// Where the body of `claim`'s file goes, once its head said that the response holds it
     /// whole. A partial file another process holds locked is retried later on a fleet worker,
     /// not failed; a `haul get` is refused at once (`LockedPartial`).
-    func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> Store.File {
+    func sink(for plan: TransferLeases.Plan, of claim: TransferLeases.Claim) throws -> any WholeFileSink {
         let info = claim.info
         let file = WholeFile(
             transferID: info.id, dest: plan.dest, url: info.url, size: plan.size ?? 0, contentType: plan.contentType,
@@ -61,7 +61,7 @@ struct BatchStorage<Store: BatchStore> {
     /// transfer retried through `planner`, one whose lease was lost is left to the worker that
     /// holds it. The records fence the unchanged files by their leases (`finish(probed:)`).
     /// - Returns: the probes to record done: the files stored, and those of `unchanged`.
-    func store(_ whole: [BatchedProbe<Store>], unchanged: [BatchedProbe<Store>], planner: Planner) throws -> [BatchedProbe<Store>] {
+    func store(_ whole: [BatchedProbe], unchanged: [BatchedProbe], planner: Planner) throws -> [BatchedProbe] {
         let written = whole.filter { $0.sink != nil }
         let claims = Dictionary(written.map { ($0.claim.info.id, $0.claim) }, uniquingKeysWith: { first, _ in first })
         let (config, database) = (config, database)
@@ -70,7 +70,7 @@ struct BatchStorage<Store: BatchStore> {
             // A file put at the name while the batch ran (`OthersFiles`).
             try OthersFiles.refuse(file.dest, of: claim, config: config, database: database)
         }
-        var stored: [BatchedProbe<Store>] = []
+        var stored: [BatchedProbe] = []
         for (probe, outcome) in zip(written, outcomes) {
             switch outcome {
             case nil: stored.append(probe)

@@ -22,22 +22,22 @@ enum BatchVerdict {
 private struct HandOff: Error {}
 
 /// One transfer's probe in a batch, as its response arrives (on the lane's thread only).
-final class BatchedProbe<Store: BatchStore> {
+final class BatchedProbe {
     let claim: TransferLeases.Claim
-    let storage: BatchStorage<Store>
+    let storage: BatchStorage
     let leases: BatchLeases
     let previous: TransferLeases.PreviousVersion?
     private(set) var verdict = BatchVerdict.waiting
     private(set) var plan: TransferLeases.Plan?
     private(set) var digest: String?
     /// Where the body goes, once the head said that the response holds the whole file.
-    private(set) var sink: Store.File?
+    private(set) var sink: (any WholeFileSink)?
     private var digester: Digester?
     private var received: Int64 = 0
     /// What a plan may be, read from the worker when the job is made.
     private var limits = PlanLimits()
 
-    init(claim: TransferLeases.Claim, storage: BatchStorage<Store>, leases: BatchLeases, previous: TransferLeases.PreviousVersion?) {
+    init(claim: TransferLeases.Claim, storage: BatchStorage, leases: BatchLeases, previous: TransferLeases.PreviousVersion?) {
         self.claim = claim
         self.storage = storage
         self.leases = leases
