@@ -9,7 +9,7 @@ public enum OriginURL {
     public static func validate(_ text: String, uploading: Bool = false) throws -> String {
         // Redacted only for a message: a manifest validates thousands of good URLs.
         var shown: String { SafeText.cleanLine(Redaction.url(text)) }
-        if text.containsBytes(of: "://"), let blank = text.unicodeScalars.first(where: { $0 == " " || isControl($0) }) {
+        if text.containsBytes(of: "://"), let blank = text.unicodeScalars.first(where: { $0 == " " || SafeText.isControl($0) }) {
             throw blank == " "
                 ? HaulError.usage(
                     "'\(shown)' holds a space, which a URL cannot", hint: "percent-encode it: a space is %20, as in https://example.com/a%20b.iso")
@@ -28,12 +28,6 @@ public enum OriginURL {
         }
         // URLComponents parsed it, so its first `#` byte starts the fragment.
         return text.utf8.firstIndex(of: UInt8(ascii: "#")).map { String(text[..<$0]) } ?? text
-    }
-
-    /// A control character (Unicode's general category `Cc`: C0, DEL and C1), told by its value:
-    /// asking for the category of every scalar of a manifest's URLs cost more than their insert.
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// The last non-empty path segment, percent-decoded once, for naming a download like

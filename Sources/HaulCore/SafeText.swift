@@ -13,10 +13,17 @@ public enum SafeText {
     /// marks (U+200E, U+200F, U+061C) and the Unicode line and paragraph separators (U+2028,
     /// U+2029), which log viewers and JSON readers in JavaScript take for line breaks.
     public static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        if isControl(scalar) { return true }
         switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C, 0x2028, 0x2029: return true
+        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C, 0x2028, 0x2029: return true
         default: return false
         }
+    }
+
+    /// A control character (Unicode's general category `Cc`: C0, DEL and C1), told by its value:
+    /// asking for the category of every scalar of a manifest's URLs cost more than their insert.
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// `text` as one line: tabs and line breaks (U+2028 and U+2029 too) become one space each (a multi-line message

@@ -68,10 +68,11 @@ public protocol BatchStore {
     /// Where the body of `file` goes, fenced by `fence`: it never replaces what is at the name
     /// other than what `lookUp` saw there.
     func sink(for file: WholeFile, fence: any BatchFence) throws -> any WholeFileSink
-    /// Stores `files` (sinks this store made for the batch, each complete) for good. `refuseOthers` is asked of
-    /// a file about to replace what is at its name, when the store's own write cannot refuse
-    /// what was put there since `lookUp` (a rename replaces whatever is there; a `PutObject`'s
-    /// precondition refuses it): it throws for what the transfer may not replace.
+    /// Stores `files` (sinks this store made for the batch, each complete) for good.
+    /// `refuseOthers` is asked of a file about to replace what is at its name, when the store's
+    /// own write cannot refuse what was put there since `lookUp` (a rename replaces whatever is
+    /// there; a `PutObject`'s precondition refuses it): it throws for what the transfer may not
+    /// replace.
     /// - Returns: for each file, `nil` once it is stored, else why not; a file not stored is
     ///   discarded, and one whose lease is gone fails with `lease-lost`.
     /// - Throws: when the leases could not be checked at all (nothing was stored).

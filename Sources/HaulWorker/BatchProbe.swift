@@ -9,8 +9,9 @@ import HaulStorage
 /// its first segment's ranged GET, as a lone probe would be. A file that fits in that one
 /// response is stored by the batch (`BatchStorage`, around the storage's `BatchStore`: a file
 /// written, synced and renamed into place, or an object streamed into one `PutObject`), and
-/// the whole batch is recorded done in one transaction, so a small file costs a share of four round trips (claim, earlier versions,
-/// lease check, finish) instead of a dozen and one `syncfs` instead of its own flushes.
+/// the whole batch is recorded done in one transaction, so a small file costs a share of four
+/// round trips (claim, earlier versions, lease check, finish) instead of a dozen and one
+/// `syncfs` instead of its own flushes.
 ///
 /// What the batch does not finish it hands on: a file bigger than one segment or than its
 /// storage takes whole, of unknown length, or with `--extract` / `--upload-to` gets its plan
@@ -53,7 +54,7 @@ struct BatchProbe: LaneRole {
         let baselines = Concurrently.map(claims.count, width: looksUp ? storage.lookupWidth : 1) { index in
             ConditionalProbe.baseline(recorded: previous[known[index].info.id], onStorage: sizes[index], info: known[index].info, config: config)
         }
-        let probes = claims.indices.map { BatchedProbe(claim: claims[$0], storage: storage, leases: leases, previous: baselines[$0]) }
+        let probes = claims.indices.map { BatchedProbe(claim: claims[$0], storage: storage, previous: baselines[$0]) }
         lane.multi.run(
             probes.map { $0.job(shared: shared) }, connections: connections,
             shouldContinue: {

@@ -66,7 +66,9 @@ struct BatchStorage {
         let claims = Dictionary(written.map { ($0.claim.info.id, $0.claim) }, uniquingKeysWith: { first, _ in first })
         let (config, database) = (config, database)
         let outcomes = try store.store(written.compactMap(\.sink), fence: leases) { file in
-            guard let claim = claims[file.transferID] else { return }
+            guard let claim = claims[file.transferID] else {
+                throw HaulError(.internal, "transfer \(file.transferID)'s file is not one of this batch's")
+            }
             // A file put at the name while the batch ran (`OthersFiles`).
             try OthersFiles.refuse(file.dest, of: claim, config: config, database: database)
         }

@@ -25,7 +25,6 @@ private struct HandOff: Error {}
 final class BatchedProbe {
     let claim: TransferLeases.Claim
     let storage: BatchStorage
-    let leases: BatchLeases
     let previous: TransferLeases.PreviousVersion?
     private(set) var verdict = BatchVerdict.waiting
     private(set) var plan: TransferLeases.Plan?
@@ -37,10 +36,9 @@ final class BatchedProbe {
     /// What a plan may be, read from the worker when the job is made.
     private var limits = PlanLimits()
 
-    init(claim: TransferLeases.Claim, storage: BatchStorage, leases: BatchLeases, previous: TransferLeases.PreviousVersion?) {
+    init(claim: TransferLeases.Claim, storage: BatchStorage, previous: TransferLeases.PreviousVersion?) {
         self.claim = claim
         self.storage = storage
-        self.leases = leases
         self.previous = previous
     }
 
@@ -108,7 +106,7 @@ final class BatchedProbe {
     private func write(_ bytes: UnsafeRawBufferPointer) throws {
         // An unchanged file's body (`-N`: a 200 no newer than the file) is dropped, as a lone probe drops it.
         guard !isUnchanged else { return }
-        guard leases.wasHeld(claim.info.id) else { throw HaulError(.leaseLost, "another worker holds transfer \(claim.info.id) now") }
+        guard storage.leases.wasHeld(claim.info.id) else { throw HaulError(.leaseLost, "another worker holds transfer \(claim.info.id) now") }
         let size = plan?.size ?? 0
         guard received + Int64(bytes.count) <= size, let sink else {
             throw HaulError(.sizeMismatch, "the origin sent more than the \(size) bytes it announced", transient: true)
@@ -133,7 +131,7 @@ final class BatchedProbe {
             try sink.complete()
         } catch {
             discard()
-            verdict = leases.isHeld(claim.info.id) ? .failed(error) : .lost
+            verdict = storage.leases.isHeld(claim.info.id) ? .failed(error) : .lost
         }
     }
 
