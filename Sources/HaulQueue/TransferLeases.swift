@@ -153,7 +153,7 @@ public struct TransferLeases {
                 SELECT id FROM transfers WHERE \(pending) AND EXISTS (SELECT 1 FROM host)
                 ORDER BY priority DESC, id LIMIT least($3, (SELECT free FROM host)) FOR UPDATE SKIP LOCKED),
             claimed AS (
-                UPDATE transfers t SET \(Self.planningLease(startedAt: "now()")), holds_slot = true
+                UPDATE transfers t SET \(Self.planningLease(startedAt: "now()")), holds_slot = true, probe_host = NULL
                 WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
                 RETURNING \(Self.returning), (SELECT n FROM found) AS found, (SELECT free FROM host) AS free, now()::text AS claimed_at)
             \(HostLimits.claimedOrContended("claimed"))

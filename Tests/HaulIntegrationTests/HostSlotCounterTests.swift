@@ -27,6 +27,26 @@ struct HostSlotCounterTests {
         #expect(try database.scalar("SELECT busy FROM origin_hosts WHERE host = 'gone.test'") == "0")
     }
 
+    @Test("a transfer claimed again after its probe moved to a mirror's host holds its slot at its own host")
+    func slotAtOwnHostAfterMirrorProbe() throws {
+        let database = try TestDatabase()
+        let db = try PostgresConnection(conninfo: database.url)
+        try TransferStore(db).enqueue(NewTransfer(url: "http://own.test/f", dest: "f", segmentSize: 4 << 20))
+        let leases = TransferLeases(db, workerID: "w")
+        func busy() throws -> String? {
+            try database.scalar("SELECT string_agg(host || '=' || busy, ' ' ORDER BY host) FROM origin_hosts WHERE host LIKE '%.test'")
+        }
+        let first = try #require(try leases.claimPlanning(lease: 30, limit: 1, connections: 1).claims.first)
+        #expect(try leases.holdProbeSlot(first, host: "mirror.test"))
+        #expect(try busy() == "mirror.test=1 own.test=0")
+        try leases.release(first)
+        #expect(try busy() == "mirror.test=0 own.test=0")
+        // probe_host still names the mirror (nothing clears it when the slot is given back): the
+        // slot claim must not count this slot there.
+        _ = try #require(try leases.claimPlanning(lease: 30, limit: 1, connections: 1).claims.first)
+        #expect(try busy() == "mirror.test=0 own.test=1")
+    }
+
     @Test("counters never drift and host limits hold under claims, completes, fails, releases, splits, rescues, cancels, pauses and probes moved to mirrors")
     func chaos() throws {
         let database = try TestDatabase()

@@ -26,6 +26,12 @@ struct SmallFileClaimTests {
         let ids = rest.map { String($0.info.id) }.joined(separator: ",")
         #expect(try cluster.database.scalar("SELECT string_agg(DISTINCT state, ',') FROM transfers WHERE id IN (\(ids))") == "pending")
         #expect(try cluster.database.scalar("SELECT count(*) FROM transfer_events WHERE transfer_id IN (\(ids))") == "0", "a claim is no change of state")
+        // A BEFORE row trigger would lock each claimed row before its HOT update (a tuple write
+        // and a WAL record more per row; migration 0032). pg_trigger.tgtype bit 1 is BEFORE.
+        #expect(
+            try cluster.database.scalar("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'transfers'::regclass AND NOT tgisinternal AND tgtype & 2 <> 0")
+                == "0",
+            "transfers has no BEFORE row trigger")
 
         // `haul status`: pending, claimed by worker-a, and no reason to wait.
         let status = try cluster.status(rest[0].info.id)
