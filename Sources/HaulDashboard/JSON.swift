@@ -31,7 +31,7 @@ enum JSON {
             [
                 "id": $0.id, "host": $0.host, "pid": $0.pid, "roles": $0.roles, "version": $0.version, "started_at": $0.startedAt,
                 "heartbeat_age": ($0.silentFor * 10).rounded() / 10, "state": $0.state, "segments_held": $0.segmentsHeld,
-                "rate": ($0.rate * 10).rounded() / 10,
+                "rate": $0.rate.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
             ]
         }
     }

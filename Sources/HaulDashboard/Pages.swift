@@ -206,10 +206,16 @@ enum Pages {
             workers.map {
                 [
                     "<code>\(e($0.id))</code>", e($0.host), "\($0.pid)", "<span class=\"state-\(e($0.state))\">\(e($0.state))</span>",
-                    "\($0.segmentsHeld)", "<span data-sort-value=\"\(Int64($0.rate))\">\(ByteSize.format(Int64($0.rate)))/s</span>",
+                    "\($0.segmentsHeld)", workerRate($0.rate),
                     "<span data-sort-value=\"\(String(format: "%.1f", $0.silentFor))\">\(String(format: "%.1fs ago", $0.silentFor))</span>", e($0.roles),
                 ]
             })
+    }
+
+    /// A worker's rate cell: `measuring` (sorted below 0 B/s) until its second heartbeat.
+    static func workerRate(_ rate: Double?) -> String {
+        guard let rate else { return "<span class=\"muted\" data-sort-value=\"-1\">measuring</span>" }
+        return "<span data-sort-value=\"\(Int64(rate))\">\(ByteSize.format(Int64(rate)))/s</span>"
     }
 
     static func hostTable(_ hosts: [FleetView.HostLoad], view: PageContext?) -> String {

@@ -26,14 +26,17 @@ public struct WorkerRegistry {
         public let stopped: Bool
         /// Running segments it holds now.
         public let segmentsHeld: Int
-        /// Bytes per second it received between its last two heartbeats, whether or not it lives.
-        let lastRate: Double
+        /// Bytes per second it received between its last two heartbeats, whether or not it lives;
+        /// `nil` until its second heartbeat.
+        let lastRate: Double?
 
         /// `alive`, `dead` (silent past `deadAfter`) or `stopped`.
         public var state: String { stopped ? "stopped" : silentFor > WorkerRegistry.deadAfter ? "dead" : "alive" }
         /// Bytes per second it receives now: its last measured rate while it is alive, 0 once it
-        /// is dead or stopped (a silent worker receives nothing, whatever it last reported).
-        public var rate: Double { state == "alive" ? lastRate : 0 }
+        /// is dead or stopped (a silent worker receives nothing, whatever it last reported), and
+        /// `nil` while it is alive but has not been measured yet: a rate is the bytes between two
+        /// heartbeats, so a worker has none in its first heartbeat interval, downloading or not.
+        public var rate: Double? { state == "alive" ? lastRate : 0 }
     }
 
     /// Workers, oldest first; stopped ones only when `includeStopped`.
@@ -44,7 +47,7 @@ public struct WorkerRegistry {
             Entry(
                 id: try row.string("id"), host: try row.string("host"), pid: try row.int("pid"), roles: try row.string("roles"),
                 version: try row.string("version"), startedAt: try row.string("started_at"), silentFor: try row.optionalDouble("silent") ?? 0,
-                stopped: try row.bool("stopped"), segmentsHeld: try row.int("held"), lastRate: try row.optionalDouble("rate") ?? 0)
+                stopped: try row.bool("stopped"), segmentsHeld: try row.int("held"), lastRate: try row.optionalDouble("rate"))
         }
     }
 

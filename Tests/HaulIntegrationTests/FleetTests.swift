@@ -216,7 +216,7 @@ struct FleetTests {
         let listing = try cluster.haul(["workers", "--json"])
         let rows = try JSONSerialization.jsonObject(with: Data(listing.stdout.utf8)) as? [[String: Any]] ?? []
         #expect(rows.count == 1 && rows.first?["state"] as? String == "alive" && rows.first?["pid"] as? Int == Int(worker.pid), "\(listing.stdout)")
-        #expect(rows.first?["rate"] is Double, "\(listing.stdout)")
+        #expect(rows.first?.keys.contains("rate") == true, "\(listing.stdout)")
         worker.signal(SIGTERM)
         #expect(worker.wait(timeout: 15))
         #expect(try cluster.database.scalar("SELECT stopped_at IS NOT NULL FROM workers") == "t")

@@ -24,15 +24,16 @@ struct WorkerPresenceTests {
         #expect(batchless.stdout.contains("warning:"))
     }
 
-    @Test("haul workers shows a dead worker's rate as 0, not the last one it reported")
+    @Test("haul workers shows a dead worker's rate as 0, not the last one it reported, and a new one's as not measured yet")
     func deadWorkerRate() throws {
         let cluster = try Cluster("deadrate")
         _ = try Run.psql(
             cluster.database.url,
             """
-            INSERT INTO workers (id, host, pid, roles, version, heartbeat_at, rate) VALUES
-                ('gone', 'h1', 1, 'fetcher', 'x', now() - interval '2 minutes', 5000000),
-                ('here', 'h2', 2, 'fetcher', 'x', now(), 3000000)
+            INSERT INTO workers (id, host, pid, roles, version, started_at, heartbeat_at, rate) VALUES
+                ('gone', 'h1', 1, 'fetcher', 'x', now() - interval '1 hour', now() - interval '2 minutes', 5000000),
+                ('here', 'h2', 2, 'fetcher', 'x', now() - interval '1 hour', now(), 3000000),
+                ('new', 'h3', 3, 'fetcher', 'x', now(), now(), 0)
             """)
         let listed = try cluster.haul(["workers", "--json"])
         let workers = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
@@ -40,9 +41,13 @@ struct WorkerPresenceTests {
         #expect(byID["gone"]?["state"] as? String == "dead")
         #expect(byID["gone"]?["rate"] as? Double == 0, "\(workers)")
         #expect(byID["here"]?["rate"] as? Double == 3_000_000, "\(workers)")
+        // One heartbeat gives no rate: it is unknown, not 0 B/s (it may be downloading).
+        #expect(byID["new"]?["rate"] is NSNull, "\(workers)")
         let text = try cluster.haul(["workers"])
         let gone = text.stdout.split(separator: "\n").first { $0.hasPrefix("gone") }
         #expect(gone?.contains("0 B/s") == true, "\(text.stdout)")
+        let new = text.stdout.split(separator: "\n").first { $0.hasPrefix("new") }
+        #expect(new?.contains("measuring") == true && new?.contains("B/s") == false, "\(text.stdout)")
     }
 
     @Test("with a live worker there is no warning, and wait reports bytes and a rate")

@@ -77,7 +77,8 @@ enum WorkersCommand: Command {
 
         Lists the workers that heartbeat into the database: id, host, pid, roles,
         version, start time, seconds since the last heartbeat, segments held now and
-        the rate it received bytes at between its last two heartbeats.
+        the rate it received bytes at between its last two heartbeats ("measuring",
+        null in JSON, until its second heartbeat; 0 once it is dead or stopped).
         A worker silent for more than 30 s is shown as dead (its
         leases expire and are rescued). --all includes stopped workers.
         """
@@ -91,7 +92,7 @@ enum WorkersCommand: Command {
             [
                 "id": worker.id, "host": worker.host, "pid": worker.pid, "roles": worker.roles, "version": worker.version, "started_at": worker.startedAt,
                 "heartbeat_age": (worker.silentFor * 10).rounded() / 10, "state": worker.state, "segments_held": worker.segmentsHeld,
-                "rate": (worker.rate * 10).rounded() / 10,
+                "rate": worker.rate.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
             ]
         }
         if arguments.has("--json") {
@@ -104,7 +105,7 @@ enum WorkersCommand: Command {
                 "\(worker["id"]!)".padding(toLength: 28, withPad: " ", startingAt: 0), "\(worker["host"]!)".padding(toLength: 17, withPad: " ", startingAt: 0),
                 "\(worker["pid"]!)".padding(toLength: 9, withPad: " ", startingAt: 0), "\(worker["state"]!)".padding(toLength: 9, withPad: " ", startingAt: 0),
                 "\(worker["segments_held"]!)".padding(toLength: 6, withPad: " ", startingAt: 0),
-                "\(ByteSize.format(Int64(worker["rate"] as? Double ?? 0)))/s".padding(toLength: 12, withPad: " ", startingAt: 0),
+                ((worker["rate"] as? Double).map { "\(ByteSize.format(Int64($0)))/s" } ?? "measuring").padding(toLength: 12, withPad: " ", startingAt: 0),
                 "\(worker["heartbeat_age"]!)s ago".padding(toLength: 11, withPad: " ", startingAt: 0),
                 "\(worker["roles"]!)",
             ]
