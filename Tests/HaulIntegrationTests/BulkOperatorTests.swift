@@ -217,6 +217,12 @@ struct BulkOperatorTests {
                 "pending": 1, "planning": 0, "downloading": 0, "finalizing": 0, "done": 0, "failed": 0, "paused": 1, "canceled": 1,
             ])
 
+        // A batch none of whose files was probed yet has no size to draw a bar of: its status
+        // says so in words, not as a bare "0 B 0 B/s".
+        let unprobed = try Run.haul(["status", "--batch", "nightly"], database: database.url)
+        #expect(unprobed.status == 0 && unprobed.stdout.contains("\n  fetched: nothing yet, no size known\n"), "\(unprobed.stdout)")
+        #expect(!unprobed.stdout.contains("B/s"), "\(unprobed.stdout)")
+
         for words in [
             ["status", "--batch", "nightlly"], ["wait", "--batch", "nightlly"], ["list", "--batch", "nightlly"], ["cancel", "--batch", "nightlly", "--yes"],
         ] {

@@ -24,7 +24,12 @@ enum BatchStatus {
         Output.line("batch \(name): \(WaitCommand.done(done, of: summary.total, unchanged: summary.unchanged)); \(counts)")
         if summary.unchanged < summary.total {  // a bar of nothing to fetch says nothing
             let size = max(summary.bytesKnown, summary.bytesDone)
-            Output.line(ProgressBar.render(bytes: summary.bytesDone, size: size, rate: summary.rate ?? 0, segments: "", state: ""))
+            if size > 0 {
+                Output.line(ProgressBar.render(bytes: summary.bytesDone, size: size, rate: summary.rate ?? 0, segments: "", state: ""))
+            } else {
+                // No probe has answered yet: a bar has nothing to fill, and "0 B 0 B/s" says nothing.
+                Output.line("  fetched: nothing yet, no size known")
+            }
         }
         for failure in summary.failures { Output.line("  failed \(failure.id): \(failure.error)") }
         if !summary.isFinished, let warning = try WorkerRegistry(session.connection).noLiveWorkerWarning() { Output.line("  warning: \(warning)") }
