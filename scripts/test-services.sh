@@ -44,6 +44,14 @@ start_postgres() {
   # statistics run ANALYZE themselves.
   runuser -u postgres -- "$bin/pg_ctl" -D "$work/pg" -l "$work/pg/server.log" -w -t 60 \
     -o "-p $pgport -k $work/pgsock -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c autovacuum=off -c shared_preload_libraries=pg_stat_statements" start >/dev/null
+  # The tests' databases (haul_t_…) that earlier runs left: a contributor's kept services grew
+  # to tens of gigabytes over a few weeks, and a full disk fails the S3 tests first. The server
+  # was started just now, so no test of this checkout is connected to them.
+  local url="postgresql://postgres@127.0.0.1:$pgport/postgres" name dropped=0
+  for name in $(psql -X -At "$url" -c "SELECT datname FROM pg_database WHERE datname LIKE 'haul\_t\_%'"); do
+    psql -X -q "$url" -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" && dropped=$((dropped + 1))
+  done
+  ((dropped == 0)) || echo "test-services: dropped $dropped test databases left by earlier runs" >&2
 }
 
 make_tls() {
