@@ -193,7 +193,7 @@ public final class Dashboard: Sendable {
                         Pages.workers(
                             try FleetView(db).workers(includeStopped: query["all"] != nil), throughput: try reader.throughputBy(.worker),
                             window: reader.window, view: view))
-                case ["api", "workers"]: return Reply.json(200, JSON.workers(try FleetView(db).workers(includeStopped: query["all"] != nil)))
+                case ["api", "workers"]: return Reply.json(200, try FleetView(db).workers(includeStopped: query["all"] != nil).map(\.json))
                 case ["hosts"]:
                     return Reply.page(
                         200, Pages.hosts(try FleetView(db).hostLoads(), throughput: try reader.throughputBy(.host), window: reader.window, view: view))

@@ -26,16 +26,6 @@ enum JSON {
         status.unchanged ? status.size ?? status.bytesDone : status.bytesDone
     }
 
-    static func workers(_ workers: [FleetView.WorkerInfo]) -> [[String: Any]] {
-        workers.map {
-            [
-                "id": $0.id, "host": $0.host, "pid": $0.pid, "roles": $0.roles, "version": $0.version, "started_at": $0.startedAt,
-                "heartbeat_age": ($0.silentFor * 10).rounded() / 10, "state": $0.state, "segments_held": $0.segmentsHeld,
-                "rate": $0.rate.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
-            ]
-        }
-    }
-
     static func hosts(_ hosts: [FleetView.HostLoad]) -> [[String: Any]] {
         hosts.map { ["host": $0.host, "limit": $0.limit, "explicit": $0.explicit, "running": $0.running, "queued": $0.queued, "paused": $0.limit == 0] }
     }
@@ -75,7 +65,7 @@ extension Reader.Overview {
         [
             "states": TransferState.named(counts), "throughput": throughput.map { ["minute": $0.minute, "bytes": $0.bytes] },
             "window": window.name, "step_seconds": window.step * 60,
-            "workers_alive": workers.filter { $0.state == "alive" }.count, "workers": JSON.workers(workers),
+            "workers_alive": workers.filter { $0.state == "alive" }.count, "workers": workers.map(\.json),
             "failures": failures.map { ["code": $0.code, "count": $0.count, "example": $0.example] }, "hosts": JSON.hosts(hosts),
             "poll_after_ms": pollAfter,
         ]

@@ -1,3 +1,4 @@
+import Foundation
 import HaulCore
 import HaulPostgres
 
@@ -37,6 +38,16 @@ public struct WorkerRegistry {
         /// `nil` while it is alive but has not been measured yet: a rate is the bytes between two
         /// heartbeats, so a worker has none in its first heartbeat interval, downloading or not.
         public var rate: Double? { state == "alive" ? lastRate : 0 }
+
+        /// The worker as `/api/workers` and `haul workers --json` print it (`rate` null until
+        /// measured; times and rates to a tenth).
+        public var json: [String: Any] {
+            [
+                "id": id, "host": host, "pid": pid, "roles": roles, "version": version, "started_at": startedAt,
+                "heartbeat_age": (silentFor * 10).rounded() / 10, "state": state, "segments_held": segmentsHeld,
+                "rate": rate.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
+            ]
+        }
     }
 
     /// Workers, oldest first; stopped ones only when `includeStopped`.

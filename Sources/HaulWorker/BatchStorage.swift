@@ -64,7 +64,6 @@ struct BatchStorage {
     func store(_ whole: [BatchedProbe], unchanged: [BatchedProbe], planner: Planner) throws -> [BatchedProbe] {
         let written = whole.filter { $0.sink != nil }
         let claims = Dictionary(written.map { ($0.claim.info.id, $0.claim) }, uniquingKeysWith: { first, _ in first })
-        let (config, database) = (config, database)
         let outcomes = try store.store(written.compactMap(\.sink), fence: leases) { file in
             guard let claim = claims[file.transferID] else {
                 throw HaulError(.internal, "transfer \(file.transferID)'s file is not one of this batch's")

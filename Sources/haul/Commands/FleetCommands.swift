@@ -88,13 +88,7 @@ enum WorkersCommand: Command {
         _ = try arguments.expect(0, "")
         let session = try DatabaseSession()
         defer { session.close() }
-        let list: [[String: Any]] = try WorkerRegistry(session.connection).list(includeStopped: arguments.has("--all")).map { worker in
-            [
-                "id": worker.id, "host": worker.host, "pid": worker.pid, "roles": worker.roles, "version": worker.version, "started_at": worker.startedAt,
-                "heartbeat_age": (worker.silentFor * 10).rounded() / 10, "state": worker.state, "segments_held": worker.segmentsHeld,
-                "rate": worker.rate.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
-            ]
-        }
+        let list = try WorkerRegistry(session.connection).list(includeStopped: arguments.has("--all")).map(\.json)
         if arguments.has("--json") {
             Output.json(list)
             return ExitCode.success
