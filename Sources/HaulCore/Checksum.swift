@@ -87,14 +87,7 @@ public final class Digester {
     public init(_ algorithm: Checksum.Algorithm) {
         self.algorithm = algorithm
         context = EVP_MD_CTX_new()
-        let md: OpaquePointer?
-        switch algorithm {
-        case .sha256: md = EVP_sha256()
-        case .sha512: md = EVP_sha512()
-        case .sha1: md = EVP_sha1()
-        case .md5: md = EVP_md5()
-        }
-        EVP_DigestInit_ex(context, md, nil)
+        EVP_DigestInit_ex(context, FetchedDigest.implementation(of: algorithm), nil)
     }
 
     deinit { EVP_MD_CTX_free(context) }
@@ -111,5 +104,29 @@ public final class Digester {
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &output, &length)
         return Checksum(algorithm: algorithm, hex: ASCIIBytes.hex(output.prefix(Int(length))))
+    }
+}
+
+/// OpenSSL's implementations of the algorithms, fetched from its providers once for the process.
+/// A digest started from `EVP_sha256()` and its kind fetches the implementation again at every
+/// start (OpenSSL 3), behind a lock all threads share: more work than hashing a URL, and a batch
+/// of small files starts two digests a file (its bytes, and the URL's `SourceMark`).
+private enum FetchedDigest {
+    // A fetched EVP_MD is immutable, and OpenSSL lets any number of threads start digests with
+    // it at once.
+    nonisolated(unsafe) private static let sha256 = EVP_MD_fetch(nil, "SHA256", nil)
+    nonisolated(unsafe) private static let sha512 = EVP_MD_fetch(nil, "SHA512", nil)
+    nonisolated(unsafe) private static let sha1 = EVP_MD_fetch(nil, "SHA1", nil)
+    nonisolated(unsafe) private static let md5 = EVP_MD_fetch(nil, "MD5", nil)
+
+    /// The fetched implementation, or the legacy one where the fetch found none (then each
+    /// start fetches, and fails as it always did if no provider has it).
+    static func implementation(of algorithm: Checksum.Algorithm) -> OpaquePointer? {
+        switch algorithm {
+        case .sha256: return sha256 ?? EVP_sha256()
+        case .sha512: return sha512 ?? EVP_sha512()
+        case .sha1: return sha1 ?? EVP_sha1()
+        case .md5: return md5 ?? EVP_md5()
+        }
     }
 }

@@ -56,9 +56,10 @@ public struct ResponseHead: Sendable, Equatable {
     public mutating func absorb(bytes line: UnsafeRawBufferPointer) {
         let trimmed = UnsafeRawBufferPointer(rebasing: line[...].trimmingASCIIWhitespace())
         if trimmed.starts(with: "HTTP/".utf8) {
-            let parts = String(decoding: trimmed, as: UTF8.self).split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            reason = parts.count > 2 ? SafeText.cleanLine(String(parts[2])) : ""
+            // `HTTP/1.1 200 OK`: the version, the code, the reason (which may hold spaces, or be absent).
+            let parts = trimmed.split(separator: UInt8(ascii: " "), maxSplits: 2)
+            status = parts.count > 1 ? Int(String(decoding: parts[1], as: UTF8.self)) ?? 0 : 0
+            reason = parts.count > 2 ? SafeText.cleanLine(String(decoding: parts[2], as: UTF8.self)) : ""
             headers = Dictionary(minimumCapacity: 16)
         } else if let colon = trimmed.firstIndex(of: UInt8(ascii: ":")) {
             let value = UnsafeRawBufferPointer(rebasing: trimmed[(colon + 1)...].trimmingASCIIWhitespace())

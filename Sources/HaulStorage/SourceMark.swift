@@ -34,7 +34,8 @@ public enum SourceMark {
     /// the same: `ObjectSourceMark`).
     public static func value(for url: String) -> String {
         let digester = Digester(.sha256)
-        Array(url.utf8).withUnsafeBytes { digester.update($0) }
+        var url = url
+        url.withUTF8 { digester.update(UnsafeRawBufferPointer($0)) }
         return digester.finish().hex
     }
 

@@ -77,7 +77,7 @@ struct BatchRetentionTests {
         let database = try TestDatabase()
         let conn = try PostgresConnection(conninfo: database.url)
         let batches = Batches(conn)
-        _ = try batches.enqueue(["a", "b", "c"].map { NewTransfer(url: "http://h.test/\($0)", dest: $0) }, batch: "nightly")
+        _ = try batches.enqueue(["a", "b", "c"].map { (name: String) in NewTransfer(url: "http://h.test/\(name)", dest: name) }, batch: "nightly")
         // a and b fetched 100 MiB each in the first hour, a day ago (b in its second half); c
         // failed then and, retried 10 s ago, has 20 MiB.
         try conn.query(

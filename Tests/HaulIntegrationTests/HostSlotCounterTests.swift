@@ -31,7 +31,7 @@ struct HostSlotCounterTests {
     func slotAtOwnHostAfterMirrorProbe() throws {
         let database = try TestDatabase()
         let db = try PostgresConnection(conninfo: database.url)
-        try TransferStore(db).enqueue(NewTransfer(url: "http://own.test/f", dest: "f", segmentSize: 4 << 20))
+        _ = try TransferStore(db).enqueue(NewTransfer(url: "http://own.test/f", dest: "f", segmentSize: 4 << 20))
         let leases = TransferLeases(db, workerID: "w")
         func busy() throws -> String? {
             try database.scalar("SELECT string_agg(host || '=' || busy, ' ' ORDER BY host) FROM origin_hosts WHERE host LIKE '%.test'")

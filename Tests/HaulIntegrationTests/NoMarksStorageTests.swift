@@ -15,7 +15,7 @@ struct NoMarksStorageTests {
         try #require(mounted.status == 0, "cannot mount a ramfs: \(mounted.stderr)")
         defer { _ = try? Run.program("/bin/umount", ["-l", folder]) }
         let probe = folder + "/probe"
-        FileManager.default.createFile(atPath: probe, contents: Data())
+        _ = FileManager.default.createFile(atPath: probe, contents: Data())
         let script = """
             import errno, os, sys
             try:
