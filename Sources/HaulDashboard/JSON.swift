@@ -78,7 +78,8 @@ extension Reader.TransferPage {
             "total": total, "page": page, "per_page": perPage, "poll_after_ms": pollAfter,
             "transfers": rows.map { row in
                 var object = JSON.transfer(row.status, host: row.host, batch: row.batch, segments: row.segments)
-                object["waiting"] = waiting[row.status.id] ?? NSNull()
+                object["waiting"] = waiting[row.status.id]?.text ?? NSNull()
+                object["waiting_reason"] = waiting[row.status.id]?.code ?? NSNull()
                 return object
             },
         ]
@@ -99,7 +100,8 @@ extension Reader.TransferDetail {
             ] as [String: Any]
         }
         object["history"] = history.map { ["at": $0.at, "from": $0.from, "to": $0.to, "error": $0.error ?? NSNull()] as [String: Any] }
-        object["waiting"] = waiting ?? NSNull()
+        object["waiting"] = waiting?.text ?? NSNull()
+        object["waiting_reason"] = waiting?.code ?? NSNull()
         object["poll_after_ms"] = pollAfter
         return object
     }

@@ -59,7 +59,7 @@ struct Reader {
         var pollAfter: Int
         /// Why each unfinished transfer of the page does not run, as `haul list` says it
         /// (`WaitReason`), by id; one that runs or is finished is absent.
-        var waiting: [Int64: String] = [:]
+        var waiting: [Int64: WaitReason] = [:]
     }
 
     func transfers() throws -> TransferPage {
@@ -73,7 +73,7 @@ struct Reader {
         let only = value("ids").map { $0.split(separator: ",").compactMap { Int64($0) } }
         let order = (column: value("sort").flatMap(FleetView.TransferOrder.init(rawValue:)) ?? .id, ascending: value("dir") == "asc")
         let (rows, total) = try FleetView(db).transfers(filter, offset: offset, limit: perPage, only: only, order: order)
-        let waiting = try WaitReason.of(db, transfers: rows.filter { !$0.status.state.isFinal }.map(\.status.id)).mapValues(\.text)
+        let waiting = try WaitReason.of(db, transfers: rows.filter { !$0.status.state.isFinal }.map(\.status.id))
         return TransferPage(
             filter: filter, rows: rows, total: total, page: page, perPage: perPage, order: order,
             pollAfter: Self.pollAfter(Date().timeIntervalSince(started)), waiting: waiting)
@@ -118,7 +118,7 @@ struct Reader {
         /// Its mirrors in priority order (none without `--mirror` or a Metalink).
         var mirrors: [MirrorStatus]
         /// Why it does not run, as `haul status` says it (`WaitReason`), nil while it runs or is finished.
-        var waiting: String?
+        var waiting: WaitReason?
         var pollAfter: Int
     }
 
@@ -128,7 +128,7 @@ struct Reader {
         let view = FleetView(db)
         return TransferDetail(
             status: status, host: place.host, batch: place.batch, segments: try view.segments(of: id), history: try view.history(of: id),
-            mirrors: try TransferStore(db).mirrors(of: id), waiting: try WaitReason.of(db, transfers: [id])[id]?.text,
+            mirrors: try TransferStore(db).mirrors(of: id), waiting: try WaitReason.of(db, transfers: [id])[id],
             pollAfter: Self.pollAfter(Date().timeIntervalSince(started)))
     }
 

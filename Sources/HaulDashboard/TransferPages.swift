@@ -53,7 +53,7 @@ enum TransferPages {
             <button type="submit">Filter</button>
             </form>
             """
-        let rows = page.rows.map { row($0, waiting: page.waiting[$0.status.id], view: view, back: back) }.joined(separator: "\n")
+        let rows = page.rows.map { row($0, waiting: page.waiting[$0.status.id]?.text, view: view, back: back) }.joined(separator: "\n")
         let pages = max(1, (page.total + page.perPage - 1) / page.perPage)
         let pager = """
             <nav class="pager" aria-label="pages">\(pageLinks(current: page.page, of: pages) { e(base + query(page, number: $0, fixedBatch: fixedBatch)) })\
@@ -165,7 +165,7 @@ enum TransferPages {
             ("Progress", progress(status)), ("Rate", "<span data-field=\"rate\">\(rate(status))</span>"),
             ("ETA", "<span data-field=\"eta\">\(eta(status).map(formatSeconds) ?? "")</span>"),
             ("Attempts", "<span data-field=\"attempts\">\(status.attempts)</span>"),
-            ("Waiting", "<span class=\"wrap\" data-field=\"waiting\">\(e(detail.waiting ?? ""))</span>"),
+            ("Waiting", "<span class=\"wrap\" data-field=\"waiting\">\(e(detail.waiting?.text ?? ""))</span>"),
             (
                 "Error",
                 "<span class=\"err wrap\" data-field=\"error\">\(e(status.error ?? ""))</span>\(status.errorCode.map { " <code>\(e($0))</code>" } ?? "")"

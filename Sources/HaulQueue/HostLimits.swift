@@ -105,11 +105,6 @@ public enum HostLimits {
         ).first.map { try $0.int("max_running") }
     }
 
-    /// What a transfer waiting on paused origin `host` says in `haul status` and `haul list`.
-    public static func waitsOnPaused(_ host: String) -> String {
-        "waits: its origin \(host) is paused (limit 0); 'haul host-limit resume \(host)' lets it run"
-    }
-
     /// Removes a host's own limit, so the default applies again (`*`: the default goes back to
     /// `fallbackDefault`). - Returns: whether the host had a limit of its own.
     @discardableResult

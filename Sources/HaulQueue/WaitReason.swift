@@ -84,21 +84,38 @@ public enum WaitReason: Equatable, Sendable {
     /// ago (so `WorkerRegistry.noLiveWorkerWarning` says nothing yet).
     public static let noWorkerRunning = "no worker is running against this database now; start one with 'haul worker --storage DIR'"
 
-    /// One line: `waits: …`, saying what would let it run.
-    public var text: String {
+    /// One line: `waits: …`, saying what would let it run (a list's note, the JSON `waiting`).
+    public var text: String { "waits: " + detail }
+
+    /// What holds the transfer and what would let it run, without `text`'s `waits:` (the
+    /// `waiting:` line of `haul status`).
+    public var detail: String {
         switch self {
         case .transferPaused(let id):
-            return "waits: it is paused; 'haul resume \(id)' lets it run"
+            return "it is paused; 'haul resume \(id)' lets it run"
         case .originPaused(let host):
-            return HostLimits.waitsOnPaused(host)
+            return "its origin \(host) is paused (limit 0); 'haul host-limit resume \(host)' lets it run"
         case .noLiveWorker(let warning):
-            return "waits: \(warning)"
+            return warning
         case .backingOff(let until, let reason):
-            return "waits: backing off until \(until)" + (reason.map { " after: \($0)" } ?? "")
+            return "backing off until \(until)" + (reason.map { " after: \($0)" } ?? "")
         case .hostLimit(let host, let running, let limit):
-            return "waits: its origin \(host) is at its limit (\(running)/\(limit) running); 'haul host-limit set \(host) N' raises it"
+            return "its origin \(host) is at its limit (\(running)/\(limit) running); 'haul host-limit set \(host) N' raises it"
         case .lanesBusy(let running, let workers):
-            return "waits: all lanes are busy (\(running) segments running on \(workers) worker\(workers == 1 ? "" : "s"))"
+            return "all lanes are busy (\(running) segments running on \(workers) worker\(workers == 1 ? "" : "s"))"
+        }
+    }
+
+    /// The reason's stable name, for scripts (`waiting_reason` in JSON): `paused`,
+    /// `origin-paused`, `no-live-worker`, `backing-off`, `host-limit` or `lanes-busy`.
+    public var code: String {
+        switch self {
+        case .transferPaused: return "paused"
+        case .originPaused: return "origin-paused"
+        case .noLiveWorker: return "no-live-worker"
+        case .backingOff: return "backing-off"
+        case .hostLimit: return "host-limit"
+        case .lanesBusy: return "lanes-busy"
         }
     }
 }

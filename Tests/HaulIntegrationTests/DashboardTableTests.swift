@@ -50,6 +50,7 @@ import Testing
                 with: Data(try served.request("GET", "/api/transfers/\(id)", headers: ["Authorization: Bearer \(DashboardTests.token)"]).body.utf8))
             as? [String: Any]
         #expect(detail?["waiting"] as? String == cli)
+        #expect(detail?["waiting_reason"] as? String == "paused")
         _ = try served.logIn()
         let page = try served.request("GET", "/transfers/\(id)").body
         #expect(page.contains(#"data-field="waiting">waits: it is paused; "#), "\(page)")
@@ -63,6 +64,7 @@ import Testing
             as? [String: Any]
         let rows = listed?["transfers"] as? [[String: Any]] ?? []
         #expect(rows.first { $0["id"] as? Int == Int(id) }?["waiting"] as? String == cli, "\(rows)")
+        #expect(rows.first { $0["id"] as? Int == Int(id) }?["waiting_reason"] as? String == "paused", "\(rows)")
     }
 
     @Test("without JavaScript a batch action asks on a page of its own first, and acts once confirmed")

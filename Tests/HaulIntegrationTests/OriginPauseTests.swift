@@ -24,7 +24,10 @@ struct OriginPauseTests {
         #expect(try SegmentLeases(connection, workerID: "a").claim(limit: 4, lease: 60).isEmpty, "no segment of a paused origin is claimed")
         #expect(try TransferLeases(connection, workerID: "a").claimPlanning(lease: 60, limit: 10, connections: 4).claims.isEmpty, "no probe either")
         let status = try Run.haul(["status", String(pending)], database: database.url)
-        #expect(status.stdout.contains("origin paused.test:80 is paused"), "\(status.stdout)")
+        #expect(status.stdout.contains("waiting:   its origin paused.test:80 is paused"), "\(status.stdout)")
+        let json = try Run.haul(["status", String(pending), "--json"], database: database.url)
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(object?["waiting_reason"] as? String == "origin-paused", "\(json.stdout)")
         let waiting = try Run.haul(["list", "--state", "pending"], database: database.url)
         #expect(waiting.stdout.contains("waits: its origin paused.test:80 is paused"), "\(waiting.stdout)")
         let list = try Run.haul(["host-limit", "list"], database: database.url)

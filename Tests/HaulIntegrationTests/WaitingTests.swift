@@ -14,6 +14,11 @@ struct WaitingTests {
         try cluster.status(id)["waiting"] as? String ?? ""
     }
 
+    /// The reason's stable name in `haul status --json` (`waiting_reason`).
+    static func reason(_ cluster: Cluster, _ id: Int64) throws -> String? {
+        try cluster.status(id)["waiting_reason"] as? String
+    }
+
     @Test("the second transfer of an origin at its limit of 1 waits for it: 1/1")
     func hostLimit() throws {
         let origin = try FaultOrigin()
@@ -35,6 +40,8 @@ struct WaitingTests {
                 return running == "1" && said.contains(expected)
             }, "one transfer runs, the other waits for the limit: \(said)")
         #expect(try cluster.haul(["list"]).stdout.contains(expected))
+        let waiter = said.hasPrefix(expected) ? a : b
+        #expect(try Self.reason(cluster, waiter) == "host-limit")
     }
 
     @Test("a transfer whose origin answered 503 backs off until a time, with the error")
@@ -52,6 +59,7 @@ struct WaitingTests {
                 return said.hasPrefix("waits: backing off until ")
             }, "\(said)")
         #expect(said.contains(" UTC after: ") && said.contains("503"), "\(said)")
+        #expect(try Self.reason(cluster, id) == "backing-off")
     }
 
     @Test("with no worker alive the transfer waits for one; a paused one waits for resume")
@@ -62,9 +70,14 @@ struct WaitingTests {
         #expect(try cluster.haul(["list"]).stdout.contains("waits: no worker has ever run"))
         let listed = try JSONSerialization.jsonObject(with: Data(try cluster.haul(["list", "--json"]).stdout.utf8)) as? [[String: Any]]
         #expect(listed?.first?["waiting"] as? String == (try Self.waiting(cluster, id)), "list --json says it as status --json does")
+        #expect(try Self.reason(cluster, id) == "no-live-worker")
+        #expect(listed?.first?["waiting_reason"] as? String == "no-live-worker")
         #expect(try cluster.haul(["pause", String(id)]).status == 0)
         #expect(try Self.waiting(cluster, id) == "waits: it is paused; 'haul resume \(id)' lets it run")
+        #expect(try Self.reason(cluster, id) == "paused")
         let text = try cluster.haul(["status", String(id)]).stdout
-        #expect(text.contains("waiting:   waits: it is paused"), "\(text)")
+        #expect(text.contains("waiting:   it is paused; 'haul resume \(id)' lets it run"), "\(text)")
+        #expect(try cluster.haul(["resume", String(id)]).status == 0)
+        #expect(try Self.reason(cluster, id) == "no-live-worker", "a transfer running again waits for a worker, not for resume")
     }
 }

@@ -63,4 +63,18 @@ struct WaitReasonTests {
         #expect(reason?.text == "waits: all lanes are busy (16 segments running on 2 workers)")
         #expect(WaitReason.decide(Facts(state: .pending, fleetRunning: 8))?.text == "waits: all lanes are busy (8 segments running on 1 worker)")
     }
+
+    @Test("each reason has its own stable name for scripts, and its text is `waits: ` and its detail")
+    func codes() {
+        let reasons: [(WaitReason, String)] = [
+            (.transferPaused(id: 1), "paused"), (.originPaused(host: "h"), "origin-paused"), (.noLiveWorker(warning: "w"), "no-live-worker"),
+            (.backingOff(until: "t", reason: nil), "backing-off"), (.hostLimit(host: "h", running: 1, limit: 1), "host-limit"),
+            (.lanesBusy(running: 1, workers: 1), "lanes-busy"),
+        ]
+        for (reason, code) in reasons {
+            #expect(reason.code == code)
+            #expect(reason.text == "waits: " + reason.detail)
+            #expect(!reason.detail.hasPrefix("waits"), "the status line says `waiting:` before it")
+        }
+    }
 }

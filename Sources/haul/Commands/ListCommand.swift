@@ -14,7 +14,7 @@ enum ListCommand: Command {
         'haul host-limit list' names it). The filters combine. A transfer that does not
         run says why ('waits: ...', as 'haul status' does).
         --json prints an array of the objects 'haul status --json' prints, "waiting"
-        included.
+        and "waiting_reason" included.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -35,6 +35,7 @@ enum ListCommand: Command {
                 transfers.map { status in
                     var object = StatusView.json(status)
                     object["waiting"] = waiting[status.id]?.text ?? NSNull()
+                    object["waiting_reason"] = waiting[status.id]?.code ?? NSNull()
                     return object
                 })
             return ExitCode.success

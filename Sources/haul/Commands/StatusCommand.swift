@@ -16,9 +16,11 @@ enum StatusCommand: Command {
         With --batch: the batch's counts by state, bytes, rate and its failures.
         While a transfer is unfinished and no worker has heartbeaten for 30 s, a warning
         says so (JSON: "warning"), since nothing will move until one runs.
-        While an unfinished transfer does not run, "waiting" (JSON: "waiting") says why:
-        it or its origin is paused, no worker is alive, it backs off after an error
-        until a time, its origin is at its host limit, or all lanes are busy.
+        While an unfinished transfer does not run, "waiting" (JSON: "waiting", and
+        "waiting_reason" for scripts) says why: it or its origin is paused (paused,
+        origin-paused), no worker is alive (no-live-worker), it backs off after an error
+        until a time (backing-off), its origin is at its host limit (host-limit), or all
+        lanes are busy (lanes-busy).
         A transfer with mirrors (--mirror, --metalink) lists each one's state (healthy;
         resting until a time, or on trial, after it failed; demoted for good after a bad
         piece), the reason, bytes and failures (JSON: "mirrors", with "retry_after").
@@ -42,17 +44,17 @@ enum StatusCommand: Command {
         let segments = try store.segmentStates(id)
         let mirrors = try store.mirrors(of: id)
         let reason = try WaitReason.of(session.connection, transfers: [id])[id]
-        let waiting = reason?.text
         let warning = status.state.isFinal || status.state == .paused ? nil : try WorkerRegistry(session.connection).noLiveWorkerWarning()
         if arguments.has("--json") {
             var object = StatusView.json(status, segments: segments)
             object["warning"] = warning ?? NSNull()
-            object["waiting"] = waiting ?? NSNull()
+            object["waiting"] = reason?.text ?? NSNull()
+            object["waiting_reason"] = reason?.code ?? NSNull()
             if !mirrors.isEmpty { object["mirrors"] = MirrorView.json(mirrors) }
             Output.json(object)
         } else {
             // The warning line already says that no worker is alive.
-            let shown = warning != nil && reason == .noLiveWorker(warning: warning ?? "") ? nil : waiting
+            let shown = warning != nil && reason == .noLiveWorker(warning: warning ?? "") ? nil : reason?.detail
             let notes = (shown.map { "\n  waiting:   \($0)" } ?? "") + (warning.map { "\n  warning:   \($0)" } ?? "")
             let mirrorLines = MirrorView.lines(mirrors).map { "\n" + $0 }.joined()
             Output.line(StatusView.text(status, segments: segments) + mirrorLines + notes)
