@@ -14,7 +14,10 @@
 # times): PostgreSQL (all its processes), the two workers, nginx, and the two commands. Each
 # round first runs the reference, `curl -Z --parallel-max 16` into tmpfs (AB_CURL=0 leaves it
 # out): its wall time, its CPU and nginx's, each binary's ratio to it, and the CPU-seconds a
-# run may spend on this machine's cores to finish within 2.0× curl.
+# run may spend on this machine's cores to finish within 2.0× curl. PostgreSQL's CPU is also
+# given in microseconds a file, and curl's beside it: this host's speed changes over minutes
+# (curl's CPU a file by 2× within the hour), so read a per-file figure against curl's of the
+# same run.
 # AB_STATEMENTS=1 adds each binary's top statements from
 # pg_stat_statements (total times include waiting for the CPU, so read them as shares).
 # Each binary has a database of its own (migrated by it), so a schema change is compared too.
@@ -184,6 +187,7 @@ run() {
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 median_of() { cut -d' ' -f"$1" "$2" | median; }   # median_of FIELD FILE
+per_file() { awk -v c="$1" -v n="$files" 'BEGIN { printf "%.0f", c / n * 1e6 }'; }   # per_file CPU_SECONDS: microseconds a file
 with_curl=${AB_CURL:-1}
 [[ -n ${AB_S3_BUCKET:-} ]] && with_curl=0   # the reference writes to tmpfs
 for ((r = 1; r <= rounds; r++)); do
@@ -198,23 +202,23 @@ done
 cores=$(nproc)
 if [[ $with_curl == 1 ]]; then
     curl_wall=$(median_of 1 "$work/runs/curl")
-    printf 'curl -Z --parallel-max 16: wall %s s, its CPU %s s, nginx CPU %s s (medians of %s runs); at 2.0x curl a run may spend %s CPU-seconds on these %s cores\n' \
-        "$curl_wall" "$(median_of 2 "$work/runs/curl")" "$(median_of 3 "$work/runs/curl")" "$(wc -l <"$work/runs/curl")" \
-        "$(awk -v w="$curl_wall" -v c="$cores" 'BEGIN { printf "%.2f", 2 * w * c }')" "$cores"
+    printf 'curl -Z --parallel-max 16: wall %s s, its CPU %s s (%s us a file: the host'"'"'s speed this run), nginx CPU %s s (medians of %s runs); at 2.0x curl a run may spend %s CPU-seconds on these %s cores\n' \
+        "$curl_wall" "$(median_of 2 "$work/runs/curl")" "$(per_file "$(median_of 2 "$work/runs/curl")")" "$(median_of 3 "$work/runs/curl")" \
+        "$(wc -l <"$work/runs/curl")" "$(awk -v w="$curl_wall" -v c="$cores" 'BEGIN { printf "%.2f", 2 * w * c }')" "$cores"
 fi
 i=0
 for haul in "$@"; do
     i=$((i + 1))
     f=$work/runs/$i
     wall=$(median_of 1 "$f")
-    printf '%s: wall %s s%s, engine %s s, CPU: PostgreSQL %s s, workers %s s, nginx %s s, enqueue + wait %s s%s (medians of %s runs)\n' "$haul" "$wall" \
+    printf '%s: wall %s s%s, engine %s s, CPU: PostgreSQL %s s (%s us a file), workers %s s, nginx %s s, enqueue + wait %s s%s (medians of %s runs)\n' "$haul" "$wall" \
         "$([[ $with_curl == 1 ]] && awk -v a="$wall" -v b="$curl_wall" 'BEGIN { printf " (%.2fx curl)", a / b }')" \
-        "$(median_of 2 "$f")" "$(median_of 3 "$f")" "$(median_of 4 "$f")" "$(median_of 5 "$f")" "$(median_of 6 "$f")" \
+        "$(median_of 2 "$f")" "$(median_of 3 "$f")" "$(per_file "$(median_of 3 "$f")")" "$(median_of 4 "$f")" "$(median_of 5 "$f")" "$(median_of 6 "$f")" \
         "$([[ ${AB_REMIRROR:-0} == 1 ]] && echo ", re-mirror $(median_of 7 "$f") s")" "$(wc -l <"$f")"
     [[ -f $f.statements ]] && sed 's/^/    /' "$f.statements"
     if ((history > 0)); then
         printf '  on %s finished transfers: wall %s s (%sx the fresh database), engine %s s, CPU: PostgreSQL %s s (%s us a file), workers %s s\n' "$history" \
             "$(median_of 1 "$f"h)" "$(awk -v a="$(median_of 1 "$f"h)" -v b="$wall" 'BEGIN { printf "%.2f", a / b }')" "$(median_of 2 "$f"h)" \
-            "$(median_of 3 "$f"h)" "$(awk -v c="$(median_of 3 "$f"h)" -v n="$files" 'BEGIN { printf "%.0f", c / n * 1e6 }')" "$(median_of 4 "$f"h)"
+            "$(median_of 3 "$f"h)" "$(per_file "$(median_of 3 "$f"h)")" "$(median_of 4 "$f"h)"
     fi
 done
