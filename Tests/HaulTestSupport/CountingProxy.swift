@@ -39,14 +39,19 @@ public final class CountingProxy: @unchecked Sendable {
     /// How many connections clients opened so far.
     public var connections: Int { lock.withLock { accepted } }
 
-    /// Stops accepting and closes every connection.
+    /// Stops accepting and closes every connection; once (the test's `defer` and `deinit` both
+    /// call it). The descriptors are shut down under the lock, and the pumps close theirs under
+    /// it, and the listener is closed only by the accept loop after the first stop: a second
+    /// stop, or a pump's close racing this one, would otherwise shut down a descriptor number
+    /// that another test had opened meanwhile (another proxy's listener: its clients were then
+    /// refused, a failure seen once in a full run).
     public func stop() {
-        let open = lock.withLock {
+        lock.withLock {
+            guard !stopped else { return }
             stopped = true
-            return sockets
+            shutdown(listener, Int32(SHUT_RDWR))
+            for fd in sockets { shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     deinit { stop() }
@@ -95,9 +100,9 @@ public final class CountingProxy: @unchecked Sendable {
         lock.withLock {
             sockets.remove(a)
             sockets.remove(b)
+            close(a)
+            close(b)
         }
-        close(a)
-        close(b)
     }
 
     private func writeAll(_ fd: Int32, _ buffer: [UInt8], _ count: Int) -> Bool {
