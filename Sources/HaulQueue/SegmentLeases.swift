@@ -44,7 +44,7 @@ public struct SegmentLeases {
     /// segments. One statement (taking the segments, locking the host row, rechecking its free
     /// slots under the lock, and — by trigger — counting them in the host's `busy`), committed
     /// without waiting for the WAL flush. It never waits for a host row another claimer holds:
-    /// the lane looks again shortly instead (`IdlePolling.contendedDelay`).
+    /// the lane looks again shortly instead (`ClaimContention`).
     public func attempt(limit: Int, lease: Double, idleHostsFrom: Int? = nil) throws -> Attempt {
         let sql = Self.claimStatement(limit: limit, scope: scope, idleHosts: idleHostsFrom != nil)
         let idle: [any PostgresBindable] = idleHostsFrom.map { [$0] } ?? []

@@ -38,19 +38,4 @@ enum IdlePolling {
         let doubling = pollInterval * Double(1 << min(max(idleRounds - 1, 0), 16))
         return min(doubling, pollInterval * pollerCeiling)
     }
-
-    /// The first wait after a contended step (`StepOutcome.contended`), in seconds.
-    static let contendedFirst = 0.01
-
-    /// Seconds to wait after `rounds` (1 or more) steps in a row were contended: 10 ms, 40 ms,
-    /// 160 ms, … times `jitter` (so that lanes that met at one host's row do not meet again),
-    /// while that is shorter than a poll interval; `nil` after, when the lane idles as usual.
-    /// A host's row is held only for one claim statement, so a lane that skipped it finds, a
-    /// moment later, either the slots that claimer left or the host full (a claim that then
-    /// reads no transfer). Lanes no longer queue on the row, and each contention costs a
-    /// bounded number of claims.
-    static func contendedDelay(rounds: Int, pollInterval: Double, jitter: Double = 1) -> Double? {
-        let delay = contendedFirst * pow(4, Double(min(max(rounds - 1, 0), 16))) * jitter
-        return delay < pollInterval ? delay : nil
-    }
 }

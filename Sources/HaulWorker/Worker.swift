@@ -286,7 +286,7 @@ public final class Worker: Sendable {
                         if let lane { shared.leavePollerTurn(lane) }
                         idleRounds = 0
                     } else if outcome == .contended,
-                        let delay = IdlePolling.contendedDelay(
+                        let delay = ClaimContention.delay(
                             rounds: contendedRounds, pollInterval: shared.config.pollInterval, jitter: Double.random(in: 0.5..<1.5))
                     {
                         shared.wakeup.wait(since: mark, timeout: delay)

@@ -1,7 +1,7 @@
 // haul-bench: drives Haul's own claim and complete code (HaulQueue.SegmentLeases) against a
 // filled database, for bench/run. Not part of the `haul` product.
 //
-//   haul-bench throughput CONNINFO CLIENTS SECONDS   → ops=… empty=… secs=… ops_per_s=…
+//   haul-bench throughput CONNINFO CLIENTS SECONDS   → ops=… empty=… contended=… secs=… ops_per_s=…
 //   haul-bench latency CONNINFO CLAIMS               → n=… p50_ms=… p90_ms=… p99_ms=… mean_ms=…
 //   haul-bench explain CONNINFO                      → EXPLAIN (ANALYZE, BUFFERS) of the claim, rolled back
 import Foundation
@@ -14,15 +14,34 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
-/// Claims one segment and completes it at once; returns false when the claim got nothing.
-func claimAndComplete(_ leases: SegmentLeases) throws -> Bool {
-    guard let segment = try leases.claim(limit: 1, lease: 30).first else { return false }
-    _ = try leases.complete(segment, bytesDone: segment.length ?? 0, part: nil)
-    return true
+/// What one claim of `claimAndComplete` did.
+enum ClaimOutcome {
+    /// It claimed a segment and completed it.
+    case done
+    /// It took nothing: another claimer held its host's row (`ClaimContention`).
+    case contended
+    /// It took nothing else.
+    case empty
 }
 
+/// Claims one segment and completes it at once.
+func claimAndComplete(_ leases: SegmentLeases) throws -> ClaimOutcome {
+    let attempt = try leases.attempt(limit: 1, lease: 30)
+    guard let segment = attempt.segments.first else { return attempt.hostContended ? .contended : .empty }
+    _ = try leases.complete(segment, bytesDone: segment.length ?? 0, part: nil)
+    return .done
+}
+
+/// A worker's default poll interval (`haul worker --poll-interval`), which bounds the waits
+/// after contended claims.
+let pollInterval = 1.0
+
+/// Claim + complete in a loop on each of `clients` connections for `seconds`. A claim that met
+/// another at the host's row waits as a worker's lane does (`ClaimContention`: 10 ms, 40 ms, …
+/// jittered, then a poll interval): Haul's claims never queue on that row, and a client that
+/// claimed again at once would measure a busy loop no worker runs.
 func throughput(conninfo: String, clients: Int, seconds: Double) {
-    let totals = Mutex<(ops: Int, empty: Int)>((0, 0))
+    let totals = Mutex<(ops: Int, empty: Int, contended: Int)>((0, 0, 0))
     let stop = Atomic<Bool>(false)
     let group = DispatchGroup()
     let started = Date()
@@ -34,15 +53,29 @@ func throughput(conninfo: String, clients: Int, seconds: Double) {
             let leases = SegmentLeases(conn, workerID: "bench-\(client)")
             var ops = 0
             var empty = 0
+            var contended = 0
+            var rounds = 0
             while !stop.load(ordering: .relaxed) {
                 do {
-                    if try claimAndComplete(leases) { ops += 1 } else { empty += 1 }
+                    switch try claimAndComplete(leases) {
+                    case .done:
+                        ops += 1
+                        rounds = 0
+                    case .empty:
+                        empty += 1
+                        rounds = 0
+                    case .contended:
+                        contended += 1
+                        rounds += 1
+                        let jitter = Double.random(in: 0.5..<1.5)
+                        Thread.sleep(forTimeInterval: ClaimContention.delay(rounds: rounds, pollInterval: pollInterval, jitter: jitter) ?? pollInterval)
+                    }
                 } catch {
                     fail("\(error)")
                 }
             }
             totals.withLock {
-                $0.ops += ops; $0.empty += empty
+                $0.ops += ops; $0.empty += empty; $0.contended += contended
             }
         }.start()
     }
@@ -50,8 +83,8 @@ func throughput(conninfo: String, clients: Int, seconds: Double) {
     stop.store(true, ordering: .relaxed)
     group.wait()
     let elapsed = Date().timeIntervalSince(started)
-    let (ops, empty) = totals.withLock { $0 }
-    print(String(format: "ops=%d empty=%d secs=%.2f ops_per_s=%.1f", ops, empty, elapsed, Double(ops) / elapsed))
+    let (ops, empty, contended) = totals.withLock { $0 }
+    print(String(format: "ops=%d empty=%d contended=%d secs=%.2f ops_per_s=%.1f", ops, empty, contended, elapsed, Double(ops) / elapsed))
 }
 
 func latency(conninfo: String, claims: Int) throws {

@@ -18,13 +18,4 @@ struct IdlePollingTests {
         #expect(IdlePolling.delay(idleRounds: 1, pollInterval: 0.2, poller: false) == 30)
         #expect(IdlePolling.delay(idleRounds: 3, pollInterval: 5, poller: false) == 150)
     }
-
-    @Test("a lane that met another claimer at a host's row looks again at 10, 40, 160, 640 ms, then idles as usual")
-    func contendedLaneLooksAgainSoon() {
-        let waits = (1...6).map { IdlePolling.contendedDelay(rounds: $0, pollInterval: 1) }
-        #expect(waits == [0.01, 0.04, 0.16, 0.64, nil, nil])
-        #expect(abs((IdlePolling.contendedDelay(rounds: 1, pollInterval: 1, jitter: 1.5) ?? 0) - 0.015) < 1e-9)
-        #expect(IdlePolling.contendedDelay(rounds: 3, pollInterval: 0.1) == nil, "never longer than a poll interval")
-        #expect(IdlePolling.contendedDelay(rounds: 10_000, pollInterval: 1_000_000) == nil)
-    }
 }
