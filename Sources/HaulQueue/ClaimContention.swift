@@ -5,7 +5,7 @@ import Foundation
 /// (`HostLimits.lockedSlots`); the row is held only for one claim statement, so a claimer that
 /// skipped it finds, a moment later, either the slots that claimer left or the host full (a
 /// claim that then reads no transfer). Claimers no longer queue on the row, and each contention
-/// costs a bounded number of claims. A worker's lanes wait so (`IdlePolling`), and so does
+/// costs a bounded number of claims. A worker's lanes wait so (`Worker`'s lane loop), and so does
 /// `haul-bench`'s claim loop, which measures Haul's claims as a fleet runs them. Pure.
 public enum ClaimContention {
     /// The first wait after a contended claim, in seconds.
