@@ -130,19 +130,28 @@ public struct SegmentLeases {
     /// origin's connection limit.
     /// - Parameter part: in the parts layout, this attempt's part file and its durable length.
     public func checkpoint(_ segment: ClaimedSegment, bytesDone: Int64, lease: Double, part: PartRecord?) throws -> Outcome {
+        let settle = settleCut(segment, bytesDone: bytesDone)
         let progress = PipelinedStatement(
             Statements.SegmentLeases.checkpoint, [segment.id, segment.leaseToken, bytesDone, lease], awaitDurableCommit: false, prepared: true,
             genericPlan: true)
-        // A segment of the inplace layout is one statement (a fast download checkpoints many
-        // times a second); a part file is recorded in the same transaction as the progress.
-        let row =
-            try part == nil
-            ? db.pipelined([progress])[0].first
-            : db.transaction(awaitDurableCommit: false) { () -> PostgresRow? in
-                let row = try db.query(progress.sql, progress.parameters).first
-                if let row, let part { try record(part.capped(atFileOffset: try row.optionalInt64("length").map { segment.offset + $0 }), for: segment) }
-                return row
+        // A segment of the inplace layout is two statements in one round trip (a fast download
+        // checkpoints many times a second); a part file is recorded in the same transaction as
+        // the progress.
+        let letGo: PostgresRow?
+        let row: PostgresRow?
+        if let part {
+            (letGo, row) = try db.transaction(awaitDurableCommit: false) { () -> (PostgresRow?, PostgresRow?) in
+                let results = try db.pipelined([settle, progress])
+                if let row = results[1].first {
+                    try record(part.capped(atFileOffset: try row.optionalInt64("length").map { segment.offset + $0 }), for: segment)
+                }
+                return (results[0].first, results[1].first)
             }
+        } else {
+            let results = try db.pipelined([settle, progress])
+            (letGo, row) = (results[0].first, results[1].first)
+        }
+        try wakeLanes(letGo)
         guard let row, try !row.bool("requeued") else { return .leaseLost }
         let state = TransferState(rawValue: try row.string("state")) ?? .failed
         guard state == .downloading else { return .transferStopped(state) }
@@ -177,28 +186,45 @@ public struct SegmentLeases {
             Statements.SegmentLeases.completeTransfer, [segment.transferID, segment.generation, segment.length == nil ? bytesDone : nil],
             awaitDurableCommit: true, prepared: true,
             genericPlan: true)
+        let settle = settleCut(segment, bytesDone: bytesDone)
+        let letGo: PostgresRow?
         let updated: Bool
         let moved: Int
         if let part {
             // The parts layout records the part in the same transaction.
-            updated = try db.transaction(awaitDurableCommit: false) { () -> Bool in
-                guard let done = try db.pipelined([markDone(segment, bytesDone: bytesDone, etag: etag)])[0].first?.int64("bytes_done") else {
-                    return false
-                }
+            (letGo, updated) = try db.transaction(awaitDurableCommit: false) { () -> (PostgresRow?, Bool) in
+                let results = try db.pipelined([settle, markDone(segment, bytesDone: bytesDone, etag: etag)])
+                guard let done = try results[1].first?.int64("bytes_done") else { return (results[0].first, false) }
                 try record(part.capped(atFileOffset: segment.offset + done), for: segment)
-                return true
+                return (results[0].first, true)
             }
             moved = updated ? try db.query(move.sql, move.parameters).affectedRows : 0
         } else {
-            // Two transactions in one round trip: the move's snapshot is taken after the segment's
+            // Transactions in one round trip: the move's snapshot is taken after the segment's
             // commit, so that whichever completion commits last sees every segment done. Run
             // after a lost lease, the move is as right as anyone's: it checks every segment.
-            let results = try db.pipelined([markDone(segment, bytesDone: bytesDone, etag: etag), move])
-            updated = !results[0].rows.isEmpty
-            moved = results[1].affectedRows
+            let results = try db.pipelined([settle, markDone(segment, bytesDone: bytesDone, etag: etag), move])
+            letGo = results[0].first
+            updated = !results[1].rows.isEmpty
+            moved = results[2].affectedRows
         }
+        try wakeLanes(letGo)
         guard updated else { return .leaseLost }
         return moved == 1 ? .transferReady : .recorded
+    }
+
+    /// The holder's word on a straggler split's cut, before its checkpoint or completion: a
+    /// cut it did not know of and is past takes the cut-off piece back (if nobody fetched any of
+    /// it), a cut it knows of lets the piece be claimed (`settleCut.sql`).
+    private func settleCut(_ segment: ClaimedSegment, bytesDone: Int64) -> PipelinedStatement {
+        PipelinedStatement(
+            Statements.SegmentLeases.settleCut, [segment.id, segment.leaseToken, bytesDone, segment.length], awaitDurableCommit: false, prepared: true,
+            genericPlan: true)
+    }
+
+    /// Wakes idle lanes when `settleCut` let a cut-off piece be claimed.
+    private func wakeLanes(_ settled: PostgresRow?) throws {
+        if try settled?.bool("let_go") == true { try db.query("NOTIFY haul_work") }
     }
 
     /// Marks the segment done (no wait for the WAL flush); returns `bytes_done`, no row if the lease was lost.
@@ -213,11 +239,16 @@ public struct SegmentLeases {
     /// Straggler splitting: when this worker has nothing to claim, it cuts the running segment
     /// with the most bytes left in two. The running worker keeps the first half (its `length`
     /// shrinks in the same statement; it learns so at its next checkpoint and stops there) and
-    /// the second half becomes a new queued segment that any worker may claim.
+    /// the second half becomes a new queued segment that any worker may claim once the holder's
+    /// next checkpoint or completion knew of the cut (or, should neither come, after two
+    /// checkpoint intervals and `checkpointLatency`). A holder that was already past the cut
+    /// when it learned of it takes the piece back whole, so no byte is fetched twice even when
+    /// the room below was too small (a segment whose rate jumped after a stall).
     ///
     /// Only a segment whose checkpoints recorded its rate is split: until then nobody knows
-    /// whether it straggles. A transfer that still has a segment queued to be fetched now is
-    /// never split: its idle workers claim that one. (A lane that found nothing to claim a
+    /// whether it straggles. A transfer that still has a segment queued to be fetched now, or a
+    /// cut-off piece waiting for its holder's word, is never split: its idle workers claim that
+    /// one. (A lane that found nothing to claim a
     /// moment ago may find a plan written since; a split then would only cut a segment that had
     /// just started, and a cut makes its worker drop the bytes in flight past it. And while the
     /// host's slots are full, one split already waits for a slot: more would cut every running
@@ -228,31 +259,33 @@ public struct SegmentLeases {
     ///     piece a fast straggler would fetch at once is not worth a new request, nor the bytes
     ///     its running worker has in flight past the cut when it stops there (the socket buffers
     ///     of a fast connection hold megabytes).
-    ///   - headroom: at most this many bytes past the recorded `bytes_done` stay with the running
-    ///     worker: what it may have received since its last checkpoint and will receive before
-    ///     its next one tells it of the cut (a cut inside them would be fetched twice): up to
-    ///     `2 × rate × checkpointInterval` + 1 MiB of it.
+    ///   - headroom: two checkpoints' worth of bytes (`2 × --checkpoint-bytes`). Past its
+    ///     recorded `bytes_done`, the running worker keeps what it may receive before it learns of
+    ///     the cut, since a cut inside those bytes has them fetched twice: what came since its
+    ///     last checkpoint and until its next one (two checkpoints, each at most `headroom / 2`
+    ///     and at most `rate × checkpointInterval`), what comes while that checkpoint is synced
+    ///     and recorded (`rate × checkpointLatency`, which also covers what a fast origin keeps
+    ///     in the sockets ahead of the reader), and 1 MiB a slow connection's sockets may hold.
     ///   - checkpointInterval: seconds between the running worker's checkpoints.
+    ///   - checkpointLatency: seconds a checkpoint may take to be synced and recorded while
+    ///     the stream goes on.
     /// - Returns: whether a segment was split.
-    public func splitStraggler(minimumPiece: Int64, minimumTime: Double = 0, headroom: Int64 = 0, checkpointInterval: Double = 1) throws -> Bool {
+    public func splitStraggler(
+        minimumPiece: Int64, minimumTime: Double = 0, headroom: Int64 = 0, checkpointInterval: Double = 1, checkpointLatency: Double = 0
+    ) throws -> Bool {
         let row: PostgresRow?
         do {
-            row = try splitStatement(minimumPiece: minimumPiece, minimumTime: minimumTime, headroom: headroom, checkpointInterval: checkpointInterval)
+            row = try db.query(
+                Statements.SegmentLeases.splitStraggler(s3Layout: StorageLayout.s3.rawValue, owned: scope.owns("t.owner", worker: "$2")),
+                [minimumPiece, workerID, headroom, checkpointInterval, minimumTime, checkpointLatency]
+            ).first
         } catch let error as PostgresError where error.isUniqueViolation {
             // Two workers split segments of one transfer at the same moment and picked the same
             // new index: the statement that lost left everything as it was. Nothing to do now.
             return false
         }
-        guard row != nil else { return false }
-        try db.query("NOTIFY haul_work")
-        return true
-    }
-
-    private func splitStatement(minimumPiece: Int64, minimumTime: Double, headroom: Int64, checkpointInterval: Double) throws -> PostgresRow? {
-        try db.query(
-            Statements.SegmentLeases.splitStraggler(s3Layout: StorageLayout.s3.rawValue, owned: scope.owns("t.owner", worker: "$2")),
-            [minimumPiece, workerID, headroom, checkpointInterval, minimumTime]
-        ).first
+        // No NOTIFY: the cut-off piece waits for its holder's word, which sends one.
+        return row != nil
     }
 
     /// Gives the segment back (shutdown, pause, cancel, a lane yielding to waiting work),

@@ -239,17 +239,17 @@ extension OriginQuirkTests {
     func splitTraffic() throws {
         let origin = try FaultOrigin()
         defer { withExtendedLifetime(origin) {} }
-        // One 64 MiB segment streamed at 8 MiB/s: the three idle connections of `haul get` split
-        // it. A split leaves the running worker what two checkpoint intervals bring at its rate
-        // plus 1 MiB (17 MiB here) and each piece at least 4 MiB, so it can happen until ~39 MiB
-        // have arrived: five seconds, time enough for the rate to be recorded and a lane to look
+        // One 72 MiB segment streamed at 8 MiB/s: the three idle connections of `haul get` split
+        // it. A split leaves the running worker what two checkpoint intervals and a quarter
+        // second bring at its rate plus 1 MiB (19 MiB here) and each piece at least 4 MiB, so it
+        // can happen until ~45 MiB have arrived: five seconds, time enough for the rate to be recorded and a lane to look
         // on a loaded machine (with 40 MiB the window was two seconds, and a busy CI run once
         // missed it).
-        let served = try origin.create("/split.bin", size: 64 * Self.mib, ["rate": 8 * Self.mib])
+        let served = try origin.create("/split.bin", size: 72 * Self.mib, ["rate": 8 * Self.mib])
         let database = try TestDatabase()
         let work = Harness.temporaryDirectory("split-traffic")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let result = try Run.haul(["get", served.url, "-o", work + "/split.bin", "--segment-size", "64MiB", "--quiet"], database: database.url, timeout: 120)
+        let result = try Run.haul(["get", served.url, "-o", work + "/split.bin", "--segment-size", "72MiB", "--quiet"], database: database.url, timeout: 120)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Origin.sha256(file: work + "/split.bin") == served.sha256)
         let stats = try origin.stats(served.path)

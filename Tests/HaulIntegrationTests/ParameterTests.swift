@@ -93,7 +93,7 @@ struct SplitTests {
         let leases = SegmentLeases(setup, workerID: "idle")
         #expect(try !leases.splitStraggler(minimumPiece: mib), "the queued segment is claimed, not a running one cut")
         // Waiting to retry, the queued segment is not work for now: the running ones may be split.
-        try setup.query("UPDATE segments SET next_attempt_at = now() + interval '1 hour' WHERE state = 'queued'")
+        try setup.query("UPDATE segments SET next_attempt_at = now() + interval '1 hour', attempts = 1 WHERE state = 'queued'")
         #expect(try leases.splitStraggler(minimumPiece: mib))
         #expect(try setup.query("SELECT count(*) AS n FROM segments WHERE transfer_id = $1", [id]).first?.int("n") == 4)
     }
@@ -114,6 +114,82 @@ struct SplitTests {
         // The same segments of a POSIX transfer are split.
         try setup.query("UPDATE transfers SET layout = 'inplace', object_upload_id = NULL WHERE id = $1", [id])
         #expect(try SegmentLeases(setup, workerID: "idle").splitStraggler(minimumPiece: mib))
+    }
+
+    @Test("a split leaves the running worker every byte it may receive before it learns of the cut")
+    func splitLeavesRoom() throws {
+        let mib = Self.mib
+        let (_, setup, id) = try Self.downloading("room.bin", size: 512 * mib)
+        // One segment of the whole file, 64 MiB checkpointed, at 100 MiB/s.
+        try setup.query(
+            """
+            INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length, bytes_done, state, lease_token, lease_expires_at, worker_id, rate)
+            VALUES ($1, 0, 0, '127.0.0.1:9', 0, $2, $3, 'running', gen_random_uuid(), now() + interval '1 hour', 'fetcher', $4)
+            """, [id, 512 * mib, 64 * mib, Double(100 * mib)])
+        // Room: two checkpoints (32 MiB, less than two seconds' 200), a quarter second while one
+        // is recorded (25 MiB) and 1 MiB in the sockets: 58 MiB. Half of the 390 MiB left past
+        // it is 195: the cut is at 64 + 58 + 195 = 317 MiB.
+        let leases = SegmentLeases(setup, workerID: "idle")
+        #expect(try leases.splitStraggler(minimumPiece: mib, headroom: 32 * mib, checkpointInterval: 1, checkpointLatency: 0.25))
+        let rows = try setup.query("SELECT byte_offset, length FROM segments WHERE transfer_id = $1 ORDER BY byte_offset", [id]).rows
+        #expect(try rows.map { [try $0.int64("byte_offset"), try $0.optionalInt64("length") ?? -1] } == [[0, 317 * mib], [317 * mib, 195 * mib]])
+    }
+
+    /// A transfer of one 64 MiB segment, claimed by `fetcher` and checkpointed at 4 MiB, then
+    /// cut by an idle worker at 35 MiB (4 + 3 MiB of room + half of the 57 MiB left): the
+    /// connection, and the holder's segment as it knows it (64 MiB long).
+    static func cutAt35MiB(_ name: String) throws -> (database: TestDatabase, setup: PostgresConnection, id: Int64, held: ClaimedSegment) {
+        let mib = Self.mib
+        let (database, setup, id) = try Self.downloading(name, size: 64 * mib)
+        try setup.query(
+            "INSERT INTO segments (transfer_id, generation, idx, host, byte_offset, length) VALUES ($1, 0, 0, '127.0.0.1:9', 0, $2)", [id, 64 * mib])
+        let fetcher = SegmentLeases(setup, workerID: "fetcher")
+        let held = try #require(try fetcher.claim(limit: 1, lease: 60).first)
+        #expect(try fetcher.checkpoint(held, bytesDone: 4 * mib, lease: 60, part: nil) == .recorded)
+        #expect(try SegmentLeases(setup, workerID: "idle").splitStraggler(minimumPiece: mib, headroom: 2 * mib, checkpointInterval: 1))
+        let rows = try setup.query("SELECT byte_offset, length FROM segments WHERE transfer_id = $1 ORDER BY byte_offset", [id]).rows
+        #expect(try rows.map { [try $0.int64("byte_offset"), try $0.optionalInt64("length") ?? -1] } == [[0, 35 * mib], [35 * mib, 29 * mib]])
+        return (database, setup, id, held)
+    }
+
+    @Test("a holder already past a cut it did not know of takes the cut-off piece back whole: the origin sends no byte twice")
+    func pastTheCutTakesThePieceBack() throws {
+        let mib = Self.mib
+        let (_, setup, id, held) = try Self.cutAt35MiB("back.bin")
+        let idle = SegmentLeases(setup, workerID: "idle")
+        #expect(try idle.claim(limit: 1, lease: 60).isEmpty, "the piece waits for its holder's word")
+        let fetcher = SegmentLeases(setup, workerID: "fetcher")
+        #expect(try fetcher.checkpoint(held, bytesDone: 40 * mib, lease: 60, part: nil) == .recorded, "the holder goes on to its end")
+        let rows = try setup.query("SELECT byte_offset, length, bytes_done FROM segments WHERE transfer_id = $1", [id]).rows
+        #expect(try rows.map { [try $0.int64("byte_offset"), try $0.optionalInt64("length") ?? -1, try $0.int64("bytes_done")] } == [[0, 64 * mib, 40 * mib]])
+        // Cut again at 53 MiB; the holder finishes all 64 MiB without a checkpoint between: its
+        // completion takes the piece back too, and the transfer is whole.
+        #expect(try idle.splitStraggler(minimumPiece: mib, headroom: 2 * mib, checkpointInterval: 1))
+        #expect(try fetcher.complete(held, bytesDone: 64 * mib, part: nil) == .transferReady)
+        let done = try setup.query("SELECT length, bytes_done, state FROM segments WHERE transfer_id = $1", [id]).rows
+        let summary = try done.map { "\(try $0.optionalInt64("length") ?? -1) \(try $0.int64("bytes_done")) \(try $0.string("state"))" }
+        #expect(summary == ["\(64 * mib) \(64 * mib) done"])
+    }
+
+    @Test("a holder that knows of the cut lets the piece be claimed at once; a piece already claimed is never taken back")
+    func knownCutLetsThePieceGo() throws {
+        let mib = Self.mib
+        let (_, setup, _, held) = try Self.cutAt35MiB("go.bin")
+        let fetcher = SegmentLeases(setup, workerID: "fetcher")
+        let idle = SegmentLeases(setup, workerID: "idle")
+        // The checkpoint after the cut tells the holder; the one after that says it knows.
+        #expect(try fetcher.checkpoint(held, bytesDone: 8 * mib, lease: 60, part: nil) == .shortened(length: 35 * mib))
+        #expect(try idle.claim(limit: 1, lease: 60).isEmpty)
+        #expect(try fetcher.checkpoint(held.shortened(to: 35 * mib), bytesDone: 12 * mib, lease: 60, part: nil) == .recorded)
+        #expect(try idle.claim(limit: 1, lease: 60).first?.offset == 35 * mib)
+
+        // Another transfer: the holder stays silent until the piece's wait ran out and an idle
+        // worker claimed it; past the cut by then, the holder stops at the cut.
+        let (_, other, otherID, otherHeld) = try Self.cutAt35MiB("late.bin")
+        try other.query("UPDATE segments SET next_attempt_at = now() WHERE transfer_id = $1 AND state = 'queued'", [otherID])
+        #expect(try SegmentLeases(other, workerID: "idle").claim(limit: 1, lease: 60).first?.offset == 35 * mib)
+        #expect(try SegmentLeases(other, workerID: "fetcher").checkpoint(otherHeld, bytesDone: 40 * mib, lease: 60, part: nil) == .shortened(length: 35 * mib))
+        #expect(try other.query("SELECT count(*) AS n FROM segments WHERE transfer_id = $1", [otherID]).first?.int("n") == 2)
     }
 
     @Test("a segment is split only once its checkpoints recorded its rate, and never into pieces its rate fetches in less than the minimum time")

@@ -149,9 +149,11 @@ struct TransitionGuardTests {
         // Guards that are not a lease holder's: a canceled transfer's clean-up is claimed, a
         // rerun `haul get` revises its transfer while it is neither done nor canceled, and a
         // fetcher's late checkpoint records its bytes on a segment the rescuer put back in the
-        // queue still under its token (the fence is the token, not the clock).
+        // queue still under its token (the fence is the token, not the clock), and a holder lets
+        // go the piece a straggler split cut off its segment, still queued (its own segment's
+        // state is compared under its lease).
         let others: [String: Set<String>] = [
-            "claimCleanups": ["canceled"], "claimLocalCleanup": ["canceled"], "checkpoint": ["running", "queued"],
+            "claimCleanups": ["canceled"], "claimLocalCleanup": ["canceled"], "checkpoint": ["running", "queued"], "settleCut": ["queued"],
             "revise": Self.transferStates.subtracting(["done", "canceled"]),
         ]
         var checked = 0
