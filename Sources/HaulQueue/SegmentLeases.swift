@@ -248,11 +248,10 @@ public struct SegmentLeases {
     /// Only a segment whose checkpoints recorded its rate is split: until then nobody knows
     /// whether it straggles. A transfer that still has a segment queued to be fetched now, or a
     /// cut-off piece waiting for its holder's word, is never split: its idle workers claim that
-    /// one. (A lane that found nothing to claim a
-    /// moment ago may find a plan written since; a split then would only cut a segment that had
-    /// just started, and a cut makes its worker drop the bytes in flight past it. And while the
-    /// host's slots are full, one split already waits for a slot: more would cut every running
-    /// segment down to the smallest piece.)
+    /// one. (A lane that found nothing to claim a moment ago may find a plan written since; a
+    /// split then would only cut a segment that had just started, and a cut makes its worker
+    /// drop the bytes in flight past it. And while the host's slots are full, one split already
+    /// waits for a slot: more would cut every running segment down to the smallest piece.)
     /// - Parameters:
     ///   - minimumPiece: neither part is cut smaller than this many bytes…
     ///   - minimumTime: …nor than the segment's recorded rate fetches in this many seconds: a

@@ -1,6 +1,6 @@
 -- Straggler splitting (SegmentLeases.splitStraggler): cuts the running segment with the most
 -- bytes left in two. The running worker keeps the first part (its length shrinks here) and
--- the rest becomes a new queued segment, which waits for the holder's word (checkpoint.sql)
+-- the rest becomes a new queued segment, which waits for the holder's word (settleCut.sql)
 -- or, should none come, for two checkpoint intervals and a checkpoint's latency. Only segments
 -- whose rate is recorded, of a transfer with ranges, not on S3, without pieces, and with no
 -- queued segment due now nor a cut-off piece still waiting.
