@@ -171,6 +171,18 @@ struct SplitTests {
         #expect(summary == ["\(64 * mib) \(64 * mib) done"])
     }
 
+    @Test("in the parts layout, a holder that takes the cut-off piece back records its whole part file")
+    func partsTakeBack() throws {
+        let mib = Self.mib
+        let (_, setup, id, held) = try Self.cutAt35MiB("parts.bin")
+        let part = PartRecord(path: ".haul/parts.bin.part0", offset: 0, length: 64 * mib, replacesEarlierParts: false)
+        #expect(try SegmentLeases(setup, workerID: "fetcher").complete(held, bytesDone: 64 * mib, part: part) == .transferReady)
+        let parts = try setup.query(
+            "SELECT p.length FROM segment_parts p JOIN segments s ON s.id = p.segment_id WHERE s.transfer_id = $1", [id]
+        ).rows
+        #expect(try parts.map { try $0.int64("length") } == [64 * mib], "the part is recorded whole, not cut at 35 MiB")
+    }
+
     @Test("a holder that knows of the cut lets the piece be claimed at once; a piece already claimed is never taken back")
     func knownCutLetsThePieceGo() throws {
         let mib = Self.mib
