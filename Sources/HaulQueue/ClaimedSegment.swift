@@ -11,6 +11,8 @@ public struct ClaimedSegment: Sendable {
     public let offset: Int64
     /// Bytes in the segment; `nil` when the body's length is unknown (read to the end).
     public private(set) var length: Int64?
+    /// Whether a checkpoint told this worker that a straggler split cut the segment (`shortened`).
+    public private(set) var knowsOfCut = false
     /// Bytes already durable from earlier attempts (breakpoint resume starts after them).
     public var bytesDone: Int64
     /// The fence: every write to this row must present it.
@@ -46,6 +48,7 @@ public struct ClaimedSegment: Sendable {
     public func shortened(to length: Int64) -> ClaimedSegment {
         var copy = self
         copy.length = length
+        copy.knowsOfCut = true
         return copy
     }
 }

@@ -218,8 +218,8 @@ public struct SegmentLeases {
     /// it), a cut it knows of lets the piece be claimed (`settleCut.sql`).
     private func settleCut(_ segment: ClaimedSegment, bytesDone: Int64) -> PipelinedStatement {
         PipelinedStatement(
-            Statements.SegmentLeases.settleCut, [segment.id, segment.leaseToken, bytesDone, segment.length], awaitDurableCommit: false, prepared: true,
-            genericPlan: true)
+            Statements.SegmentLeases.settleCut, [segment.id, segment.leaseToken, bytesDone, segment.length, segment.knowsOfCut], awaitDurableCommit: false,
+            prepared: true, genericPlan: true)
     }
 
     /// Wakes idle lanes when `settleCut` let a cut-off piece be claimed.
