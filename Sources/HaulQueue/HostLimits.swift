@@ -39,8 +39,9 @@ public enum HostLimits {
 
     /// A query of `host`: the host of the first candidate (priority, then age) whose host has a
     /// free slot as the statement's snapshot sees it. Locks nothing and reads the candidates in
-    /// index order only until it finds one, so a claim on a host with headroom costs one index
-    /// probe; `lockedSlots` then rechecks the slot under the host row's lock.
+    /// index order only until it finds one, so it costs one index probe on a host with headroom.
+    /// A claim asks it only after it took nothing (`claimedOrContended`): was there a host with
+    /// room that another claimer held?
     ///
     /// When no host has a free slot (one origin at its limit: a mirror of one site) the
     /// candidates are not read at all. Without that gate each such claim read up to 500 of them
@@ -52,38 +53,46 @@ public enum HostLimits {
     ///   host's waiting work, `FairShare`, must not take its own host's instead, nor a lane that
     ///   looks there first work of a lower priority than it had); `nil`: any host with room.
     static func hostWithRoom(candidates: String, defaultLimit: String, idleFrom: String? = nil) -> String {
+        "SELECT c.host " + withRoom(candidates: candidates, defaultLimit: defaultLimit, idleFrom: idleFrom)
+    }
+
+    /// A query of `host, free` that locks the row of the first candidate's host (priority, then
+    /// age) that has a free slot and whose row no other claimer holds: `hostWithRoom`, passing
+    /// by the hosts another claim is taking from at this moment (`SKIP LOCKED`: it never waits).
+    /// Claimers of a fleet meet on the host of the oldest work; the second takes the next host
+    /// with room rather than nothing. PostgreSQL tests `busy < limit` again on the row as it is
+    /// once locked (a claim that committed since the snapshot may have taken the last slot), and
+    /// `free` is read from that version. Completions and hand-backs of the host, which update
+    /// the row, wait for the claim's commit.
+    static func lockedHostWithRoom(candidates: String, defaultLimit: String, idleFrom: String? = nil) -> String {
+        "SELECT h.host, \(slotLimit(defaultLimit)) - h.busy AS free "
+            + withRoom(candidates: candidates, defaultLimit: defaultLimit, idleFrom: idleFrom) + "\nFOR UPDATE OF h SKIP LOCKED"
+    }
+
+    /// A host's limit, in a query where `h` is its row and `d` the default's (`'*'`).
+    private static func slotLimit(_ defaultLimit: String) -> String {
+        "coalesce(h.max_running, d.max_running, \(defaultLimit))"
+    }
+
+    /// The `FROM … LIMIT 1` of `hostWithRoom` and `lockedHostWithRoom`.
+    private static func withRoom(candidates: String, defaultLimit: String, idleFrom: String?) -> String {
         """
-        SELECT c.host FROM (\(candidates)) c
+        FROM (\(candidates)) c
         JOIN origin_hosts h ON h.host = c.host LEFT JOIN origin_hosts d ON d.host = '*'
-        WHERE h.busy < coalesce(h.max_running, d.max_running, \(defaultLimit))\(idleFrom.map { " AND h.busy = 0 AND c.priority >= \($0)" } ?? "")
+        WHERE h.busy < \(slotLimit(defaultLimit))\(idleFrom.map { " AND h.busy = 0 AND c.priority >= \($0)" } ?? "")
           AND EXISTS (SELECT 1 FROM origin_hosts r LEFT JOIN origin_hosts rd ON rd.host = '*'
                       WHERE r.host <> '*' AND r.busy < coalesce(r.max_running, rd.max_running, \(defaultLimit)))
         ORDER BY c.priority DESC, c.id LIMIT 1
         """
     }
 
-    /// A query of `host, free` that locks the row of `host` (an expression) when `condition`
-    /// holds and the host still has a free slot on the row as it is once locked; `free` is read
-    /// from that row. It never waits: it gives nothing when another transaction holds the row
-    /// (a claimer of the host), so claimers never queue on a host's row, and the slots given
-    /// back and the segments completed (whose counters are on that row) never wait behind them.
-    static func lockedSlots(host: String, defaultLimit: String, condition: String = "true") -> String {
-        let limit = "coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), \(defaultLimit))"
-        return """
-            SELECT h.host, \(limit) - h.busy AS free FROM origin_hosts h
-            WHERE h.host = \(host) AND h.busy < \(limit) AND \(condition)
-            FOR UPDATE OF h SKIP LOCKED
-            """
-    }
-
     /// The end of a claim statement whose `claimed` CTE (an update's `RETURNING`) holds the rows
-    /// it took, after its CTEs `wanted` (what it would take: a host with room, its rows) and
-    /// `host` (`lockedSlots`): those rows, or, when it took none, one row of nulls whose
-    /// `contended` says whether it wanted something whose host row was held by another claimer
-    /// (or whose last slot another claimer took while it looked).
-    static func claimedOrContended(_ claimed: String, wanted: String = "candidate") -> String {
+    /// it took, after its CTE `host` (`lockedHostWithRoom`): those rows, or, when it took none,
+    /// one row of nulls whose `contended` says whether it found no host to lock while `room`
+    /// (`hostWithRoom`) finds one: a host with room whose row another claimer held.
+    static func claimedOrContended(_ claimed: String, room: String) -> String {
         """
-        SELECT c.*, NOT EXISTS (SELECT 1 FROM \(claimed)) AND EXISTS (SELECT 1 FROM \(wanted)) AND NOT EXISTS (SELECT 1 FROM host) AS contended
+        SELECT c.*, NOT EXISTS (SELECT 1 FROM \(claimed)) AND NOT EXISTS (SELECT 1 FROM host) AND EXISTS (\(room)) AS contended
         FROM (VALUES (1)) one LEFT JOIN \(claimed) c ON true
         """
     }

@@ -35,16 +35,17 @@ public struct SegmentLeases {
     public struct Attempt: Sendable {
         /// The segments claimed.
         public let segments: [ClaimedSegment]
-        /// None was claimed because another claimer held the row of their host at that moment
-        /// (or took its last slot just before): the claim did not wait for it.
+        /// None was claimed because other claimers held the row of every host with room at that
+        /// moment (or took their last slots just before): the claim did not wait for them.
         public let hostContended: Bool
     }
 
-    /// `claim`, saying also whether a host's row held by another claimer kept it from taking
-    /// segments. One statement (taking the segments, locking the host row, rechecking its free
-    /// slots under the lock, and — by trigger — counting them in the host's `busy`), committed
+    /// `claim`, saying also whether host rows held by other claimers kept it from taking
+    /// segments. One statement (locking a host row, rechecking its free slots under the lock,
+    /// taking the segments, and — by trigger — counting them in the host's `busy`), committed
     /// without waiting for the WAL flush. It never waits for a host row another claimer holds:
-    /// the lane looks again shortly instead (`ClaimContention`).
+    /// it takes the next host with room, or, when every such row is held, nothing, and the lane
+    /// looks again shortly (`ClaimContention`).
     public func attempt(limit: Int, lease: Double, idleHostsFrom: Int? = nil) throws -> Attempt {
         let sql = Self.claimStatement(limit: limit, scope: scope, idleHosts: idleHostsFrom != nil)
         let idle: [any PostgresBindable] = idleHostsFrom.map { [$0] } ?? []
@@ -71,29 +72,29 @@ public struct SegmentLeases {
     /// `$1` lease seconds, `$2` worker, `$3` the default host limit. The limit is part of the
     /// text, so that the plan prepared once per connection (and per limit) is made for it.
     ///
-    /// It picks the host of the first claimable segment whose host has a free slot as the
-    /// statement's snapshot sees it, locks up to `limit` of the host's segments (skipping locked
-    /// ones), then the host row unless another claimer holds it (`SKIP LOCKED`: it never
-    /// waits), and takes no more segments than the free slots it finds there. Claimers of one
-    /// host hold its row only from the recheck to the commit, and a claimer never waits for a
-    /// lock at all, so it cannot deadlock with a transaction that holds a host row and waits for
-    /// a segment row (an operator's bulk cancel). A claim that took nothing returns one row
-    /// without an `id` (`HostLimits.claimedOrContended`).
+    /// It locks the row of the first claimable segment's host that has a free slot and that no
+    /// other claimer holds (`HostLimits.lockedHostWithRoom`: `SKIP LOCKED`, it never waits, and
+    /// passes on to the next host with room), then locks up to `limit` of that host's segments
+    /// (skipping locked ones) and takes no more of them than the free slots on the locked row.
+    /// A claimer never waits for a lock at all, so it cannot deadlock with a transaction that
+    /// holds a host row and waits for a segment row (an operator's bulk cancel). A claim that
+    /// took nothing returns one row without an `id` (`HostLimits.claimedOrContended`).
     /// With `idleHosts`, `$5` is the lowest priority it takes, only of hosts that hold no slot.
     static func claimStatement(limit: Int, scope: WorkScope, idleHosts: Bool = false) -> String {
-        let candidate = HostLimits.hostWithRoom(
-            candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope, storage: "$4"), defaultLimit: "$3", idleFrom: idleHosts ? "$5" : nil)
-        let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$3", condition: "EXISTS (SELECT 1 FROM picked)")
+        let candidates = HostLimits.segmentCandidates(worker: "$2", scope: scope, storage: "$4")
+        let idleFrom = idleHosts ? "$5" : nil
+        let host = HostLimits.lockedHostWithRoom(candidates: candidates, defaultLimit: "$3", idleFrom: idleFrom)
+        let room = HostLimits.hostWithRoom(candidates: candidates, defaultLimit: "$3", idleFrom: idleFrom)
         return """
-            WITH candidate AS MATERIALIZED (\(candidate)), picked AS MATERIALIZED (
+            WITH host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (
                 SELECT s.id, s.priority FROM segments s
                 JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
-                WHERE s.state = 'queued' AND s.host = (SELECT host FROM candidate) AND s.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: "$2"))
+                WHERE s.state = 'queued' AND s.host = (SELECT host FROM host) AND s.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: "$2"))
                   AND \(WorkScope.onStorage("t.storage", storage: "$4"))
                 ORDER BY s.priority DESC, s.id
                 LIMIT \(max(limit, 0))
                 FOR UPDATE OF s SKIP LOCKED
-            ), host AS MATERIALIZED (\(host)), taken AS MATERIALIZED (
+            ), taken AS MATERIALIZED (
                 -- The free slots cut here, not in picked's LIMIT: the planner must see picked's size
                 -- (the limit), or it plans the UPDATE for a tenth of the table (a hash join over all segments).
                 SELECT id FROM picked ORDER BY priority DESC, id LIMIT coalesce((SELECT free FROM host), 0)
@@ -103,7 +104,7 @@ public struct SegmentLeases {
                 FROM taken, transfers t
                 WHERE s.id = taken.id AND t.id = s.transfer_id
                 RETURNING \(ClaimedSegment.returning))
-            \(HostLimits.claimedOrContended("claimed", wanted: "picked"))
+            \(HostLimits.claimedOrContended("claimed", room: room))
             """
     }
 

@@ -89,9 +89,9 @@ public struct TransferLeases {
         /// batch): work another lane can take.
         public let morePending: Bool
 
-        /// Nothing was taken because another claimer held the row of the host with room at that
-        /// moment (or its last slot went to one just before): the claim did not wait for it.
-        /// That claimer may leave slots and transfers, so looking again shortly may find some.
+        /// Nothing was taken because other claimers held the row of every host with room at that
+        /// moment (or took their last slots just before): the claim did not wait for them. They
+        /// may leave slots and transfers, so looking again shortly may find some.
         public var hostContended = false
 
         /// How many connections the batch may open: the host slots its rows hold.
@@ -122,17 +122,17 @@ public struct TransferLeases {
     /// the default host limit; `limit` is part of the text (one prepared plan per connection and
     /// limit).
     ///
-    /// It picks the host of the first pending transfer (priority, then age) whose host has a
-    /// free slot as the statement's snapshot sees it, reading the pending index only until it
-    /// finds one, and locks that host's row unless another claimer holds it (`SKIP LOCKED`: it
-    /// never waits). Only then are the first `least($3, free)` of the host's pending transfers
-    /// locked (skipping locked ones) and moved to `planning` holding a slot each, so a claim that
-    /// finds the host busy or full has locked no transfer row, nor read one (`EXISTS`: whatever
-    /// shape the plan of `picked` takes). `found` counts the host's pending transfers, up to
-    /// `limit` (in the pending index's order, so that it never reads the table's finished rows),
-    /// and `free` is the host's free slots before this claim. A claim that took nothing returns
-    /// one row without an `id`, whose `contended` says whether a host with room was skipped
-    /// (its row held by another claimer, or full once re-read).
+    /// It locks the row of the first pending transfer's host (priority, then age) that has a
+    /// free slot and that no other claimer holds (`HostLimits.lockedHostWithRoom`: `SKIP LOCKED`,
+    /// it never waits, and passes on to the next host with room), reading the pending index
+    /// only until it finds one. Only then are the first `least($3, free)` of the host's pending
+    /// transfers locked (skipping locked ones) and moved to `planning` holding a slot each, so a
+    /// claim that finds every host busy or full has locked no transfer row, nor read one
+    /// (`EXISTS`: whatever shape the plan of `picked` takes). `found` counts the host's pending
+    /// transfers, up to `limit` (in the pending index's order, so that it never reads the
+    /// table's finished rows), and `free` is the host's free slots before this claim. A claim
+    /// that took nothing returns one row without an `id`, whose `contended` says whether a host
+    /// with room was skipped (its row held by another claimer, or full once re-read).
     ///
     /// The update reaches its rows through the primary key (`id = ANY (ARRAY(...))`), which no
     /// plan turns into a hash join over the whole table, so the one generic plan a connection
@@ -142,12 +142,13 @@ public struct TransferLeases {
     /// claims, woken by a slot given back, take nothing.
     /// With `idleHosts`, `$5` is the lowest priority it takes, only of hosts that hold no slot.
     static func slotClaim(limit: Int, scope: WorkScope, idleHosts: Bool = false) -> String {
-        let candidate = HostLimits.hostWithRoom(
-            candidates: HostLimits.planningCandidates(worker: "$2", scope: scope), defaultLimit: "$4", idleFrom: idleHosts ? "$5" : nil)
-        let host = HostLimits.lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: "$4")
+        let candidates = HostLimits.planningCandidates(worker: "$2", scope: scope)
+        let idleFrom = idleHosts ? "$5" : nil
+        let host = HostLimits.lockedHostWithRoom(candidates: candidates, defaultLimit: "$4", idleFrom: idleFrom)
+        let room = HostLimits.hostWithRoom(candidates: candidates, defaultLimit: "$4", idleFrom: idleFrom)
         let pending = pendingOf(host: "(SELECT host FROM host)", scope: scope)
         return """
-            WITH candidate AS MATERIALIZED (\(candidate)), host AS MATERIALIZED (\(host)),
+            WITH host AS MATERIALIZED (\(host)),
             found AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM transfers WHERE \(pending) ORDER BY priority DESC, id LIMIT \(max(limit, 0))) f),
             picked AS MATERIALIZED (
                 SELECT id FROM transfers WHERE \(pending) AND EXISTS (SELECT 1 FROM host)
@@ -156,7 +157,7 @@ public struct TransferLeases {
                 UPDATE transfers t SET \(Self.planningLease(startedAt: "now()")), holds_slot = true, probe_host = NULL
                 WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
                 RETURNING \(Self.returning), (SELECT n FROM found) AS found, (SELECT free FROM host) AS free, now()::text AS claimed_at)
-            \(HostLimits.claimedOrContended("claimed"))
+            \(HostLimits.claimedOrContended("claimed", room: room))
             """
     }
 

@@ -9,8 +9,8 @@ enum StepOutcome: Equatable {
     case nothingDue
     /// Nothing anywhere: no queued, running, pending or finalizing row (`WorkProbe`).
     case nothingAnywhere
-    /// Nothing taken, because another claimer held the row of a host with room at that moment
-    /// (claims never wait for it): that claimer may leave slots and work, so look again shortly.
+    /// Nothing taken, because other claimers held the row of every host with room at that
+    /// moment (claims never wait for one): they may leave slots and work, so look again shortly.
     case contended
 }
 

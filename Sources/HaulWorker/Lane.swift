@@ -18,8 +18,8 @@ final class Lane {
     /// Whether this lane's last step found nothing: its next one asks `WorkProbe` first, and
     /// runs only the claims that could find what it found.
     private var idle = false
-    /// Whether a claim of this step took nothing because another claimer held the row of a
-    /// host with room (`HostLimits.lockedSlots` never waits for it): the step then says
+    /// Whether a claim of this step took nothing because other claimers held the row of every
+    /// host with room (`HostLimits.lockedHostWithRoom` never waits for one): the step then says
     /// `.contended`, and the lane looks again shortly rather than idling.
     var contended = false
     /// The priority of the segment or batch this lane took last: what it looks for first on

@@ -74,6 +74,32 @@ struct HostRowContentionTests {
         #expect(try database.scalar("SELECT busy FROM origin_hosts WHERE host = '\(Self.host)'") == "2", "the host's limit counted exactly")
     }
 
+    @Test("a claim passes by the host whose row another claimer holds and takes the next host with room")
+    func claimTakesTheNextHostWithRoom() throws {
+        let database = try TestDatabase()
+        let setup = try PostgresConnection(conninfo: database.url)
+        let next = "next.test"
+        for host in [Self.host, next] { try HostLimits.set(setup, host: host, limit: 8) }
+        // The held host has the oldest work of both kinds.
+        _ = try Batches(setup).enqueue((0..<4).map { NewTransfer(url: "http://\(Self.host)/f-\($0)", dest: "f-\($0)") }, batch: "first")
+        _ = try Batches(setup).enqueue((0..<4).map { NewTransfer(url: "http://\(next)/g-\($0)", dest: "g-\($0)") }, batch: "second")
+        _ = try LeaseProtocolTests.downloading(database, segments: 2, host: Self.host)
+        _ = try LeaseProtocolTests.downloading(database, segments: 2, host: next)
+        let connection = try claimer(database)
+
+        let other = try holdHostRow(database)
+        let batch = try TransferLeases(connection, workerID: "worker-b").claimPlanning(lease: 30, limit: 16, connections: 4)
+        #expect(batch.claims.count == 4 && batch.claims.allSatisfy { $0.info.host == next } && !batch.hostContended, "\(batch.claims.map(\.info.host))")
+        let segment = try SegmentLeases(connection, workerID: "worker-b").attempt(limit: 1, lease: 30)
+        #expect(segment.segments.map(\.transfer.host) == [next] && !segment.hostContended)
+        #expect(try database.scalar("SELECT busy FROM origin_hosts WHERE host = '\(Self.host)'") == "0", "nothing taken of the held host")
+        try other.query("COMMIT")
+
+        // Let go, the oldest work's host comes first again.
+        let taken = try SegmentLeases(connection, workerID: "worker-b").attempt(limit: 1, lease: 30)
+        #expect(taken.segments.map(\.transfer.host) == [Self.host])
+    }
+
     @Test("a worker whose origin's row another claimer holds never waits for it, and fetches the file once it is let go")
     func workerNeverWaitsForAHeldHost() throws {
         let cluster = try Cluster("contended-worker")

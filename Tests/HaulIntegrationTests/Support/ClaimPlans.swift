@@ -13,7 +13,7 @@ enum ClaimPlans {
 
     /// Whether `statement` is the slot rows' step (else the rest of the batch).
     static func takesSlots(_ statement: PostgresRow) throws -> Bool {
-        try statement.string("statement").contains("candidate")
+        try statement.string("statement").contains("holds_slot = true")
     }
 
     /// The generic plan of `statement` for worker `worker-a` claiming on `host` with
