@@ -40,8 +40,6 @@ public enum HostLimits {
     /// A query of `host`: the host of the first candidate (priority, then age) whose host has a
     /// free slot as the statement's snapshot sees it. Locks nothing and reads the candidates in
     /// index order only until it finds one, so it costs one index probe on a host with headroom.
-    /// A claim asks it only after it took nothing (`claimedOrContended`): was there a host with
-    /// room that another claimer held?
     ///
     /// When no host has a free slot (one origin at its limit: a mirror of one site) the
     /// candidates are not read at all. Without that gate each such claim read up to 500 of them
@@ -56,15 +54,46 @@ public enum HostLimits {
         "SELECT c.host " + withRoom(candidates: candidates, defaultLimit: defaultLimit, idleFrom: idleFrom)
     }
 
+    /// The CTEs that choose a claim's host, ending with `host` (`host, free`, its row locked),
+    /// after `candidate` (`hostWithRoom`, unlocked): the candidate's host when its row is free
+    /// (`lockedSlots`), else the first other host with room whose row no other claimer holds
+    /// (`lockedHostWithRoom`). Claimers of a fleet meet on the host of the oldest work; the
+    /// second takes the next host with room rather than nothing. The candidates are read a
+    /// second time only then: a claim that finds no candidate (an idle lane's, while batches
+    /// hold every pending row) reads them once, as one on a free host does.
+    static func claimHost(candidates: String, defaultLimit: String, idleFrom: String?) -> String {
+        """
+        candidate AS MATERIALIZED (\(hostWithRoom(candidates: candidates, defaultLimit: defaultLimit, idleFrom: idleFrom))),
+        first_host AS MATERIALIZED (\(lockedSlots(host: "(SELECT host FROM candidate)", defaultLimit: defaultLimit))),
+        next_host AS MATERIALIZED (\(lockedHostWithRoom(candidates: candidates, defaultLimit: defaultLimit, idleFrom: idleFrom))),
+        host AS MATERIALIZED (
+            SELECT * FROM first_host
+            UNION ALL (SELECT * FROM next_host WHERE EXISTS (SELECT 1 FROM candidate) AND NOT EXISTS (SELECT 1 FROM first_host))
+            LIMIT 1)
+        """
+    }
+
+    /// A query of `host, free` that locks the row of `host` (an expression) when the host still
+    /// has a free slot on the row as it is once locked; `free` is read from that row. It never
+    /// waits: it gives nothing when another transaction holds the row (a claimer of the host),
+    /// so claimers never queue on a host's row, and the slots given back and the segments
+    /// completed (whose counters are on that row) never wait behind them.
+    private static func lockedSlots(host: String, defaultLimit: String) -> String {
+        let limit = "coalesce(h.max_running, (SELECT max_running FROM origin_hosts WHERE host = '*'), \(defaultLimit))"
+        return """
+            SELECT h.host, \(limit) - h.busy AS free FROM origin_hosts h
+            WHERE h.host = \(host) AND h.busy < \(limit)
+            FOR UPDATE OF h SKIP LOCKED
+            """
+    }
+
     /// A query of `host, free` that locks the row of the first candidate's host (priority, then
     /// age) that has a free slot and whose row no other claimer holds: `hostWithRoom`, passing
     /// by the hosts another claim is taking from at this moment (`SKIP LOCKED`: it never waits).
-    /// Claimers of a fleet meet on the host of the oldest work; the second takes the next host
-    /// with room rather than nothing. PostgreSQL tests `busy < limit` again on the row as it is
-    /// once locked (a claim that committed since the snapshot may have taken the last slot), and
-    /// `free` is read from that version. Completions and hand-backs of the host, which update
-    /// the row, wait for the claim's commit.
-    static func lockedHostWithRoom(candidates: String, defaultLimit: String, idleFrom: String? = nil) -> String {
+    /// PostgreSQL tests `busy < limit` again on the row as it is once locked (a claim that
+    /// committed since the snapshot may have taken the last slot), and `free` is read from that
+    /// version.
+    private static func lockedHostWithRoom(candidates: String, defaultLimit: String, idleFrom: String?) -> String {
         "SELECT h.host, \(slotLimit(defaultLimit)) - h.busy AS free "
             + withRoom(candidates: candidates, defaultLimit: defaultLimit, idleFrom: idleFrom) + "\nFOR UPDATE OF h SKIP LOCKED"
     }
@@ -87,12 +116,12 @@ public enum HostLimits {
     }
 
     /// The end of a claim statement whose `claimed` CTE (an update's `RETURNING`) holds the rows
-    /// it took, after its CTE `host` (`lockedHostWithRoom`): those rows, or, when it took none,
-    /// one row of nulls whose `contended` says whether it found no host to lock while `room`
-    /// (`hostWithRoom`) finds one: a host with room whose row another claimer held.
-    static func claimedOrContended(_ claimed: String, room: String) -> String {
+    /// it took, after its CTEs of `claimHost`: those rows, or, when it took none, one row of
+    /// nulls whose `contended` says whether there was a host with room (`candidate`) but no
+    /// host row it could lock: other claimers held them (or took the last slots while it looked).
+    static func claimedOrContended(_ claimed: String) -> String {
         """
-        SELECT c.*, NOT EXISTS (SELECT 1 FROM \(claimed)) AND NOT EXISTS (SELECT 1 FROM host) AND EXISTS (\(room)) AS contended
+        SELECT c.*, NOT EXISTS (SELECT 1 FROM \(claimed)) AND EXISTS (SELECT 1 FROM candidate) AND NOT EXISTS (SELECT 1 FROM host) AS contended
         FROM (VALUES (1)) one LEFT JOIN \(claimed) c ON true
         """
     }

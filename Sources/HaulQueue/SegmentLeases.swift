@@ -73,20 +73,18 @@ public struct SegmentLeases {
     /// text, so that the plan prepared once per connection (and per limit) is made for it.
     ///
     /// It locks the row of the first claimable segment's host that has a free slot and that no
-    /// other claimer holds (`HostLimits.lockedHostWithRoom`: `SKIP LOCKED`, it never waits, and
-    /// passes on to the next host with room), then locks up to `limit` of that host's segments
+    /// other claimer holds (`HostLimits.claimHost`: `SKIP LOCKED`, it never waits, and passes
+    /// on to the next host with room), then locks up to `limit` of that host's segments
     /// (skipping locked ones) and takes no more of them than the free slots on the locked row.
     /// A claimer never waits for a lock at all, so it cannot deadlock with a transaction that
     /// holds a host row and waits for a segment row (an operator's bulk cancel). A claim that
     /// took nothing returns one row without an `id` (`HostLimits.claimedOrContended`).
     /// With `idleHosts`, `$5` is the lowest priority it takes, only of hosts that hold no slot.
     static func claimStatement(limit: Int, scope: WorkScope, idleHosts: Bool = false) -> String {
-        let candidates = HostLimits.segmentCandidates(worker: "$2", scope: scope, storage: "$4")
-        let idleFrom = idleHosts ? "$5" : nil
-        let host = HostLimits.lockedHostWithRoom(candidates: candidates, defaultLimit: "$3", idleFrom: idleFrom)
-        let room = HostLimits.hostWithRoom(candidates: candidates, defaultLimit: "$3", idleFrom: idleFrom)
+        let host = HostLimits.claimHost(
+            candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope, storage: "$4"), defaultLimit: "$3", idleFrom: idleHosts ? "$5" : nil)
         return """
-            WITH host AS MATERIALIZED (\(host)), picked AS MATERIALIZED (
+            WITH \(host), picked AS MATERIALIZED (
                 SELECT s.id, s.priority FROM segments s
                 JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
                 WHERE s.state = 'queued' AND s.host = (SELECT host FROM host) AND s.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: "$2"))
@@ -104,7 +102,7 @@ public struct SegmentLeases {
                 FROM taken, transfers t
                 WHERE s.id = taken.id AND t.id = s.transfer_id
                 RETURNING \(ClaimedSegment.returning))
-            \(HostLimits.claimedOrContended("claimed", room: room))
+            \(HostLimits.claimedOrContended("claimed"))
             """
     }
 

@@ -123,7 +123,7 @@ public struct TransferLeases {
     /// limit).
     ///
     /// It locks the row of the first pending transfer's host (priority, then age) that has a
-    /// free slot and that no other claimer holds (`HostLimits.lockedHostWithRoom`: `SKIP LOCKED`,
+    /// free slot and that no other claimer holds (`HostLimits.claimHost`: `SKIP LOCKED`,
     /// it never waits, and passes on to the next host with room), reading the pending index
     /// only until it finds one. Only then are the first `least($3, free)` of the host's pending
     /// transfers locked (skipping locked ones) and moved to `planning` holding a slot each, so a
@@ -142,13 +142,11 @@ public struct TransferLeases {
     /// claims, woken by a slot given back, take nothing.
     /// With `idleHosts`, `$5` is the lowest priority it takes, only of hosts that hold no slot.
     static func slotClaim(limit: Int, scope: WorkScope, idleHosts: Bool = false) -> String {
-        let candidates = HostLimits.planningCandidates(worker: "$2", scope: scope)
-        let idleFrom = idleHosts ? "$5" : nil
-        let host = HostLimits.lockedHostWithRoom(candidates: candidates, defaultLimit: "$4", idleFrom: idleFrom)
-        let room = HostLimits.hostWithRoom(candidates: candidates, defaultLimit: "$4", idleFrom: idleFrom)
+        let host = HostLimits.claimHost(
+            candidates: HostLimits.planningCandidates(worker: "$2", scope: scope), defaultLimit: "$4", idleFrom: idleHosts ? "$5" : nil)
         let pending = pendingOf(host: "(SELECT host FROM host)", scope: scope)
         return """
-            WITH host AS MATERIALIZED (\(host)),
+            WITH \(host),
             found AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM transfers WHERE \(pending) ORDER BY priority DESC, id LIMIT \(max(limit, 0))) f),
             picked AS MATERIALIZED (
                 SELECT id FROM transfers WHERE \(pending) AND EXISTS (SELECT 1 FROM host)
@@ -157,7 +155,7 @@ public struct TransferLeases {
                 UPDATE transfers t SET \(Self.planningLease(startedAt: "now()")), holds_slot = true, probe_host = NULL
                 WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
                 RETURNING \(Self.returning), (SELECT n FROM found) AS found, (SELECT free FROM host) AS free, now()::text AS claimed_at)
-            \(HostLimits.claimedOrContended("claimed", room: room))
+            \(HostLimits.claimedOrContended("claimed"))
             """
     }
 

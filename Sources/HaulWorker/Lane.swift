@@ -19,7 +19,7 @@ final class Lane {
     /// runs only the claims that could find what it found.
     private var idle = false
     /// Whether a claim of this step took nothing because other claimers held the row of every
-    /// host with room (`HostLimits.lockedHostWithRoom` never waits for one): the step then says
+    /// host with room (`HostLimits.claimHost` never waits for one): the step then says
     /// `.contended`, and the lane looks again shortly rather than idling.
     var contended = false
     /// The priority of the segment or batch this lane took last: what it looks for first on
