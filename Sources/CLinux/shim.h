@@ -40,6 +40,19 @@ static inline int haul_openat2(int dirfd, const char *path, int flags, unsigned 
 static inline int haul_rename_noreplace(const char *from, const char *to) {
     return (int)syscall(SYS_renameat2, -100 /* AT_FDCWD */, from, -100, to, 1u /* RENAME_NOREPLACE */);
 }
+/* Gives the unnamed file fd (O_TMPFILE, opened without O_EXCL) the name `name` in the folder
+   `folder`, never replacing what is there (EEXIST): 0, or -1 with errno set. Linux before 6.10
+   allows linkat with AT_EMPTY_PATH only with CAP_DAC_READ_SEARCH (ENOENT without it), where
+   haul_link_unnamed_through_proc links the file's /proc/self/fd entry instead. */
+static inline int haul_link_unnamed(int fd, int folder, const char *name) {
+    return linkat(fd, "", folder, name, 0x1000 /* AT_EMPTY_PATH */);
+}
+#include <stdio.h>
+static inline int haul_link_unnamed_through_proc(int fd, int folder, const char *name) {
+    char path[32];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return linkat(-100 /* AT_FDCWD */, path, folder, name, 0x400 /* AT_SYMLINK_FOLLOW */);
+}
 /* memfd_create(2) is hidden behind _GNU_SOURCE as well: an anonymous file in memory, close-on-exec. */
 static inline int haul_memfd_create(const char *name) {
     return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);

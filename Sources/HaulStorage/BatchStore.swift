@@ -37,8 +37,8 @@ public struct WholeFile: Sendable, Equatable {
 /// How a storage keeps the whole files of a small-file batch (`Storage.batchStore`; the
 /// worker's `BatchProbe` drives it): it looks at the destinations once, gives each file a sink
 /// that its response streams into, and stores the batch's files for good, fenced by the
-/// batch's leases. A folder writes partial files and publishes them together (one sync, one
-/// lease check, then the renames); a bucket streams each file into one `PutObject`, which
+/// batch's leases. A folder writes unnamed files and publishes them together (one sync, one
+/// lease check, then the links); a bucket streams each file into one `PutObject`, which
 /// checks the lease before its last byte.
 ///
 /// The worker holds a store as `any BatchStore` and its sinks as `any WholeFileSink`: a store

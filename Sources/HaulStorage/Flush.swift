@@ -29,6 +29,20 @@ public enum Flush {
         return failures
     }
 
+    /// Flushes the open files `descriptors` (all on one file system), each once. - Returns: the
+    /// failure of each descriptor whose file could not be made durable.
+    public static func descriptors(_ descriptors: [Int32]) -> [Int32: HaulError] {
+        let descriptors = Set(descriptors)
+        if descriptors.count >= fileSystemThreshold, let any = descriptors.first {
+            guard syncfs(any) != 0 else { return [:] }
+            let error = Errno.storageError(errno, "sync the file system of the batch's files")
+            return Dictionary(uniqueKeysWithValues: descriptors.map { ($0, error) })
+        }
+        var failures: [Int32: HaulError] = [:]
+        for fd in descriptors where fsync(fd) != 0 { failures[fd] = Errno.storageError(errno, "sync a file of the batch") }
+        return failures
+    }
+
     /// `syncfs` of the file system holding `path`. - Returns: the failure, if any.
     private static func fileSystem(containing path: String) -> HaulError? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

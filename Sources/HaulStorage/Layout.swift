@@ -139,7 +139,11 @@ public struct TransferFiles: Sendable {
         for old in 0...max(0, generation) where partial(generation: old) != renamed {
             let path = partial(generation: old)
             holding?.release(path)
-            if PartialLock.isHeld(path) { left.append(path) } else { unlink(path) }
+            switch PartialLock.presence(at: path) {
+            case .absent: break
+            case .held: left.append(path)
+            case .unheld: unlink(path)
+            }
         }
         var folder = stat()
         guard stat(partsDirectory, &folder) == 0 else { return left }  // the common case: no parts were ever written

@@ -42,13 +42,28 @@ enum PartialLock {
         return .held
     }
 
+    /// What is at a partial file's name.
+    enum Presence: Equatable {
+        /// Nothing.
+        case absent
+        /// Something no writer holds locked (or that cannot be opened to tell).
+        case unheld
+        /// A file a writer holds locked.
+        case held
+    }
+
+    /// What is at `path`: nothing, or a file a writer holds locked, or something else.
+    static func presence(at path: String) -> Presence {
+        let fd = Foundation.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return errno == ENOENT ? .absent : .unheld }
+        defer { close(fd) }
+        return haul_file_is_locked(fd) == 1 ? .held : .unheld
+    }
+
     /// Whether a writer holds a lock on the file at `path` (`false` when there is none, or it
     /// cannot be read).
     static func isHeld(_ path: String) -> Bool {
-        let fd = Foundation.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        return haul_file_is_locked(fd) == 1
+        presence(at: path) == .held
     }
 
     /// Opens `absolute` (`relative` beneath the root descriptor `root`) with `flags` as

@@ -4,7 +4,7 @@ import HaulStorage
 
 /// `BatchProbe`'s storage: the worker's rules (leases, the rule against replacing others'
 /// files, a partial file locked by another process) around the storage's own `BatchStore`,
-/// which keeps the files (a folder's partial files and renames, a bucket's `PutObject`s).
+/// which keeps the files (a folder's unnamed files and links, a bucket's `PutObject`s).
 struct BatchStorage {
     let store: any BatchStore
     /// The batch's leases, which the store checks before a file becomes visible.

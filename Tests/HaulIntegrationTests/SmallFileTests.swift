@@ -75,6 +75,38 @@ struct SmallFileTests {
         #expect(worker.stderr.split(separator: "\n").filter { $0.contains("transfer done") }.count == Int(batchDone).map { $0 + 2 }, "\(worker.stderr)")
     }
 
+    @Test(
+        "a user without privileges gets a batch of small files: each is written unnamed and linked into place, and a file of theirs at a name is kept",
+        .enabled(if: getuid() == 0 && getpwnam("nobody") != nil))
+    func unprivilegedBatch() throws {
+        let database = try TestDatabase()
+        let small = try files("small/" + UUID().uuidString.prefix(8), count: 6)
+        let work = Harness.temporaryDirectory("small-nobody")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let output = work + "/out"
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: false)
+        let nobody = getpwnam("nobody")!.pointee
+        chown(output, nobody.pw_uid, nobody.pw_gid)
+        // Their own file at one name: `get` keeps it (no --force), and says so.
+        let kept = output + "/f5.bin"
+        try Data("theirs\n".utf8).write(to: URL(fileURLWithPath: kept))
+        chown(kept, nobody.pw_uid, nobody.pw_gid)
+        let haul = try Harness.haulBinaryForOtherUsers()
+        // Without root's capabilities: each file is created and linked as this user's own.
+        let result = try Run.program(
+            "/usr/sbin/runuser", ["-u", "nobody", "--", haul, "get", "-q"] + small.map { Harness.origin + $0.path } + ["-o", output + "/"],
+            environment: ["DATABASE_URL": database.url], directory: "/", timeout: 60)
+        #expect(result.status != 0 && result.stderr.contains("f5.bin' already exists"), "\(result.stderr)")
+        for file in small.prefix(5) {
+            let path = output + "/" + (file.path as NSString).lastPathComponent
+            #expect(Origin.sha256(file: path) == file.sha256, "\(path)")
+            var info = stat()
+            #expect(stat(path, &info) == 0 && info.st_uid == nobody.pw_uid, "\(path) is not the user's own")
+        }
+        #expect(try String(contentsOfFile: kept, encoding: .utf8) == "theirs\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output).sorted() == (0..<6).map { "f\($0).bin" })
+    }
+
     @Test("mirroring the same files again: every one is a conditional probe answered 304, and nothing is rewritten")
     func remirrorInBatches() throws {
         let cluster = try Cluster("small-again")
