@@ -61,8 +61,9 @@ public final class OpenedRoot {
         let folder = try folder(of: absolute)
         let fd = openat(folder, ".", HAUL_O_TMPFILE_BIT | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o666)
         guard fd >= 0 else {
-            // EISDIR: a kernel without O_TMPFILE; EOPNOTSUPP: a file system without it.
-            if errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL {
+            // EISDIR: a kernel without O_TMPFILE; EOPNOTSUPP (or ENOSYS, EINVAL from some FUSE
+            // mounts): a file system without it.
+            if errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL || errno == ENOSYS {
                 unnamedRefused = true
                 return nil
             }
