@@ -8,7 +8,8 @@ struct OpenFileLimitTests {
     @Test("batches fit three quarters of the open-file limit across the lanes, and never shrink below 16 files")
     func batchLimit() {
         #expect(OpenFileLimit.batchLimit(requested: 1024, lanes: 4, openFiles: 20000) == 1024)
-        #expect(OpenFileLimit.batchLimit(requested: 1024, lanes: 4, openFiles: 1024) == 192)
+        #expect(OpenFileLimit.batchLimit(requested: 1024, lanes: 4, openFiles: 8192) == 768)
+        #expect(OpenFileLimit.batchLimit(requested: 1024, lanes: 4, openFiles: 1024) == 96)
         #expect(OpenFileLimit.batchLimit(requested: 1024, lanes: 64, openFiles: 1024) == 16)
         #expect(OpenFileLimit.batchLimit(requested: 100, lanes: 0, openFiles: 1024) == 100)
     }
