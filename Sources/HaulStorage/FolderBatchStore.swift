@@ -103,7 +103,8 @@ protocol FolderWholeFile: WholeFileSink {
 final class UnnamedFile: FolderWholeFile {
     let file: WholeFile
     let files: TransferFiles
-    private(set) var descriptor: Int32
+    private let handle: OpenDescriptor
+    var descriptor: Int32 { handle.fd }
     /// The destination's folder (the batch's `OpenedRoot` holds it open) and the name in it.
     private let folder: Int32
     private let name: String
@@ -113,14 +114,14 @@ final class UnnamedFile: FolderWholeFile {
         guard let (fd, folder) = try root.openUnnamed(in: files.destination) else { return nil }
         self.file = file
         self.files = files
-        descriptor = fd
+        handle = OpenDescriptor(fd)
         self.folder = folder
         name = String(files.destination.lastSlashComponent ?? "")
         SourceMark.write(fd, url: file.url)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws {
-        try writeAll(descriptor, bytes, path: files.destination)
+        try handle.write(bytes, path: files.destination)
     }
 
     func complete() {}
@@ -133,7 +134,7 @@ final class UnnamedFile: FolderWholeFile {
             try replace()
         }
         files.removeTemporaries(generation: file.generation)
-        closeDescriptor()
+        handle.close()
     }
 
     /// Puts the file at its taken name: linked under a random name of its own beside it
@@ -159,28 +160,7 @@ final class UnnamedFile: FolderWholeFile {
     }
 
     func discard() {
-        closeDescriptor()
-    }
-
-    deinit {
-        closeDescriptor()
-    }
-
-    private func closeDescriptor() {
-        if descriptor >= 0 {
-            close(descriptor)
-            descriptor = -1
-        }
-    }
-}
-
-/// Writes all of `bytes` to `fd` (the file at `path`, for the error).
-private func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
-    var offset = 0
-    while offset < bytes.count {
-        let written = Foundation.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-        guard written > 0 else { throw Errno.storageError(errno, "write \(path)") }
-        offset += written
+        handle.close()
     }
 }
 
@@ -192,17 +172,18 @@ final class PartialFile: FolderWholeFile {
     let files: TransferFiles
     /// The partial file's path.
     let path: String
-    private(set) var descriptor: Int32
+    private let handle: OpenDescriptor
+    var descriptor: Int32 { handle.fd }
 
     init(_ file: WholeFile, files: TransferFiles, root: OpenedRoot) throws {
         self.file = file
         self.files = files
         path = files.partial(generation: file.generation)
         guard let locked = try root.openLocked(path, O_WRONLY | O_CREAT, doing: "create") else { throw files.busy }
-        descriptor = locked
+        handle = OpenDescriptor(locked)
         // What an earlier attempt left goes only now, under the lock: another writer's file is never cut.
         guard ftruncate(locked, 0) == 0 else {
-            defer { closeDescriptor() }
+            defer { handle.close() }
             throw Errno.storageError(errno, "truncate \(path)")
         }
         // Marked before its first byte: a download of another URL that kept bytes in a partial
@@ -211,7 +192,7 @@ final class PartialFile: FolderWholeFile {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, completing: Bool) throws {
-        try writeAll(descriptor, bytes, path: path)
+        try handle.write(bytes, path: path)
     }
 
     /// Nothing to ready: the file carries its mark since it was made, and stays open, holding its
@@ -224,24 +205,43 @@ final class PartialFile: FolderWholeFile {
         try refuseOthers(file)
         SourceMark.seal(descriptor)
         try Assembler.place(path, as: files, generation: file.generation)
-        closeDescriptor()
+        handle.close()
     }
 
     /// Removes the partial file, still holding its lock: no other writer can have taken the name
     /// meanwhile (a published file's name is no longer its own).
     func discard() {
-        if descriptor >= 0 { unlink(path) }
-        closeDescriptor()
+        if handle.isOpen { unlink(path) }
+        handle.close()
+    }
+}
+
+/// The descriptor of a batch's file, closed once: when the file is published or discarded, or
+/// at the latest when its sink goes.
+private final class OpenDescriptor {
+    /// The descriptor, -1 once closed.
+    private(set) var fd: Int32
+
+    init(_ fd: Int32) { self.fd = fd }
+
+    deinit { close() }
+
+    var isOpen: Bool { fd >= 0 }
+
+    /// Writes all of `bytes` (to the file at `path`, for the error).
+    func write(_ bytes: UnsafeRawBufferPointer, path: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Foundation.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            guard written > 0 else { throw Errno.storageError(errno, "write \(path)") }
+            offset += written
+        }
     }
 
-    deinit {
-        closeDescriptor()
-    }
-
-    private func closeDescriptor() {
-        if descriptor >= 0 {
-            close(descriptor)
-            descriptor = -1
+    func close() {
+        if fd >= 0 {
+            Foundation.close(fd)
+            fd = -1
         }
     }
 }
