@@ -20,6 +20,60 @@ struct ParameterTests {
     }
 }
 
+/// `COPY … FROM STDIN` rows against a real server: what Haul loads is what PostgreSQL stores.
+@Suite("copied rows")
+struct CopyTests {
+    @Test("copied fields arrive byte for byte: tabs, newlines, carriage returns, backslashes, \\N as text, NULL, empty, non-ASCII")
+    func fields() throws {
+        let connection = try PostgresConnection(conninfo: Harness.databaseServer)
+        let values: [String?] = [
+            "plain", "", "tab\there", "new\nline", "carriage\rreturn", #"back\slash"#, #"\N"#, "NULL", nil, "naïve ✓", #"{"a": "b\"c"}"#, "\\\t",
+        ]
+        try connection.query("CREATE TEMP TABLE copied (ord int, value text)")
+        var rows = CopyRows()
+        for (index, value) in values.enumerated() { rows.append([String(index), value]) }
+        #expect(rows.count == values.count)
+        #expect(try connection.copy(into: "copied (ord, value)", rows) == values.count)
+        let stored = try connection.query("SELECT value FROM copied ORDER BY ord").rows
+        #expect(stored.map { $0["value"] } == values)
+    }
+
+    @Test("a copy the server refuses throws its error, and the connection goes on")
+    func refused() throws {
+        let connection = try PostgresConnection(conninfo: Harness.databaseServer)
+        try connection.query("CREATE TEMP TABLE numbers (n int)")
+        var rows = CopyRows()
+        rows.append(["1"])
+        rows.append(["not a number"])
+        #expect(throws: PostgresError.self) { try connection.copy(into: "numbers (n)", rows) }
+        #expect(try connection.query("SELECT count(*)::text AS n FROM numbers").first?["n"] == "0")
+    }
+
+    @Test("a new batch's entries are stored as given: headers with quotes, backslashes and escapes, checksums, priorities")
+    func batchEntries() throws {
+        let database = try TestDatabase()
+        let manifest = try TemporaryDirectory()
+        let path = manifest.path + "/manifest.jsonl"
+        let digest = "sha256:" + String(repeating: "0", count: 64)
+        try #"""
+        {"url": "http://127.0.0.1:9/a", "dest": "a", "headers": {"X-Test": "a\\b\"c\td"}, "checksum": "\#(digest)"}
+        {"url": "http://127.0.0.1:9/b", "dest": "naïve ✓", "priority": 5}
+
+        """#.write(toFile: path, atomically: true, encoding: .utf8)
+        let enqueued = try Run.haul(["enqueue", "--manifest", path, "--batch", "copied", "--header", #"X-Other: back\slash"#], database: database.url)
+        try #require(enqueued.status == 0, "\(enqueued.stderr)")
+        let connection = try PostgresConnection(conninfo: database.url)
+        let rows = try connection.query("SELECT dest, headers::text AS headers, priority::text AS priority, expected_digest FROM transfers ORDER BY id").rows
+        try #require(rows.count == 2)
+        #expect(rows[0]["dest"] == "a")
+        #expect(rows[0]["headers"] == #"[{"name": "X-Other", "value": "back\\slash"}, {"name": "X-Test", "value": "a\\b\"c\td"}]"#)
+        #expect(rows[0]["expected_digest"] == digest)
+        #expect(rows[1]["dest"] == "naïve ✓")
+        #expect(rows[1]["priority"] == "5")
+        #expect(rows[1]["headers"] == #"[{"name": "X-Other", "value": "back\\slash"}]"#)
+    }
+}
+
 /// `SegmentLeases.splitStraggler` from many workers at once, on a real server.
 @Suite("straggler splits")
 struct SplitTests {

@@ -1,10 +1,10 @@
--- Records a chunk of a batch's entries. $1 URLs, $2 destinations, $3 segment sizes, $4 expected
--- digests, $5 priorities, $6 layouts, $7 headers (run-encoded JSON), $8 options (run-encoded
--- JSON), $10 host keys: arrays of one length; $9 batch id. {{skipExisting}}: empty for a new
--- batch, Batches.skipExisting when entries are added to an existing one. Affected rows: how
--- many were recorded.
+-- Adds a chunk of entries to a batch that exists already; an entry the batch holds (same URL
+-- and destination) is skipped. $1 URLs, $2 destinations, $3 segment sizes, $4 expected digests,
+-- $5 priorities, $6 layouts, $7 headers (run-encoded JSON), $8 options (run-encoded JSON), $10
+-- host keys: arrays of one length; $9 batch id. Affected rows: how many were new. (A batch the
+-- enqueue creates is loaded with COPY instead: Batches.copy.)
 INSERT INTO transfers (url, host, dest, segment_size, expected_digest, priority, layout, headers, options, batch_id)
 SELECT u, k, d, s, c, p, l, h::jsonb, o::jsonb, $9
 FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $10::text[])
      AS e(u, d, s, c, p, l, h, o, k)
-{{skipExisting}}
+ON CONFLICT (batch_id, url, dest) WHERE batch_id IS NOT NULL DO NOTHING
