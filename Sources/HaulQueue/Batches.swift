@@ -41,7 +41,7 @@ public struct Batches {
             ).first!
             let batchID = try batch.int64("id")
             let created = try batch.bool("created")
-            let entries = created ? Self.firstOfEach(free) : free
+            let entries = Self.firstOfEach(free)
             let hostKeys = OriginURL.hostKeys(entries.map(\.url))
             let hosts = Array(Set(hostKeys))
             try db.query(Statements.Batches.addHosts, [hosts])
@@ -94,16 +94,15 @@ public struct Batches {
     }
 
     /// `entries` without the repeats of an entry (same URL and destination), the first of each
-    /// kept. A batch this enqueue created holds no rows yet (ids are never reused), so its rows
-    /// are loaded with `COPY`, which has no `ON CONFLICT` (whose check of the unique index
-    /// before each row had cost ~15 % of the insert): dropping the repeats here keeps what it did
-    /// for them.
+    /// kept: a batch holds each entry once. Neither way of adding rows would drop them: `COPY`
+    /// (a batch this enqueue created, which holds no rows yet) checks nothing, and the `NOT
+    /// EXISTS` of `insertEntries` reads the rows as they were before its statement.
     static func firstOfEach(_ entries: [NewTransfer]) -> [NewTransfer] {
         var seen = Set<EntryKey>(minimumCapacity: entries.count)
         return entries.filter { seen.insert(EntryKey(url: ExactText($0.url), dest: ExactText($0.dest ?? ""))).inserted }
     }
 
-    /// What makes an entry the same as another in one batch: the unique key of `transfers_batch_entry`,
+    /// What makes an entry the same as another in one batch: the key of `transfers_batch_entry`,
     /// compared by bytes as the index compares it.
     private struct EntryKey: Hashable {
         let url: ExactText

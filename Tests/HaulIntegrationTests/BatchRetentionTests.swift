@@ -58,7 +58,7 @@ struct BatchRetentionTests {
             return entry
         }
 
-        // A new batch: the insert takes no ON CONFLICT, so the repeats are dropped before it.
+        // A new batch: its rows are loaded with COPY, which checks nothing, so the repeats are dropped before it.
         let first = try batches.enqueue([entry("a"), entry("b"), entry("a", priority: 5), entry("a", dest: "a2")], batch: "mirror")
         #expect(first.inserted == 3)
         #expect(
