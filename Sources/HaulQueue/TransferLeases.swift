@@ -147,6 +147,7 @@ public struct TransferLeases {
         let pending = pendingOf(host: "(SELECT host FROM host)", scope: scope)
         return """
             WITH \(host),
+            \(Self.claimToken),
             found AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM transfers WHERE \(pending) ORDER BY priority DESC, id LIMIT \(max(limit, 0))) f),
             picked AS MATERIALIZED (
                 SELECT id FROM transfers WHERE \(pending) AND EXISTS (SELECT 1 FROM host)
@@ -174,7 +175,8 @@ public struct TransferLeases {
     /// stays `pending`, its lease dropped, until its retry (`postpone`).
     static func restClaim(scope: WorkScope) -> String {
         """
-        WITH picked AS MATERIALIZED (
+        WITH \(Self.claimToken),
+        picked AS MATERIALIZED (
             SELECT id FROM transfers WHERE \(pendingOf(host: "$3", scope: scope))
             ORDER BY priority DESC, id LIMIT $4 FOR UPDATE SKIP LOCKED)
         UPDATE transfers t SET \(Self.lease(startedAt: "$5::timestamptz"))
@@ -189,10 +191,16 @@ public struct TransferLeases {
         "state = 'planning', \(lease(startedAt: startedAt))"
     }
 
-    /// The lease columns of a claim (`$1` lease seconds, `$2` worker): none of them indexed.
+    /// The CTE of a claim statement's lease token: one for all the rows it takes (each lease is
+    /// named by its row's id and this token), drawn once rather than for each row, where it
+    /// cost about a tenth of the claim (`gen_random_uuid()`: 1.2 µs, by hand).
+    private static let claimToken = "token AS MATERIALIZED (SELECT gen_random_uuid() AS value)"
+
+    /// The lease columns of a claim (`$1` lease seconds, `$2` worker; the statement's `token`
+    /// CTE): none of them indexed.
     private static func lease(startedAt: String) -> String {
         """
-        lease_token = gen_random_uuid(), lease_expires_at = now() + make_interval(secs => $1),
+        lease_token = (SELECT value FROM token), lease_expires_at = now() + make_interval(secs => $1),
                worker_id = $2, attempts = t.attempts + 1, started_at = coalesce(t.started_at, \(startedAt)), updated_at = now()
         """
     }

@@ -7,7 +7,7 @@ enum ClaimPlans {
     /// The claim's statements prepared on `conn`: name, statement, generic_plans, custom_plans.
     static func statements(_ conn: PostgresConnection) throws -> [PostgresRow] {
         try conn.query(
-            "SELECT name, statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%UPDATE transfers t SET%lease_token = gen_random_uuid()%'"
+            "SELECT name, statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%UPDATE transfers t SET%lease_token = (SELECT value FROM token)%'"
         ).rows
     }
 
