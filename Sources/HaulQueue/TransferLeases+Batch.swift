@@ -76,12 +76,16 @@ extension TransferLeases {
     }
 
     /// Marks probed files done in one transaction, fenced by each lease (a small file's claim
-    /// leaves it `pending`, a slot holder's is `planning`): one statement for the batch, which
-    /// also writes the history rows of the files that were `pending` (the row trigger leaves
-    /// those to it, migration 0030), and one more for its host's bytes of the minute
+    /// leaves it `pending`, a slot holder's is `planning`): one statement for the batch, and one
+    /// more for its host's bytes of the minute
     /// (`host_throughput`, the dashboard's figure). No
     /// `segments` row is written for a file that fit in its probe's response: its size is its
-    /// bytes done. A file the origin names and answered `304` for takes the name of the version
+    /// bytes done. Nor is a history row written for a file that goes from `pending` to `done`
+    /// (the row trigger leaves that change to this statement, migration 0030): the row's state
+    /// and `finished_at` are that change, and its history shows it from there (`FleetView`'s
+    /// `history`), a row fewer to write for each small file and to keep for the fleet's history.
+    /// A slot holder's `planning` to `done` is the trigger's; a file canceled too late gets its
+    /// `canceled` to `done` here. A file the origin names and answered `304` for takes the name of the version
     /// kept (`PreviousVersion.dest`).
     ///
     /// A file published after its fence whose transfer was canceled since (the cancel came in the
@@ -106,22 +110,22 @@ extension TransferLeases {
                            error = CASE WHEN t.state = 'canceled' THEN $14 END, cleanup_pending = false, worker_id = $13,
                            storage = coalesce(f.storage, t.storage), layout = coalesce(f.layout, t.layout),
                            lease_token = NULL, lease_expires_at = NULL, published_at = now(), finished_at = now(), updated_at = now()
-                    FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::text[], $10::bool[], $11::text[], $12::text[], $15::int[], $16::bool[])
-                         AS f(id, token, dest, size, etag, last_modified, content_type, accepts_ranges, digest, unchanged, storage, layout, generation, planning)
+                    FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::text[], $10::bool[], $11::text[], $12::text[], $15::int[])
+                         AS f(id, token, dest, size, etag, last_modified, content_type, accepts_ranges, digest, unchanged, storage, layout, generation)
                     WHERE t.id = f.id
                       AND ((t.lease_token = f.token AND (t.state || '') IN ('pending','planning'))
                            OR ((t.state || '') = 'canceled' AND t.lease_token IS NULL AND t.worker_id = $13 AND t.generation = f.generation AND NOT f.unchanged))
-                    RETURNING t.id, t.error, f.planning),
+                    RETURNING t.id, t.error),
                 history AS (
                     INSERT INTO transfer_events (transfer_id, from_state, to_state, error)
-                    SELECT id, CASE WHEN error IS NULL THEN 'pending' ELSE 'canceled' END, 'done', error FROM done WHERE NOT planning OR error IS NOT NULL)
+                    SELECT id, 'canceled', 'done', error FROM done WHERE error IS NOT NULL)
                 SELECT id FROM done
                 """,
                 [
                     files.map { $0.claim.info.id }, files.map { $0.claim.leaseToken }, files.map { $0.plan.dest }, files.map { $0.plan.size },
                     files.map { $0.plan.etag }, files.map { $0.plan.lastModified }, files.map { $0.plan.contentType }, files.map { $0.plan.acceptsRanges },
                     files.map { $0.digest }, files.map { $0.unchanged }, files.map { $0.plan.storage }, files.map { $0.plan.layout?.rawValue }, workerID,
-                    Self.canceledTooLate, files.map { $0.claim.generation }, files.map { $0.claim.holdsSlot },
+                    Self.canceledTooLate, files.map { $0.claim.generation },
                 ]
             ).rows
             let ids = Set(try finished.map { try $0.int64("id") })

@@ -61,13 +61,20 @@ struct SmallFileClaimTests {
         let lateStatus = try cluster.haul(["status", String(late.info.id)])
         #expect(lateStatus.stdout.contains("note:      \(TransferLeases.canceledTooLate)"), "\(lateStatus.stdout)")
 
-        // The history of a small file is its final state; the one canceled too late shows both.
-        let history = { (id: Int64) in
-            try cluster.database.scalar("SELECT string_agg(from_state || '>' || to_state, ' ' ORDER BY id) FROM transfer_events WHERE transfer_id = \(id)")
-        }
+        // The history of a small file is its final state, kept on its row (no event row is
+        // written for it); the one canceled too late shows both changes, a slot holder its two.
+        let view = FleetView(conn)
+        let history = { (id: Int64) in try view.history(of: id).map { "\($0.from)>\($0.to)" }.joined(separator: " ") }
         #expect(try history(rest[2].info.id) == "pending>done")
+        #expect(try cluster.database.scalar("SELECT count(*) FROM transfer_events WHERE transfer_id = \(rest[2].info.id)") == "0")
         #expect(try history(late.info.id) == "pending>canceled canceled>done")
         #expect(try history(batch.claims.first { $0.holdsSlot }!.info.id) == "pending>planning planning>done")
+        #expect(try history(early.info.id) == "pending>canceled", "a canceled file's history does not end in done")
+        // A file retried before its batch took it: its events, then the final change from where they left it.
+        try conn.query(
+            "INSERT INTO transfer_events (transfer_id, at, from_state, to_state) VALUES ($1, now() - interval '1 minute', 'failed', 'pending')",
+            [rest[3].info.id])
+        #expect(try history(rest[3].info.id) == "failed>pending pending>done")
         #expect(try cluster.database.scalar("SELECT count(*) FROM segments") == "0", "a file that fit in its probe has no segment row")
         #expect(try cluster.database.scalar("SELECT sum(bytes) FROM host_throughput WHERE host = '\(host)'") == String(published.count))
         let done = try cluster.status(rest[2].info.id)
