@@ -77,16 +77,16 @@ extension TransferLeases {
 
     /// Marks probed files done in one transaction, fenced by each lease (a small file's claim
     /// leaves it `pending`, a slot holder's is `planning`): one statement for the batch, and one
-    /// more for its host's bytes of the minute
-    /// (`host_throughput`, the dashboard's figure). No
-    /// `segments` row is written for a file that fit in its probe's response: its size is its
-    /// bytes done. Nor is a history row written for a file that goes from `pending` to `done`
-    /// (the row trigger leaves that change to this statement, migration 0030): the row's state
-    /// and `finished_at` are that change, and its history shows it from there (`FleetView`'s
-    /// `history`), a row fewer to write for each small file and to keep for the fleet's history.
-    /// A slot holder's `planning` to `done` is the trigger's; a file canceled too late gets its
-    /// `canceled` to `done` here. A file the origin names and answered `304` for takes the name of the version
-    /// kept (`PreviousVersion.dest`).
+    /// more for its host's bytes of the minute (`host_throughput`, the dashboard's figure).
+    ///
+    /// No `segments` row is written for a file that fit in its probe's response: its size is
+    /// its bytes done. Nor is a history row written for a file that goes from `pending` to
+    /// `done` (the row trigger leaves that change to this statement, migration 0030): the row's
+    /// state and `finished_at` are that change, and its history shows it from there
+    /// (`FleetView`'s `history`), a row fewer to write for each small file and to keep for the
+    /// fleet's history. A slot holder's `planning` to `done` is the trigger's; a file canceled
+    /// too late gets its `canceled` to `done` here. A file the origin names and answered `304`
+    /// for takes the name of the version kept (`PreviousVersion.dest`).
     ///
     /// A file published after its fence whose transfer was canceled since (the cancel came in the
     /// moment between the fence and this record: its row is `canceled`, with no lease, still
