@@ -81,12 +81,10 @@ extension PostgresConnection {
         }
         // Ending the copy, even after a failed send, lets the server say what went wrong.
         sent = PQputCopyEnd(handle, sent ? nil : "haul: the rows could not be sent") == 1 && sent
-        var loaded: Result<Int, any Error> = .failure(lostConnectionError())
-        var first = true
-        while let result = PQgetResult(handle) {
-            if first { loaded = Result { try consume(result).affectedRows } } else { PQclear(result) }
-            first = false
-        }
+        // The copy's own result, then the end of the results (read to leave the connection idle).
+        guard let result = PQgetResult(handle) else { throw lostConnectionError() }
+        let loaded = Result { try consume(result).affectedRows }
+        while let extra = PQgetResult(handle) { PQclear(extra) }
         if !sent, case .success = loaded { throw lostConnectionError() }
         return try loaded.get()
     }

@@ -2,6 +2,7 @@
 -- and, for a small file its batch recorded from `pending` straight to `done`, that last change,
 -- which is kept on the row itself (its state and finished_at; the record writes no event for it,
 -- TransferLeases.finish(probed:)): a `done` transfer whose last event does not end in `done`.
+-- That change takes the largest id there is, so that it sorts after every event.
 SELECT at::text AS at, from_state, to_state, error FROM (
     SELECT id, at, from_state, to_state, error FROM transfer_events WHERE transfer_id = $1
     UNION ALL
