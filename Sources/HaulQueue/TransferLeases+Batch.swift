@@ -7,9 +7,10 @@ extension TransferLeases {
     /// Renews the leases of `claims` in one statement: planning ones, and the small files a batch
     /// claim leased while leaving them `pending` (`restClaim`). This statement and the others
     /// of a batch compare the state as an expression (`t.state || ''`), which no index serves:
-    /// their plans then reach the batch's rows by the primary key. Compared as the column, the
-    /// state led plans through `transfers_unfinished`, a hash of every unfinished row of the
-    /// table for each statement (and a nested loop of a million comparisons for `held`).
+    /// their plans then reach the batch's rows by the primary key (or, on a table of some ten
+    /// thousand rows, read it whole, 15 ms for 15 000 rows). Compared as the column, the state
+    /// led plans through `transfers_unfinished`, a hash of every unfinished row of the table for
+    /// each statement. `held` looks its rows up one by one whatever the statistics say.
     /// - Returns: the ids whose lease this worker still holds.
     public func renew(_ claims: [Claim], lease: Double) throws -> Set<Int64> {
         guard !claims.isEmpty else { return [] }
@@ -45,14 +46,12 @@ extension TransferLeases {
 
     /// The ids of `claims` whose planning lease this worker still holds (a read: the fence
     /// before publishing, when the batch renewed its leases a third of a lease ago at most).
+    /// Each row is looked up by its primary key whatever the statistics say (`heldClaims.sql`):
+    /// planned as a join, it took 0.3 s per batch of 1024 on a table of 15 000 rows, and 2 s
+    /// with cold statistics, where it takes 2 ms (`EXPLAIN ANALYZE`, by hand).
     public func held(_ claims: [Claim]) throws -> Set<Int64> {
         guard !claims.isEmpty else { return [] }
-        let rows = try db.query(
-            """
-            SELECT t.id FROM transfers t JOIN unnest($1::bigint[], $2::uuid[]) AS c(id, token) ON t.id = c.id
-            WHERE t.lease_token = c.token AND (t.state || '') IN ('pending','planning') AND t.lease_expires_at > now()
-            """, [claims.map { $0.info.id }, claims.map { $0.leaseToken }]
-        ).rows
+        let rows = try db.query(Statements.TransferLeases.heldClaims, [claims.map { $0.info.id }, claims.map { $0.leaseToken }]).rows
         return Set(try rows.map { try $0.int64("id") })
     }
 
