@@ -1,10 +1,11 @@
 import Foundation
 import HaulCore
 import HaulPostgres
-@testable import HaulQueue
 import HaulTestSupport
 import Synchronization
 import Testing
+
+@testable import HaulQueue
 
 /// A probe batch gives its host slots back as soon as its requests have ended
 /// (`TransferLeases.releaseSlots`), before it syncs, publishes and records its files; HaulQueue's
