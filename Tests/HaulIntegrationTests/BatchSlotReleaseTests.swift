@@ -1,11 +1,10 @@
 import Foundation
 import HaulCore
 import HaulPostgres
+import HaulQueue
 import HaulTestSupport
 import Synchronization
 import Testing
-
-@testable import HaulQueue
 
 /// A probe batch gives its host slots back as soon as its requests have ended
 /// (`TransferLeases.releaseSlots`), before it syncs, publishes and records its files; HaulQueue's
@@ -181,27 +180,5 @@ struct BatchSlotReleaseTests {
             let plan = try ClaimPlans.plan(conn, statement, host: host, connections: 4)
             #expect(!plan.contains("Seq Scan on transfers"), "\(plan)")
         }
-    }
-
-    @Test("the fence before publishing looks each claim's row up by its primary key, though the statistics predate the leases")
-    func fenceReadsRowsByKey() throws {
-        let database = try TestDatabase()
-        let conn = try PostgresConnection(conninfo: database.url)
-        let host = "fence.test"
-        try HostLimits.set(conn, host: host, limit: 64)
-        let entries = (0..<3000).map { NewTransfer(url: "http://\(host)/f-\($0)", dest: "f-\($0)", segmentSize: 4 << 20) }
-        _ = try Batches(conn).enqueue(entries, batch: "fence")
-        // As after an enqueue: statistics taken before any row was leased.
-        _ = try conn.query("ANALYZE transfers")
-        let leases = TransferLeases(conn, workerID: "worker-a")
-        let batch = try leases.claimPlanning(lease: 30, limit: 1024, connections: 4)
-        #expect(batch.claims.count == 1024)
-        #expect(try leases.held(batch.claims).count == 1024)
-        // The statement as it runs (an unnamed statement, planned for these values).
-        let ids = "'{\(batch.claims.map { String($0.info.id) }.joined(separator: ","))}'"
-        let tokens = "'{\(batch.claims.map(\.leaseToken).joined(separator: ","))}'"
-        let sql = Statements.TransferLeases.heldClaims.replacingOccurrences(of: "$1", with: ids).replacingOccurrences(of: "$2", with: tokens)
-        let plan = try conn.query("EXPLAIN \(sql)").rows.compactMap { $0["QUERY PLAN"] }.joined(separator: "\n")
-        #expect(plan.contains("Index Scan using transfers_pkey") && !plan.contains("Seq Scan on transfers"), "\(plan)")
     }
 }
