@@ -1,5 +1,5 @@
 # The throw-away servers of the by-hand bench scripts (fleet.sh, fairness.sh, ab-small.sh,
-# idle.sh): a PostgreSQL cluster run as the `postgres` user (initdb refuses root) and an nginx,
+# idle.sh, long-list.sh): a PostgreSQL cluster run as the `postgres` user (initdb refuses root) and an nginx,
 # each in a folder of the script's work directory. Sourced, not run; every function takes the
 # folder it works in, so a script may run several.
 #
