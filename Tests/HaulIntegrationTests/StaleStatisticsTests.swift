@@ -84,4 +84,18 @@ struct StaleStatisticsTests {
             ])
         #expect(plan.contains("Index Scan using transfers_local_target on transfers t") && !plan.contains("Hash"), "\(plan)")
     }
+
+    @Test("an earlier version of a fleet transfer the origin names is looked up by URL, the statistics taken before any was done")
+    func previousFleetNameByKey() throws {
+        let database = try TestDatabase()
+        let conn = try PostgresConnection(conninfo: database.url)
+        try doneTransfers(conn, host: "fleet.test", options: #"{"named_by_origin": true}"#)
+        let plan = try plan(
+            conn, Statements.TransferLeases.previousNamedByOrigin(earlier: TransferLeases.earlierFleetNames),
+            [
+                array((1...1024).map { String(-$0) }, "bigint"), array((1...1024).map { "http://fleet.test/f-\($0)" }, "text"),
+                "NULL::text[]",
+            ])
+        #expect(plan.contains("Index Scan using transfers_named_by_origin on transfers t") && !plan.contains("Hash"), "\(plan)")
+    }
 }
