@@ -40,6 +40,32 @@ struct GetOptionsTests {
             "\(single.stdout)")
     }
 
+    @Test(
+        "-i with 2300 URLs, more than one read of statuses: each reported once and in order, by --json and by a line, and a 404 past the first thousand gives 8"
+    )
+    func longList() throws {
+        let database = try TestDatabase()
+        let directory = Harness.temporaryDirectory("long-list")
+        let files = try (0..<2300).map { try Origin.file("cli/long-list/f-\($0)", size: 64 + $0 % 7) }
+        var urls = files.map { Harness.origin + $0.path }
+        urls[1500] = Harness.origin + "/cli/long-list/no-such-file"
+        try urls.joined(separator: "\n").write(toFile: directory + "/urls.txt", atomically: true, encoding: .utf8)
+        // Without -q: the progress (log lines, stderr not a terminal) reads the open transfers' statuses too.
+        let result = try Run.haul(["get", "-i", "urls.txt", "-o", "out/", "--json"], database: database.url, directory: directory)
+        #expect(result.status == 8, "\(result.stderr.suffix(500))")
+        let transfers = try Self.json(result.stdout)["transfers"] as? [[String: Any]] ?? []
+        #expect(transfers.compactMap { $0["url"] as? String } == urls, "\(result.stdout.prefix(300))")
+        #expect(Set(transfers.compactMap { $0["id"] as? Int }).count == urls.count)
+        #expect(transfers[1500]["state"] as? String == "failed" && transfers[1500]["code"] as? String == "origin-status", "\(transfers[1500])")
+        #expect(transfers.enumerated().allSatisfy { $0.offset == 1500 || $0.element["state"] as? String == "done" })
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("saved ") }.count == urls.count - 1)
+        #expect(lines.filter { $0.hasPrefix("haul: transfer \(transfers[1500]["id"] as? Int ?? 0) failed") }.count == 1, "\(result.stderr.suffix(500))")
+        for index in [0, 999, 1000, 2299] {
+            #expect(Origin.sha256(file: directory + "/out/f-\(index)") == files[index].sha256, "file \(index)")
+        }
+    }
+
     @Test("--limit-rate: a paced download arrives whole (the pacing itself is checked without a clock in RatePacerTests)")
     func limitRate() throws {
         let database = try TestDatabase()

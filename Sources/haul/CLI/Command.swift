@@ -27,8 +27,13 @@ enum Output {
 
     /// Prints a JSON value (dictionary or array) on one line, keys sorted.
     static func json(_ value: Any) {
+        line(jsonText(value))
+    }
+
+    /// A JSON value as `json(_:)` prints it, without the line's end: a part of a longer line.
+    static func jsonText(_ value: Any) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("null".utf8)
-        line(String(decoding: data, as: UTF8.self))
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// `text` padded with spaces to a table column `width` wide (a longer one keeps a space after it).

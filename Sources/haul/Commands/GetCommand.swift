@@ -162,11 +162,31 @@ enum GetCommand: Command {
         config.limitRate = try arguments.size("--limit-rate")
         config.addressPolicy = addressPolicy
 
-        let store = TransferStore(session.connection)
-        // One transaction for the whole list: one durable commit instead of one per URL.
+        // `consume`: the requests (a few hundred bytes a URL) are freed once recorded, not kept
+        // while the list downloads.
+        let (ids, resumed, restarted) = try record(
+            consume requests, dest: dest, object: object, storage: storage, force: force, owner: config.workerID,
+            connection: session.connection)
+        if !quiet {
+            for id in resumed { Output.error("resuming transfer \(id)") }
+            for id in restarted { Output.error("starting transfer \(id) over: another transfer saved this file since it stopped") }
+        }
+        return try follow(ids, connection: session.connection, config: config, quiet: quiet, json: arguments.has("--json"))
+    }
+
+    /// Records the list in one transaction (one durable commit, not one a URL): each URL's
+    /// unfinished transfer from an earlier get into the same place is adopted and resumed (or
+    /// started over when another transfer wrote its file since), the others are inserted, all
+    /// owned by `owner`. Refuses, before anything is recorded, a file at a name that is not the URL's.
+    /// - Returns: the transfers' ids in the order of `requests`, and those resumed and started over.
+    private static func record(
+        _ requests: consuming [NewTransfer], dest: String?, object: ObjectTarget?, storage: StorageRoot, force: Bool, owner: String,
+        connection: PostgresConnection
+    ) throws -> (ids: [Int64], resumed: [Int64], restarted: [Int64]) {
+        let store = TransferStore(connection)
         var resumed: [Int64] = []
         var restarted: [Int64] = []
-        let ids = try session.connection.transaction { () -> [Int64] in
+        let ids = try connection.transaction { () -> [Int64] in
             // Files the origin names, which earlier gets of the same URLs saved in this folder,
             // may be fetched again (one query for the whole list).
             let folderTarget = object.map { $0.store.describe("") } ?? storage.path + "/"
@@ -177,10 +197,14 @@ enum GetCommand: Command {
             let unfinished = try store.unfinishedGets(zip(requests, localTargets).map { ($0.url, $1) })
             // In the order of the URLs; `nil` for a new transfer, inserted with the others at the end.
             var ids: [Int64?] = []
-            var fresh: [NewTransfer] = []
-            for (index, var request) in requests.enumerated() {
-                request.options.localTarget = localTargets[index]
-                if request.dest == nil, request.options.keepExisting == true { request.options.replaceable = saved[ExactText(request.url)] }
+            // The requests are completed in place, not copied: a long list's are most of what
+            // this command holds (a few hundred bytes a URL).
+            for index in requests.indices {
+                requests[index].options.localTarget = localTargets[index]
+                if requests[index].dest == nil, requests[index].options.keepExisting == true {
+                    requests[index].options.replaceable = saved[ExactText(requests[index].url)]
+                }
+                let request = requests[index]
                 let earlier = unfinished[index]
                 let earlierStatus = try earlier.flatMap(store.status)
                 // A file at the name must be this URL's, for a get that resumes as for a new one:
@@ -198,7 +222,7 @@ enum GetCommand: Command {
                         try store.partialsWrittenByOthers(among: [earlier]).contains(earlier)
                         || partialMarkedByAnother(earlierStatus, url: request.url, storage: storage)
                     try store.revise(earlier, to: request)
-                    try store.adopt(earlier, owner: config.workerID)
+                    try store.adopt(earlier, owner: owner)
                     if overwritten {
                         try store.startOver([earlier])
                         restarted.append(earlier)
@@ -210,19 +234,16 @@ enum GetCommand: Command {
                     }
                     ids.append(earlier)
                 } else {
-                    request.owner = config.workerID
-                    fresh.append(request)
+                    requests[index].owner = owner
                     ids.append(nil)
                 }
             }
+            // All of them when none is resumed (the same storage, not a copy).
+            let fresh = ids.contains { $0 != nil } ? zip(requests, ids).filter { $1 == nil }.map(\.0) : requests
             var inserted = try store.enqueueOwned(fresh).makeIterator()
             return ids.map { $0 ?? inserted.next()! }
         }
-        if !quiet {
-            for id in resumed { Output.error("resuming transfer \(id)") }
-            for id in restarted { Output.error("starting transfer \(id) over: another transfer saved this file since it stopped") }
-        }
-        return try follow(ids, connection: session.connection, config: config, quiet: quiet, json: arguments.has("--json"))
+        return (ids, resumed, restarted)
     }
 
     /// `-o -`: `url` streamed to standard output in this process, with no database and no file.
@@ -318,28 +339,20 @@ enum GetCommand: Command {
         var mark = progress.settledMark()
         // Only the transfers not final yet are read again: the final ones of a long list cost
         // nothing more, and without a progress display only whether they are final is read.
-        var settled: [Int64: TransferStatus] = [:]
+        var list = GetListProgress(ids)
         var open = ids
         while !open.isEmpty, !Signals.stopRequested {
             if quiet {
                 open = try store.unsettled(open)
             } else {
-                let current = try store.statuses(open)
-                for status in current where status.state.isFinal { settled[status.id] = status }
-                open = current.filter { !$0.state.isFinal }.map(\.id)
+                let figures = try list.poll(read: store.statuses, live: progress.bytes(for:))
+                open = list.open
                 guard !open.isEmpty else { break }
-                let byID = Dictionary(uniqueKeysWithValues: current.map { ($0.id, $0) })
-                let statuses = ids.compactMap { settled[$0] ?? byID[$0] }
                 let segments = ids.count == 1 ? StatusView.map(try store.segmentStates(ids[0]), width: 20) : ""
-                let bytes = statuses.map { min($0.size ?? .max, max($0.bytesDone, progress.bytes(for: $0.id))) }.reduce(0, +)
-                let sizes = statuses.compactMap(\.size)
-                let state = ids.count == 1 ? statuses[0].state.rawValue : "\(statuses.filter { $0.state == .done }.count)/\(ids.count) done"
-                // The first transfer that waits to retry speaks for all of them.
-                let waiting = statuses.first { StatusView.retrying($0) != nil }
                 bar.update(
-                    bytes: bytes, size: sizes.count == statuses.count ? sizes.reduce(0, +) : nil, segments: segments, state: state,
-                    note: waiting.flatMap(StatusView.retrying).map { "retrying \($0)" },
-                    until: waiting?.retryIn.map { Date().addingTimeInterval($0) })
+                    bytes: figures.bytes, size: figures.size, segments: segments, state: list.state(figures),
+                    note: figures.waiting.flatMap(StatusView.retrying).map { "retrying \($0)" },
+                    until: figures.waiting?.retryIn.map { Date().addingTimeInterval($0) })
             }
             guard !open.isEmpty else { break }
             // The in-process worker says when it settled a transfer; the poll is the backstop
@@ -349,43 +362,20 @@ enum GetCommand: Command {
             mark = progress.settledMark()
         }
         if !quiet { bar.finish() }
-        let statuses = try store.statuses(ids)
+        let settled = try store.allSettled(ids)
         worker.stop()
         let drained = worker.waitUntilStopped(timeout: 10, markingStoppedOn: connection)
-        if statuses.allSatisfy(\.state.isFinal) {
-            worker.abortStoppedUploads()
-            if statuses.contains(where: { $0.state == .canceled }) { worker.removeCanceledData() }
-        }
-        guard statuses.count == ids.count, statuses.allSatisfy(\.state.isFinal) else {
+        if settled { worker.abortStoppedUploads() }
+        guard settled else {
             Output.error("haul: interrupted\(drained ? "; progress kept" : ""): run the same command again to resume")
             return ExitCode.interrupted
         }
-        var results: [[String: Any]] = []
-        for final in statuses {
-            let path = config.backend.describe(final.dest ?? "")
-            results.append([
-                "id": final.id, "url": final.url, "state": final.state.rawValue, "path": final.state == .done ? path : NSNull(),
-                "size": final.size ?? NSNull(), "digest": final.computedDigest ?? NSNull(), "error": final.error ?? NSNull(),
-                "code": final.errorCode ?? NSNull(),
-                "unchanged": final.unchanged,
-            ])
-            if final.state == .done && final.unchanged {
-                // The origin answered `304 Not Modified`: nothing was saved, the file there is current.
-                if !quiet { Output.error("\(path) is up to date: unchanged at the origin (\(ByteSize.format(final.size ?? 0)) kept)") }
-            } else if final.state == .done {
-                if !quiet { Output.error("saved \(path) (\(ByteSize.format(final.size ?? 0)))\(final.computedDigest.map { ", \($0)" } ?? "")") }
-            } else {
-                Output.error("haul: transfer \(final.id) \(final.state.rawValue): \(final.error ?? "no reason recorded")")
-            }
-        }
-        if json {
-            let object: [String: Any] = ids.count == 1 ? results[0] : ["transfers": results]
-            Output.json(object)
-        }
-        if statuses.allSatisfy({ $0.state == .done }) { return ExitCode.success }
+        let outcome = try report(ids, store: store, backend: config.backend, quiet: quiet, json: json)
+        if outcome.canceled { worker.removeCanceledData() }
+        if outcome.failures.isEmpty { return ExitCode.success }
         // A refusal to overwrite a user's file, or to save two URLs the origin names alike into
         // one file, is a usage error, as on the command line; otherwise the first failed URL's
         // code says the status (a canceled one, with no code, gives 1).
-        return ExitStatus.of(statuses.filter { $0.state != .done }.map { HaulError.Code(stored: $0.errorCode ?? "", among: HaulError.Code.known) })
+        return ExitStatus.of(outcome.failures)
     }
 }

@@ -1,0 +1,142 @@
+import Foundation
+import HaulCore
+import HaulQueue
+import HaulStorage
+
+/// A list's statuses are read this many transfers at a time, so that what `haul get -i` holds
+/// while it follows and reports a list of any length is its ids, not their statuses.
+private let statusChunk = 1000
+
+/// The progress bar's figures for the transfers `haul get` follows. A transfer's status is
+/// read while it is open and added to the sums once it is final, never read again.
+struct GetListProgress {
+    /// The ids of the transfers not final at the last poll, in the order given.
+    private(set) var open: [Int64]
+    private let count: Int
+    private var settledBytes: Int64 = 0
+    private var settledSizes: Int64 = 0
+    private var settledDone = 0
+    /// Settled transfers whose size is unknown (failed before a probe answered).
+    private var settledUnsized = 0
+
+    /// What the bar shows after a poll.
+    struct Figures {
+        /// Bytes saved so far, each transfer's at most its size.
+        let bytes: Int64
+        /// The sizes' sum, `nil` while one is unknown.
+        let size: Int64?
+        /// How many are done.
+        let done: Int
+        /// The first open transfer, in the order given (the bar shows its state for one URL).
+        let first: TransferStatus?
+        /// The first open transfer that waits to retry: it speaks for all of them.
+        let waiting: TransferStatus?
+    }
+
+    init(_ ids: [Int64]) {
+        open = ids
+        count = ids.count
+    }
+
+    /// Reads the open transfers' statuses `statusChunk` at a time through `read`, adds those
+    /// now final to the sums and keeps the others open. Ids with no transfer drop out.
+    /// - Parameter live: bytes this process received for a transfer, newer than its checkpoint.
+    mutating func poll(read: ([Int64]) throws -> [TransferStatus], live: (Int64) -> Int64) rethrows -> Figures {
+        var stillOpen: [Int64] = []
+        var openBytes: Int64 = 0
+        var openSizes: Int64 = 0
+        var openUnsized = 0
+        var first: TransferStatus?
+        var waiting: TransferStatus?
+        for start in stride(from: 0, to: open.count, by: statusChunk) {
+            for status in try read(Array(open[start..<min(open.count, start + statusChunk)])) {
+                let bytes = min(status.size ?? .max, max(status.bytesDone, live(status.id)))
+                if status.state.isFinal {
+                    settledBytes += bytes
+                    settledSizes += status.size ?? 0
+                    settledUnsized += status.size == nil ? 1 : 0
+                    settledDone += status.state == .done ? 1 : 0
+                } else {
+                    stillOpen.append(status.id)
+                    openBytes += bytes
+                    openSizes += status.size ?? 0
+                    openUnsized += status.size == nil ? 1 : 0
+                    first = first ?? status
+                    if waiting == nil, StatusView.retrying(status) != nil { waiting = status }
+                }
+            }
+        }
+        open = stillOpen
+        return Figures(
+            bytes: settledBytes + openBytes, size: settledUnsized + openUnsized == 0 ? settledSizes + openSizes : nil, done: settledDone,
+            first: first, waiting: waiting)
+    }
+
+    /// The bar's state: the one transfer's state, or `3/5 done` for several.
+    func state(_ figures: Figures) -> String {
+        count == 1 ? figures.first?.state.rawValue ?? "" : "\(figures.done)/\(count) done"
+    }
+}
+
+extension GetCommand {
+    /// What the final report found, for the exit status and the clean-up after it.
+    struct ReportOutcome {
+        /// The error codes of the transfers not done, in the order given.
+        var failures: [HaulError.Code] = []
+        /// Whether one was canceled (its data is removed after the report).
+        var canceled = false
+    }
+
+    /// Prints a line for each transfer of a settled list, in the order given, and with `json`
+    /// the result on standard output (`{"transfers": [...]}` for several, written as it is
+    /// read), reading their statuses `statusChunk` at a time.
+    static func report(_ ids: [Int64], store: TransferStore, backend: any Storage, quiet: Bool, json: Bool) throws -> ReportOutcome {
+        var outcome = ReportOutcome()
+        var opened = false
+        for start in stride(from: 0, to: ids.count, by: statusChunk) {
+            let chunk = Array(ids[start..<min(ids.count, start + statusChunk)])
+            let statuses = try store.statuses(chunk)
+            if statuses.count < chunk.count {
+                // Settled when the report began, then removed (`haul prune --older-than 0s` meanwhile).
+                let found = Set(statuses.map(\.id))
+                for id in chunk where !found.contains(id) {
+                    Output.error("haul: transfer \(id) was removed while this get ran: run the same command again to fetch it")
+                    outcome.failures.append(.noSuchTransfer)
+                }
+            }
+            for final in statuses {
+                let path = backend.describe(final.dest ?? "")
+                if final.state == .done && final.unchanged {
+                    // The origin answered `304 Not Modified`: nothing was saved, the file there is current.
+                    if !quiet { Output.error("\(path) is up to date: unchanged at the origin (\(ByteSize.format(final.size ?? 0)) kept)") }
+                } else if final.state == .done {
+                    if !quiet { Output.error("saved \(path) (\(ByteSize.format(final.size ?? 0)))\(final.computedDigest.map { ", \($0)" } ?? "")") }
+                } else {
+                    Output.error("haul: transfer \(final.id) \(final.state.rawValue): \(final.error ?? "no reason recorded")")
+                    // A canceled one, with no code, gives 1.
+                    outcome.failures.append(HaulError.Code(stored: final.errorCode ?? "", among: HaulError.Code.known))
+                    outcome.canceled = outcome.canceled || final.state == .canceled
+                }
+                guard json else { continue }
+                let result = jsonResult(final, path: path)
+                if ids.count == 1 {
+                    Output.json(result)
+                } else {
+                    StandardStream.write((opened ? "," : "{\"transfers\":[") + Output.jsonText(result), to: 1)
+                    opened = true
+                }
+            }
+        }
+        if json, ids.count > 1 { StandardStream.write((opened ? "" : "{\"transfers\":[") + "]}\n", to: 1) }
+        return outcome
+    }
+
+    /// One transfer's `--json` result.
+    private static func jsonResult(_ final: TransferStatus, path: String) -> [String: Any] {
+        [
+            "id": final.id, "url": final.url, "state": final.state.rawValue, "path": final.state == .done ? path : NSNull(),
+            "size": final.size ?? NSNull(), "digest": final.computedDigest ?? NSNull(), "error": final.error ?? NSNull(),
+            "code": final.errorCode ?? NSNull(), "unchanged": final.unchanged,
+        ]
+    }
+}
