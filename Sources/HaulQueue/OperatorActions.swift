@@ -85,10 +85,13 @@ extension TransferStore {
                     // Canceled: its partial data is (being) removed. Origin changed: its bytes are of an older
                     // version. Partial file gone: its bytes are lost. S3: its multipart upload is (being)
                     // aborted. Partial file written by another transfer since: its bytes may be the
-                    // other's. Each starts over as a new generation.
+                    // other's. Each starts over as a new generation, unless nothing was ever written for
+                    // it (canceled before it started): then it stays one that never started, whose next
+                    // cancel is final at once.
+                    let nothingWritten = try row.bool("nothing_written")
                     let startsOver =
-                        state == .canceled || Self.restartCodes.contains(row["error_code"] ?? "") || row["layout"] == StorageLayout.s3.rawValue
-                        || shared.contains(id)
+                        (state == .canceled && !nothingWritten) || Self.restartCodes.contains(row["error_code"] ?? "")
+                        || row["layout"] == StorageLayout.s3.rawValue || shared.contains(id)
                     if action == .retry && startsOver { restart.append(id) }
                 case .alreadyDone: outcome.unchanged.append(id)
                 case .refuse(let error): outcome.refused.append((id, error))

@@ -105,6 +105,19 @@ struct BulkOperatorTests {
         #expect(json.stdout.contains("\"skipped_awaiting_cleanup\":1"), "\(json.stdout)")
     }
 
+    @Test("a batch canceled before it started, retried and canceled again still never started: final at once, prune takes it all")
+    func cancelRetriedNeverStarted() throws {
+        let database = try TestDatabase()
+        try Self.enqueueUnreachable(500, batch: "twice", into: database)
+        for action in ["cancel", "retry", "cancel"] {
+            let run = try Run.haul([action, "--batch", "twice", "--yes"], database: database.url)
+            #expect(run.status == 0 && run.stdout.contains("500 transfers changed"), "\(action): \(run.stdout) \(run.stderr)")
+        }
+        #expect(try database.scalar("SELECT count(*) FROM transfers WHERE state = 'canceled' AND generation = 0 AND NOT cleanup_pending") == "500")
+        let pruned = try Run.haul(["prune", "--older-than", "0s"], database: database.url)
+        #expect(pruned.stdout.contains("deleted 500 finished transfers") && !pruned.stdout.contains("kept"), "\(pruned.stdout)")
+    }
+
     @Test("pause, resume, cancel and retry of a batch of 3000 each run a handful of statements, not one per transfer")
     func batchActionsAreSetBased() throws {
         let database = try TestDatabase()
