@@ -97,9 +97,12 @@ public struct Batches {
     /// kept: a batch holds each entry once. Neither way of adding rows would drop them: `COPY`
     /// (a batch this enqueue created, which holds no rows yet) checks nothing, and the `NOT
     /// EXISTS` of `insertEntries` reads the rows as they were before its statement.
+    /// Without a repeat (a manifest's parser refuses them) the array is returned as it is, not copied.
     static func firstOfEach(_ entries: [NewTransfer]) -> [NewTransfer] {
         var seen = Set<EntryKey>(minimumCapacity: entries.count)
-        return entries.filter { seen.insert(EntryKey(url: ExactText($0.url), dest: ExactText($0.dest ?? ""))).inserted }
+        let first = entries.map { seen.insert(EntryKey(url: ExactText($0.url), dest: ExactText($0.dest ?? ""))).inserted }
+        guard first.contains(false) else { return entries }
+        return zip(entries, first).filter(\.1).map(\.0)
     }
 
     /// What makes an entry the same as another in one batch: the key of `transfers_batch_entry`,

@@ -46,6 +46,7 @@ public enum Manifest {
         let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         let parsed = inParallel(lines.count, minimumRun: 1024) { range in lines[range].map { parseLine(Substring($0), base: base) } }
         var entries: [(line: Int, transfer: NewTransfer)] = []
+        entries.reserveCapacity(parsed.count)
         var rejects: [Reject] = []
         var seen = Set<String>()
         var destinations: [String: Int] = [:]

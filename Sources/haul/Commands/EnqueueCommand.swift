@@ -106,15 +106,16 @@ extension EnqueueCommand {
         var base = try TransferFlags.build(url: "http://manifest.invalid/", dest: nil, arguments, secrets)
         base.options.replaceExisting = arguments.has("--force") ? true : nil
         MirrorFlags.applyFlags(arguments, to: &base)
-        let (parsed, invalid) = Manifest.parseNumbered(text, base: base)
-        var numbered = parsed
+        var (numbered, invalid) = Manifest.parseNumbered(text, base: base)
         for index in numbered.indices { TransferFlags.authorize(&numbered[index].transfer, from: netrc) }
         try report(invalid, source: source, arguments)
         let session = try DatabaseSession()
         defer { session.close() }
-        let entries = numbered.map(\.transfer)
+        // One copy of the entries (a few hundred bytes a line) while they are recorded, not two.
+        let lines = numbered.map(\.line)
+        let entries = (consume numbered).map(\.transfer)
         let (_, inserted, busy) = try Batches(session.connection).enqueue(entries, batch: batch, skipBusy: arguments.has("--skip-invalid"))
-        let busyRejects = busy.map { Manifest.Reject(line: numbered[$0.index].line, reason: $0.error.description) }
+        let busyRejects = busy.map { Manifest.Reject(line: lines[$0.index], reason: $0.error.description) }
         try report(busyRejects, source: source, arguments)
         let rejects = invalid + busyRejects
         let existing = entries.count - busy.count - inserted
