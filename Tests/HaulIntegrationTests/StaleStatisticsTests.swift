@@ -44,6 +44,35 @@ struct StaleStatisticsTests {
         #expect(plan.contains("Index Scan using transfers_pkey") && !plan.contains("Seq Scan on transfers"), "\(plan)")
     }
 
+    @Test("the record of a batch's files and the renewal of its leases read the claims' rows by primary key, the statistics taken before any lease")
+    func recordAndRenewReadRowsByKey() throws {
+        let database = try TestDatabase()
+        let conn = try PostgresConnection(conninfo: database.url)
+        let host = "record.test"
+        try HostLimits.set(conn, host: host, limit: 64)
+        let entries = (0..<3000).map { NewTransfer(url: "http://\(host)/f-\($0)", dest: "f-\($0)", segmentSize: 4 << 20) }
+        _ = try Batches(conn).enqueue(entries, batch: "record")
+        _ = try conn.query("ANALYZE transfers")
+        let leases = TransferLeases(conn, workerID: "worker-a")
+        let claims = try leases.claimPlanning(lease: 30, limit: 1024, connections: 4).claims
+        #expect(claims.count == 1024)
+        let ids = array(claims.map { String($0.info.id) }, "bigint")
+        let tokens = array(claims.map(\.leaseToken), "uuid")
+        let texts = array(Array(repeating: "x", count: claims.count), "text")
+        let sizes = array(Array(repeating: "4096", count: claims.count), "bigint")
+        let flags = array(Array(repeating: "false", count: claims.count), "bool")
+        let record = try plan(
+            conn, TransferLeases.recordProbed,
+            [
+                ids, tokens, texts, sizes, texts, texts, texts, flags, texts, flags, texts, texts, "'worker-a'", "'note'",
+                array(Array(repeating: "0", count: claims.count), "int"),
+            ])
+        #expect(record.contains("Index Scan using transfers_pkey on transfers t") && !record.contains("Seq Scan on transfers"), "\(record)")
+        let renew = try plan(conn, TransferLeases.renewClaims, [ids, tokens, "30"])
+        #expect(renew.contains("Index Scan using transfers_pkey on transfers t") && !renew.contains("Seq Scan on transfers"), "\(renew)")
+        #expect(try leases.renew(claims, lease: 30).count == 1024)
+    }
+
     /// A table of 3000 transfers of `host`, analyzed while pending and then done: with
     /// validators, `options`, and the destination of each.
     private func doneTransfers(_ conn: PostgresConnection, host: String, options: String) throws {
