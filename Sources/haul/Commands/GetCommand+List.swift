@@ -7,11 +7,48 @@ import HaulStorage
 /// while it follows and reports a list of any length is its ids, not their statuses.
 private let statusChunk = 1000
 
+/// The transfers of a list not yet seen final, checked from the front a chunk at a time. A
+/// list's transfers settle about in the order they were claimed (by id), so the check after
+/// each batch reads the chunk still moving, not every open id: that made a long list's checks
+/// cost time in the square of its length (26 ms each for 50 000 ids, after each batch).
+struct UnsettledList {
+    /// The checked front's ids still open, in the order given.
+    private var front: [Int64] = []
+    private let ids: [Int64]
+    /// Where the ids not checked yet begin.
+    private var next = 0
+
+    init(_ ids: [Int64]) {
+        self.ids = ids
+    }
+
+    /// Whether every transfer was seen final (or gone).
+    var isEmpty: Bool { front.isEmpty && next == ids.count }
+
+    /// How many are not seen final yet (the front's open ones and all not checked yet).
+    var count: Int { front.count + ids.count - next }
+
+    /// Drops the front's transfers that `unsettled` no longer returns, then, while the front is
+    /// all final, checks the next chunk. Ids with no transfer count as final.
+    mutating func check(_ unsettled: ([Int64]) throws -> [Int64]) rethrows {
+        while true {
+            if front.isEmpty {
+                guard next < ids.count else { return }
+                front = Array(ids[next..<min(ids.count, next + statusChunk)])
+                next += front.count
+            }
+            let open = Set(try unsettled(front))
+            front = front.filter(open.contains)
+            guard front.isEmpty else { return }
+        }
+    }
+}
+
 /// The progress bar's figures for the transfers `haul get` follows. A transfer's status is
 /// read while it is open and added to the sums once it is final, never read again.
 struct GetListProgress {
     /// The ids of the transfers not final at the last poll, in the order given.
-    private(set) var open: [Int64]
+    private var open: [Int64]
     private let count: Int
     private var settledBytes: Int64 = 0
     private var settledSizes: Int64 = 0

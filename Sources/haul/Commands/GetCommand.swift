@@ -337,28 +337,29 @@ enum GetCommand: Command {
         worker.start()
         var bar = ProgressBar(terminal: Output.stderrIsTerminal)
         var mark = progress.settledMark()
-        // Only the transfers not final yet are read again: the final ones of a long list cost
-        // nothing more, and without a progress display only whether they are final is read.
+        // Whether all are final is checked after each wake, from the front of the list; the
+        // progress line's figures read every open transfer's status, so they are read at the
+        // bar's pace, less often while many are open (each costs the database a few
+        // microseconds a transfer). The final ones of a long list are never read again.
+        var open = UnsettledList(ids)
         var list = GetListProgress(ids)
-        var open = ids
+        var barRead = Date.distantPast
         while !open.isEmpty, !Signals.stopRequested {
-            if quiet {
-                open = try store.unsettled(open)
-            } else {
+            try open.check(store.unsettled)
+            guard !open.isEmpty else { break }
+            let pace = max(0.2, Double(open.count) / 10_000)
+            if !quiet, Date().timeIntervalSince(barRead) >= pace {
+                barRead = Date()
                 let figures = try list.poll(read: store.statuses, live: progress.bytes(for:))
-                open = list.open
-                guard !open.isEmpty else { break }
                 let segments = ids.count == 1 ? StatusView.map(try store.segmentStates(ids[0]), width: 20) : ""
                 bar.update(
                     bytes: figures.bytes, size: figures.size, segments: segments, state: list.state(figures),
                     note: figures.waiting.flatMap(StatusView.retrying).map { "retrying \($0)" },
                     until: figures.waiting?.retryIn.map { Date().addingTimeInterval($0) })
             }
-            guard !open.isEmpty else { break }
-            // The in-process worker says when it settled a transfer; the poll is the backstop
-            // (and the progress bar's pace), less often while many are open (each costs the
-            // database a few microseconds a transfer).
-            progress.waitForSettled(since: mark, timeout: max(0.2, Double(open.count) / 10_000))
+            // The in-process worker says when it settled a transfer; the timeout is the backstop
+            // (another worker, an operator) and the progress line's pace.
+            progress.waitForSettled(since: mark, timeout: pace)
             mark = progress.settledMark()
         }
         if !quiet { bar.finish() }
