@@ -71,12 +71,6 @@ public struct TransferStore {
             .rows.map { try $0.int64("id") }
     }
 
-    /// Whether every one of `ids` has a transfer and it is final (done, failed, canceled).
-    public func allSettled(_ ids: [Int64]) throws -> Bool {
-        guard !ids.isEmpty else { return true }
-        return try db.query(Statements.TransferStore.settledCount, [ids]).first?.int("settled") == ids.count
-    }
-
     /// Transfers, newest first, optionally only those in `state`, of batch `batch` and of origin
     /// host `host` (`HOST` or `HOST:PORT`, as `host-limit` names it).
     public func list(state: TransferState?, batch: String? = nil, host: String? = nil, limit: Int = 1000) throws -> [TransferStatus] {

@@ -25,22 +25,27 @@ struct StaleStatisticsTests {
         "'{\(values.map { "\"\($0)\"" }.joined(separator: ","))}'::\(type)[]"
     }
 
+    /// A table of 3000 pending transfers of `host`, analyzed before any lease, and a batch claim
+    /// of 1024 of them by `worker-a`.
+    private func claimedBatch(_ conn: PostgresConnection, host: String) throws -> (TransferLeases, [TransferLeases.Claim]) {
+        try HostLimits.set(conn, host: host, limit: 64)
+        let entries = (0..<3000).map { NewTransfer(url: "http://\(host)/f-\($0)", dest: "f-\($0)", segmentSize: 4 << 20) }
+        _ = try Batches(conn).enqueue(entries, batch: host)
+        _ = try conn.query("ANALYZE transfers")
+        let leases = TransferLeases(conn, workerID: "worker-a")
+        let claims = try leases.claimPlanning(lease: 30, limit: 1024, connections: 4).claims
+        #expect(claims.count == 1024)
+        return (leases, claims)
+    }
+
     @Test("the fence before publishing looks each claim's row up by its primary key, the statistics taken before any lease")
     func fenceReadsRowsByKey() throws {
         let database = try TestDatabase()
         let conn = try PostgresConnection(conninfo: database.url)
-        let host = "fence.test"
-        try HostLimits.set(conn, host: host, limit: 64)
-        let entries = (0..<3000).map { NewTransfer(url: "http://\(host)/f-\($0)", dest: "f-\($0)", segmentSize: 4 << 20) }
-        _ = try Batches(conn).enqueue(entries, batch: "fence")
-        _ = try conn.query("ANALYZE transfers")
-        let leases = TransferLeases(conn, workerID: "worker-a")
-        let batch = try leases.claimPlanning(lease: 30, limit: 1024, connections: 4)
-        #expect(batch.claims.count == 1024)
-        #expect(try leases.held(batch.claims).count == 1024)
+        let (leases, claims) = try claimedBatch(conn, host: "fence.test")
+        #expect(try leases.held(claims).count == 1024)
         let plan = try plan(
-            conn, Statements.TransferLeases.heldClaims,
-            [array(batch.claims.map { String($0.info.id) }, "bigint"), array(batch.claims.map(\.leaseToken), "uuid")])
+            conn, Statements.TransferLeases.heldClaims, [array(claims.map { String($0.info.id) }, "bigint"), array(claims.map(\.leaseToken), "uuid")])
         #expect(plan.contains("Index Scan using transfers_pkey") && !plan.contains("Seq Scan on transfers"), "\(plan)")
     }
 
@@ -48,14 +53,7 @@ struct StaleStatisticsTests {
     func recordAndRenewReadRowsByKey() throws {
         let database = try TestDatabase()
         let conn = try PostgresConnection(conninfo: database.url)
-        let host = "record.test"
-        try HostLimits.set(conn, host: host, limit: 64)
-        let entries = (0..<3000).map { NewTransfer(url: "http://\(host)/f-\($0)", dest: "f-\($0)", segmentSize: 4 << 20) }
-        _ = try Batches(conn).enqueue(entries, batch: "record")
-        _ = try conn.query("ANALYZE transfers")
-        let leases = TransferLeases(conn, workerID: "worker-a")
-        let claims = try leases.claimPlanning(lease: 30, limit: 1024, connections: 4).claims
-        #expect(claims.count == 1024)
+        let (leases, claims) = try claimedBatch(conn, host: "record.test")
         let ids = array(claims.map { String($0.info.id) }, "bigint")
         let tokens = array(claims.map(\.leaseToken), "uuid")
         let texts = array(Array(repeating: "x", count: claims.count), "text")

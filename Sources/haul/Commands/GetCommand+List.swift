@@ -7,6 +7,11 @@ import HaulStorage
 /// while it follows and reports a list of any length is its ids, not their statuses.
 private let statusChunk = 1000
 
+/// `ids` cut into runs of `statusChunk`, in order.
+private func chunks(of ids: [Int64]) -> some Sequence<[Int64]> {
+    stride(from: 0, to: ids.count, by: statusChunk).lazy.map { Array(ids[$0..<min(ids.count, $0 + statusChunk)]) }
+}
+
 /// The transfers of a list not yet seen final, checked from the front a chunk at a time. A
 /// list's transfers settle about in the order they were claimed (by id), so the check after
 /// each batch reads the chunk still moving, not every open id: that made a long list's checks
@@ -85,8 +90,8 @@ struct GetListProgress {
         var openUnsized = 0
         var first: TransferStatus?
         var waiting: TransferStatus?
-        for start in stride(from: 0, to: open.count, by: statusChunk) {
-            for status in try read(Array(open[start..<min(open.count, start + statusChunk)])) {
+        for chunk in chunks(of: open) {
+            for status in try read(chunk) {
                 let bytes = min(status.size ?? .max, max(status.bytesDone, live(status.id)))
                 if status.state.isFinal {
                     settledBytes += bytes
@@ -130,11 +135,10 @@ extension GetCommand {
     static func report(_ ids: [Int64], store: TransferStore, backend: any Storage, quiet: Bool, json: Bool) throws -> ReportOutcome {
         var outcome = ReportOutcome()
         var opened = false
-        for start in stride(from: 0, to: ids.count, by: statusChunk) {
-            let chunk = Array(ids[start..<min(ids.count, start + statusChunk)])
+        for chunk in chunks(of: ids) {
             let statuses = try store.statuses(chunk)
             if statuses.count < chunk.count {
-                // Settled when the report began, then removed (`haul prune --older-than 0s` meanwhile).
+                // Removed while the get ran (`haul prune --older-than 0s` meanwhile).
                 let found = Set(statuses.map(\.id))
                 for id in chunk where !found.contains(id) {
                     Output.error("haul: transfer \(id) was removed while this get ran: run the same command again to fetch it")
