@@ -39,10 +39,19 @@ public enum OriginURL {
         return segment.flatMap { $0.removingPercentEncoding ?? $0 }
     }
 
-    /// `host` or `host:port`, for per-origin limits and messages.
+    /// `host` or `host:port`, for per-origin limits and messages: the port only when it is
+    /// neither 80 nor 443 (the web's default ports), so that `https://a.example:443/x` and
+    /// `https://a.example/y` count against one host limit, and an operator names a host the
+    /// same way whatever its URLs spell (`HostLimits.parse`).
     public static func hostKey(_ text: String) -> String {
         guard let components = URLComponents(string: text), let host = components.host else { return "" }
-        return components.port.map { "\(host.lowercased()):\($0)" } ?? host.lowercased()
+        return withPort(host.lowercased(), components.port)
+    }
+
+    /// `host`, with `:port` unless `port` is nil, 80 or 443.
+    public static func withPort(_ host: String, _ port: Int?) -> String {
+        guard let port, port != 80, port != 443 else { return host }
+        return "\(host):\(port)"
     }
 
     /// `hostKey` of each of `urls` (validated ones), parsing each distinct scheme and authority

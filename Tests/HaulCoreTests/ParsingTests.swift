@@ -240,13 +240,18 @@ struct SafetyTests {
         #expect(OriginURL.lastPathSegment("https://h/d/a%2Fb.bin") == "a/b.bin")
         #expect(OriginURL.hostKey("https://Example.com:8443/x") == "example.com:8443")
         #expect(OriginURL.hostKey("http://example.com/x") == "example.com")
+        // A web default port spelled out is the same host limit.
+        #expect(OriginURL.hostKey("HTTPS://example.com:443/x") == "example.com")
+        #expect(OriginURL.hostKey("http://example.com:80/x") == "example.com")
+        #expect(OriginURL.hostKey("http://example.com:443/x") == "example.com")
+        #expect(OriginURL.hostKey("https://[2001:db8::1]:443/x") == OriginURL.hostKey("https://[2001:db8::1]/x"))
     }
 
     @Test("the host keys of many URLs are each URL's own, one parse per origin")
     func hostKeysOfMany() {
         let urls = [
             "https://Example.com:8443/a", "https://example.com:8443/b?x=1", "http://example.com/c", "http://example.com?q#f",
-            "https://user:pw@mirror.example/d", "https://[2001:db8::1]:8080/e", "http://example.com#frag", "https://EXAMPLE.com/f",
+            "https://user:pw@mirror.example/d", "https://[2001:db8::1]:8080/e", "http://example.com#frag", "https://EXAMPLE.com/f", "https://example.com:443/h",
             "https://例え.jp/g",
         ]
         #expect(OriginURL.hostKeys(urls) == urls.map(OriginURL.hostKey))

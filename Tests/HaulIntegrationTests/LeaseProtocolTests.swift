@@ -11,7 +11,7 @@ import Testing
 @Suite("lease protocol")
 struct LeaseProtocolTests {
     /// A transfer in `downloading` with `segments` queued segments of 1 MiB, on host `host`.
-    static func downloading(_ database: TestDatabase, segments: Int, host: String = "origin.test:80") throws -> Int64 {
+    static func downloading(_ database: TestDatabase, segments: Int, host: String = "origin.test:8080") throws -> Int64 {
         let enqueued = try Run.haul(["enqueue", "http://\(host)/f.bin", "--dest", "f-\(UUID().uuidString.prefix(8)).bin", "--json"], database: database.url)
         try #require(enqueued.status == 0, "\(enqueued.stderr)")
         let connection = try PostgresConnection(conninfo: database.url)
@@ -158,7 +158,7 @@ struct LeaseProtocolTests {
         let id = try Self.downloading(database, segments: 60)
         let limit = 3
         let admin = try PostgresConnection(conninfo: database.url)
-        try admin.query("INSERT INTO origin_hosts (host, max_running) VALUES ('origin.test:80', $1) ON CONFLICT (host) DO UPDATE SET max_running = $1", [limit])
+        try admin.query("INSERT INTO origin_hosts (host, max_running) VALUES ('origin.test:8080', $1) ON CONFLICT (host) DO UPDATE SET max_running = $1", [limit])
         let held = Atomic<Int>(0)
         let peak = Atomic<Int>(0)
         let completions = Mutex<[Int64]>([])
@@ -204,7 +204,7 @@ struct LeaseProtocolTests {
         let failures = Mutex<[String]>([])
         let rescued = Atomic<Int>(0)
         for round in 0..<5 {
-            let host = "rescue-\(round).test:80"
+            let host = "rescue-\(round).test:8080"
             _ = try Self.downloading(database, segments: 120, host: host)
             try admin.query("UPDATE segments SET state = 'running', lease_token = gen_random_uuid(), worker_id = 'gone' WHERE host = $1", [host])
             try Self.expireLeases(admin)

@@ -18,7 +18,7 @@ struct WaitingWorkTests {
 
     /// Claims `count` segments of a fresh transfer of `big.test` (its host then holds `count` slots).
     func running(_ count: Int) throws -> [ClaimedSegment] {
-        _ = try LeaseProtocolTests.downloading(database, segments: 4, host: "big.test:80")
+        _ = try LeaseProtocolTests.downloading(database, segments: 4, host: "big.test:8080")
         return try SegmentLeases(connection, workerID: "w").claim(limit: count, lease: 30)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulPostgres
 import HaulQueue
 
 enum HostLimitCommand: Command {
@@ -28,12 +29,9 @@ enum HostLimitCommand: Command {
         case "set":
             let words = try arguments.expect(3, "HOST and N")
             let (host, limit) = try HostLimits.parse(host: words[1], limit: words[2])
-            try HostLimits.set(session.connection, host: host, limit: limit)
-            Output.line(HostLimits.describe(host: host, limit: limit))
+            try setLimit(session.connection, host: host, limit: limit)
         case "pause":
-            let host = try HostLimits.parse(host: arguments.expect(2, "HOST")[1])
-            try HostLimits.set(session.connection, host: host, limit: 0)
-            Output.line(HostLimits.describe(host: host, limit: 0))
+            try setLimit(session.connection, host: HostLimits.parse(host: arguments.expect(2, "HOST")[1]), limit: 0)
         case "resume":
             let host = try HostLimits.parse(host: arguments.expect(2, "HOST")[1])
             guard let limit = try HostLimits.resume(session.connection, host: host) else {
@@ -42,7 +40,7 @@ enum HostLimitCommand: Command {
             }
             Output.line("\(host): resumed, at most \(limit) running segments")
         case "unset":
-            let host = try arguments.expect(2, "HOST")[1].lowercased()
+            let host = try HostLimits.parse(host: arguments.expect(2, "HOST")[1])
             let had = try HostLimits.unset(session.connection, host: host)
             Output.line(
                 host == "*"
@@ -66,6 +64,14 @@ enum HostLimitCommand: Command {
             throw HaulError.usage("haul host-limit takes 'set HOST N', 'unset HOST', 'pause HOST', 'resume HOST' or 'list'")
         }
         return ExitCode.success
+    }
+
+    /// Sets `host`'s limit and says so, with a note when no transfer has come from that host.
+    private static func setLimit(_ conn: PostgresConnection, host: String, limit: Int) throws {
+        let namesakes = try HostLimits.namesakes(conn, of: host)
+        try HostLimits.set(conn, host: host, limit: limit)
+        Output.line(HostLimits.describe(host: host, limit: limit))
+        if let namesakes { Output.error(HostLimits.describeUnknown(host: host, namesakes: namesakes)) }
     }
 }
 
