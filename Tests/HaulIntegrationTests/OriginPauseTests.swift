@@ -47,6 +47,8 @@ struct OriginPauseTests {
             try #require(enqueued.status == 0, "\(enqueued.stderr)")
         }
         #expect(try database.scalar("SELECT string_agg(host, ',' ORDER BY id) FROM transfers") == "named.test,named.test,named.test,named.test:8080")
+        let listed = try Run.haul(["list", "--host", "Named.test:443"], database: database.url)
+        #expect(listed.stdout.split(separator: "\n").count == 4, "a header and the three of named.test: \(listed.stdout)")
         let spelled = try Run.haul(["host-limit", "set", "named.test:443", "2"], database: database.url)
         #expect(spelled.status == 0 && spelled.stdout == "named.test: at most 2 running segments\n" && spelled.stderr.isEmpty, "\(spelled.stdout)\(spelled.stderr)")
         let bare = try Run.haul(["host-limit", "pause", "other.test"], database: database.url)

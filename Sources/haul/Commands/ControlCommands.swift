@@ -46,7 +46,7 @@ struct ControlCommand {
         if checksum != nil && ids.count != 1 {
             throw HaulError.usage("--checksum gives the digest of one file: name one transfer id", hint: "e.g. 'haul retry 12 --checksum sha256:…'")
         }
-        let batch = arguments.value("--batch"), host = arguments.value("--host")
+        let batch = arguments.value("--batch"), host = try arguments.value("--host").map { try HostLimits.parse(host: $0) }
         let state = try ListCommand.state(arguments.value("--state"))
         let selecting = batch != nil || state != nil || host != nil
         guard selecting != !ids.isEmpty else {

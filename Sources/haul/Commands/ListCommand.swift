@@ -28,7 +28,8 @@ enum ListCommand: Command {
         if let batch = arguments.value("--batch"), try !store.batchExists(batch) {
             throw BatchesCommand.noSuchBatch(batch)
         }
-        let transfers = try store.list(state: state, batch: arguments.value("--batch"), host: arguments.value("--host"), limit: limit)
+        let host = try arguments.value("--host").map { try HostLimits.parse(host: $0) }
+        let transfers = try store.list(state: state, batch: arguments.value("--batch"), host: host, limit: limit)
         let waiting = try WaitReason.of(session.connection, transfers: transfers.filter { !$0.state.isFinal }.map(\.id))
         if arguments.has("--json") {
             Output.json(
