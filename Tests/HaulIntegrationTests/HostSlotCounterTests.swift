@@ -27,6 +27,36 @@ struct HostSlotCounterTests {
         #expect(try database.scalar("SELECT busy FROM origin_hosts WHERE host = 'gone.test'") == "0")
     }
 
+    @Test("migration 0034 renames hosts named with port 443 or 80, their slots and limits with them")
+    func defaultPortsRenamed() throws {
+        let database = try TestDatabase()
+        let db = try PostgresConnection(conninfo: database.url)
+        // Rows as an older haul named them: a running segment and a slot-holding probe of one
+        // origin spelled with its port, and a limit set on that spelling.
+        let running = try LeaseProtocolTests.downloading(database, segments: 2, host: "old.test:443")
+        let probing = try TransferStore(db).enqueue(NewTransfer(url: "https://old.test:443/p", dest: "p", segmentSize: 4 << 20))
+        try db.query("UPDATE transfers SET host = 'old.test:443' WHERE id IN ($1, $2)", [running, probing])
+        try db.query("INSERT INTO origin_hosts (host, max_running) VALUES ('old.test:443', 5) ON CONFLICT (host) DO UPDATE SET max_running = 5")
+        try db.query("UPDATE segments SET state = 'running' WHERE transfer_id = $1 AND idx = 0", [running])
+        try db.query("UPDATE transfers SET state = 'planning', holds_slot = true WHERE id = $1", [probing])
+        try db.query(
+            "INSERT INTO host_throughput (host, minute, bytes) VALUES ('old.test:443', date_trunc('minute', now()), 7), ('old.test', date_trunc('minute', now()), 3)"
+        )
+        #expect(try database.scalar("SELECT busy FROM origin_hosts WHERE host = 'old.test:443'") == "2")
+
+        let migration = try #require(Migrations.all.first { $0.version == 34 })
+        try db.execute(script: migration.sql)
+        #expect(try database.scalar("SELECT string_agg(DISTINCT host, ',') FROM transfers") == "old.test")
+        #expect(try database.scalar("SELECT string_agg(DISTINCT host, ',') FROM segments") == "old.test")
+        #expect(try database.scalar("SELECT count(*) FROM origin_hosts WHERE host LIKE 'old.test:%'") == "0")
+        #expect(try database.scalar("SELECT busy || '/' || max_running FROM origin_hosts WHERE host = 'old.test'") == "2/5", "the slots and the limit moved")
+        #expect(try database.scalar("SELECT string_agg(host || '=' || bytes, ',') FROM host_throughput") == "old.test=10")
+        // The counter stays exact as the slots are given back under the new name.
+        try db.query("UPDATE segments SET state = 'done' WHERE transfer_id = $1", [running])
+        try db.query("UPDATE transfers SET state = 'pending', holds_slot = false WHERE id = $1", [probing])
+        #expect(try database.scalar("SELECT busy FROM origin_hosts WHERE host = 'old.test'") == "0")
+    }
+
     @Test("a transfer claimed again after its probe moved to a mirror's host holds its slot at its own host")
     func slotAtOwnHostAfterMirrorProbe() throws {
         let database = try TestDatabase()

@@ -158,7 +158,8 @@ struct LeaseProtocolTests {
         let id = try Self.downloading(database, segments: 60)
         let limit = 3
         let admin = try PostgresConnection(conninfo: database.url)
-        try admin.query("INSERT INTO origin_hosts (host, max_running) VALUES ('origin.test:8080', $1) ON CONFLICT (host) DO UPDATE SET max_running = $1", [limit])
+        try admin.query(
+            "INSERT INTO origin_hosts (host, max_running) VALUES ('origin.test:8080', $1) ON CONFLICT (host) DO UPDATE SET max_running = $1", [limit])
         let held = Atomic<Int>(0)
         let peak = Atomic<Int>(0)
         let completions = Mutex<[Int64]>([])

@@ -50,7 +50,8 @@ struct OriginPauseTests {
         let listed = try Run.haul(["list", "--host", "Named.test:443"], database: database.url)
         #expect(listed.stdout.split(separator: "\n").count == 4, "a header and the three of named.test: \(listed.stdout)")
         let spelled = try Run.haul(["host-limit", "set", "named.test:443", "2"], database: database.url)
-        #expect(spelled.status == 0 && spelled.stdout == "named.test: at most 2 running segments\n" && spelled.stderr.isEmpty, "\(spelled.stdout)\(spelled.stderr)")
+        #expect(
+            spelled.status == 0 && spelled.stdout == "named.test: at most 2 running segments\n" && spelled.stderr.isEmpty, "\(spelled.stdout)\(spelled.stderr)")
         let bare = try Run.haul(["host-limit", "pause", "other.test"], database: database.url)
         #expect(bare.status == 0 && bare.stderr.contains("note: no transfer has come from other.test yet"), "\(bare.stderr)")
         let portless = try Run.haul(["host-limit", "pause", "named.test:9"], database: database.url)
