@@ -34,26 +34,18 @@
 # run's medians and its ratio to the fresh database's: what a fleet's history costs a batch
 # (issue 51: at most 1.10x at 1 000 000).
 set -euo pipefail
-if (($# < 2)) || ! [[ $1 =~ ^[1-9][0-9]*$ ]]; then
-    echo "usage: bench/ab-small.sh ROUNDS BINARY... (ROUNDS a whole number from 1; one or more haul binaries)" >&2
-    exit 2
-fi
+bench=$(cd "$(dirname "$0")" && pwd)
+source "$bench/lib/servers.sh"
+bench_ab_arguments ab-small "$@"
 rounds=$1
 shift
-for binary in "$@"; do [[ -x $binary ]] || { echo "ab-small: $binary is not executable" >&2; exit 2; }; done
-bench=$(cd "$(dirname "$0")" && pwd)
 files=${AB_FILES:-5000}
 work=${AB_WORK:-/tmp/haul-ab-small}
 pg_port=${AB_PG_PORT:-15800}
 http_port=${AB_HTTP_PORT:-18800}
-source "$bench/lib/servers.sh"
 data=$bench/data/small-$files-4096
 
-if [[ ! -f $data/.complete ]]; then
-    rm -rf "$data" && mkdir -p "$data"
-    head -c $((files * 4096)) /dev/urandom | split -a 6 -d -b 4096 - "$data/f-"
-    touch "$data/.complete"
-fi
+bench_random_files "$data" "$files" 4096
 
 stop() {
     bench_pg_stop "$work"

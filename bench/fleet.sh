@@ -58,7 +58,7 @@ bench_pg_start "$work" "$pg_port" /tmp
 server=postgresql://postgres@127.0.0.1:$pg_port
 max_connections=$(psql -X -At "$server/postgres" -c "SHOW max_connections")
 
-head -c $((files * 4096)) /dev/urandom | split -a 6 -d -b 4096 - "$work/data/small/f-"
+bench_random_files "$work/data/small" "$files" 4096
 for ((i = 0; i < big; i++)); do head -c $((big_mib << 20)) /dev/urandom >"$work/data/big/b-$i"; done
 bench_nginx_start "$work" "server { listen 127.0.0.1:$http_port; root $work/data; }"
 origin=http://127.0.0.1:$http_port

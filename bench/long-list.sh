@@ -17,29 +17,21 @@
 # matters: a plan made from a young database's statistics may read the whole table for each
 # batch while the table is small enough to look cheap to read, and not once it is larger.
 set -euo pipefail
-if (($# < 2)) || ! [[ $1 =~ ^[1-9][0-9]*$ ]]; then
-    echo "usage: bench/long-list.sh ROUNDS BINARY... (ROUNDS a whole number from 1; one or more haul binaries)" >&2
-    exit 2
-fi
+bench=$(cd "$(dirname "$0")" && pwd)
+source "$bench/lib/servers.sh"
+bench_ab_arguments long-list "$@"
 rounds=$1
 shift
-for binary in "$@"; do [[ -x $binary ]] || { echo "long-list: $binary is not executable" >&2; exit 2; }; done
-bench=$(cd "$(dirname "$0")" && pwd)
 lengths=(${LENGTHS:-5000 15000 50000})
 for n in "${lengths[@]}"; do [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "long-list: '$n' is not a whole number from 1 (LENGTHS)" >&2; exit 2; }; done
 long=$(printf '%s\n' "${lengths[@]}" | sort -n | tail -1)
 work=${BENCH_WORK:-/tmp/haul-bench-long-list}
 pg_port=${BENCH_PG_PORT:-15670}
 http_port=${BENCH_HTTP_PORT:-18870}
-source "$bench/lib/servers.sh"
 export PGOPTIONS='-c client_min_messages=warning'
 data=$bench/data/list-$long-4096
 
-if [[ ! -f $data/.complete ]]; then
-    rm -rf "$data" && mkdir -p "$data"
-    head -c $((long * 4096)) /dev/urandom | split -a 6 -d -b 4096 - "$data/f-"
-    touch "$data/.complete"
-fi
+bench_random_files "$data" "$long" 4096
 
 pids=()
 stop() {

@@ -1,7 +1,7 @@
 # The throw-away servers of the by-hand bench scripts (fleet.sh, fairness.sh, ab-small.sh,
 # idle.sh, long-list.sh): a PostgreSQL cluster run as the `postgres` user (initdb refuses root) and an nginx,
-# each in a folder of the script's work directory. Sourced, not run; every function takes the
-# folder it works in, so a script may run several.
+# each in a folder of the script's work directory, and what their A/B scripts share. Sourced,
+# not run; every server function takes the folder it works in, so a script may run several.
 #
 #   bench_pg_start DIR PORT SOCKET_DIR [-c name=value ...]   initdb into DIR/pg, start it on
 #                                                               127.0.0.1:PORT (socket in SOCKET_DIR)
@@ -9,6 +9,10 @@
 #   bench_nginx_start DIR SERVER_BLOCKS                        nginx with these `server { … }` lines
 #   bench_nginx_stop DIR                                       stop it
 #   bench_haul_binary PACKAGE_DIR                              print a release build's haul, building it
+#   bench_ab_arguments NAME ARG...                             check an A/B script's ROUNDS BINARY...
+#                                                               arguments (exit 2 saying what is wrong)
+#   bench_random_files DIR COUNT BYTES                         COUNT random files f-000000… of BYTES
+#                                                               each in DIR, made once (DIR/.complete)
 
 bench_pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 
@@ -55,4 +59,24 @@ bench_haul_binary() {
     local package=$1
     swift build -c release --product haul --scratch-path /tmp/bench-build --package-path "$package" >/dev/null
     echo "$(swift build -c release --scratch-path /tmp/bench-build --package-path "$package" --show-bin-path)/haul"
+}
+
+bench_ab_arguments() {
+    local name=$1
+    shift
+    if (($# < 2)) || ! [[ $1 =~ ^[1-9][0-9]*$ ]]; then
+        echo "usage: bench/$name.sh ROUNDS BINARY... (ROUNDS a whole number from 1; one or more haul binaries)" >&2
+        exit 2
+    fi
+    shift
+    local binary
+    for binary in "$@"; do [[ -x $binary ]] || { echo "$name: $binary is not executable" >&2; exit 2; }; done
+}
+
+bench_random_files() {
+    local dir=$1 count=$2 bytes=$3
+    [[ -f $dir/.complete ]] && return 0
+    rm -rf "$dir" && mkdir -p "$dir"
+    head -c $((count * bytes)) /dev/urandom | split -a 6 -d -b "$bytes" - "$dir/f-"
+    touch "$dir/.complete"
 }
