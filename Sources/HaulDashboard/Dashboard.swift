@@ -253,7 +253,7 @@ public final class Dashboard: Sendable {
                 case let path where path.count == 3 && path[0] == "hosts" && path[2] == "resume":
                     let host = try HostLimits.parse(host: path[1])
                     guard let limit = try HostLimits.resume(db, host: host) else { return "\(host) was not paused; nothing changed" }
-                    return "\(host): resumed, at most \(limit) running segments"
+                    return "\(host): resumed, at most \(HostLimits.segments(limit))"
                 default:
                     throw Self.notFound
                 }

@@ -59,9 +59,14 @@ extension HostLimits {
     public static func describe(host: String, limit: Int) -> String {
         switch (host, limit) {
         case ("*", 0): "default limit: 0, every host without a limit of its own is paused (running segments finish)"
-        case ("*", _): "default limit: \(limit) running segments per host"
+        case ("*", _): "default limit: \(segments(limit)) per host"
         case (_, 0): "\(host): paused, no new segment or probe starts (running segments finish their current one)"
-        default: "\(host): at most \(limit) running segments"
+        default: "\(host): at most \(segments(limit))"
         }
+    }
+
+    /// `n running segments`, or `1 running segment`.
+    public static func segments(_ n: Int) -> String {
+        n == 1 ? "1 running segment" : "\(n) running segments"
     }
 }

@@ -38,7 +38,7 @@ enum HostLimitCommand: Command {
                 Output.line("\(host) was not paused; nothing changed")
                 return ExitCode.success
             }
-            Output.line("\(host): resumed, at most \(limit) running segments")
+            Output.line("\(host): resumed, at most \(HostLimits.segments(limit))")
         case "unset":
             let host = try HostLimits.parse(host: arguments.expect(2, "HOST")[1])
             let had = try HostLimits.unset(session.connection, host: host)
