@@ -80,3 +80,21 @@ public struct TransferStatus: Sendable {
         claimedBy = row["claimed_by"].map(SafeText.cleanLine)
     }
 }
+
+/// What a progress line sums of a transfer (`TransferStore.progress`): the part of its status
+/// that a list's running totals need.
+public struct TransferProgress: Sendable {
+    public let id: Int64
+    public let state: TransferState
+    /// `nil` until a probe learned it.
+    public let size: Int64?
+    /// Bytes saved, as `TransferStatus.bytesDone` counts them.
+    public let bytesDone: Int64
+
+    init(_ row: PostgresRow) throws {
+        id = try row.int64("id")
+        state = TransferState(rawValue: try row.string("state")) ?? .failed
+        size = try row.optionalInt64("size")
+        bytesDone = try row.int64("bytes_done")
+    }
+}

@@ -63,6 +63,14 @@ public struct TransferStore {
         return ids.compactMap { byID[$0] }
     }
 
+    /// What a progress line sums of each of `ids`, in no order; ids with no transfer are left
+    /// out. A long list's line reads this of its open transfers, and whole statuses only of the
+    /// few it shows (`statuses`).
+    public func progress(_ ids: [Int64]) throws -> [TransferProgress] {
+        guard !ids.isEmpty else { return [] }
+        return try db.query(Statements.TransferStore.progress, [ids]).rows.map(TransferProgress.init)
+    }
+
     /// Those of `ids` whose transfers are not final yet (done, failed, canceled), in no order;
     /// ids with no transfer are left out. Index lookups only: cheap to ask often of a long list.
     public func unsettled(_ ids: [Int64]) throws -> [Int64] {

@@ -49,8 +49,9 @@ struct UnsettledList {
     }
 }
 
-/// The progress bar's figures for the transfers `haul get` follows. A transfer's status is
-/// read while it is open and added to the sums once it is final, never read again.
+/// The progress bar's figures for the transfers `haul get` follows. A transfer's figures (state,
+/// size, bytes) are read while it is open and added to the sums once it is final, never read
+/// again; whole statuses are read only of the few open ones at the list's front.
 struct GetListProgress {
     /// The ids of the transfers not final at the last poll, in the order given.
     private var open: [Int64]
@@ -71,7 +72,8 @@ struct GetListProgress {
         let done: Int
         /// The first open transfer, in the order given (the bar shows its state for one URL).
         let first: TransferStatus?
-        /// The first open transfer that waits to retry: it speaks for all of them.
+        /// The first open transfer of the list's front (`shownWhole`) that waits to retry: it
+        /// speaks for all of them.
         let waiting: TransferStatus?
     }
 
@@ -80,38 +82,44 @@ struct GetListProgress {
         count = ids.count
     }
 
-    /// Reads the open transfers' statuses `statusChunk` at a time through `read`, adds those
-    /// now final to the sums and keeps the others open. Ids with no transfer drop out.
+    /// How many open transfers, from the front of the list, a poll reads whole: the first is the
+    /// bar's state for one URL, and the first of them that waits to retry gives the bar's note.
+    /// A list settles about in its order, so a transfer that keeps failing soon reaches the front.
+    static let shownWhole = 16
+
+    /// Reads what the open transfers add to the sums `statusChunk` at a time through `sums`, adds
+    /// those now final to the settled sums and keeps the others open, then reads the first
+    /// `shownWhole` still open whole through `statuses`. Ids with no transfer drop out.
     /// - Parameter live: bytes this process received for a transfer, newer than its checkpoint.
-    mutating func poll(read: ([Int64]) throws -> [TransferStatus], live: (Int64) -> Int64) rethrows -> Figures {
+    mutating func poll(
+        sums: ([Int64]) throws -> [TransferProgress], statuses: ([Int64]) throws -> [TransferStatus], live: (Int64) -> Int64
+    ) rethrows -> Figures {
         var stillOpen: [Int64] = []
         var openBytes: Int64 = 0
         var openSizes: Int64 = 0
         var openUnsized = 0
-        var first: TransferStatus?
-        var waiting: TransferStatus?
         for chunk in chunks(of: open) {
-            for status in try read(chunk) {
-                let bytes = min(status.size ?? .max, max(status.bytesDone, live(status.id)))
-                if status.state.isFinal {
+            let byID = Dictionary(uniqueKeysWithValues: try sums(chunk).map { ($0.id, $0) })
+            for transfer in chunk.compactMap({ byID[$0] }) {
+                let bytes = min(transfer.size ?? .max, max(transfer.bytesDone, live(transfer.id)))
+                if transfer.state.isFinal {
                     settledBytes += bytes
-                    settledSizes += status.size ?? 0
-                    settledUnsized += status.size == nil ? 1 : 0
-                    settledDone += status.state == .done ? 1 : 0
+                    settledSizes += transfer.size ?? 0
+                    settledUnsized += transfer.size == nil ? 1 : 0
+                    settledDone += transfer.state == .done ? 1 : 0
                 } else {
-                    stillOpen.append(status.id)
+                    stillOpen.append(transfer.id)
                     openBytes += bytes
-                    openSizes += status.size ?? 0
-                    openUnsized += status.size == nil ? 1 : 0
-                    first = first ?? status
-                    if waiting == nil, StatusView.retrying(status) != nil { waiting = status }
+                    openSizes += transfer.size ?? 0
+                    openUnsized += transfer.size == nil ? 1 : 0
                 }
             }
         }
         open = stillOpen
+        let shown = try statuses(Array(open.prefix(Self.shownWhole)))
         return Figures(
             bytes: settledBytes + openBytes, size: settledUnsized + openUnsized == 0 ? settledSizes + openSizes : nil, done: settledDone,
-            first: first, waiting: waiting)
+            first: shown.first, waiting: shown.first { StatusView.retrying($0) != nil })
     }
 
     /// The bar's state: the one transfer's state, or `3/5 done` for several.

@@ -338,9 +338,9 @@ enum GetCommand: Command {
         var bar = ProgressBar(terminal: Output.stderrIsTerminal)
         var mark = progress.settledMark()
         // Whether all are final is checked after each wake, from the front of the list; the
-        // progress line's figures read every open transfer's status, so they are read at the
-        // bar's pace, less often while many are open (each costs the database a few
-        // microseconds a transfer). The final ones of a long list are never read again.
+        // progress line's figures read every open transfer's state, size and bytes, so they are
+        // read at the bar's pace, less often while many are open (each costs the database a
+        // microsecond or two a transfer). The final ones of a long list are never read again.
         var open = UnsettledList(ids)
         var list = GetListProgress(ids)
         var barRead = Date.distantPast
@@ -350,7 +350,7 @@ enum GetCommand: Command {
             let pace = max(0.2, Double(open.count) / 10_000)
             if !quiet, Date().timeIntervalSince(barRead) >= pace {
                 barRead = Date()
-                let figures = try list.poll(read: store.statuses, live: progress.bytes(for:))
+                let figures = try list.poll(sums: store.progress, statuses: store.statuses, live: progress.bytes(for:))
                 let segments = ids.count == 1 ? StatusView.map(try store.segmentStates(ids[0]), width: 20) : ""
                 bar.update(
                     bytes: figures.bytes, size: figures.size, segments: segments, state: list.state(figures),
