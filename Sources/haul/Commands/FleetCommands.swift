@@ -16,6 +16,9 @@ enum HostLimitCommand: Command {
 
         The whole fleet together never holds more than N running segments against
         HOST, whatever the number of workers: the limit is enforced inside the claim.
+        HOST is named as in the URLs, with the port unless it is 80 or 443
+        ('host-limit list' shows the names); a limit set on a host no transfer has
+        come from says so on standard error.
         A limit of 0 pauses HOST: no new segment or probe of it starts; segments
         already running finish their current segment (they are not cut off), and
         its transfers wait, in their state, until it is resumed.
