@@ -67,8 +67,11 @@ struct Reader {
         func value(_ name: String) -> String? {
             query[name].flatMap { $0.trimmingWhitespace().isEmpty ? nil : $0.trimmingWhitespace() }
         }
+        // A host as `haul list --host` reads it (`a.example:443` is `a.example`); one that is no
+        // host name at all is kept as typed, and matches nothing.
+        let host = value("host").map { (try? HostLimits.parse(host: $0)) ?? $0 }
         let filter = FleetView.TransferFilter(
-            state: value("state").flatMap(TransferState.init(rawValue:)), batch: value("batch"), host: value("host"), text: value("q"))
+            state: value("state").flatMap(TransferState.init(rawValue:)), batch: value("batch"), host: host, text: value("q"))
         let (page, perPage, offset) = Self.paging(query)
         let only = value("ids").map { $0.split(separator: ",").compactMap { Int64($0) } }
         let order = (column: value("sort").flatMap(FleetView.TransferOrder.init(rawValue:)) ?? .id, ascending: value("dir") == "asc")

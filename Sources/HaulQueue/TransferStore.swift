@@ -80,17 +80,17 @@ public struct TransferStore {
     }
 
     /// Transfers, newest first, optionally only those in `state`, of batch `batch` and of origin
-    /// host `host` (`HOST` or `HOST:PORT`, as `host-limit` names it).
+    /// host `host` (a host key: what an operator typed goes through `HostLimits.parse`).
     public func list(state: TransferState?, batch: String? = nil, host: String? = nil, limit: Int = 1000) throws -> [TransferStatus] {
         try db.query(
-            Statements.TransferStore.list, [state?.rawValue, batch, host?.lowercased(), limit]
+            Statements.TransferStore.list, [state?.rawValue, batch, host, limit]
         ).rows.map(TransferStatus.init)
     }
 
-    /// The ids of the transfers in `state` and/or of batch `batch`, oldest first (what a bulk
-    /// `cancel --state failed` or `retry --batch NAME` acts on).
+    /// The ids of the transfers in `state` and/or of batch `batch` and/or of host key `host`,
+    /// oldest first (what a bulk `cancel --state failed` or `retry --batch NAME` acts on).
     public func select(state: TransferState?, batch: String?, host: String? = nil) throws -> [(id: Int64, state: TransferState)] {
-        try db.query(Statements.TransferStore.select, [state?.rawValue, batch, host?.lowercased()])
+        try db.query(Statements.TransferStore.select, [state?.rawValue, batch, host])
             .rows.map { (try $0.int64("id"), TransferState(rawValue: try $0.string("state")) ?? .failed) }
     }
 

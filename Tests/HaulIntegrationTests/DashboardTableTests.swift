@@ -65,6 +65,15 @@ import Testing
         let rows = listed?["transfers"] as? [[String: Any]] ?? []
         #expect(rows.first { $0["id"] as? Int == Int(id) }?["waiting"] as? String == cli, "\(rows)")
         #expect(rows.first { $0["id"] as? Int == Int(id) }?["waiting_reason"] as? String == "paused", "\(rows)")
+        // Its host filter reads a host as `haul list --host` does: case and port 80 aside.
+        func filtered(_ host: String) throws -> [[String: Any]] {
+            let body = try served.request("GET", "/api/transfers?host=\(host)", headers: ["Authorization: Bearer \(DashboardTests.token)"]).body
+            return (try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["transfers"] as? [[String: Any]] ?? []
+        }
+        #expect(try filtered("127.0.0.1:9").map { $0["id"] as? Int } == [Int(id)])
+        let other = try served.cluster.enqueue("http://Other.test:80/o.bin")
+        #expect(try filtered("OTHER.test:80").map { $0["id"] as? Int } == [Int(other)])
+        #expect(try filtered("a%20b").isEmpty, "no host name at all matches nothing")
     }
 
     @Test("without JavaScript a batch action asks on a page of its own first, and acts once confirmed")
