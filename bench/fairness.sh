@@ -9,7 +9,9 @@
 # Its own PostgreSQL (FAIR_PG_PORT, 15830) and nginx under FAIR_WORK: one server on 127.0.0.1 at
 # FAIR_HTTP_PORT (18830) serves one random SIZE_MIB MiB file, each request held to RATE per
 # connection (`limit_rate`); another at the next port (another origin host) serves FILES random
-# files of SMALL_KIB KiB. Two `haul worker`s at their defaults store into a folder. A round:
+# files of SMALL_KIB KiB; with SAME_ORIGIN=1 the big file's server serves them too, under
+# /small/ and at full speed: one origin host, so that the batch waits behind a download of its
+# own origin. Two `haul worker`s at their defaults store into a folder. A round:
 # enqueue the big file, wait until one of its segments runs (polled every 0.1 s), then time
 # `enqueue --manifest` of the small files as a batch + `haul wait --batch` ("small batch"); then
 # wait for the big file, time it from its enqueue ("big file") and `cmp` it with the source; the
@@ -29,6 +31,10 @@ work=${FAIR_WORK:-/tmp/haul-bench-fairness}
 pg_port=${FAIR_PG_PORT:-15830}
 big_port=${FAIR_HTTP_PORT:-18830}
 small_port=$((big_port + 1))
+same_origin=${SAME_ORIGIN:-0}
+[[ $same_origin == [01] ]] || { echo "fairness: SAME_ORIGIN=$same_origin is neither 0 nor 1" >&2; exit 2; }
+small_base=http://127.0.0.1:$small_port
+[[ $same_origin == 1 ]] && small_base=http://127.0.0.1:$big_port/small
 source "$here/bench/lib/servers.sh"
 for v in rounds size_mib files small_kib; do
     [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "fairness: ${v^^}=${!v} is not a whole number from 1" >&2; exit 2; }
@@ -61,11 +67,12 @@ if [[ ! -f $work/data/small/.complete-$files-$small_kib ]]; then
     head -c $((files * small_kib * 1024)) /dev/urandom | split -a 6 -d -b $((small_kib * 1024)) - "$work/data/small/f-"
     touch "$work/data/small/.complete-$files-$small_kib"
 fi
-for f in "$work"/data/small/f-*; do echo "http://127.0.0.1:$small_port/${f##*/} ${f##*/}"; done >"$work/manifest.txt"
+for f in "$work"/data/small/f-*; do echo "$small_base/${f##*/} ${f##*/}"; done >"$work/manifest.txt"
 
 bench_pg_start "$work" "$pg_port" "$work/sock" -c max_connections=200
 url=postgresql://postgres@127.0.0.1:$pg_port/postgres
-bench_nginx_start "$work" "server { listen 127.0.0.1:$big_port; root $work/data/big; limit_rate $rate; }
+bench_nginx_start "$work" "server { listen 127.0.0.1:$big_port; root $work/data/big; limit_rate $rate;
+    location /small/ { alias $work/data/small/; limit_rate 0; } }
   server { listen 127.0.0.1:$small_port; root $work/data/small; }"
 DATABASE_URL=$url "$haul" migrate >/dev/null
 psqlq() { psql -X -q -At -v ON_ERROR_STOP=1 "$url" "$@"; }
@@ -116,7 +123,9 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-echo "| $files × $small_kib KiB behind $size_mib MiB at $rate per connection, $rounds rounds (medians) | seconds |"
+origin="another origin"
+[[ $same_origin == 1 ]] && origin="the same origin"
+echo "| $files × $small_kib KiB of $origin behind $size_mib MiB at $rate per connection, $rounds rounds (medians) | seconds |"
 echo "|---|---:|"
 echo "| small batch alone (enqueue → wait --batch) | $(cut -d' ' -f1 "$work/runs/rounds" | median) |"
 echo "| small batch behind the big download | $(cut -d' ' -f2 "$work/runs/rounds" | median) |"

@@ -16,13 +16,15 @@ public enum HostLimits {
     public static let fallbackDefault = 8
 
     /// Candidate segments for `hostWithRoom` (host, priority, id) of the transfers `scope`
-    /// takes on, on the storage in parameter `storage`; `worker` is the parameter holding the worker id.
-    static func segmentCandidates(worker: String, scope: WorkScope, storage: String) -> String {
+    /// takes on, on the storage in parameter `storage`; `worker` is the parameter holding the
+    /// worker id. With `idleTransfersFrom` (a priority, an expression), only of transfers that
+    /// have no running segment (`SegmentLeases.idleTransfer`), of that priority or higher.
+    static func segmentCandidates(worker: String, scope: WorkScope, storage: String, idleTransfersFrom: String? = nil) -> String {
         """
         SELECT s.host, s.priority, s.id FROM segments s
         JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
         WHERE s.state = 'queued' AND s.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: worker))
-          AND \(WorkScope.onStorage("t.storage", storage: storage))
+          AND \(WorkScope.onStorage("t.storage", storage: storage))\(idleTransfersFrom.map { " AND " + SegmentLeases.idleTransfer(from: $0) } ?? "")
         ORDER BY s.priority DESC, s.id LIMIT 500
         """
     }

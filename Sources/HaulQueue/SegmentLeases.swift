@@ -23,12 +23,30 @@ public struct SegmentLeases {
         self.storage = storage
     }
 
+    /// Which queued segments a claim takes.
+    public enum Pick: Sendable, Equatable {
+        /// Any, of a host with room: the queue's order.
+        case any
+        /// Only of a host that holds no slot, of this priority or higher (`HostLimits.hostWithRoom`).
+        case idleHosts(from: Int)
+        /// Only of a transfer that has no running segment, of this priority or higher: a
+        /// transfer that waits while another of its origin holds the lanes (`WaitingWork`).
+        case idleTransfers(from: Int)
+
+        /// The priority floor, bound as `$5`.
+        var floor: Int? {
+            switch self {
+            case .any: nil
+            case .idleHosts(let floor), .idleTransfers(let floor): floor
+            }
+        }
+    }
+
     /// Claims up to `limit` claimable segments, highest priority first, FIFO within a priority,
     /// never taking more than an origin host's free slots (see `HostLimits`).
-    /// - Parameter idleHostsFrom: only segments of a host that holds no slot, of this priority
-    ///   or higher (`HostLimits.hostWithRoom`); `nil`: of any host with room.
-    public func claim(limit: Int, lease: Double, idleHostsFrom: Int? = nil) throws -> [ClaimedSegment] {
-        try attempt(limit: limit, lease: lease, idleHostsFrom: idleHostsFrom).segments
+    /// - Parameter pick: which segments it may take.
+    public func claim(limit: Int, lease: Double, pick: Pick = .any) throws -> [ClaimedSegment] {
+        try attempt(limit: limit, lease: lease, pick: pick).segments
     }
 
     /// What one claim statement did.
@@ -46,11 +64,11 @@ public struct SegmentLeases {
     /// without waiting for the WAL flush. It never waits for a host row another claimer holds:
     /// it takes the next host with room, or, when every such row is held, nothing, and the lane
     /// looks again shortly (`ClaimContention`).
-    public func attempt(limit: Int, lease: Double, idleHostsFrom: Int? = nil) throws -> Attempt {
-        let sql = Self.claimStatement(limit: limit, scope: scope, idleHosts: idleHostsFrom != nil)
-        let idle: [any PostgresBindable] = idleHostsFrom.map { [$0] } ?? []
+    public func attempt(limit: Int, lease: Double, pick: Pick = .any) throws -> Attempt {
+        let sql = Self.claimStatement(limit: limit, scope: scope, pick: pick)
+        let floor: [any PostgresBindable] = pick.floor.map { [$0] } ?? []
         let statement = PipelinedStatement(
-            sql, [lease, workerID, HostLimits.fallbackDefault, storage] + idle, awaitDurableCommit: false, prepared: true, genericPlan: true)
+            sql, [lease, workerID, HostLimits.fallbackDefault, storage] + floor, awaitDurableCommit: false, prepared: true, genericPlan: true)
         let rows = try db.pipelined([statement])[0].rows
         let segments = try rows.filter { $0["id"] != nil }.map(ClaimedSegment.init)
         return Attempt(segments: segments, hostContended: segments.isEmpty ? try rows.first?.bool("contended") ?? false : false)
@@ -79,16 +97,24 @@ public struct SegmentLeases {
     /// A claimer never waits for a lock at all, so it cannot deadlock with a transaction that
     /// holds a host row and waits for a segment row (an operator's bulk cancel). A claim that
     /// took nothing returns one row without an `id` (`HostLimits.claimedOrContended`).
-    /// With `idleHosts`, `$5` is the lowest priority it takes, only of hosts that hold no slot.
-    static func claimStatement(limit: Int, scope: WorkScope, idleHosts: Bool = false) -> String {
+    /// With a `pick` other than `.any`, `$5` is the lowest priority it takes.
+    static func claimStatement(limit: Int, scope: WorkScope, pick: Pick = .any) -> String {
+        var idleHosts: String?
+        var idleTransfers: String?
+        switch pick {
+        case .any: break
+        case .idleHosts: idleHosts = "$5"
+        case .idleTransfers: idleTransfers = "$5"
+        }
         let host = HostLimits.claimHost(
-            candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope, storage: "$4"), defaultLimit: "$3", idleFrom: idleHosts ? "$5" : nil)
+            candidates: HostLimits.segmentCandidates(worker: "$2", scope: scope, storage: "$4", idleTransfersFrom: idleTransfers), defaultLimit: "$3",
+            idleFrom: idleHosts)
         return """
             WITH \(host), picked AS MATERIALIZED (
                 SELECT s.id, s.priority FROM segments s
                 JOIN transfers t ON t.id = s.transfer_id AND t.state = 'downloading' AND t.generation = s.generation
                 WHERE s.state = 'queued' AND s.host = (SELECT host FROM host) AND s.next_attempt_at <= now() AND \(scope.owns("t.owner", worker: "$2"))
-                  AND \(WorkScope.onStorage("t.storage", storage: "$4"))
+                  AND \(WorkScope.onStorage("t.storage", storage: "$4"))\(idleTransfers.map { " AND " + Self.idleTransfer(from: $0) } ?? "")
                 ORDER BY s.priority DESC, s.id
                 LIMIT \(max(limit, 0))
                 FOR UPDATE OF s SKIP LOCKED
@@ -104,6 +130,13 @@ public struct SegmentLeases {
                 RETURNING \(ClaimedSegment.returning))
             \(HostLimits.claimedOrContended("claimed"))
             """
+    }
+
+    /// A queued segment `s` whose transfer has no running segment, of priority `floor` (an
+    /// expression) or higher. The running segments are read once (a few per lane of the fleet),
+    /// not once per candidate.
+    static func idleTransfer(from floor: String) -> String {
+        "s.priority >= \(floor) AND s.transfer_id NOT IN (SELECT transfer_id FROM segments WHERE state = 'running')"
     }
 
     /// What a checkpoint found.

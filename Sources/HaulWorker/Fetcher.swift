@@ -8,14 +8,13 @@ struct Fetcher: LaneRole {
     let lane: Lane
 
     /// Claims and fetches one segment. - Returns: whether there was one.
-    /// - Parameter idleHostsFrom: only of an origin that holds no slot, of this priority or
-    ///   higher (`Lane.findWork`).
-    func fetchOne(idleHostsFrom: Int? = nil) throws -> Bool {
+    /// - Parameter pick: which segments it may take (`Lane.findWork`).
+    func fetchOne(_ pick: SegmentLeases.Pick = .any) throws -> Bool {
         let config = shared.config
         let started = Date()
         let claimed = try database.run { conn in
             try SegmentLeases(conn, workerID: config.workerID, scope: config.scope, storage: config.storageIdentity).attempt(
-                limit: 1, lease: config.lease, idleHostsFrom: idleHostsFrom)
+                limit: 1, lease: config.lease, pick: pick)
         }
         shared.metrics.claimLatency.observe(Date().timeIntervalSince(started))
         guard let segment = claimed.segments.first else {

@@ -46,7 +46,10 @@ final class Lane {
     /// plan, else half of a straggling segment. First, though, the work of an origin that holds
     /// no slot (a pending transfer, then a queued segment), of no lower priority than the lane's
     /// last: after a segment given back to such work (`FairShare`), and else at most once per
-    /// `--yield-after` (`looksAtIdleHostsFirst`). A stop asked for meanwhile ends the search
+    /// `--yield-after` (`precedence`). After a segment given back, or a batch that left files of
+    /// its origin pending, the work of a transfer that holds no lane also goes before the queued
+    /// segments: the waiting work may be of the lane's own origin, behind its big download's
+    /// segments in the queue's order. A stop asked for meanwhile ends the search
     /// before the next role's query. After a step that found nothing, one cheap statement
     /// (`WorkProbe`) tells first which of those queries could find something, and only those run.
     func step() throws -> StepOutcome {
@@ -76,21 +79,33 @@ final class Lane {
         let claims = Self.claims(roles: shared.config.roles, kinds: kinds)
         let fetcher = Fetcher(lane: self)
         let planner = Planner(lane: self)
-        if looksAtIdleHostsFirst(), !shared.isStopping() {
+        let first = precedence()
+        if first.idleHosts, !shared.isStopping() {
             let floor = priority
             if claims.contains(.plan), try planner.planOne(idleHostsFrom: floor) {
                 shared.progress.announceSettled()
                 return true
             }
-            if claims.contains(.fetch), try fetcher.fetchOne(idleHostsFrom: floor) { return true }
+            if claims.contains(.fetch), try fetcher.fetchOne(.idleHosts(from: floor)) { return true }
         }
         // A finalized or planned transfer may be final now (done, failed): `haul get` hears of it at once.
         if claims.contains(.finalize), !shared.isStopping(), try Finalizer(lane: self).finalizeOne() {
             shared.progress.announceSettled()
             return true
         }
+        var plan = claims.contains(.plan)
+        if first.idleTransfers, !shared.isStopping() {
+            if plan {
+                plan = false  // asked once a step
+                if try planner.planOne() {
+                    shared.progress.announceSettled()
+                    return true
+                }
+            }
+            if claims.contains(.fetch), try fetcher.fetchOne(.idleTransfers(from: priority)) { return true }
+        }
         if claims.contains(.fetch), !shared.isStopping(), try fetcher.fetchOne() { return true }
-        if claims.contains(.plan), !shared.isStopping(), try planner.planOne() {
+        if plan, !shared.isStopping(), try planner.planOne() {
             shared.progress.announceSettled()
             return true
         }
@@ -98,24 +113,40 @@ final class Lane {
         return false
     }
 
-    /// Whether this step looks first for the work of an origin that holds no slot: after a
-    /// segment given back to it (`FairShare`), and else once per `--yield-after` at most (never
-    /// when it is off). In the queue's order the queued segments of a big download come before
-    /// another origin's pending files, so every lane that finished one of its segments took
-    /// the next: small files of another origin waited for a yield (a segment streamed for a
-    /// second, its rest worth more than a second), or for the download's last segment. Looking
-    /// first, the next lane to finish a segment or a batch takes them; it costs at most two
-    /// claims a lane and `--yield-after`, and one after a batch that left files of its origin:
-    /// lanes that free up would otherwise take the download's segments back between batches.
-    private func looksAtIdleHostsFirst() -> Bool {
+    /// What a step looks for before the queue's order (priority, then age).
+    struct Precedence: Equatable {
+        /// The work of an origin that holds no slot, of no lower priority than the lane's last.
+        var idleHosts = false
+        /// The work of a transfer that holds no lane (a pending one, then a queued segment of a
+        /// downloading one with none running), before the queued segments of those that hold some.
+        var idleTransfers = false
+    }
+
+    /// What this step looks for first: the work of an origin that holds no slot after a segment
+    /// given back to it (`FairShare`), and else once per `--yield-after` at most (never when it is
+    /// off). In the queue's order the queued segments of a big download come before another
+    /// origin's pending files, so every lane that finished one of its segments took the next:
+    /// small files of another origin waited for a yield (a segment streamed for a second, its
+    /// rest worth more than a second), or for the download's last segment. Looking first, the
+    /// next lane to finish a segment or a batch takes them; it costs at most two claims a lane
+    /// and `--yield-after`, and one after a batch that left files of its origin: lanes that free
+    /// up would otherwise take the download's segments back between batches.
+    ///
+    /// After a segment given back, or a batch that left files pending, the work of a transfer
+    /// that holds no lane also goes before the queued segments: a yield may be for a transfer of
+    /// the lane's own origin (`WaitingWork`), which the queue's order puts behind that origin's
+    /// big download, and a batch of small files keeps its lane while some are left rather than
+    /// handing it back to a big download of its origin.
+    private func precedence() -> Precedence {
         let yielded = stream.takeYielded()
         let again = leftPending
         leftPending = false
-        guard let budget = shared.config.yieldAfter else { return yielded }
+        guard let budget = shared.config.yieldAfter else { return Precedence(idleHosts: yielded, idleTransfers: yielded) }
         let now = Date()
-        guard yielded || again || now.timeIntervalSince(lookedAtIdleHosts) >= budget else { return false }
+        let idleTransfers = yielded || again
+        guard idleTransfers || now.timeIntervalSince(lookedAtIdleHosts) >= budget else { return Precedence() }
         lookedAtIdleHosts = now
-        return true
+        return Precedence(idleHosts: true, idleTransfers: idleTransfers)
     }
 
     /// A claim statement of a lane's step.

@@ -17,11 +17,23 @@ struct FairnessTests {
 
     @Test("small files of another origin are all done before any segment of a big slow download is")
     func smallBatchBesideBigDownload() throws {
+        try smallBatchBeside(from: Self.otherOrigin, cluster: "fair-big")
+    }
+
+    @Test("small files of the big slow download's own origin are all done before any of its segments is")
+    func smallBatchOfTheSameOrigin() throws {
+        try smallBatchBeside(from: Harness.origin, cluster: "fair-own")
+    }
+
+    /// A big download through /slow/ holds all 8 lanes of two workers (segments of 32 MiB: 8 s
+    /// each), then 40 small files of `origin` are enqueued: every one is done before the first
+    /// segment, and every byte is exact.
+    func smallBatchBeside(from origin: String, cluster name: String) throws {
         let folder = "fair/" + UUID().uuidString.prefix(8)
         // Through /slow/ (4 MiB/s a connection): 8 segments of 32 MiB, one on each lane of the two workers for seconds.
         let big = try Origin.file("\(folder)/big.bin", size: 256 << 20)
         let small = try (0..<40).map { try Origin.file("\(folder)/s\($0).bin", size: 1000 + $0 * 97) }
-        let cluster = try Cluster("fair-big")
+        let cluster = try Cluster(name)
         let bigID = try cluster.enqueue(Harness.origin + "/slow" + big.path, ["--dest", "big.bin", "--segment-size", "32MiB"])
         try cluster.startWorker()
         try cluster.startWorker()
@@ -29,7 +41,7 @@ struct FairnessTests {
             try Harness.waitUntil(timeout: 60) {
                 try cluster.database.scalar("SELECT count(*) FROM segments WHERE state = 'running' AND transfer_id = \(bigID)") == "8"
             }, "the big download holds all 8 lanes of the two workers")
-        let lines = small.map { #"{"url": "\#(Self.otherOrigin)\#($0.path)", "dest": "small/\#($0.path.split(separator: "/").last!)"}"# }
+        let lines = small.map { #"{"url": "\#(origin)\#($0.path)", "dest": "small/\#($0.path.split(separator: "/").last!)"}"# }
         #expect(try cluster.haul(["enqueue", "--manifest", try Self.manifest(lines), "--batch", "small"]).status == 0)
         var bigSegmentsDone = ""
         #expect(
@@ -82,6 +94,29 @@ struct FairnessTests {
         #expect(try cluster.waitFinal([bigID], timeout: 120) == ["done"])
         #expect(cluster.sha256("big.bin") == big.sha256)
         for file in small { #expect(cluster.sha256("small/" + file.path.split(separator: "/").last!) == file.sha256) }
+    }
+
+    @Test("a second big download of one origin is done while the first, which held every lane, still runs")
+    func secondBigDownloadOfOneOrigin() throws {
+        let folder = "fair/" + UUID().uuidString.prefix(8)
+        // Through /slow/ (4 MiB/s a connection) in segments of 8 MiB: 2 s each, longer than the
+        // yield budget; the first alone keeps both lanes for about 32 s.
+        let first = try Origin.file("\(folder)/first.bin", size: 256 << 20)
+        let second = try Origin.file("\(folder)/second.bin", size: 32 << 20)
+        let cluster = try Cluster("fair-second")
+        let firstID = try cluster.enqueue(Harness.origin + "/slow" + first.path, ["--dest", "first.bin"])
+        try cluster.startWorker(["--concurrency", "2"])
+        #expect(
+            try Harness.waitUntil(timeout: 30) {
+                try cluster.database.scalar("SELECT count(*) FROM segments WHERE state = 'running' AND transfer_id = \(firstID)") == "2"
+            }, "the first download holds both lanes")
+        // In the queue's order the second would be planned once the first's last segment is
+        // claimed, and its segments fetched after every one of the first's.
+        let secondID = try cluster.enqueue(Harness.origin + "/slow" + second.path, ["--dest", "second.bin"])
+        #expect(try cluster.waitFinal([secondID], timeout: 60) == ["done"])
+        #expect(cluster.sha256("second.bin") == second.sha256)
+        #expect(try cluster.state(firstID) == "downloading", "the first still runs")
+        #expect(try cluster.haul(["cancel", String(firstID)]).status == 0)
     }
 
     @Test("an origin trickling a byte every 0.3 s on both lanes gives one to a healthy origin before its lowest speed")

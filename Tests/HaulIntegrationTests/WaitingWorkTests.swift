@@ -5,7 +5,8 @@ import HaulTestSupport
 import Testing
 
 /// `WaitingWork.waitsBeside`, the question behind yielding, against the real rows: a lane
-/// yields only from an origin holding two slots or more to another origin's work holding none.
+/// yields only from an origin holding two slots or more to another origin's work holding none,
+/// or from a transfer holding two lanes or more to a new transfer of its own origin.
 @Suite("waiting work")
 struct WaitingWorkTests {
     let database: TestDatabase
@@ -69,5 +70,47 @@ struct WaitingWorkTests {
         #expect(try waits(held[0]))
         try connection.query("UPDATE transfers SET lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 minute' WHERE host = 'done.test'")
         #expect(try !waits(held[0]), "one a finalizer holds has its lane")
+    }
+
+    @Test("a transfer holding two lanes yields to a new transfer of its own origin")
+    func yieldsToNewTransferOfItsOrigin() throws {
+        let held = try running(2)
+        #expect(held.count == 2)
+        try enqueue("http://big.test:8080/new.bin")
+        #expect(try waits(held[0]))
+    }
+
+    @Test("a transfer holding one lane keeps it for a new transfer of its origin, as it does for a lower priority, a claimed one or a paused origin")
+    func keepsItsLaneFromItsOrigin() throws {
+        let one = try running(1)
+        try enqueue("http://big.test:8080/new.bin")
+        #expect(try !waits(one[0]), "its only lane")
+        try connection.query("DELETE FROM transfers WHERE state = 'pending'")
+        let held = try SegmentLeases(connection, workerID: "w").claim(limit: 1, lease: 30) + one
+        #expect(held.count == 2 && held[0].transferID == held[1].transferID)
+        try enqueue("http://big.test:8080/low.bin", ["--priority", "-1"])
+        #expect(try !waits(held[0]), "a lower priority")
+        try enqueue("http://big.test:8080/claimed.bin")
+        try connection.query(
+            "UPDATE transfers SET lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 minute' WHERE url LIKE '%/claimed.bin'")
+        #expect(try !waits(held[0]), "one a batch claim holds")
+        try connection.query("UPDATE transfers SET lease_token = NULL WHERE url LIKE '%/claimed.bin'")
+        #expect(try waits(held[0]))
+        #expect(try Run.haul(["host-limit", "pause", "big.test:8080"], database: database.url).status == 0)
+        #expect(try !waits(held[0]), "a paused origin")
+    }
+
+    @Test("a transfer holding two lanes yields to another downloading transfer of its origin that holds none, which the claim after a yield takes")
+    func yieldsToIdleTransferOfItsOrigin() throws {
+        let held = try running(2)
+        let second = try LeaseProtocolTests.downloading(database, segments: 2, host: "big.test:8080")
+        #expect(try waits(held[0]))
+        let first = try connection.query("SELECT transfer_id FROM segments WHERE state = 'queued' ORDER BY priority DESC, id LIMIT 1").first?.int64(
+            "transfer_id")
+        #expect(first == held[0].transferID, "in the queue's order the first transfer's segments come first")
+        let taken = try SegmentLeases(connection, workerID: "w").claim(limit: 1, lease: 30, pick: .idleTransfers(from: 0))
+        #expect(taken.map(\.transferID) == [second], "the claim after a yield takes the transfer that held no lane")
+        #expect(try !waits(held[0]), "each transfer holds a lane now")
+        #expect(try SegmentLeases(connection, workerID: "w").claim(limit: 1, lease: 30, pick: .idleTransfers(from: 0)).isEmpty)
     }
 }
