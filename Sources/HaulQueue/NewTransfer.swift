@@ -5,8 +5,8 @@ import HaulCore
 /// of `Fields`, read and set as `options.extract`.
 ///
 /// The fields are kept once and shared by copies, and a change makes a copy of its own: a
-/// manifest's lines all start from the options of its command line, and a list of 50 000
-/// URLs held as many copies of about 350 bytes, half of what `haul enqueue` kept a line.
+/// manifest's lines all start from the options of its command line, and each line's request
+/// held copies of their 350 bytes (`haul enqueue` kept 1.27 KiB a line, 0.68 KiB since).
 @dynamicMemberLookup
 public struct TransferOptions: Codable, Sendable, Equatable {
     /// The settings themselves.
