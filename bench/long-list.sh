@@ -10,10 +10,11 @@
 # own PostgreSQL (BENCH_PG_PORT, 15670; state under BENCH_WORK): tables truncated, then VACUUM
 # ANALYZE, so that the statistics are a young database's, older than every row the run writes.
 #   get    `haul get -q -i LIST` in an empty folder (one process, DATABASE_URL), with its peak RSS;
-#   fleet  two `haul worker`s started untimed, then `enqueue --manifest` + `wait --batch` timed.
+#   fleet  two `haul worker`s started untimed, then `enqueue --manifest` + `wait --batch` timed,
+#          with the enqueue's peak RSS.
 # Prints medians per binary: seconds and microseconds a file at each length, with the growth:
 # the microseconds a file at that length over those at the first (1.00: a file costs the same
-# in a longer list); and the get's peak RSS. Never asserts on a figure. The middle length
+# in a longer list); and the get's and the enqueue's peak RSS. Never asserts on a figure. The middle length
 # matters: a plan made from a young database's statistics may read the whole table for each
 # batch while the table is small enough to look cheap to read, and not once it is larger.
 set -euo pipefail
@@ -82,7 +83,7 @@ get() {
     awk -v a="$t0" -v b="$t1" '{ printf "%.3f %d\n", b - a, $1 }' "$work/get.time" >>"$work/runs/get-$2-$3"
 }
 
-# fleet BINARY TAG N: appends "seconds" to $work/runs/fleet-TAG-N
+# fleet BINARY TAG N: appends "seconds enqueue_peak_rss_kib" to $work/runs/fleet-TAG-N
 fleet() {
     local haul=$1 url=postgresql://postgres@127.0.0.1:$pg_port/list$2 out batch=b$RANDOM$RANDOM t0 t1 w
     fresh "$url"
@@ -94,14 +95,14 @@ fleet() {
     done
     sleep 1.5
     t0=$(date +%s.%N)
-    DATABASE_URL=$url "$haul" enqueue --manifest "$work/manifest-$3.txt" --batch "$batch" >/dev/null
+    DATABASE_URL=$url /usr/bin/time -f '%M' -o "$work/enqueue.time" "$haul" enqueue --manifest "$work/manifest-$3.txt" --batch "$batch" >/dev/null
     DATABASE_URL=$url "$haul" wait --batch "$batch" --timeout 30m 2>/dev/null || { echo "long-list: $haul's fleet did not finish the batch" >&2; exit 1; }
     t1=$(date +%s.%N)
     kill "${pids[@]}" && wait "${pids[@]}" 2>/dev/null || true
     pids=()
     check "$out" "$3" "$haul's fleet"
     rm -rf "$out"
-    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >>"$work/runs/fleet-$2-$3"
+    awk -v a="$t0" -v b="$t1" '{ printf "%.3f %d\n", b - a, $1 }' "$work/enqueue.time" >>"$work/runs/fleet-$2-$3"
 }
 
 for ((i = 1; i <= $#; i++)); do DATABASE_URL=postgresql://postgres@127.0.0.1:$pg_port/list$i "${!i}" migrate >/dev/null; done
@@ -132,11 +133,9 @@ for ((i = 1; i <= $#; i++)); do
             line+=" $(cell "$t" "$n" $first) |"
         done
         rss=""
-        if [[ $way == get ]]; then
-            for n in "${lengths[@]}"; do rss+="${rss:+ / }$(($(cut -d' ' -f2 "$work/runs/get-$i-$n" | sort -n | tail -1) / 1024))"; done
-            rss+=" MiB"
-        fi
+        for n in "${lengths[@]}"; do rss+="${rss:+ / }$(($(cut -d' ' -f2 "$work/runs/$way-$i-$n" | sort -n | tail -1) / 1024))"; done
+        rss+=" MiB"
         echo "$line $rss |"
     done
 done
-echo "(medians of $rounds rounds; in brackets, µs a file over the first length's; peak RSS: the largest, at each length)"
+echo "(medians of $rounds rounds; in brackets, µs a file over the first length's; peak RSS: the largest, at each length, of the get or of the enqueue)"
